@@ -1,0 +1,99 @@
+"""Seeded, provably fair randomness, exactly as DESIGN.md section 3 specifies.
+
+A stream is named by a UTF-8 label.  Block i of a stream is
+``HMAC-SHA256(key=seed, msg=label || 0x00 || uint64_be(i))``; each block yields four
+64-bit big-endian unsigned integers, in order.  ``uniform(n)`` rejects integers at or
+above ``2**64 - 2**64 % n``; ``shuffle`` is Fisher-Yates from the end; drawing from a bag
+sorts the bag canonically and removes the element at ``uniform(len(bag))``.
+
+The generator is a value: every call returns the result together with a new ``Rng`` whose
+per-label counters moved on, so game state that holds an ``Rng`` stays immutable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_TWO_64 = 2**64
+
+
+def derive_seed(server_seed: bytes, seat_entropy: Sequence[bytes] = ()) -> bytes:
+    """The game seed: the server seed, or HMAC over the seats' entropy when any was given."""
+    if not any(seat_entropy):
+        return server_seed
+    msg = b"".join(struct.pack(">I", len(e)) + e for e in seat_entropy)
+    return hmac.new(server_seed, msg, hashlib.sha256).digest()
+
+
+def seed_commitment(server_seed: bytes) -> str:
+    """The hex sha256 of the server seed, published in the genesis row."""
+    return hashlib.sha256(server_seed).hexdigest()
+
+
+def block(seed: bytes, label: str, index: int) -> bytes:
+    """Block ``index`` of the stream named ``label``: 32 bytes."""
+    msg = label.encode("utf-8") + b"\x00" + struct.pack(">Q", index)
+    return hmac.new(seed, msg, hashlib.sha256).digest()
+
+
+def stream_word(seed: bytes, label: str, position: int) -> int:
+    """The 64-bit integer at ``position`` (0-based) of the stream named ``label``."""
+    raw = block(seed, label, position // 4)
+    offset = (position % 4) * 8
+    return int.from_bytes(raw[offset : offset + 8], "big")
+
+
+@dataclass(frozen=True)
+class Rng:
+    """The game's random streams: a seed and how many integers each label has used."""
+
+    seed: bytes
+    counters: tuple[tuple[str, int], ...] = field(default=())
+
+    def position(self, label: str) -> int:
+        """How many 64-bit integers the stream ``label`` has handed out so far."""
+        for name, count in self.counters:
+            if name == label:
+                return count
+        return 0
+
+    def _moved(self, label: str, position: int) -> Rng:
+        others = tuple(c for c in self.counters if c[0] != label)
+        return Rng(self.seed, tuple(sorted(others + ((label, position),))))
+
+    def uniform(self, label: str, n: int) -> tuple[int, Rng]:
+        """An integer in ``range(n)`` from the stream ``label``, without modulo bias."""
+        if n < 1:
+            raise ValueError("uniform(n) needs n >= 1")
+        limit = _TWO_64 - (_TWO_64 % n)
+        position = self.position(label)
+        while True:
+            x = stream_word(self.seed, label, position)
+            position += 1
+            if x < limit:
+                return x % n, self._moved(label, position)
+
+    def shuffle(self, label: str, items: Sequence[T]) -> tuple[tuple[T, ...], Rng]:
+        """A new tuple: ``items`` shuffled by Fisher-Yates from the end."""
+        out = list(items)
+        rng = self
+        for i in range(len(out) - 1, 0, -1):
+            j, rng = rng.uniform(label, i + 1)
+            out[i], out[j] = out[j], out[i]
+        return tuple(out), rng
+
+    def draw(self, label: str, bag: Sequence[T]) -> tuple[T, tuple[T, ...], Rng]:
+        """One item drawn from a bag (a multiset): the item, the bag left (sorted), the rng."""
+        if not bag:
+            raise ValueError("cannot draw from an empty bag")
+        ordered = sorted(bag)  # type: ignore[type-var]
+        index, rng = self.uniform(label, len(ordered))
+        item = ordered.pop(index)
+        return item, tuple(ordered), rng
