@@ -24,13 +24,27 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/picky_eaters.proto\x12\x0b\x66\x65\x61stlog.v1\"\x14\n\x12PickyEatersCommandb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/picky_eaters.proto\x12\x0b\x66\x65\x61stlog.v1\"\x8d\x03\n\x12PickyEatersCommand\x12\x42\n\x10take_from_market\x18\x01 \x01(\x0b\x32&.feastlog.v1.PickyEatersTakeFromMarketH\x00\x12?\n\x0eprepare_recipe\x18\x02 \x01(\x0b\x32%.feastlog.v1.PickyEatersPrepareRecipeH\x00\x12\x35\n\tplay_item\x18\x03 \x01(\x0b\x32 .feastlog.v1.PickyEatersPlayItemH\x00\x12@\n\x0f\x64iscard_to_draw\x18\x04 \x01(\x0b\x32%.feastlog.v1.PickyEatersDiscardToDrawH\x00\x12\x32\n\npass_round\x18\x05 \x01(\x0b\x32\x1c.feastlog.v1.PickyEatersPassH\x00\x12;\n\x0c\x64iscard_down\x18\x06 \x01(\x0b\x32#.feastlog.v1.PickyEatersDiscardDownH\x00\x42\x08\n\x06\x61\x63tion\")\n\x19PickyEatersTakeFromMarket\x12\x0c\n\x04\x63\x61rd\x18\x01 \x01(\t\"\x8e\x01\n\x18PickyEatersPrepareRecipe\x12\x0e\n\x06recipe\x18\x01 \x01(\t\x12\x13\n\x0bingredients\x18\x02 \x03(\t\x12;\n\rsubstitutions\x18\x03 \x03(\x0b\x32$.feastlog.v1.PickyEatersSubstitution\x12\x10\n\x08replaces\x18\x04 \x01(\t\"<\n\x17PickyEatersSubstitution\x12\x12\n\ningredient\x18\x01 \x01(\t\x12\r\n\x05\x63\x61rds\x18\x02 \x03(\t\"3\n\x13PickyEatersPlayItem\x12\x0c\n\x04item\x18\x01 \x01(\t\x12\x0e\n\x06recipe\x18\x02 \x01(\t\")\n\x18PickyEatersDiscardToDraw\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\t\"\x11\n\x0fPickyEatersPass\"\'\n\x16PickyEatersDiscardDown\x12\r\n\x05\x63\x61rds\x18\x01 \x03(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.picky_eaters_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_PICKYEATERSCOMMAND']._serialized_start=47
-  _globals['_PICKYEATERSCOMMAND']._serialized_end=67
+  _globals['_PICKYEATERSCOMMAND']._serialized_start=48
+  _globals['_PICKYEATERSCOMMAND']._serialized_end=445
+  _globals['_PICKYEATERSTAKEFROMMARKET']._serialized_start=447
+  _globals['_PICKYEATERSTAKEFROMMARKET']._serialized_end=488
+  _globals['_PICKYEATERSPREPARERECIPE']._serialized_start=491
+  _globals['_PICKYEATERSPREPARERECIPE']._serialized_end=633
+  _globals['_PICKYEATERSSUBSTITUTION']._serialized_start=635
+  _globals['_PICKYEATERSSUBSTITUTION']._serialized_end=695
+  _globals['_PICKYEATERSPLAYITEM']._serialized_start=697
+  _globals['_PICKYEATERSPLAYITEM']._serialized_end=748
+  _globals['_PICKYEATERSDISCARDTODRAW']._serialized_start=750
+  _globals['_PICKYEATERSDISCARDTODRAW']._serialized_end=791
+  _globals['_PICKYEATERSPASS']._serialized_start=793
+  _globals['_PICKYEATERSPASS']._serialized_end=810
+  _globals['_PICKYEATERSDISCARDDOWN']._serialized_start=812
+  _globals['_PICKYEATERSDISCARDDOWN']._serialized_end=851
 # @@protoc_insertion_point(module_scope)

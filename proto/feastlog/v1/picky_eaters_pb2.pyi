@@ -3,8 +3,10 @@
 isort:skip_file
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -18,7 +20,210 @@ DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
 class PickyEatersCommand(_message.Message):
-    """A player command of Picky Eaters."""
+    """A player command of Picky Eaters.
+
+    Cards are named by the stable ids of the content pack:
+      ingredient-<name>-<n>  e.g. "ingredient-eggplant-3"
+      recipe-<dish>          e.g. "recipe-peanut-butter-sandwich"
+      item-<name>-<n>        e.g. "item-extra-seasoning-2"
+      guest-<name>           e.g. "guest-billie"
+    Message names carry the game's name because every game shares the package.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TAKE_FROM_MARKET_FIELD_NUMBER: _builtins.int
+    PREPARE_RECIPE_FIELD_NUMBER: _builtins.int
+    PLAY_ITEM_FIELD_NUMBER: _builtins.int
+    DISCARD_TO_DRAW_FIELD_NUMBER: _builtins.int
+    PASS_ROUND_FIELD_NUMBER: _builtins.int
+    DISCARD_DOWN_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def take_from_market(self) -> Global___PickyEatersTakeFromMarket:
+        """Take one face-up card from the Market (PE-TAKE-MARKET)."""
+
+    @_builtins.property
+    def prepare_recipe(self) -> Global___PickyEatersPrepareRecipe:
+        """Prepare a Recipe from your hand (PE-PREPARE-INGREDIENTS, PE-SUBSTITUTE, PE-REPLACE)."""
+
+    @_builtins.property
+    def play_item(self) -> Global___PickyEatersPlayItem:
+        """Play an Item card from your hand (PE-ITEM-PLAY)."""
+
+    @_builtins.property
+    def discard_to_draw(self) -> Global___PickyEatersDiscardToDraw:
+        """Discard 2 cards from your hand to draw 1 from the Food deck (PE-DISCARD-DRAW)."""
+
+    @_builtins.property
+    def pass_round(self) -> Global___PickyEatersPass:
+        """Pass: take no more actions this round (PE-PASS). Named pass_round as "pass" is a Python keyword."""
+
+    @_builtins.property
+    def discard_down(self) -> Global___PickyEatersDiscardDown:
+        """Discard down to 10 cards: after the deal, or after taking an 11th card (PE-HAND-LIMIT)."""
+
+    def __init__(
+        self,
+        *,
+        take_from_market: Global___PickyEatersTakeFromMarket | None = ...,
+        prepare_recipe: Global___PickyEatersPrepareRecipe | None = ...,
+        play_item: Global___PickyEatersPlayItem | None = ...,
+        discard_to_draw: Global___PickyEatersDiscardToDraw | None = ...,
+        pass_round: Global___PickyEatersPass | None = ...,
+        discard_down: Global___PickyEatersDiscardDown | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "discard_down", b"discard_down", "discard_to_draw", b"discard_to_draw", "pass_round", b"pass_round", "play_item", b"play_item", "prepare_recipe", b"prepare_recipe", "take_from_market", b"take_from_market"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "discard_down", b"discard_down", "discard_to_draw", b"discard_to_draw", "pass_round", b"pass_round", "play_item", b"play_item", "prepare_recipe", b"prepare_recipe", "take_from_market", b"take_from_market"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["take_from_market", "prepare_recipe", "play_item", "discard_to_draw", "pass_round", "discard_down"]  # noqa: Y015
+    _WhichOneofArgType_action: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_action) -> _WhichOneofReturnType_action | None: ...
+
+Global___PickyEatersCommand: _TypeAlias = PickyEatersCommand  # noqa: Y015
+
+@_typing.final
+class PickyEatersTakeFromMarket(_message.Message):
+    """The Market card to take."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_FIELD_NUMBER: _builtins.int
+    card: _builtins.str
+    def __init__(
+        self,
+        *,
+        card: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card", b"card"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PickyEatersTakeFromMarket: _TypeAlias = PickyEatersTakeFromMarket  # noqa: Y015
+
+@_typing.final
+class PickyEatersPrepareRecipe(_message.Message):
+    """A Recipe to prepare and the cards discarded for it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECIPE_FIELD_NUMBER: _builtins.int
+    INGREDIENTS_FIELD_NUMBER: _builtins.int
+    SUBSTITUTIONS_FIELD_NUMBER: _builtins.int
+    REPLACES_FIELD_NUMBER: _builtins.int
+    recipe: _builtins.str
+    """The Recipe card in your hand, e.g. "recipe-moussaka"."""
+    replaces: _builtins.str
+    """Optional: your Recipe in play that this one replaces (discarded with its Items)."""
+    @_builtins.property
+    def ingredients(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The Ingredient cards from your hand, one per listed ingredient (bar a substituted one)."""
+
+    @_builtins.property
+    def substitutions(self) -> _containers.RepeatedCompositeFieldContainer[Global___PickyEatersSubstitution]:
+        """Any 3 cards standing in for 1 listed ingredient; at most one per Recipe
+        (PE-SUBSTITUTE-ONCE: a second one is refused, not ignored).
+        """
+
+    def __init__(
+        self,
+        *,
+        recipe: _builtins.str = ...,
+        ingredients: _abc.Iterable[_builtins.str] | None = ...,
+        substitutions: _abc.Iterable[Global___PickyEatersSubstitution] | None = ...,
+        replaces: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ingredients", b"ingredients", "recipe", b"recipe", "replaces", b"replaces", "substitutions", b"substitutions"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PickyEatersPrepareRecipe: _TypeAlias = PickyEatersPrepareRecipe  # noqa: Y015
+
+@_typing.final
+class PickyEatersSubstitution(_message.Message):
+    """Three cards from your hand standing in for one ingredient of the Recipe."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INGREDIENT_FIELD_NUMBER: _builtins.int
+    CARDS_FIELD_NUMBER: _builtins.int
+    ingredient: _builtins.str
+    """The ingredient name as the pack spells it, e.g. "eggplant"."""
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Exactly 3 cards from your hand (any kind)."""
+
+    def __init__(
+        self,
+        *,
+        ingredient: _builtins.str = ...,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards", "ingredient", b"ingredient"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PickyEatersSubstitution: _TypeAlias = PickyEatersSubstitution  # noqa: Y015
+
+@_typing.final
+class PickyEatersPlayItem(_message.Message):
+    """An Item card to play."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ITEM_FIELD_NUMBER: _builtins.int
+    RECIPE_FIELD_NUMBER: _builtins.int
+    item: _builtins.str
+    """The Item card in your hand, e.g. "item-sprinkle-of-herbs-1"."""
+    recipe: _builtins.str
+    """The Recipe in play it goes on (anyone's, as the Item allows); empty for Fancy Silverware,
+    which goes in front of you and takes a Recipe slot.
+    """
+    def __init__(
+        self,
+        *,
+        item: _builtins.str = ...,
+        recipe: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["item", b"item", "recipe", b"recipe"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PickyEatersPlayItem: _TypeAlias = PickyEatersPlayItem  # noqa: Y015
+
+@_typing.final
+class PickyEatersDiscardToDraw(_message.Message):
+    """The two cards to discard to draw one."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PickyEatersDiscardToDraw: _TypeAlias = PickyEatersDiscardToDraw  # noqa: Y015
+
+@_typing.final
+class PickyEatersPass(_message.Message):
+    """Pass for the rest of the round."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -31,4 +236,26 @@ class PickyEatersCommand(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___PickyEatersCommand: _TypeAlias = PickyEatersCommand  # noqa: Y015
+Global___PickyEatersPass: _TypeAlias = PickyEatersPass  # noqa: Y015
+
+@_typing.final
+class PickyEatersDiscardDown(_message.Message):
+    """Exactly the cards over 10 to discard."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARDS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def cards(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        cards: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cards", b"cards"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PickyEatersDiscardDown: _TypeAlias = PickyEatersDiscardDown  # noqa: Y015
