@@ -1,0 +1,242 @@
+"""Bon Appetit!: the rule catalogue, one id per rule of the rulebook and per reading.
+
+Rulebook: shared/rulebooks/bon-appetit.txt.  Ids ``BA-I1`` .. ``BA-I8`` are the readings of
+DESIGN section 8; ``BA-I9`` .. ``BA-I12`` are readings this engine adds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from replay.engine import Rule, catalogue
+
+RULES: Mapping[str, Rule] = catalogue(
+    Rule("BA-SEATS", "Components", "Bon Appetit! is for 2 to 4 players."),
+    Rule(
+        "BA-SETUP-GEM-CARD",
+        "Setup: Set up the Gem Card",
+        "Draw one gem of each colour from the bag: the first drawn is worth 1, ... the fourth 4.",
+    ),
+    Rule(
+        "BA-SETUP-DISHES",
+        "Setup: Prepare the Dish Cards",
+        "Shuffle the 13 dishes, remove 1 unseen, lay 3 face up in the Menu row.",
+    ),
+    Rule(
+        "BA-SETUP-BAG",
+        "Setup: Receive starting gems",
+        "The other 16 gems go in the bag (3 of each colour, 12, with 2 players).",
+    ),
+    Rule(
+        "BA-SETUP-HANDS",
+        "Setup: Receive starting gems",
+        "Each player secretly draws 5 gems (4 with 4 players) and keeps them in hand.",
+    ),
+    Rule(
+        "BA-SETUP-FIRST",
+        "Setup: Choose the starting player",
+        "A starting player is chosen (option first_seat: at random, or a given seat).",
+    ),
+    Rule(
+        "BA-OPTIONS",
+        "feastlog record",
+        "The rule options are first_seat, gem_ability and "
+        "tie_break_value, each with its listed values.",
+    ),
+    Rule(
+        "BA-HIDDEN-GEMS",
+        "Setup: Receive starting gems",
+        "Gems in hand are secret: others see how many, never which.",
+    ),
+    Rule(
+        "BA-ROUNDS", "Playing the Game", "The game lasts 12 rounds, one dish auctioned each round."
+    ),
+    Rule(
+        "BA-PHASES",
+        "Playing the Game",
+        "A round runs New Dish, Bidding (with tie-breaks), Gem Value Adjustment, Cleanup; "
+        "a command must fit the current phase.",
+    ),
+    Rule(
+        "BA-NEW-DISH",
+        "1. New Dish Phase",
+        "The rightmost Menu card goes to the middle, the others slide right, a new card "
+        "fills the row while the deck lasts.",
+    ),
+    Rule(
+        "BA-TURN",
+        "2. Bidding Phase",
+        "Bids are simultaneous and sealed: each bidder seals one bid per bidding round.",
+    ),
+    Rule("BA-BID-SIZE", "2. Bidding Phase", "A bid is 0-3 gems (with 2 players 0-4 gems)."),
+    Rule(
+        "BA-BID-COLOURS",
+        "2. Bidding Phase",
+        "With 2 players a bid holds gems of at most 3 different colours.",
+    ),
+    Rule("BA-BID-OWN", "2. Bidding Phase", "A player bids only gems from their own hand."),
+    Rule("BA-REVEAL", "2. Bidding Phase", "When everyone has bid, all bids are revealed."),
+    Rule(
+        "BA-BID-VALUE",
+        "2. Bidding Phase",
+        "A bid is worth the sum of the current Gem Card values of its gems.",
+    ),
+    Rule(
+        "BA-HIGHEST-WINS",
+        "2. Bidding Phase",
+        "The highest bid wins the auction and takes the dish.",
+    ),
+    Rule("BA-ZERO-LOSES", "Bidding 0 Gems", "A bid of 0 gems loses the auction."),
+    Rule("BA-ALL-ZERO", "Bidding 0 Gems", "If every bid is 0, the dish is removed."),
+    Rule(
+        "BA-TIE",
+        "Resolving Ties",
+        "Players tied for the highest bid leave their bids on the table and bid again "
+        "from their hand; the highest second bid wins.",
+    ),
+    Rule(
+        "BA-TIE-UNRESOLVED",
+        "Resolving Ties",
+        "A tie that cannot be resolved removes the dish; no one wins.",
+    ),
+    Rule(
+        "BA-GEM-ABILITY",
+        "Special Abilities",
+        "A gem ability makes a colour worth more, only for the dish's owner.",
+    ),
+    Rule(
+        "BA-DISH-ABILITY",
+        "Special Abilities",
+        "A dish ability adds value when bidding for a dish type or a named dish, only with "
+        "at least 1 gem bid.",
+    ),
+    Rule(
+        "BA-LOSERS-KEEP",
+        "3. Gem Value Adjustment Phase",
+        "Everyone but the winner keeps the gems they bid.",
+    ),
+    Rule(
+        "BA-VALUE-DOWN",
+        "3. Gem Value Adjustment Phase",
+        "Each colour the winner paid goes down 1 on the Gem Card (minimum 1).",
+    ),
+    Rule(
+        "BA-VALUE-UP",
+        "3. Gem Value Adjustment Phase",
+        "Each colour the winner did not pay goes up 1 on the Gem Card (maximum 4).",
+    ),
+    Rule(
+        "BA-PAY-TO-BAG",
+        "3. Gem Value Adjustment Phase",
+        "The winner returns the gems they paid to the bag.",
+    ),
+    Rule(
+        "BA-CLEANUP-DRAW",
+        "4. Cleanup Phase",
+        "Clockwise from the left of the last auction winner, each player whose initial bid "
+        "was 0 draws 1 gem, until all have drawn or the bag is empty.",
+    ),
+    Rule(
+        "BA-CLEANUP-INITIAL-ONLY",
+        "4. Cleanup Phase",
+        "Only initial bids of 0 count: a 0 in a tie-break earns no draw.",
+    ),
+    Rule(
+        "BA-CLEANUP-LAST",
+        "4. Cleanup Phase",
+        "With no dish left in the Menu row there is no cleanup: the game ends.",
+    ),
+    Rule(
+        "BA-END",
+        "Game End",
+        "The game ends after the final dish is bid for; no command is taken after.",
+    ),
+    Rule(
+        "BA-SCORE",
+        "Game End",
+        "Each player scores the points of the dishes in front of them; the highest wins.",
+    ),
+    Rule(
+        "BA-TIEBREAK-GEMS",
+        "Game End",
+        "A tie goes to the tied player with the most valuable gems remaining.",
+    ),
+    Rule("BA-SHARED-VICTORY", "Game End", "Still tied, the players share the victory."),
+    Rule(
+        "BA-I1",
+        "DESIGN 8",
+        "Tie-break: the tied bid again from their hand (any number of "
+        "gems); the new bid is compared alone (option tie_break_value: alone | cumulative); "
+        "rounds repeat among the still tied; a round adding no gem, or no tied player with "
+        "gems, leaves the tie unresolved.",
+        True,
+    ),
+    Rule(
+        "BA-I2",
+        "DESIGN 8",
+        "The winner pays every gem they put down (first and tie-break "
+        "bids); those colours go down, the others up; the losers take theirs back.",
+        True,
+    ),
+    Rule(
+        "BA-I3",
+        "DESIGN 8",
+        "A gem ability adds its bonus once to a bid holding at least one "
+        "gem of its colour (option gem_ability: per_bid | per_gem).",
+        True,
+    ),
+    Rule(
+        "BA-I4",
+        "DESIGN 8",
+        "Dish abilities apply to tie-break bids too, again only with at least one gem.",
+        True,
+    ),
+    Rule(
+        "BA-I5",
+        "DESIGN 8",
+        "With no winner yet, cleanup draws start with the starting player.",
+        True,
+    ),
+    Rule("BA-I6", "DESIGN 8", "Gem values change only when someone wins the dish.", True),
+    Rule(
+        "BA-I7",
+        "DESIGN 8",
+        "The final tie-break sums the current Gem Card values of the gems left in hand.",
+        True,
+    ),
+    Rule(
+        "BA-I8",
+        "DESIGN 8",
+        "Hand sizes are public, colours are not; a sealed bid still "
+        "counts in its bidder's hand size until it is revealed.",
+        True,
+    ),
+    Rule(
+        "BA-I9",
+        "feastlog reading",
+        "A bidder with no gem in hand cannot choose: their bid "
+        "of 0 is sealed automatically and they are not waited for.",
+        True,
+    ),
+    Rule(
+        "BA-I10",
+        "feastlog reading",
+        "Seat order is clockwise: the left of seat k is k+1; "
+        "cleanup draws are made automatically (drawing is never worse).",
+        True,
+    ),
+    Rule(
+        "BA-I11",
+        "feastlog reading",
+        "At setup the first of the 3 dishes drawn lies "
+        "rightmost (auctioned first); the new card of each round enters at the left.",
+        True,
+    ),
+    Rule(
+        "BA-I12",
+        "feastlog reading",
+        "Abilities of several owned dishes add up; a dish's own "
+        "ability never helps in the auction for it.",
+        True,
+    ),
+)

@@ -1,0 +1,417 @@
+"""Bon Appetit!: the state, and the automatic steps of a round.
+
+The rulebook is /work/shared/rulebooks/bon-appetit.txt; ``replay/bon_appetit.py`` is the
+engine that uses this module.  Everything here is pure: functions take a ``State`` and
+return a new one with the facts of what happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from replay.bon_appetit_pack import COLOURS, Dish, describe_ability
+from replay.engine import Fact
+from replay.rng import Rng
+
+KIND = "bon-appetit"
+BAG_LABEL = f"{KIND}/bag"
+ROUNDS = 12
+MARKER_GEMS = len(COLOURS)  # one gem of each colour sits on the Gem Card
+
+
+@dataclass(frozen=True)
+class Player:
+    """A seat: name, the gems in hand (sorted colours) and the dishes won."""
+
+    name: str
+    hand: tuple[str, ...]
+    dishes: tuple[Dish, ...] = ()
+
+
+@dataclass(frozen=True)
+class Auction:
+    """The auction of the dish in the middle of the table."""
+
+    dish: Dish
+    tie_round: int  # 0 for the initial bidding, k for the k-th tie-break round
+    bidders: tuple[int, ...]  # the seats bidding in this round: all, or the tied
+    sealed: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (seat, gems), not yet revealed
+    table: tuple[tuple[str, ...], ...] = ()  # per seat: revealed gems lying on the table
+    initial: tuple[tuple[str, ...], ...] | None = None  # per seat: the initial bid, revealed
+
+
+@dataclass(frozen=True)
+class State:
+    """The whole game: seats, Gem Card, bag, dishes, the auction and the Rng."""
+
+    players: tuple[Player, ...]
+    gem_ability: str  # "per_bid" or "per_gem" (BA-I3)
+    tie_break_value: str  # "alone" or "cumulative" (BA-I1)
+    gem_values: tuple[int, ...]  # by COLOURS
+    bag: tuple[str, ...]
+    deck: tuple[Dish, ...]
+    menu_row: tuple[Dish, ...]  # left to right; the rightmost is auctioned next
+    set_aside: tuple[Dish, ...]  # removed unseen at setup
+    removed: tuple[Dish, ...]  # removed during play, face up
+    round: int
+    first_seat: int
+    last_winner: int | None
+    auction: Auction | None
+    over: bool
+    rng: Rng
+
+
+def values_of(gem_values: Sequence[int]) -> dict[str, int]:
+    """The Gem Card as a colour -> value mapping."""
+    return dict(zip(COLOURS, gem_values, strict=True))
+
+
+def gem_count(state: State) -> int:
+    """All gems in play: bag, hands, bids sealed or on the table, and the Gem Card markers."""
+    total = len(state.bag) + MARKER_GEMS + sum(len(p.hand) for p in state.players)
+    if state.auction is not None:
+        total += sum(len(g) for _, g in state.auction.sealed)
+        total += sum(len(g) for g in state.auction.table)
+    return total
+
+
+def held(state: State, seat: int) -> int:
+    """The gems a seat holds in both hands (sealed bid included): the public hand size."""
+    sealed = state.auction.sealed if state.auction else ()
+    return len(state.players[seat].hand) + sum(len(g) for s, g in sealed if s == seat)
+
+
+def dish_card(dish: Dish) -> Fact:
+    """A dish as facts and views show it."""
+    return {
+        "name": dish.name,
+        "type": dish.type,
+        "points": dish.points,
+        "ability": describe_ability(dish.ability),
+    }
+
+
+def bid_value(state: State, seat: int, gems: Sequence[str], dish: Dish) -> Fact:
+    """A bid's value with its breakdown: gem values, gem abilities, dish abilities, total."""
+    values = values_of(state.gem_values)
+    base = sum(values[g] for g in gems)
+    gem_abilities: list[Fact] = []
+    dish_abilities: list[Fact] = []
+    for owned in state.players[seat].dishes:
+        ability = owned.ability
+        count = sum(1 for g in gems if g == ability.target)
+        if ability.kind == "gem" and count:
+            times = count if state.gem_ability == "per_gem" else 1
+            gem_abilities.append(
+                {"dish": owned.name, "colour": ability.target, "bonus": ability.bonus * times}
+            )
+        hits = (ability.kind == "dish_type" and dish.type == ability.target) or (
+            ability.kind == "dish_name" and dish.name == ability.target
+        )
+        if hits and gems:
+            dish_abilities.append(
+                {"dish": owned.name, "for": ability.target, "bonus": ability.bonus}
+            )
+    total = base + sum(a["bonus"] for a in gem_abilities + dish_abilities)
+    return {
+        "seat": seat,
+        "gems": list(gems),
+        "gem_values": {c: values[c] for c in sorted(set(gems))},
+        "base": base,
+        "gem_abilities": gem_abilities,
+        "dish_abilities": dish_abilities,
+        "total": total,
+    }
+
+
+def start_round(state: State) -> tuple[State, list[Fact]]:
+    """New Dish Phase: the rightmost Menu card goes to the middle; the row slides and refills."""
+    dish, row = state.menu_row[-1], state.menu_row[:-1]
+    deck = state.deck
+    if deck:
+        row, deck = (deck[0], *row), deck[1:]
+    seats = tuple(range(len(state.players)))
+    auction = Auction(dish, 0, seats, table=tuple(() for _ in seats))
+    state = replace(state, round=state.round + 1, menu_row=row, deck=deck, auction=auction)
+    fact: Fact = {
+        "type": "round_started",
+        "round": state.round,
+        "dish": dish_card(dish),
+        "menu_row": [d.name for d in row],
+        "deck_left": len(deck),
+    }
+    state, more = auto_bids(state)
+    return state, [fact, *more]
+
+
+def _put(state: State, seat: int, gems: tuple[str, ...], automatic: bool) -> tuple[State, Fact]:
+    """The gems leave the hand for the closed fist; the fact says only that a bid is in."""
+    auction = state.auction
+    assert auction is not None
+    hand = list(state.players[seat].hand)
+    for gem in gems:
+        hand.remove(gem)
+    player = replace(state.players[seat], hand=tuple(hand))
+    players = tuple(player if i == seat else p for i, p in enumerate(state.players))
+    sealed = tuple(sorted((*auction.sealed, (seat, tuple(sorted(gems))))))
+    state = replace(state, players=players, auction=replace(auction, sealed=sealed))
+    return state, {
+        "type": "bid_sealed",
+        "round": state.round,
+        "seat": seat,
+        "tie_round": auction.tie_round,
+        "automatic": automatic,
+    }
+
+
+def _complete(state: State, facts: list[Fact]) -> tuple[State, list[Fact]]:
+    """Reveal once every bidder of the bidding round has sealed a bid (BA-REVEAL)."""
+    auction = state.auction
+    assert auction is not None
+    if len(auction.sealed) < len(auction.bidders):
+        return state, facts
+    state, more = reveal(state)
+    return state, facts + more
+
+
+def seal(state: State, seat: int, gems: tuple[str, ...]) -> tuple[State, list[Fact]]:
+    """A seat seals its bid; the last bid in triggers the reveal and what follows."""
+    state, fact = _put(state, seat, gems, automatic=False)
+    return _complete(state, [fact])
+
+
+def auto_bids(state: State) -> tuple[State, list[Fact]]:
+    """BA-I9: bidders with no gem in hand seal an empty bid at once."""
+    auction = state.auction
+    assert auction is not None
+    facts: list[Fact] = []
+    for seat in auction.bidders:
+        if not state.players[seat].hand:
+            state, fact = _put(state, seat, (), automatic=True)
+            facts.append(fact)
+    return _complete(state, facts)
+
+
+def reveal(state: State) -> tuple[State, list[Fact]]:
+    """All bids are in: reveal them, value them, and find the winner, a tie or no winner."""
+    auction = state.auction
+    assert auction is not None
+    table = list(auction.table)
+    bids = []
+    for seat, gems in auction.sealed:
+        counted = gems
+        if auction.tie_round and state.tie_break_value == "cumulative":
+            counted = tuple(sorted(table[seat] + gems))
+        bids.append(bid_value(state, seat, counted, auction.dish))
+        table[seat] = table[seat] + gems
+    totals = {b["seat"]: b["total"] for b in bids}
+    top = max(totals.values())
+    tied = [s for s, t in totals.items() if t == top]
+    initial = auction.initial
+    if auction.tie_round == 0:
+        initial = tuple(dict(auction.sealed).get(s, ()) for s in range(len(state.players)))
+    added = any(gems for _, gems in auction.sealed)
+    auction = replace(auction, sealed=(), table=tuple(table), initial=initial)
+    state = replace(state, auction=auction)
+    facts: list[Fact] = [
+        {
+            "type": "bids_revealed",
+            "round": state.round,
+            "tie_round": auction.tie_round,
+            "dish": auction.dish.name,
+            "bids": bids,
+            "highest": top,
+            "tied": tied if len(tied) > 1 else [],
+        }
+    ]
+    if auction.tie_round == 0 and top == 0:
+        more = remove_dish(state, "all_zero", "every bid was 0")
+    elif auction.tie_round and not added:
+        more = remove_dish(state, "tie_unresolved", "no tied player added a gem")
+    elif len(tied) == 1:
+        more = win(state, tied[0])
+    elif not any(state.players[s].hand for s in tied):
+        more = remove_dish(state, "tie_unresolved", "the tied players have no gems left")
+    else:
+        tie = replace(auction, tie_round=auction.tie_round + 1, bidders=tuple(tied))
+        state = replace(state, auction=tie)
+        start: Fact = {
+            "type": "tie_break_started",
+            "round": state.round,
+            "tie_round": tie.tie_round,
+            "seats": tied,
+            "value": top,
+        }
+        state, auto = auto_bids(state)
+        more = (state, [start, *auto])
+    return more[0], facts + more[1]
+
+
+def _take_back(state: State, keep_out: int | None) -> State:
+    """Every seat but ``keep_out`` takes the gems it bid back into its hand."""
+    auction = state.auction
+    assert auction is not None
+    players = tuple(
+        p if i == keep_out else replace(p, hand=tuple(sorted(p.hand + auction.table[i])))
+        for i, p in enumerate(state.players)
+    )
+    return replace(state, players=players)
+
+
+def win(state: State, seat: int) -> tuple[State, list[Fact]]:
+    """The winner takes the dish, pays every gem put down; the Gem Card moves (BA-I2)."""
+    auction = state.auction
+    assert auction is not None
+    paid = auction.table[seat]
+    before = state.gem_values
+    after = tuple(
+        max(1, v - 1) if c in paid else min(4, v + 1) for c, v in zip(COLOURS, before, strict=True)
+    )
+    state = _take_back(state, seat)
+    winner = replace(state.players[seat], dishes=(*state.players[seat].dishes, auction.dish))
+    players = tuple(winner if i == seat else p for i, p in enumerate(state.players))
+    state = replace(
+        state,
+        players=players,
+        gem_values=after,
+        last_winner=seat,
+        bag=tuple(sorted(state.bag + paid)),
+    )
+    facts: list[Fact] = [
+        {
+            "type": "dish_won",
+            "round": state.round,
+            "seat": seat,
+            "dish": dish_card(auction.dish),
+            "paid": list(paid),
+            "bag_count": len(state.bag),
+        },
+        {
+            "type": "gem_values_changed",
+            "round": state.round,
+            "before": values_of(before),
+            "after": values_of(after),
+            "paid_colours": sorted(set(paid)),
+        },
+    ]
+    state, more = end_round(state, auction)
+    return state, facts + more
+
+
+def remove_dish(state: State, reason: str, why: str) -> tuple[State, list[Fact]]:
+    """No one wins: the dish goes back to the box, everyone takes their gems back."""
+    auction = state.auction
+    assert auction is not None
+    state = replace(_take_back(state, None), removed=(*state.removed, auction.dish))
+    fact: Fact = {
+        "type": "dish_removed",
+        "round": state.round,
+        "dish": dish_card(auction.dish),
+        "reason": reason,
+        "why": why,
+        "gem_values": values_of(state.gem_values),
+    }
+    state, more = end_round(state, auction)
+    return state, [fact, *more]
+
+
+def end_round(state: State, auction: Auction) -> tuple[State, list[Fact]]:
+    """Cleanup Phase (or the end of the game when the Menu row is empty)."""
+    state = replace(state, auction=None)
+    if not state.menu_row:
+        return game_over(state)
+    state, facts = cleanup(state, auction.initial or ())
+    state, more = start_round(state)
+    return state, facts + more
+
+
+def draw_order(state: State) -> list[int]:
+    """Clockwise from the left of the last winner, or from the starting player (BA-I5)."""
+    n = len(state.players)
+    start = state.first_seat if state.last_winner is None else (state.last_winner + 1) % n
+    return [(start + i) % n for i in range(n)]
+
+
+def draw_gem(state: State, seat: int, reason: str) -> tuple[State, list[Fact]]:
+    """One gem from the bag into a seat's hand: a private fact and a public one."""
+    gem, bag, rng = state.rng.draw(BAG_LABEL, state.bag)
+    player = state.players[seat]
+    player = replace(player, hand=tuple(sorted((*player.hand, gem))))
+    players = tuple(player if i == seat else p for i, p in enumerate(state.players))
+    state = replace(state, players=players, bag=bag, rng=rng)
+    return state, [
+        {"type": "gems_drawn", "seat": seat, "gems": [gem], "reason": reason, "private_to": seat},
+        {"type": "drew", "seat": seat, "count": 1, "reason": reason, "bag_count": len(bag)},
+    ]
+
+
+def cleanup(state: State, initial: Sequence[tuple[str, ...]]) -> tuple[State, list[Fact]]:
+    """Each seat whose initial bid was 0 draws 1 gem, in draw order, while the bag lasts."""
+    order = draw_order(state)
+    eligible = [s for s in order if not initial[s]]
+    drawn: list[int] = []
+    facts: list[Fact] = []
+    for seat in eligible:
+        if not state.bag:
+            break
+        state, more = draw_gem(state, seat, "cleanup")
+        facts += more
+        drawn.append(seat)
+    missed = [s for s in eligible if s not in drawn]
+    head: Fact = {
+        "type": "cleanup",
+        "round": state.round,
+        "order": order,
+        "eligible": eligible,
+        "drawn": drawn,
+        "missed": missed,
+        "bag_count": len(state.bag),
+    }
+    return state, [head, *facts]
+
+
+def hand_worth(state: State, seat: int) -> int:
+    """The current Gem Card value of the gems a seat has left (BA-I7)."""
+    values = values_of(state.gem_values)
+    return sum(values[g] for g in state.players[seat].hand)
+
+
+def standings(state: State) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Points, gem worth (the tie-break) and winners (all who share the best)."""
+    seats = range(len(state.players))
+    points = tuple(sum(d.points for d in state.players[s].dishes) for s in seats)
+    worth = tuple(hand_worth(state, s) for s in seats)
+    best = max(zip(points, worth, strict=True))
+    winners = tuple(s for s in seats if (points[s], worth[s]) == best)
+    return points, worth, winners
+
+
+def game_over(state: State) -> tuple[State, list[Fact]]:
+    """Score the dishes; break ties by gems left; still tied, share the victory."""
+    state = replace(state, over=True)
+    points, worth, winners = standings(state)
+    top = [s for s in range(len(points)) if points[s] == max(points)]
+    decided = "points" if len(top) == 1 else ("gems" if len(winners) == 1 else "shared")
+    table = [
+        {
+            "seat": s,
+            "dishes": [d.name for d in p.dishes],
+            "points": points[s],
+            "gems": list(p.hand),
+            "gem_worth": worth[s],
+        }
+        for s, p in enumerate(state.players)
+    ]
+    return state, [
+        {
+            "type": "game_over",
+            "round": state.round,
+            "points": list(points),
+            "tiebreak": list(worth),
+            "winners": list(winners),
+            "decided_by": decided,
+            "gem_values": values_of(state.gem_values),
+            "scoring": table,
+        }
+    ]
