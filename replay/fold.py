@@ -13,7 +13,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from feastlog.v1 import record_pb2
-
 from replay import games
 from replay.canonical import canonical_bytes, sha256_hex
 from replay.engine import (

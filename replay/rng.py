@@ -66,7 +66,7 @@ class Rng:
 
     def _moved(self, label: str, position: int) -> Rng:
         others = tuple(c for c in self.counters if c[0] != label)
-        return Rng(self.seed, tuple(sorted(others + ((label, position),))))
+        return Rng(self.seed, tuple(sorted((*others, (label, position)))))
 
     def uniform(self, label: str, n: int) -> tuple[int, Rng]:
         """An integer in ``range(n)`` from the stream ``label``, without modulo bias."""

@@ -1,0 +1,266 @@
+"""The ``feastlog`` command: serve, create and play games, replay them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from cli.client import as_dict, bearer, connect, new_game, play_with_bots
+from feastlog.v1 import game_service_pb2 as pb
+from replay import games
+from replay.history import refold
+from replay.narrative import header, row_lines
+from service.auth import KEY_ENV, find_organiser_key
+from service.errors import StoreLocked
+from service.server import create_server, serve_forever
+from service.store import Store
+
+DEFAULT_DB = "feastlog.duckdb"
+DEFAULT_ADDRESS = "127.0.0.1:50051"
+DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
+
+
+class FeastlogError(click.ClickException):
+    """A failure reported in plain words, exit code 1."""
+
+
+def parse_seed(text: str | None) -> bytes:
+    """A 64-hex-digit seed option as bytes (empty when not given)."""
+    if not text:
+        return b""
+    try:
+        seed = bytes.fromhex(text)
+    except ValueError as bad:
+        raise click.BadParameter("the seed is 64 hex digits") from bad
+    if len(seed) != 32:
+        raise click.BadParameter("the seed is 64 hex digits (32 bytes)")
+    return seed
+
+
+def require_key(explicit: str | None) -> str | None:
+    """The organiser key from the option, the environment or the key file here."""
+    return find_organiser_key(explicit)
+
+
+@click.group()
+@click.version_option(package_name="feastlog")
+def cli() -> None:
+    """feastlog: record, replay and audit Bon Appetit!, Menu Masters and Picky Eaters games."""
+
+
+@cli.command("serve")
+@click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=50051, show_default=True, type=int, help="0 picks a free port.")
+def serve_command(db_path: str, host: str, port: int) -> None:
+    """Serve the gRPC API on a DuckDB file (made on first start)."""
+
+    async def run() -> None:
+        try:
+            running = await create_server(db_path, f"{host}:{port}")
+        except StoreLocked as locked:
+            raise FeastlogError(locked.message) from locked
+        click.echo(f"feastlog listening on {host}:{running.port}")
+        click.echo(f"database: {Path(db_path).resolve()}")
+        click.echo(f"organiser key: {running.key_source}")
+        sys.stdout.flush()
+        await serve_forever(running)
+
+    asyncio.run(run())
+
+
+def kind_argument() -> Any:
+    """The game kind argument, a closed set."""
+    return click.argument("kind", type=click.Choice(sorted(games.kinds())))
+
+
+@cli.command("new")
+@kind_argument()
+@click.option("--players", required=True, help="Comma-separated names in seat order.")
+@click.option("--seed", help="Supply the server seed (64 hex digits); recorded as supplied.")
+@click.option("--option", "options", multiple=True, help="Rule option KEY=VALUE.")
+@click.option("--server", default=DEFAULT_ADDRESS, show_default=True)
+@click.option("--organiser-key", envvar=KEY_ENV, help="Defaults to the key file here.")
+def new_command(
+    kind: str,
+    players: str,
+    seed: str | None,
+    options: Sequence[str],
+    server: str,
+    organiser_key: str | None,
+) -> None:
+    """Create a game on a running server; prints the game id and the seat tokens."""
+    key = require_key(organiser_key)
+    if not key:
+        raise FeastlogError(
+            f"no organiser key: run this in the server's folder, or pass --organiser-key "
+            f"or set {KEY_ENV}"
+        )
+    names = [p.strip() for p in players.split(",") if p.strip()]
+    chosen = dict(o.split("=", 1) for o in options)
+
+    async def run() -> pb.CreateGameResponse:
+        async with connect(server, DEFAULT_DB, key) as conn:
+            return await new_game(conn.stub, key, kind, names, parse_seed(seed), chosen)
+
+    reply = run_rpc(run())
+    click.echo(f"game {reply.game_id}")
+    click.echo(f"seed commitment {reply.seed_commitment}")
+    for token in reply.seat_tokens:
+        click.echo(f"seat {token.seat} {token.name}: {token.token}")
+
+
+def run_rpc(coroutine: Any) -> Any:
+    """Run a client coroutine; a gRPC error becomes a plain message."""
+    import grpc
+
+    try:
+        return asyncio.run(coroutine)
+    except grpc.aio.AioRpcError as error:
+        raise FeastlogError(f"{error.code().name}: {error.details()}") from error
+
+
+@cli.command("demo")
+@kind_argument()
+@click.option("--players", "count", default=3, show_default=True, type=int)
+@click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
+@click.option("--server", help="A running server; without it, an embedded one on --db.")
+@click.option("--db", "db_path", default=DEFAULT_DB, show_default=True)
+@click.option("--organiser-key", envvar=KEY_ENV)
+def demo_command(
+    kind: str,
+    count: int,
+    seed: str | None,
+    server: str | None,
+    db_path: str,
+    organiser_key: str | None,
+) -> None:
+    """Bots play a complete game through the service; prints the game id and the scores."""
+    names = list(DEMO_NAMES[:count])
+    seed_bytes = parse_seed(seed)
+
+    async def run() -> tuple[str, dict[str, Any]]:
+        key = require_key(organiser_key) if server else organiser_key
+        async with connect(server, db_path, key) as conn:
+            if not conn.organiser_key:
+                raise FeastlogError("no organiser key: pass --organiser-key or set " + KEY_ENV)
+            reply = await new_game(conn.stub, conn.organiser_key, kind, names, seed_bytes)
+            bot_seed = int.from_bytes(seed_bytes[:8] or os.urandom(8), "big")
+            tokens = [t.token for t in reply.seat_tokens]
+            result = await play_with_bots(conn.stub, reply.game_id, tokens, bot_seed)
+            return reply.game_id, result.view
+
+    game_id, view = run_rpc(run())
+    click.echo(f"game {game_id}")
+    click.echo(format_scores(view, names))
+
+
+def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
+    """Final scores and winners from a finished game's view."""
+    scores = view.get("scores") or []
+    winners = {int(w) for w in view.get("winners") or []}
+    lines = ["final scores:"]
+    for seat, name in enumerate(names):
+        points = int(scores[seat]) if seat < len(scores) else 0
+        mark = "  (winner)" if seat in winners else ""
+        lines.append(f"  {name}: {points}{mark}")
+    return "\n".join(lines)
+
+
+@cli.command("replay")
+@click.argument("game_id")
+@click.option("--server", help="Ask a running server.")
+@click.option(
+    "--db",
+    "db_path",
+    default=DEFAULT_DB,
+    show_default=True,
+    help="Read this DuckDB file offline (when no server holds it).",
+)
+@click.option("--organiser-key", envvar=KEY_ENV)
+def replay_command(
+    game_id: str, server: str | None, db_path: str, organiser_key: str | None
+) -> None:
+    """The game round by round in plain words."""
+    if server:
+        lines = run_rpc(replay_over_grpc(server, game_id, require_key(organiser_key)))
+    else:
+        lines = replay_offline(db_path, game_id)
+    for line in lines:
+        click.echo(line)
+
+
+def replay_offline(db_path: str, game_id: str) -> list[str]:
+    """Narrate a game from a DuckDB file no server holds."""
+    if not Path(db_path).exists():
+        raise FeastlogError(f"no database at {db_path}")
+    try:
+        store = Store(db_path, read_only=True)
+    except StoreLocked as locked:
+        raise FeastlogError(locked.message + " (or use --server)") from locked
+    try:
+        stored = store.load(game_id)
+    finally:
+        store.close()
+    if stored is None:
+        raise FeastlogError(f"there is no game {game_id!r} in {db_path}")
+    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+    engine = games.engine(folded.genesis.game_kind)
+    names = [s.name for s in folded.genesis.seats]
+    lines = header(folded.genesis, engine)
+    for row, facts in zip(folded.rows, folded.facts, strict=True):
+        lines += row_lines(engine, row, facts, names)
+    return lines
+
+
+async def replay_over_grpc(server: str, game_id: str, key: str | None) -> list[str]:
+    """Narrate a game from a running server, as the organiser when the key is known."""
+    from replay.record import Row
+
+    async with connect(server, DEFAULT_DB, key) as conn:
+        meta = bearer(key)
+        now = await conn.stub.GetView(pb.GetViewRequest(game_id=game_id), metadata=meta)
+        lines: list[str] = []
+        engine = None
+        names: list[str] = []
+        stream = conn.stub.WatchGame(
+            pb.WatchGameRequest(game_id=game_id, from_seq=1), metadata=meta
+        )
+        async for reply in stream:
+            ev = reply.event
+            if ev.kind == "genesis":
+                engine = games.engine(ev.genesis.game_kind)
+                names = [s.name for s in ev.genesis.seats]
+                lines += header(ev.genesis, engine)
+            row = Row(
+                game_id,
+                ev.seq,
+                ev.kind,
+                ev.actor,
+                "",
+                b"",
+                ev.recorded_at,
+                "",
+                ev.hash,
+                ev.state_hash,
+            )
+            facts = [as_dict(f) for f in ev.facts]
+            assert engine is not None
+            lines += row_lines(engine, row, facts, names)
+            if ev.seq >= now.seq:
+                stream.cancel()
+                break
+        if now.viewer != "arbiter":
+            lines.append(f"(seen as {now.viewer})")
+        return lines
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    cli(prog_name="feastlog")

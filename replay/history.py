@@ -1,0 +1,72 @@
+"""A stored record folded row by row: the table and the facts after every row.
+
+The service folds a game once when it first needs it and then keeps it live; replays,
+exports and audits use the same function, so there is one fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from feastlog.v1 import record_pb2
+from replay import fold, games
+from replay.engine import Fact
+from replay.fold import Table
+from replay.record import COMMAND, GENESIS, SEED_REVEAL, Row
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A record folded: ``tables[i]`` and ``facts[i]`` belong to ``rows[i]`` (seq i + 1)."""
+
+    genesis: record_pb2.Genesis
+    pack: Any
+    rows: tuple[Row, ...]
+    tables: tuple[Table, ...]
+    facts: tuple[tuple[Fact, ...], ...]
+
+
+def genesis_of(row: Row) -> record_pb2.Genesis:
+    """Decode a genesis row."""
+    return record_pb2.Genesis.FromString(row.body)
+
+
+def command_of(row: Row) -> record_pb2.Command:
+    """Decode a command row."""
+    return record_pb2.Command.FromString(row.body)
+
+
+def seed_of(row: Row) -> bytes:
+    """Decode a seed reveal row."""
+    return record_pb2.SeedReveal.FromString(row.body).server_seed
+
+
+def revealed_seed(rows: Sequence[Row]) -> bytes | None:
+    """The server seed of a finished record, from its reveal row."""
+    return seed_of(rows[-1]) if rows and rows[-1].kind == SEED_REVEAL else None
+
+
+def apply_row(table: Table, row: Row) -> tuple[Table, list[Fact]]:
+    """The table after one row that follows the genesis."""
+    if row.kind == COMMAND:
+        return fold.step(table, row.actor, command_of(row))
+    if row.kind == SEED_REVEAL:
+        return table, [{"type": "seed_revealed", "server_seed": seed_of(row).hex()}]
+    raise ValueError(f"row {row.seq}: a {row.kind} row can only come first")
+
+
+def refold(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> Folded:
+    """Fold a record from its genesis; raises if a row does not apply."""
+    if not rows or rows[0].kind != GENESIS:
+        raise ValueError("a record starts with its genesis row")
+    genesis = genesis_of(rows[0])
+    pack = games.engine(genesis.game_kind).load_pack(pack_bytes)
+    table, facts = fold.start(genesis, server_seed, pack)
+    tables, all_facts = [table], [tuple(facts)]
+    for row in rows[1:]:
+        table, facts = apply_row(table, row)
+        tables.append(table)
+        all_facts.append(tuple(facts))
+    return Folded(genesis, pack, tuple(rows), tuple(tables), tuple(all_facts))

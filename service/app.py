@@ -1,0 +1,347 @@
+"""The application: create games, take commands, answer views, feed watchers.
+
+Each method is load, decide, save: the rules decide (replay/), the database saves
+(service/store.py via service/live.py); this module only orders the steps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import secrets
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+
+from feastlog.v1 import record_pb2
+from replay import fold
+from replay.engine import ARBITER, Fact, MalformedCommand, RuleViolation, Viewer, fact_visible
+from replay.fold import Table, state_hash
+from replay.games import engine as engine_of
+from replay.record import COMMAND, GENESIS, SEED_REVEAL, ZERO_HASH, Row, make_row
+from replay.rng import seed_commitment
+from service.auth import Caller, Credentials, new_seat_token, token_sha256
+from service.errors import (
+    BadRequest,
+    CommandIdReused,
+    GameNotFound,
+    PermissionDenied,
+    StaleSeq,
+    describe,
+)
+from service.live import Database, LiveGame, live_from_store, utc_now
+from service.store import Batch, NewGame, Rejection
+
+
+@dataclass(frozen=True)
+class Created:
+    """A new game: its genesis and the seat tokens (shown once)."""
+
+    genesis: record_pb2.Genesis
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A recorded command: its row, the facts the caller may see, and whether it was a retry."""
+
+    row: Row
+    facts: tuple[Fact, ...]
+    game_over: bool
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """One row as a viewer may see it."""
+
+    row: Row
+    command: record_pb2.Command | None
+    facts: tuple[Fact, ...]
+    view: dict[str, Any]
+
+
+def visible_facts(facts: Sequence[Fact], viewer: Viewer, public: bool) -> tuple[Fact, ...]:
+    """The facts ``viewer`` may see (everything once the record is public)."""
+    return tuple(f for f in facts if public or fact_visible(f, viewer))
+
+
+def step_for(game: LiveGame, seq: int, viewer: Viewer) -> Step:
+    """Row ``seq`` of a live game as ``viewer`` may see it."""
+    row, table = game.rows[seq - 1], game.tables[seq - 1]
+    public = game.over
+    command = None
+    if row.kind == COMMAND:
+        decoded = record_pb2.Command.FromString(row.body)
+        if public or _command_visible(game, row.actor, decoded, viewer):
+            command = decoded
+    view = game.engine.view(table.game, ARBITER if public else viewer)
+    return Step(row, command, visible_facts(game.facts[seq - 1], viewer, public), view)
+
+
+def _command_visible(
+    game: LiveGame, actor: str, command: record_pb2.Command, viewer: Viewer
+) -> bool:
+    which = command.WhichOneof("game")
+    if which == "arbiter" or viewer.role == "arbiter" or actor == str(viewer):
+        return True
+    inner: Message = getattr(command, which or "")
+    return game.engine.command_public(inner)
+
+
+def wrap(field: str, inner: Message) -> record_pb2.Command:
+    """A game's own command wrapped in ``feastlog.v1.Command``."""
+    command = record_pb2.Command()
+    getattr(command, field).CopyFrom(inner)
+    return command
+
+
+class Games:
+    """Every game on this server."""
+
+    def __init__(self, db: Database, credentials: Credentials) -> None:
+        self.db = db
+        self.credentials = credentials
+        self._live: dict[str, LiveGame] = {}
+        self._loading: dict[str, asyncio.Lock] = {}
+
+    async def get(self, game_id: str) -> LiveGame:
+        """The live game, folded from the store the first time it is needed."""
+        if not game_id:
+            raise BadRequest("game_id is required", field="game_id")
+        game = self._live.get(game_id)
+        if game is not None:
+            return game
+        lock = self._loading.setdefault(game_id, asyncio.Lock())
+        async with lock:
+            if game_id not in self._live:
+                stored = await self.db.call(self.db.store.load, game_id)
+                if stored is None:
+                    raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
+                self._live[game_id] = live_from_store(stored)
+        return self._live[game_id]
+
+    async def create(
+        self,
+        caller: Caller,
+        kind: str,
+        players: Sequence[str],
+        options: Mapping[str, str],
+        seed: bytes = b"",
+        tournament_id: str = "",
+        pack_bytes: bytes = b"",
+    ) -> Created:
+        """Create a game: genesis row, seat tokens, seed kept secret until the end."""
+        self.credentials.organiser(caller)
+        engine = engine_of(kind)
+        names = [p.strip() for p in players]
+        if not engine.min_seats <= len(names) <= engine.max_seats:
+            raise BadRequest(
+                f"{engine.title} is for {engine.min_seats} to {engine.max_seats} players, "
+                f"not {len(names)}",
+                field="players",
+            )
+        if any(not n for n in names) or len(set(names)) != len(names):
+            raise BadRequest("player names must be non-empty and different", field="players")
+        unknown = sorted(set(options) - set(engine.option_defaults))
+        if unknown:
+            raise BadRequest(f"unknown rule option {unknown[0]!r}", field="options")
+        if seed and len(seed) != 32:
+            raise BadRequest("a supplied seed is 32 bytes", field="seed")
+        pack_bytes = pack_bytes or engine.default_pack_bytes()
+        pack = engine.load_pack(pack_bytes)
+        server_seed = seed or secrets.token_bytes(32)
+        game_id = "g_" + secrets.token_hex(8)
+        genesis = record_pb2.Genesis(
+            game_id=game_id,
+            game_kind=kind,
+            ruleset_version=engine.ruleset_version,
+            pack_id=str(getattr(pack, "id", "")),
+            pack_sha256=hashlib.sha256(pack_bytes).hexdigest(),
+            seats=[record_pb2.SeatInfo(name=n) for n in names],
+            options={**engine.option_defaults, **options},
+            seed_commitment=seed_commitment(server_seed),
+            seed_supplied=bool(seed),
+            tournament_id=tournament_id,
+            created_at=utc_now(),
+        )
+        table, facts = fold.start(genesis, server_seed, pack)
+        row = make_row(
+            game_id,
+            1,
+            GENESIS,
+            "server",
+            genesis.SerializeToString(deterministic=True),
+            genesis.created_at,
+            ZERO_HASH,
+            state_hash(table),
+        )
+        tokens = tuple(new_seat_token() for _ in names)
+        new = NewGame(
+            row,
+            [(n, token_sha256(t)) for n, t in zip(names, tokens, strict=True)],
+            server_seed,
+            genesis.pack_sha256,
+            kind,
+            genesis.pack_id,
+            pack_bytes,
+        )
+        await self.db.commit(Batch(games=[new]))
+        game = LiveGame(genesis, engine, pack, server_seed, tuple(names), [], [], [])
+        game.advance([row], [table], [tuple(facts)])
+        self._live[game_id] = game
+        for seat, token in enumerate(tokens):
+            self.credentials.add_seat(token, game_id, seat)
+        return Created(genesis, tokens)
+
+    async def submit(
+        self,
+        caller: Caller,
+        game_id: str,
+        command_id: str,
+        expected_seq: int | None,
+        command: record_pb2.Command,
+    ) -> Accepted:
+        """Check a command against the rules and record it; refusals are recorded too."""
+        game = await self.get(game_id)
+        actor = caller.actor(game_id)
+        viewer = caller.viewer(game_id)
+        body = command.SerializeToString(deterministic=True)
+        async with game.lock:
+            try:
+                return await self._decide(
+                    game, actor, viewer, command_id, expected_seq, command, body
+                )
+            except (
+                RuleViolation,
+                MalformedCommand,
+                StaleSeq,
+                CommandIdReused,
+                PermissionDenied,
+            ) as error:
+                await self._reject(game, actor, command_id, body, error)
+                raise
+
+    async def _decide(
+        self,
+        game: LiveGame,
+        actor: str,
+        viewer: Viewer,
+        command_id: str,
+        expected_seq: int | None,
+        command: record_pb2.Command,
+        body: bytes,
+    ) -> Accepted:
+        if command_id in game.command_ids:
+            return self._retry(game, command_id, body, viewer)
+        if expected_seq is not None and expected_seq != game.last_seq:
+            raise StaleSeq(
+                f"the game is at seq {game.last_seq}, not {expected_seq}",
+                last_seq=str(game.last_seq),
+            )
+        if (command.WhichOneof("game") == "arbiter") != (actor == "arbiter"):
+            raise PermissionDenied("rulings need the organiser key; moves need a seat token")
+        if not game.may_continue():
+            raise RuleViolation("FL-GAME-CLOSED", "this game has ended; no more commands")
+        table, facts = fold.step(game.table, actor, command)
+        now = utc_now()
+        row = make_row(
+            game.game_id,
+            game.last_seq + 1,
+            COMMAND,
+            actor,
+            body,
+            now,
+            game.rows[-1].hash,
+            state_hash(table),
+            command_id,
+        )
+        rows, tables, all_facts = [row], [table], [tuple(facts)]
+        if fold.is_over(table):
+            reveal = self._reveal_row(game, row, table, now)
+            rows.append(reveal)
+            tables.append(table)
+            all_facts.append(({"type": "seed_revealed", "server_seed": game.server_seed.hex()},))
+        await self.db.commit(Batch(rows=rows))
+        game.advance(rows, tables, all_facts)
+        public = game.over
+        return Accepted(row, visible_facts(facts, viewer, public), public, False)
+
+    def _reveal_row(self, game: LiveGame, after: Row, table: Table, now: str) -> Row:
+        body = record_pb2.SeedReveal(server_seed=game.server_seed).SerializeToString()
+        return make_row(
+            game.game_id,
+            after.seq + 1,
+            SEED_REVEAL,
+            "server",
+            body,
+            now,
+            after.hash,
+            state_hash(table),
+        )
+
+    def _retry(self, game: LiveGame, command_id: str, body: bytes, viewer: Viewer) -> Accepted:
+        seq = game.command_ids[command_id]
+        row = game.rows[seq - 1]
+        if row.body != body:
+            raise CommandIdReused(
+                f"command_id {command_id!r} was used for a different command at seq {seq}",
+                seq=str(seq),
+            )
+        facts = visible_facts(game.facts[seq - 1], viewer, game.over)
+        return Accepted(row, facts, game.over, True)
+
+    async def _reject(
+        self, game: LiveGame, actor: str, command_id: str, body: bytes, error: Exception
+    ) -> None:
+        code, reason, message, metadata = describe(error)
+        rejected = Rejection(
+            game.game_id,
+            game.last_seq,
+            actor,
+            command_id,
+            body,
+            code.name,
+            reason,
+            metadata.get("rule_id", ""),
+            message,
+            utc_now(),
+        )
+        await self.db.commit(Batch(rejections=[rejected]))
+
+    async def view(self, caller: Caller, game_id: str) -> tuple[LiveGame, Viewer, dict[str, Any]]:
+        """The game now as the caller may see it."""
+        game = await self.get(game_id)
+        viewer = caller.viewer(game_id)
+        return game, viewer, game.engine.view(game.table.game, viewer)
+
+    async def legal(self, caller: Caller, game_id: str) -> tuple[int, list[record_pb2.Command]]:
+        """The commands the caller's seat may send now."""
+        game = await self.get(game_id)
+        actor = caller.actor(game_id)
+        if actor == "arbiter" or not game.may_continue():
+            return game.last_seq, []
+        seat = int(actor.removeprefix("seat:"))
+        inner = game.engine.legal_commands(game.table.game, seat)
+        commands = [wrap(game.engine.command_field, c) for c in inner]
+        return game.last_seq, commands
+
+    async def watch(self, caller: Caller, game_id: str, from_seq: int) -> AsyncIterator[Step]:
+        """Every row from ``from_seq`` on, stored then live, as the caller may see it."""
+        game = await self.get(game_id)
+        viewer = caller.viewer(game_id)
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        game.watchers.add(queue)
+        try:
+            next_seq = max(from_seq, 1)
+            while True:
+                while next_seq <= game.last_seq:
+                    yield step_for(game, next_seq, viewer)
+                    next_seq += 1
+                if game.over:
+                    return
+                await queue.get()
+        finally:
+            game.watchers.discard(queue)

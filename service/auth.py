@@ -1,0 +1,118 @@
+"""Credentials: the organiser key and seat tokens (stored only as sha256)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from replay.engine import ARBITER, SPECTATOR, Viewer
+from service.errors import PermissionDenied, Unauthenticated
+
+KEY_FILE = "feastlog-organiser.key"
+KEY_ENV = "FEASTLOG_ORGANISER_KEY"
+
+
+def key_path(db_path: str) -> Path:
+    """Where the organiser key lives: beside the database file."""
+    return Path(db_path).resolve().parent / KEY_FILE
+
+
+def organiser_key(db_path: str) -> tuple[str, str]:
+    """The organiser key and where it comes from: the environment, or a file made on first start."""
+    from_env = os.environ.get(KEY_ENV)
+    if from_env:
+        return from_env, f"${KEY_ENV}"
+    path = key_path(db_path)
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write("org_" + secrets.token_urlsafe(32) + "\n")
+    return path.read_text().strip(), str(path)
+
+
+def find_organiser_key(explicit: str | None = None, folder: str = ".") -> str | None:
+    """The organiser key for a client: an option, the environment, or the key file here."""
+    if explicit:
+        return explicit
+    if os.environ.get(KEY_ENV):
+        return os.environ[KEY_ENV]
+    path = Path(folder) / KEY_FILE
+    return path.read_text().strip() if path.exists() else None
+
+
+def new_seat_token() -> str:
+    """A fresh seat token (shown once; only its hash is stored)."""
+    return "seat_" + secrets.token_urlsafe(24)
+
+
+def token_sha256(token: str) -> str:
+    """The stored form of a token."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who sent a request: the organiser, a seat of one game, or an anonymous spectator."""
+
+    role: str  # "organiser", "seat" or "anonymous"
+    game_id: str = ""
+    seat: int = -1
+
+    def viewer(self, game_id: str) -> Viewer:
+        """How this caller sees game ``game_id``."""
+        if self.role == "organiser":
+            return ARBITER
+        if self.role == "seat":
+            if self.game_id != game_id:
+                raise PermissionDenied("this seat token belongs to another game")
+            return Viewer.of_seat(self.seat)
+        return SPECTATOR
+
+    def actor(self, game_id: str) -> str:
+        """The record's actor name for a command from this caller in ``game_id``."""
+        if self.role == "organiser":
+            return "arbiter"
+        if self.role == "seat":
+            if self.game_id != game_id:
+                raise PermissionDenied("this seat token belongs to another game")
+            return f"seat:{self.seat}"
+        raise Unauthenticated("send a seat token (authorization: Bearer seat_...)")
+
+
+class Credentials:
+    """Resolves bearer tokens to callers."""
+
+    def __init__(self, organiser: str, seats: Sequence[tuple[str, str, int]]) -> None:
+        self._organiser = organiser
+        self._seats = {digest: (game, seat) for digest, game, seat in seats}
+
+    def add_seat(self, token: str, game_id: str, seat: int) -> None:
+        """Remember a new seat token (by its hash)."""
+        self._seats[token_sha256(token)] = (game_id, seat)
+
+    def caller(self, metadata: Sequence[tuple[str, str | bytes]]) -> Caller:
+        """The caller named by ``authorization: Bearer ...`` metadata (anonymous when absent)."""
+        value = next((v for k, v in metadata if k == "authorization"), None)
+        if value is None:
+            return Caller("anonymous")
+        text = value.decode() if isinstance(value, bytes) else value
+        scheme, _, token = text.partition(" ")
+        if scheme.lower() != "bearer" or not token:
+            raise Unauthenticated("authorization must be 'Bearer <token>'")
+        if hmac.compare_digest(token.strip(), self._organiser):
+            return Caller("organiser")
+        found = self._seats.get(token_sha256(token.strip()))
+        if found is None:
+            raise Unauthenticated("this token is not known to this server")
+        return Caller("seat", found[0], found[1])
+
+    def organiser(self, caller: Caller) -> None:
+        """Refuse unless the caller holds the organiser key."""
+        if caller.role != "organiser":
+            raise PermissionDenied("only the organiser (or arbiter) can do this")

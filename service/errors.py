@@ -1,0 +1,154 @@
+"""The service's errors and the one table that maps them to gRPC statuses.
+
+Every error leaves as a ``google.rpc.Status`` with one ``ErrorInfo`` (domain ``feastlog``,
+an UPPER_SNAKE_CASE reason, metadata naming the broken rule or the bad field).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from replay.engine import MalformedCommand, PackError, RuleViolation
+from replay.games import UnknownGameKind
+
+DOMAIN = "feastlog"
+
+
+class ServiceError(Exception):
+    """A refusal with a reason and metadata; its class picks the gRPC status."""
+
+    reason = "ERROR"
+
+    def __init__(self, message: str, **metadata: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.metadata = metadata
+
+
+class BadRequest(ServiceError):
+    """A request field is missing or wrong."""
+
+    reason = "BAD_REQUEST"
+
+
+class GameNotFound(ServiceError):
+    """No game has this id."""
+
+    reason = "GAME_NOT_FOUND"
+
+
+class StaleSeq(ServiceError):
+    """``expected_seq`` is not the game's last seq."""
+
+    reason = "STALE_EXPECTED_SEQ"
+
+
+class CommandIdReused(ServiceError):
+    """A ``command_id`` already recorded with different content."""
+
+    reason = "COMMAND_ID_REUSED"
+
+
+class Unauthenticated(ServiceError):
+    """No credentials, or credentials this server does not know."""
+
+    reason = "UNAUTHENTICATED"
+
+
+class PermissionDenied(ServiceError):
+    """Credentials that do not allow this (another seat, another game, not the organiser)."""
+
+    reason = "PERMISSION_DENIED"
+
+
+class StoreLocked(ServiceError):
+    """The DuckDB file is held by another process."""
+
+    reason = "STORE_LOCKED"
+
+
+# The one mapping: exception class -> gRPC code.  Order matters only for subclasses.
+STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
+    MalformedCommand: grpc.StatusCode.INVALID_ARGUMENT,
+    PackError: grpc.StatusCode.INVALID_ARGUMENT,
+    BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    UnknownGameKind: grpc.StatusCode.INVALID_ARGUMENT,
+    RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
+    StaleSeq: grpc.StatusCode.ABORTED,
+    GameNotFound: grpc.StatusCode.NOT_FOUND,
+    CommandIdReused: grpc.StatusCode.ALREADY_EXISTS,
+    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
+    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
+    StoreLocked: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+def describe(error: Exception) -> tuple[grpc.StatusCode, str, str, dict[str, str]]:
+    """The status code, reason, message and metadata for a known error."""
+    code = next((c for cls, c in STATUS_OF.items() if isinstance(error, cls)), None)
+    if code is None:
+        raise error
+    if isinstance(error, RuleViolation):
+        return code, "RULE_VIOLATION", error.message, {"rule_id": error.rule_id}
+    if isinstance(error, MalformedCommand):
+        return code, "MALFORMED_COMMAND", error.message, {"field": error.field}
+    if isinstance(error, PackError):
+        meta = {"card": error.card, "field": error.field}
+        return code, "BAD_CONTENT_PACK", str(error), meta
+    if isinstance(error, UnknownGameKind):
+        return code, "UNKNOWN_GAME_KIND", f"unknown game kind {error.args[0]!r}", {}
+    assert isinstance(error, ServiceError)
+    return code, error.reason, error.message, dict(error.metadata)
+
+
+def to_status(error: Exception) -> grpc.Status:
+    """A known error as a rich gRPC status."""
+    code, reason, message, metadata = describe(error)
+    info = error_details_pb2.ErrorInfo(domain=DOMAIN, reason=reason, metadata=metadata)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    assert status.code != code_pb2.OK
+    return rpc_status.to_status(status)
+
+
+KNOWN = tuple(STATUS_OF)
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
+
+
+def unary(method: F) -> F:
+    """Turn known errors raised by a unary servicer method into rich statuses."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return await method(self, request, context)
+        except KNOWN as error:
+            await context.abort_with_status(to_status(error))
+
+    return wrapper  # type: ignore[return-value]
+
+
+def streaming(method: G) -> G:
+    """Turn known errors raised by a streaming servicer method into rich statuses."""
+
+    @functools.wraps(method)
+    async def wrapper(
+        self: Any, request: Any, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[Any]:
+        try:
+            async for item in method(self, request, context):
+                yield item
+        except KNOWN as error:
+            await context.abort_with_status(to_status(error))
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,168 @@
+"""Live games: folded once, kept in memory, advanced only after their rows commit.
+
+One writer task takes every batch that is waiting and commits it in one DuckDB
+transaction on the store's own thread (group commit); a command is acknowledged only
+after its row is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from feastlog.v1 import record_pb2
+from replay import fold
+from replay.engine import Engine, Fact
+from replay.fold import Table
+from replay.games import engine
+from replay.history import Folded, refold
+from replay.record import Row
+from service.store import Batch, Store, StoredGame
+
+T = TypeVar("T")
+
+
+def utc_now() -> str:
+    """The time now, RFC 3339 UTC with microseconds (row metadata only)."""
+    now = datetime.datetime.now(datetime.UTC)
+    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class Database:
+    """The store on its own thread, with a group-commit writer."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")
+        self._waiting: list[tuple[Batch, asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self.commits = 0
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a store method on the store's thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
+    def start(self) -> None:
+        """Start the writer task."""
+        self._writer = asyncio.create_task(self._write_loop(), name="feastlog-writer")
+
+    async def commit(self, batch: Batch) -> None:
+        """Queue a batch and return once it is committed."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((batch, done))
+        self._wake.set()
+        await done
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            waiting, self._waiting = self._waiting, []
+            if not waiting:
+                continue
+            merged = Batch()
+            for batch, _ in waiting:
+                merged.games += batch.games
+                merged.rows += batch.rows
+                merged.rejections += batch.rejections
+            try:
+                await self.call(self.store.write, merged)
+                self.commits += 1
+                outcome: BaseException | None = None
+            except Exception as error:  # every waiter learns its rows were not written
+                outcome = error
+            for _, done in waiting:
+                if done.done():
+                    continue
+                if outcome is None:
+                    done.set_result(None)
+                else:
+                    done.set_exception(outcome)
+
+    async def close(self) -> None:
+        """Finish waiting writes, stop the writer and close the file."""
+        while self._waiting:
+            await asyncio.sleep(0.01)
+        if self._writer is not None:
+            self._writer.cancel()
+        await self.call(self.store.close)
+        self._thread.shutdown(wait=True)
+
+
+@dataclass
+class LiveGame:
+    """A game folded in memory: its rows, and the table and facts after each."""
+
+    genesis: record_pb2.Genesis
+    engine: Engine
+    pack: Any
+    server_seed: bytes
+    seat_names: tuple[str, ...]
+    rows: list[Row]
+    tables: list[Table]
+    facts: list[tuple[Fact, ...]]
+    command_ids: dict[str, int] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    watchers: set[asyncio.Queue[int]] = field(default_factory=set)
+
+    @property
+    def game_id(self) -> str:
+        """The game's id."""
+        return self.genesis.game_id
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last committed row."""
+        return len(self.rows)
+
+    @property
+    def table(self) -> Table:
+        """The state after the last committed row."""
+        return self.tables[-1]
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended (its seed is revealed)."""
+        return self.rows[-1].kind == "seed_reveal"
+
+    def advance(self, rows: list[Row], tables: list[Table], facts: list[tuple[Fact, ...]]) -> None:
+        """Take committed rows into the live state and wake the watchers."""
+        self.rows += rows
+        self.tables += tables
+        self.facts += facts
+        for row in rows:
+            if row.command_id:
+                self.command_ids[row.command_id] = row.seq
+        for queue in self.watchers:
+            queue.put_nowait(self.last_seq)
+
+    def may_continue(self) -> bool:
+        """Whether commands are still taken."""
+        return not self.over and not fold.is_over(self.table)
+
+
+def live_from_folded(folded: Folded, server_seed: bytes, names: tuple[str, ...]) -> LiveGame:
+    """A live game from a folded record."""
+    game = LiveGame(
+        folded.genesis,
+        engine(folded.genesis.game_kind),
+        folded.pack,
+        server_seed,
+        names,
+        [],
+        [],
+        [],
+    )
+    game.advance(list(folded.rows), list(folded.tables), list(folded.facts))
+    return game
+
+
+def live_from_store(stored: StoredGame) -> LiveGame:
+    """Fold a stored game once, to keep it live."""
+    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+    return live_from_folded(folded, stored.server_seed, stored.seat_names)

@@ -1,0 +1,209 @@
+"""The gRPC server: thin servicers over ``service.app.Games``, health and reflection."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+from google.protobuf import json_format, struct_pb2
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from feastlog.v1 import record_pb2
+from replay.engine import Fact
+from replay.record import Row
+from service.app import Games, Step
+from service.auth import Caller, Credentials, organiser_key
+from service.errors import streaming, unary
+from service.live import Database
+from service.store import Store
+
+
+def struct(value: dict[str, Any]) -> struct_pb2.Struct:
+    """A JSON-able dict as a protobuf Struct."""
+    out = struct_pb2.Struct()
+    json_format.ParseDict(value, out)
+    return out
+
+
+def structs(facts: Sequence[Fact]) -> list[struct_pb2.Struct]:
+    """Facts as Structs."""
+    return [struct(f) for f in facts]
+
+
+def event(step: Step) -> pb.RecordEvent:
+    """A row as the caller may see it, as a RecordEvent."""
+    row: Row = step.row
+    out = pb.RecordEvent(
+        seq=row.seq,
+        kind=row.kind,
+        actor=row.actor,
+        facts=structs(step.facts),
+        hash=row.hash,
+        state_hash=row.state_hash,
+        recorded_at=row.recorded_at,
+        view=struct(step.view),
+    )
+    if step.command is not None:
+        out.command.CopyFrom(step.command)
+    if row.kind == "genesis":
+        out.genesis.ParseFromString(row.body)
+    return out
+
+
+class GameService(pb_grpc.GameServiceServicer):
+    """feastlog.v1.GameService."""
+
+    def __init__(self, games: Games) -> None:
+        self.games = games
+
+    def caller(self, context: grpc.aio.ServicerContext) -> Caller:
+        """Who is calling, from the authorization metadata."""
+        return self.games.credentials.caller(tuple(context.invocation_metadata() or ()))
+
+    @unary
+    async def CreateGame(
+        self, request: pb.CreateGameRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CreateGameResponse:
+        created = await self.games.create(
+            self.caller(context),
+            request.game_kind,
+            list(request.players),
+            dict(request.options),
+            request.seed,
+            request.tournament_id,
+            request.content_pack,
+        )
+        g = created.genesis
+        tokens = [
+            pb.SeatToken(seat=i, name=s.name, token=t)
+            for i, (s, t) in enumerate(zip(g.seats, created.tokens, strict=True))
+        ]
+        return pb.CreateGameResponse(
+            game_id=g.game_id,
+            seed_commitment=g.seed_commitment,
+            seat_tokens=tokens,
+            ruleset_version=g.ruleset_version,
+            pack_sha256=g.pack_sha256,
+        )
+
+    @unary
+    async def SubmitCommand(
+        self, request: pb.SubmitCommandRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SubmitCommandResponse:
+        expected = request.expected_seq if request.HasField("expected_seq") else None
+        done = await self.games.submit(
+            self.caller(context), request.game_id, request.command_id, expected, request.command
+        )
+        return pb.SubmitCommandResponse(
+            seq=done.row.seq,
+            hash=done.row.hash,
+            state_hash=done.row.state_hash,
+            facts=structs(done.facts),
+            game_over=done.game_over,
+            replayed=done.replayed,
+        )
+
+    @unary
+    async def GetView(
+        self, request: pb.GetViewRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetViewResponse:
+        game, viewer, view = await self.games.view(self.caller(context), request.game_id)
+        return pb.GetViewResponse(seq=game.last_seq, viewer=str(viewer), view=struct(view))
+
+    @unary
+    async def ListLegalCommands(
+        self, request: pb.ListLegalCommandsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListLegalCommandsResponse:
+        seq, commands = await self.games.legal(self.caller(context), request.game_id)
+        return pb.ListLegalCommandsResponse(seq=seq, commands=commands)
+
+    @streaming
+    async def WatchGame(
+        self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchGameResponse]:
+        steps = self.games.watch(self.caller(context), request.game_id, request.from_seq)
+        async for step in steps:
+            yield pb.WatchGameResponse(event=event(step))
+
+    @unary
+    async def ListGames(
+        self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListGamesResponse:
+        summaries = await self.games.db.call(self.games.db.store.summaries)
+        out = []
+        for game_id, body, last_seq, over, created_at in summaries:
+            genesis = record_pb2.Genesis.FromString(body)
+            if request.game_kind and genesis.game_kind != request.game_kind:
+                continue
+            out.append(
+                pb.GameSummary(
+                    game_id=game_id,
+                    game_kind=genesis.game_kind,
+                    players=[s.name for s in genesis.seats],
+                    last_seq=last_seq,
+                    over=over,
+                    created_at=created_at,
+                )
+            )
+        return pb.ListGamesResponse(games=out[: request.limit or None])
+
+
+SERVICE_NAMES = (
+    pb.DESCRIPTOR.services_by_name["GameService"].full_name,
+    health.SERVICE_NAME,
+    reflection.SERVICE_NAME,
+)
+
+
+@dataclass
+class Running:
+    """A started server and what it holds."""
+
+    server: grpc.aio.Server
+    port: int
+    games: Games
+    db: Database
+    organiser_key: str
+    key_source: str
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Drain in-flight calls, then close the database."""
+        await self.server.stop(grace)
+        await self.db.close()
+
+
+async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
+    """Open the store and start serving on ``address`` (port 0 picks a free port)."""
+    store = Store(db_path)
+    db = Database(store)
+    db.start()
+    key, key_source = organiser_key(db_path)
+    credentials = Credentials(key, await db.call(store.seat_tokens))
+    games = Games(db, credentials)
+    server = grpc.aio.server()
+    pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(SERVICE_NAMES, server)
+    port = server.add_insecure_port(address)
+    await server.start()
+    for name in (*SERVICE_NAMES[:1], ""):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return Running(server, port, games, db, key, key_source)
+
+
+async def serve_forever(running: Running) -> None:
+    """Serve until SIGINT or SIGTERM, then shut down gracefully."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await running.stop()

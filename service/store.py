@@ -1,0 +1,274 @@
+"""The DuckDB event store: the only module that speaks to DuckDB.
+
+Tables:
+- ``events``: every game's rows (genesis, commands, seed reveal), keyed by (game_id, seq);
+- ``rejections``: refused commands, outside the chain;
+- ``seats``: seat names and the sha256 of each seat token (never the token);
+- ``seeds``: each game's server seed, kept out of the rows until the reveal row;
+- ``packs``: content packs by sha256, so every record can be refolded and exported.
+
+A ``Store`` is used from one thread at a time (the service gives it its own thread).
+Driver errors are translated here, once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from replay.record import Row
+from service.errors import StoreLocked
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    game_id VARCHAR NOT NULL,
+    seq BIGINT NOT NULL,
+    kind VARCHAR NOT NULL,
+    actor VARCHAR NOT NULL,
+    command_id VARCHAR NOT NULL,
+    body BLOB NOT NULL,
+    recorded_at VARCHAR NOT NULL,
+    prev_hash VARCHAR NOT NULL,
+    hash VARCHAR NOT NULL,
+    state_hash VARCHAR NOT NULL,
+    PRIMARY KEY (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS rejections (
+    game_id VARCHAR NOT NULL,
+    after_seq BIGINT NOT NULL,
+    actor VARCHAR NOT NULL,
+    command_id VARCHAR NOT NULL,
+    body BLOB NOT NULL,
+    status VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    rule_id VARCHAR NOT NULL,
+    message VARCHAR NOT NULL,
+    recorded_at VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    game_id VARCHAR NOT NULL,
+    seat INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    token_sha256 VARCHAR NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE TABLE IF NOT EXISTS seeds (
+    game_id VARCHAR PRIMARY KEY,
+    server_seed BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS packs (
+    sha256 VARCHAR PRIMARY KEY,
+    game_kind VARCHAR NOT NULL,
+    pack_id VARCHAR NOT NULL,
+    body BLOB NOT NULL
+);
+"""
+
+ROW_COLUMNS = (
+    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash"
+)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A refused command, kept outside the chain."""
+
+    game_id: str
+    after_seq: int
+    actor: str
+    command_id: str
+    body: bytes
+    status: str
+    reason: str
+    rule_id: str
+    message: str
+    recorded_at: str
+
+
+@dataclass(frozen=True)
+class NewGame:
+    """Everything written when a game is created."""
+
+    genesis: Row
+    seats: Sequence[tuple[str, str]]  # (name, token sha256) in seat order
+    server_seed: bytes
+    pack_sha256: str
+    game_kind: str
+    pack_id: str
+    pack_body: bytes
+
+
+@dataclass
+class Batch:
+    """What one group commit writes."""
+
+    games: list[NewGame] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as stored: its rows in seq order, its seed and its pack."""
+
+    rows: tuple[Row, ...]
+    server_seed: bytes
+    pack_body: bytes
+    seat_names: tuple[str, ...]
+
+
+class Store:
+    """An open DuckDB file holding game records."""
+
+    def __init__(self, path: str, read_only: bool = False) -> None:
+        try:
+            self.con = duckdb.connect(path, read_only=read_only)
+        except duckdb.IOException as error:
+            if "lock" in str(error).lower():
+                raise StoreLocked(
+                    f"{path} is in use by another feastlog process (DuckDB allows one "
+                    "writer per file): stop that server, or talk to it with --server",
+                    path=path,
+                ) from error
+            raise
+        if not read_only:
+            self.con.execute(SCHEMA)
+        self.path = path
+
+    def close(self) -> None:
+        """Close the file (checkpointing the write-ahead log)."""
+        self.con.close()
+
+    def write(self, batch: Batch) -> None:
+        """Commit a batch in one transaction: all of it or none of it."""
+        con = self.con
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for game in batch.games:
+                con.execute(
+                    "INSERT INTO packs SELECT ?, ?, ?, ? WHERE NOT EXISTS "
+                    "(SELECT 1 FROM packs WHERE sha256 = ?)",
+                    [
+                        game.pack_sha256,
+                        game.game_kind,
+                        game.pack_id,
+                        game.pack_body,
+                        game.pack_sha256,
+                    ],
+                )
+                con.execute(
+                    "INSERT INTO seeds VALUES (?, ?)", [game.genesis.game_id, game.server_seed]
+                )
+                con.executemany(
+                    "INSERT INTO seats VALUES (?, ?, ?, ?)",
+                    [[game.genesis.game_id, i, n, t] for i, (n, t) in enumerate(game.seats)],
+                )
+            rows = [g.genesis for g in batch.games] + batch.rows
+            if rows:
+                con.executemany(
+                    f"INSERT INTO events ({ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [_row_values(r) for r in rows],
+                )
+            if batch.rejections:
+                con.executemany(
+                    "INSERT INTO rejections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [list(vars(r).values()) for r in batch.rejections],
+                )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    def game_ids(self) -> list[str]:
+        """Every game id, oldest first."""
+        found = self.con.execute(
+            "SELECT game_id FROM events WHERE seq = 1 ORDER BY recorded_at, game_id"
+        ).fetchall()
+        return [r[0] for r in found]
+
+    def rows(self, game_id: str) -> tuple[Row, ...]:
+        """A game's rows in seq order."""
+        found = self.con.execute(
+            f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = ? ORDER BY seq", [game_id]
+        ).fetchall()
+        return tuple(_row(r) for r in found)
+
+    def load(self, game_id: str) -> StoredGame | None:
+        """A game's rows, seed, pack and seat names; None when there is no such game."""
+        rows = self.rows(game_id)
+        if not rows:
+            return None
+        seed = self.con.execute(
+            "SELECT server_seed FROM seeds WHERE game_id = ?", [game_id]
+        ).fetchone()
+        pack = self.con.execute(
+            "SELECT body FROM packs WHERE sha256 = ?", [_pack_sha_of(rows[0])]
+        ).fetchone()
+        names = self.con.execute(
+            "SELECT name FROM seats WHERE game_id = ? ORDER BY seat", [game_id]
+        ).fetchall()
+        return StoredGame(
+            rows,
+            bytes(seed[0]) if seed else b"",
+            bytes(pack[0]) if pack else b"",
+            tuple(n[0] for n in names),
+        )
+
+    def seat_tokens(self) -> list[tuple[str, str, int]]:
+        """(token sha256, game id, seat) for every seat of every game."""
+        return [
+            (r[0], r[1], int(r[2]))
+            for r in self.con.execute("SELECT token_sha256, game_id, seat FROM seats").fetchall()
+        ]
+
+    def rejections(self, game_id: str) -> list[Rejection]:
+        """A game's refused commands, oldest first."""
+        found = self.con.execute(
+            "SELECT * FROM rejections WHERE game_id = ? ORDER BY recorded_at", [game_id]
+        ).fetchall()
+        return [
+            Rejection(r[0], int(r[1]), r[2], r[3], bytes(r[4]), r[5], r[6], r[7], r[8], r[9])
+            for r in found
+        ]
+
+    def summaries(self) -> list[tuple[str, bytes, int, bool, str]]:
+        """(game id, genesis body, last seq, over, created at) per game, newest first."""
+        found = self.con.execute(
+            "SELECT g.game_id, g.body, max(e.seq), bool_or(e.kind = 'seed_reveal'), "
+            "g.recorded_at FROM events g JOIN events e ON e.game_id = g.game_id "
+            "WHERE g.seq = 1 GROUP BY g.game_id, g.body, g.recorded_at "
+            "ORDER BY g.recorded_at DESC, g.game_id"
+        ).fetchall()
+        return [(r[0], bytes(r[1]), int(r[2]), bool(r[3]), r[4]) for r in found]
+
+
+def _pack_sha_of(genesis_row: Row) -> str:
+    from feastlog.v1 import record_pb2
+
+    genesis = record_pb2.Genesis.FromString(genesis_row.body)
+    return genesis.pack_sha256
+
+
+def _row_values(row: Row) -> list[object]:
+    return [
+        row.game_id,
+        row.seq,
+        row.kind,
+        row.actor,
+        row.command_id,
+        row.body,
+        row.recorded_at,
+        row.prev_hash,
+        row.hash,
+        row.state_hash,
+    ]
+
+
+def _row(values: tuple[Any, ...]) -> Row:
+    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state = values
+    return Row(
+        game_id, int(seq), kind, actor, command_id, bytes(body), recorded_at, prev, hash_, state
+    )
