@@ -21,7 +21,9 @@ RNG labels, in the order they are first consumed:
 
 Options: ``first_seat`` ("random" or a seat number), ``gem_ability`` ("per_bid" default or
 "per_gem", BA-I3), ``tie_break_value`` ("alone" default or "cumulative": a tie-break bid
-is valued together with the gems the seat already has on the table, BA-I1).
+is valued together with the gems the seat already has on the table, BA-I1), ``max_bid``
+("rulebook" default: 0-3 gems, 0-4 of at most 3 colours with 2 players; or "four": 0-4
+gems of at most 3 colours at any player count, as the Fugu Platter example shows, BA-I13).
 
 A seat with no gem in hand sends nothing: its bid of 0 is sealed automatically (BA-I9).
 """
@@ -33,9 +35,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from feastlog.v1 import bon_appetit_pb2 as pb
 from google.protobuf.message import Message
 
+from feastlog.v1 import bon_appetit_pb2 as pb
 from replay import bon_appetit_pack as packs
 from replay.bon_appetit_catalogue import RULES
 from replay.bon_appetit_pack import COLOURS, Dish, Pack
@@ -64,9 +66,19 @@ OPTION_DEFAULTS: Mapping[str, str] = {
     "first_seat": "random",
     "gem_ability": "per_bid",
     "tie_break_value": "alone",
+    "max_bid": "rulebook",
 }
-OPTION_CHOICES = {"gem_ability": ("per_bid", "per_gem"), "tie_break_value": ("alone", "cumulative")}
-OPTION_RULES = {"first_seat": "BA-SETUP-FIRST", "gem_ability": "BA-I3", "tie_break_value": "BA-I1"}
+OPTION_CHOICES = {
+    "gem_ability": ("per_bid", "per_gem"),
+    "tie_break_value": ("alone", "cumulative"),
+    "max_bid": ("rulebook", "four"),
+}
+OPTION_RULES = {
+    "first_seat": "BA-SETUP-FIRST",
+    "gem_ability": "BA-I3",
+    "tie_break_value": "BA-I1",
+    "max_bid": "BA-I13",
+}
 GEM_OF_ENUM = {
     pb.GEM_BLUE: "blue",
     pb.GEM_GREEN: "green",
@@ -83,9 +95,9 @@ def hand_size(seats: int) -> int:
     return 4 if seats == 4 else 5
 
 
-def bid_limit(seats: int) -> int:
-    """Most gems in an initial bid: 3, or 4 with 2 players."""
-    return 4 if seats == 2 else 3
+def bid_limit(state: State) -> int:
+    """Most gems in an initial bid: 3, or 4 with 2 players (or with option max_bid=four)."""
+    return 4 if len(state.players) == 2 or state.max_bid == "four" else 3
 
 
 def starting_bag(seats: int) -> tuple[str, ...]:
@@ -138,6 +150,7 @@ def setup(
         players=tuple(Player(name, ()) for name in seats),
         gem_ability=chosen["gem_ability"],
         tie_break_value=chosen["tie_break_value"],
+        max_bid=chosen["max_bid"],
         gem_values=gem_values,
         bag=starting_bag(len(seats)),
         deck=deck[4:],
@@ -211,14 +224,14 @@ def apply(state: State, seat: int, command: pb.BonAppetitCommand) -> tuple[State
     if any(s == seat for s, _ in auction.sealed):
         raise RuleViolation("BA-TURN", f"{name} has already sealed a bid for the {dish}")
     if which == "bid":
-        limit = bid_limit(len(state.players))
+        limit = bid_limit(state)
         if len(gems) > limit:
             raise RuleViolation(
                 "BA-BID-SIZE", f"{name} bids {len(gems)} gems; a bid holds at most {limit}"
             )
-        if len(state.players) == 2 and len(set(gems)) > 3:
+        if limit == 4 and len(set(gems)) > 3:
             raise RuleViolation(
-                "BA-BID-COLOURS", f"{name} bids 4 colours; with 2 players a bid holds at most 3"
+                "BA-BID-COLOURS", f"{name} bids 4 colours; a bid of up to 4 gems holds at most 3"
             )
     hand = state.players[seat].hand
     for colour in COLOURS:
@@ -266,9 +279,9 @@ def legal_commands(state: State, seat: int) -> list[pb.BonAppetitCommand]:
     for counts in itertools.product(*ranges):
         gems = [c for c, k in zip(COLOURS, counts, strict=True) for _ in range(k)]
         if which == "bid":
-            if len(gems) > bid_limit(len(state.players)):
+            if len(gems) > bid_limit(state):
                 continue
-            if len(state.players) == 2 and sum(1 for k in counts if k) > 3:
+            if sum(1 for k in counts if k) > 3:
                 continue
         out.append(_command(which, gems))
     return sorted(out, key=lambda m: m.SerializeToString(deterministic=True))
@@ -335,7 +348,11 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         "removed_unseen": len(state.set_aside),
         "first_seat": state.first_seat,
         "last_winner": state.last_winner,
-        "options": {"gem_ability": state.gem_ability, "tie_break_value": state.tie_break_value},
+        "options": {
+            "gem_ability": state.gem_ability,
+            "tie_break_value": state.tie_break_value,
+            "max_bid": state.max_bid,
+        },
         "seats": [_seat_view(state, s, viewer) for s in range(len(state.players))],
     }
     if viewer.role == "arbiter" or state.over:

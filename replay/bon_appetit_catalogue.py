@@ -1,7 +1,7 @@
 """Bon Appetit!: the rule catalogue, one id per rule of the rulebook and per reading.
 
 Rulebook: shared/rulebooks/bon-appetit.txt.  Ids ``BA-I1`` .. ``BA-I8`` are the readings of
-DESIGN section 8; ``BA-I9`` .. ``BA-I12`` are readings this engine adds.
+DESIGN section 8; ``BA-I9`` .. ``BA-I13`` are readings this engine adds.
 """
 
 from __future__ import annotations
@@ -237,6 +237,13 @@ RULES: Mapping[str, Rule] = catalogue(
         "feastlog reading",
         "Abilities of several owned dishes add up; a dish's own "
         "ability never helps in the auction for it.",
+        True,
+    ),
+    Rule(
+        "BA-I13",
+        "feastlog reading",
+        "The Fugu Platter example shows a 4-gem bid with 3 players against the 0-3 rule: the "
+        "rule wins by default (option max_bid: rulebook | four, four following the example).",
         True,
     ),
 )

@@ -48,6 +48,7 @@ class State:
     players: tuple[Player, ...]
     gem_ability: str  # "per_bid" or "per_gem" (BA-I3)
     tie_break_value: str  # "alone" or "cumulative" (BA-I1)
+    max_bid: str  # "rulebook" or "four" (BA-I13)
     gem_values: tuple[int, ...]  # by COLOURS
     bag: tuple[str, ...]
     deck: tuple[Dish, ...]
