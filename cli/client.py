@@ -53,9 +53,19 @@ async def connect(
 
 
 def as_dict(message: Any) -> dict[str, Any]:
-    """A protobuf Struct as a dict."""
-    out: dict[str, Any] = json_format.MessageToDict(message)
+    """A protobuf Struct as a dict, whole numbers back as ints (Struct carries doubles)."""
+    out: dict[str, Any] = _whole(json_format.MessageToDict(message))
     return out
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
 
 
 @dataclass

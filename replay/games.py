@@ -13,6 +13,9 @@ _MODULES = {
 }
 
 
+KINDS = tuple(_MODULES)
+
+
 class UnknownGameKind(KeyError):
     """A game kind this build does not know."""
 

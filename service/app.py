@@ -206,11 +206,10 @@ class Games:
     ) -> Accepted:
         """Check a command against the rules and record it; refusals are recorded too."""
         game = await self.get(game_id)
-        actor = caller.actor(game_id)
-        viewer = caller.viewer(game_id)
         body = command.SerializeToString(deterministic=True)
         async with game.lock:
             try:
+                actor, viewer = caller.actor(game_id), caller.viewer(game_id)
                 return await self._decide(
                     game, actor, viewer, command_id, expected_seq, command, body
                 )
@@ -221,7 +220,7 @@ class Games:
                 CommandIdReused,
                 PermissionDenied,
             ) as error:
-                await self._reject(game, actor, command_id, body, error)
+                await self._reject(game, caller.label(game_id), command_id, body, error)
                 raise
 
     async def _decide(

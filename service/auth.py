@@ -74,6 +74,14 @@ class Caller:
             return Viewer.of_seat(self.seat)
         return SPECTATOR
 
+    def label(self, game_id: str) -> str:
+        """How a refused command's sender is recorded: its actor, or whose token it was."""
+        if self.role == "seat" and self.game_id != game_id:
+            return f"seat:{self.seat} of game {self.game_id}"
+        return {"organiser": "arbiter", "anonymous": "anonymous"}.get(self.role) or (
+            f"seat:{self.seat}"
+        )
+
     def actor(self, game_id: str) -> str:
         """The record's actor name for a command from this caller in ``game_id``."""
         if self.role == "organiser":

@@ -1,0 +1,167 @@
+"""Real servers for tests: in a background thread, or as a separate process."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+
+from cli.client import as_dict
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from service.server import Running, create_server
+
+T = TypeVar("T")
+
+
+class ThreadedServer:
+    """A feastlog server on port 0 with its own event loop in a background thread."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.running: Running = self.call(create_server(str(db_path), "127.0.0.1:0"))
+        self.address = f"127.0.0.1:{self.running.port}"
+        self.key = self.running.organiser_key
+
+    def call(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on the server's loop and wait for it."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
+
+    def stop(self) -> None:
+        """Graceful stop, then end the loop."""
+        self.call(self.running.stop(0.5))
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+
+
+class ProcessServer:
+    """``feastlog serve`` in its own process, on port 0."""
+
+    def __init__(self, db_path: Path, key: str) -> None:
+        env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
+        code = "from cli.main import main; main()"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", code, "serve", "--db", str(db_path), "--port", "0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        first = self.proc.stdout.readline()
+        found = re.search(r"listening on (\S+)", first)
+        if not found:
+            raise RuntimeError(f"server did not start: {first}{self.proc.stderr.read()}")  # type: ignore[union-attr]
+        self.address = found.group(1)
+
+    def kill(self) -> None:
+        """kill -9: no graceful anything."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def terminate(self) -> str:
+        """SIGTERM (graceful) and the stderr it left."""
+        self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=20)
+        return err
+
+
+def bearer(token: str | None) -> tuple[tuple[str, str], ...]:
+    """Call metadata for a token."""
+    return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def stub(address: str) -> pb_grpc.GameServiceStub:
+    """A blocking GameService stub."""
+    return pb_grpc.GameServiceStub(grpc.insecure_channel(address))
+
+
+def view_of(reply: Any) -> dict[str, Any]:
+    """A reply's view Struct as a dict."""
+    return as_dict(reply.view)
+
+
+def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo:
+    """The ErrorInfo detail of a rich gRPC error."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    assert status is not None, "the error carries no google.rpc.Status"
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    return info
+
+
+def create(
+    client: pb_grpc.GameServiceStub,
+    key: str,
+    kind: str,
+    players: list[str],
+    seed: bytes = b"",
+    **options: str,
+) -> pb.CreateGameResponse:
+    """Create a game as the organiser."""
+    request = pb.CreateGameRequest(game_kind=kind, players=players, seed=seed, options=options)
+    reply: pb.CreateGameResponse = client.CreateGame(request, metadata=bearer(key))
+    return reply
+
+
+def play_to_end(
+    client: pb_grpc.GameServiceStub,
+    game_id: str,
+    tokens: list[str],
+    seed: int,
+    stop_after: int | None = None,
+) -> int:
+    """Seats play random legal commands until the game ends (or ``stop_after`` commands)."""
+    rng = random.Random(seed)
+    sent = 0
+    while stop_after is None or sent < stop_after:
+        view = view_of(client.GetView(pb.GetViewRequest(game_id=game_id)))
+        if view["over"]:
+            return sent
+        for seat in [int(s) for s in view["to_act"]]:
+            legal = client.ListLegalCommands(
+                pb.ListLegalCommandsRequest(game_id=game_id), metadata=bearer(tokens[seat])
+            )
+            if not legal.commands:
+                continue
+            request = pb.SubmitCommandRequest(
+                game_id=game_id,
+                command_id=uuid.uuid4().hex,
+                command=rng.choice(list(legal.commands)),
+            )
+            client.SubmitCommand(request, metadata=bearer(tokens[seat]))
+            sent += 1
+            if stop_after is not None and sent >= stop_after:
+                break
+    return sent
+
+
+def watch_all(
+    client: pb_grpc.GameServiceStub, game_id: str, key: str | None, upto: int
+) -> list[pb.RecordEvent]:
+    """Rows 1..upto as the caller sees them."""
+    events = []
+    stream = client.WatchGame(
+        pb.WatchGameRequest(game_id=game_id, from_seq=1), metadata=bearer(key)
+    )
+    for reply in stream:
+        events.append(reply.event)
+        if reply.event.seq >= upto:
+            stream.cancel()
+            break
+    return events

@@ -1,0 +1,309 @@
+"""The service end to end: real servers on port 0, real DuckDB files."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from feastlog.v1 import bon_appetit_pb2 as ba
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import record_pb2
+from tests.serverutil import (
+    ProcessServer,
+    ThreadedServer,
+    bearer,
+    create,
+    error_info,
+    play_to_end,
+    stub,
+    view_of,
+    watch_all,
+)
+
+KEY = "org_test-organiser-key"
+PLAYERS = ["Ann", "Brian", "Celia"]
+
+
+def replay_text(address: str) -> str:
+    """``feastlog replay --server`` output for the only game."""
+    client = stub(address)
+    game_id = client.ListGames(pb.ListGamesRequest()).games[0].game_id
+    result = CliRunner().invoke(
+        cli, ["replay", game_id, "--server", address, "--organiser-key", KEY]
+    )
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_three_seats_play_a_game_and_a_killed_server_refolds_it_identically(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "games.duckdb"
+    server = ProcessServer(db, KEY)
+    try:
+        client = stub(server.address)
+        game = create(client, KEY, "bon-appetit", PLAYERS)
+        tokens = [t.token for t in game.seat_tokens]
+        sent = play_to_end(client, game.game_id, tokens, seed=7)
+        final = client.GetView(pb.GetViewRequest(game_id=game.game_id), metadata=bearer(KEY))
+        assert view_of(final)["over"] is True
+        assert view_of(final)["round"] == 12
+        before = watch_all(client, game.game_id, KEY, final.seq)
+        text_before = replay_text(server.address)
+    finally:
+        server.kill()
+    assert sent >= 12  # seats with no gems have their 0 bid sealed for them (BA-I9)
+    assert before[-1].kind == "seed_reveal"
+    assert [e.seq for e in before] == list(range(1, final.seq + 1))
+
+    server = ProcessServer(db, KEY)
+    try:
+        client = stub(server.address)
+        again = client.GetView(pb.GetViewRequest(game_id=game.game_id), metadata=bearer(KEY))
+        after = watch_all(client, game.game_id, KEY, again.seq)
+        text_after = replay_text(server.address)
+    finally:
+        server.kill()
+    assert again.seq == final.seq
+    assert view_of(again) == view_of(final)
+    assert [(e.hash, e.state_hash) for e in after] == [(e.hash, e.state_hash) for e in before]
+    assert after == before
+    assert text_after == text_before
+    assert "Round 12" in text_after and "Seed revealed" in text_after
+
+
+def test_kill_9_mid_game_loses_no_acknowledged_command(tmp_path: Path) -> None:
+    db = tmp_path / "games.duckdb"
+    server = ProcessServer(db, KEY)
+    try:
+        client = stub(server.address)
+        game = create(client, KEY, "bon-appetit", PLAYERS)
+        tokens = [t.token for t in game.seat_tokens]
+        play_to_end(client, game.game_id, tokens, seed=3, stop_after=10)
+        acknowledged = client.GetView(pb.GetViewRequest(game_id=game.game_id)).seq
+        hashes = [e.state_hash for e in watch_all(client, game.game_id, KEY, acknowledged)]
+    finally:
+        server.kill()
+    server = ProcessServer(db, KEY)
+    try:
+        client = stub(server.address)
+        assert client.GetView(pb.GetViewRequest(game_id=game.game_id)).seq == acknowledged
+        replayed = [e.state_hash for e in watch_all(client, game.game_id, KEY, acknowledged)]
+        assert replayed == hashes
+        play_to_end(client, game.game_id, tokens, seed=4)
+        assert view_of(client.GetView(pb.GetViewRequest(game_id=game.game_id)))["over"]
+    finally:
+        server.kill()
+
+
+def test_a_second_server_on_the_same_file_fails_at_start_with_a_clear_message(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "games.duckdb"
+    server = ProcessServer(db, KEY)
+    try:
+        code = "from cli.main import main; main()"
+        second = subprocess.run(
+            [sys.executable, "-c", code, "serve", "--db", str(db), "--port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert second.returncode == 1
+        assert "in use by another feastlog process" in second.stderr
+    finally:
+        server.terminate()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(tmp_path_factory.mktemp("svc") / "games.duckdb")
+    yield server
+    server.stop()
+
+
+def submit(
+    served: ThreadedServer,
+    game_id: str,
+    token: str | None,
+    command: record_pb2.Command,
+    command_id: str = "",
+    expected_seq: int | None = None,
+) -> pb.SubmitCommandResponse:
+    request = pb.SubmitCommandRequest(game_id=game_id, command_id=command_id, command=command)
+    if expected_seq is not None:
+        request.expected_seq = expected_seq
+    reply: pb.SubmitCommandResponse = stub(served.address).SubmitCommand(
+        request, metadata=bearer(token)
+    )
+    return reply
+
+
+def bid(*gems: int) -> record_pb2.Command:
+    return record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=list(gems))))
+
+
+def refused(
+    served: ThreadedServer,
+    game_id: str,
+    token: str | None,
+    command: record_pb2.Command,
+    code: grpc.StatusCode,
+    **kw: object,
+) -> dict[str, str]:
+    """Submit, expect a refusal with ``code``; check nothing was appended and it was recorded."""
+    client = stub(served.address)
+    seq_before = client.GetView(pb.GetViewRequest(game_id=game_id)).seq
+    store = served.running.db
+    recorded_before = len(served.call(store.call(store.store.rejections, game_id)))
+    with pytest.raises(grpc.RpcError) as caught:
+        submit(served, game_id, token, command, **kw)  # type: ignore[arg-type]
+    assert caught.value.code() == code, caught.value.details()
+    info = error_info(caught.value)
+    assert info.domain == "feastlog"
+    assert client.GetView(pb.GetViewRequest(game_id=game_id)).seq == seq_before
+    recorded = served.call(store.call(store.store.rejections, game_id))
+    assert len(recorded) == recorded_before + 1
+    assert recorded[-1].reason == info.reason
+    assert recorded[-1].rule_id == info.metadata.get("rule_id", "")
+    return {"reason": info.reason, **dict(info.metadata), "message": caught.value.details()}
+
+
+def new_game(
+    served: ThreadedServer, players: list[str] = PLAYERS, seed: bytes = bytes(range(32))
+) -> tuple[str, list[str]]:
+    game = create(stub(served.address), served.key, "bon-appetit", players, seed=seed)
+    return game.game_id, [t.token for t in game.seat_tokens]
+
+
+def hand(served: ThreadedServer, game_id: str, token: str) -> list[str]:
+    view = view_of(
+        stub(served.address).GetView(pb.GetViewRequest(game_id=game_id), metadata=bearer(token))
+    )
+    seat = next(s for s in view["seats"] if "hand" in s)
+    return list(seat["hand"])
+
+
+def test_malformed_command_is_invalid_argument(served: ThreadedServer) -> None:
+    game_id, tokens = new_game(served)
+    out = refused(
+        served, game_id, tokens[0], record_pb2.Command(), grpc.StatusCode.INVALID_ARGUMENT
+    )
+    assert out["reason"] == "MALFORMED_COMMAND" and out["field"] == "command"
+    out = refused(
+        served, game_id, tokens[0], bid(ba.GEM_UNSPECIFIED), grpc.StatusCode.INVALID_ARGUMENT
+    )
+    assert out["reason"] == "MALFORMED_COMMAND" and "gems" in out["field"]
+
+
+def test_bid_out_of_phase_cites_its_rule(served: ThreadedServer) -> None:
+    game_id, tokens = new_game(served)
+    tie_break = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(tie_break_bid=ba.TieBreakBid()))
+    out = refused(served, game_id, tokens[0], tie_break, grpc.StatusCode.FAILED_PRECONDITION)
+    assert out["rule_id"] == "BA-PHASES"
+    submit(served, game_id, tokens[1], bid())
+    out = refused(served, game_id, tokens[1], bid(), grpc.StatusCode.FAILED_PRECONDITION)
+    assert out["rule_id"] == "BA-TURN"
+
+
+def test_gems_not_in_hand_are_refused(served: ThreadedServer) -> None:
+    game_id, tokens = new_game(served)
+    held = hand(served, game_id, tokens[0])
+    colour = min(("blue", "green", "red", "yellow"), key=held.count)
+    gem = ba.Gem.Value("GEM_" + colour.upper())
+    out = refused(
+        served,
+        game_id,
+        tokens[0],
+        bid(*[gem] * (held.count(colour) + 1)),
+        grpc.StatusCode.FAILED_PRECONDITION,
+    )
+    assert out["rule_id"] == "BA-BID-OWN"
+    assert "Ann" in out["message"]
+
+
+def test_too_many_gems_or_colours_are_refused(served: ThreadedServer) -> None:
+    game_id, tokens = new_game(served)
+    out = refused(
+        served, game_id, tokens[0], bid(*[ba.GEM_BLUE] * 4), grpc.StatusCode.FAILED_PRECONDITION
+    )
+    assert out["rule_id"] == "BA-BID-SIZE"
+    two_id, two_tokens = new_game(served, ["Ann", "Brian"])
+    out = refused(
+        served,
+        two_id,
+        two_tokens[0],
+        bid(ba.GEM_BLUE, ba.GEM_GREEN, ba.GEM_RED, ba.GEM_YELLOW),
+        grpc.StatusCode.FAILED_PRECONDITION,
+    )
+    assert out["rule_id"] == "BA-BID-COLOURS"
+
+
+def test_another_games_token_and_unknown_tokens(served: ThreadedServer) -> None:
+    game_id, _ = new_game(served)
+    _, other_tokens = new_game(served)
+    out = refused(served, game_id, other_tokens[0], bid(), grpc.StatusCode.PERMISSION_DENIED)
+    assert out["reason"] == "PERMISSION_DENIED"
+    out = refused(served, game_id, served.key, bid(), grpc.StatusCode.PERMISSION_DENIED)
+    assert "seat token" in out["message"]
+    with pytest.raises(grpc.RpcError) as caught:
+        submit(served, game_id, "seat_not-a-real-token", bid())
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_unknown_game_is_not_found(served: ThreadedServer) -> None:
+    _, tokens = new_game(served)
+    with pytest.raises(grpc.RpcError) as caught:
+        submit(served, "g_nope", tokens[0], bid())
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    assert error_info(caught.value).reason == "GAME_NOT_FOUND"
+
+
+def test_a_bid_after_the_game_ended_is_refused(served: ThreadedServer) -> None:
+    game_id, tokens = new_game(served)
+    play_to_end(stub(served.address), game_id, tokens, seed=11)
+    out = refused(served, game_id, tokens[0], bid(), grpc.StatusCode.FAILED_PRECONDITION)
+    assert out["rule_id"] == "FL-GAME-CLOSED"
+
+
+def test_stale_expected_seq_is_aborted_and_retries_are_idempotent(
+    served: ThreadedServer,
+) -> None:
+    game_id, tokens = new_game(served)
+    first = submit(served, game_id, tokens[0], bid(), command_id="c-1", expected_seq=1)
+    assert first.seq == 2 and not first.replayed
+    again = submit(served, game_id, tokens[0], bid(), command_id="c-1")
+    assert (again.seq, again.hash, again.replayed) == (2, first.hash, True)
+    out = refused(served, game_id, tokens[1], bid(), grpc.StatusCode.ABORTED, expected_seq=1)
+    assert out["reason"] == "STALE_EXPECTED_SEQ"
+    held = hand(served, game_id, tokens[0])
+    gem = ba.Gem.Value("GEM_" + held[0].upper())
+    out = refused(
+        served, game_id, tokens[0], bid(gem), grpc.StatusCode.ALREADY_EXISTS, command_id="c-1"
+    )
+    assert out["reason"] == "COMMAND_ID_REUSED"
+
+
+def test_views_hide_other_hands_and_sealed_bids(served: ThreadedServer) -> None:
+    game_id, tokens = new_game(served)
+    held = hand(served, game_id, tokens[0])
+    gem = ba.Gem.Value("GEM_" + held[0].upper())
+    submit(served, game_id, tokens[0], bid(gem))
+    client = stub(served.address)
+    brian = view_of(client.GetView(pb.GetViewRequest(game_id=game_id), metadata=bearer(tokens[1])))
+    ann_seen_by_brian = brian["seats"][0]
+    assert "hand" not in ann_seen_by_brian and ann_seen_by_brian["has_bid"] is True
+    assert held[0] not in str(ann_seen_by_brian.get("on_table", []))
+    events = watch_all(client, game_id, tokens[1], 2)
+    assert not events[1].HasField("command")  # Ann's sealed bid stays sealed for Brian
+    spectator = view_of(client.GetView(pb.GetViewRequest(game_id=game_id)))
+    assert all("hand" not in s for s in spectator["seats"])
+    own = watch_all(client, game_id, tokens[0], 2)
+    assert own[1].command.bon_appetit.bid.gems == [gem]
