@@ -146,7 +146,7 @@ def submit(
     return reply
 
 
-def bid(*gems: int) -> record_pb2.Command:
+def bid(*gems: ba.Gem.ValueType) -> record_pb2.Command:
     return record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=list(gems))))
 
 
