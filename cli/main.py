@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
 from feastlog.v1 import game_service_pb2 as pb
 from replay import games
@@ -259,6 +260,9 @@ async def replay_over_grpc(server: str, game_id: str, key: str | None) -> list[s
         if now.viewer != "arbiter":
             lines.append(f"(seen as {now.viewer})")
         return lines
+
+
+cli.add_command(bench_command)
 
 
 def main() -> None:
