@@ -615,3 +615,26 @@ def test_legal_commands_are_all_accepted() -> None:
         assert len(legal_commands(state, 0)) == len(
             set(c.SerializeToString(deterministic=True) for c in legal_commands(state, 0))
         )
+
+
+def test_narration_tells_the_round() -> None:
+    """The worked example narrated: the dish, each bid's breakdown, winner, values, draws."""
+    values = {"blue": 2, "green": 3, "red": 4, "yellow": 1}
+    state = replace(
+        position(["bbr", "byg", "g"], values=values, dish="Wagyu Steak", round_no=0),
+        auction=None,
+        menu_row=(DISH["Creme Brulee"], DISH["Fresh Matsutake Mashrooms"]),
+    )
+    state, facts = start_round(state)
+    state, more = play(state, (0, bid("bb")), (1, bid("by")), (2, bid("")))
+    lines = [ENGINE.narrate(f, NAMES[:3]) for f in facts + more]
+    text = [line for line in lines if line]
+    assert text[0].startswith("Round 1: the Fresh Matsutake Mashrooms (Side Dish, 3 points")
+    assert "Bids revealed: Ann 2 blue = 4 -> 4; Brian 1 blue and 1 yellow = 3 -> 3; " in text[4]
+    assert "Celia 0 (no gems)" in text[4]
+    assert "Ann wins the Fresh Matsutake Mashrooms, paying 2 blue." in text
+    assert (
+        "Gem values now: blue 1, green 4, red 4, yellow 2 (were blue 2, green 3, red 4, "
+        "yellow 1)." in text
+    )
+    assert "Celia draws a gem from the bag." in text
