@@ -3,8 +3,11 @@
 isort:skip_file
 """
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -16,9 +19,161 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _Store:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _StoreEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Store.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    STORE_UNSPECIFIED: _Store.ValueType  # 0
+    STORE_PRODUCE_STAND: _Store.ValueType  # 1
+    STORE_BUTCHER_SHOP: _Store.ValueType  # 2
+    STORE_BAKERY: _Store.ValueType  # 3
+    STORE_SUPERMARKET: _Store.ValueType  # 4
+    """Used with 4 or more chefs only."""
+
+class Store(_Store, metaclass=_StoreEnumTypeWrapper):
+    """A store on Market Street, in the order purchases are resolved."""
+
+STORE_UNSPECIFIED: Store.ValueType  # 0
+STORE_PRODUCE_STAND: Store.ValueType  # 1
+STORE_BUTCHER_SHOP: Store.ValueType  # 2
+STORE_BAKERY: Store.ValueType  # 3
+STORE_SUPERMARKET: Store.ValueType  # 4
+"""Used with 4 or more chefs only."""
+Global___Store: _TypeAlias = Store  # noqa: Y015
+
+class _Placement:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PlacementEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Placement.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PLACEMENT_UNSPECIFIED: _Placement.ValueType  # 0
+    PLACEMENT_LINE: _Placement.ValueType  # 1
+    """Join the store's line: the pawn goes to the bottom of its stack."""
+    PLACEMENT_OWN: _Placement.ValueType  # 2
+    """Own the store for this round: earn the coins spent there."""
+    PLACEMENT_COLLECT_COIN: _Placement.ValueType  # 3
+    """Collect 1 coin from the bank (once per round); give no store."""
+
+class Placement(_Placement, metaclass=_PlacementEnumTypeWrapper):
+    """Where a Chef Cap pawn goes during the Place Pawns step."""
+
+PLACEMENT_UNSPECIFIED: Placement.ValueType  # 0
+PLACEMENT_LINE: Placement.ValueType  # 1
+"""Join the store's line: the pawn goes to the bottom of its stack."""
+PLACEMENT_OWN: Placement.ValueType  # 2
+"""Own the store for this round: earn the coins spent there."""
+PLACEMENT_COLLECT_COIN: Placement.ValueType  # 3
+"""Collect 1 coin from the bank (once per round); give no store."""
+Global___Placement: _TypeAlias = Placement  # noqa: Y015
+
 @_typing.final
 class MenuMastersCommand(_message.Message):
     """A player command of Menu Masters."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLACE_PAWN_FIELD_NUMBER: _builtins.int
+    PURCHASE_FIELD_NUMBER: _builtins.int
+    LEAVE_LINE_FIELD_NUMBER: _builtins.int
+    COMPLETE_MENUS_FIELD_NUMBER: _builtins.int
+    DISCARD_FIELD_NUMBER: _builtins.int
+    FINISH_TURN_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def place_pawn(self) -> Global___PlacePawn:
+        """Place Pawns step: place one Chef Cap."""
+
+    @_builtins.property
+    def purchase(self) -> Global___PurchaseIngredient:
+        """Purchase step, your turn at the top of a line: buy one card from the store window."""
+
+    @_builtins.property
+    def leave_line(self) -> Global___LeaveLine:
+        """Purchase step, your turn, before buying: take your Chef Cap out of the line."""
+
+    @_builtins.property
+    def complete_menus(self) -> Global___CompleteMenus:
+        """Purchase step, your turn (before or after buying): complete one or more Menus."""
+
+    @_builtins.property
+    def discard(self) -> Global___DiscardIngredient:
+        """Purchase step, with a 7th ingredient in your basket: discard one (ends your turn)."""
+
+    @_builtins.property
+    def finish_turn(self) -> Global___FinishPurchaseTurn:
+        """Purchase step, after buying: you are done (no more Menus to complete this turn)."""
+
+    def __init__(
+        self,
+        *,
+        place_pawn: Global___PlacePawn | None = ...,
+        purchase: Global___PurchaseIngredient | None = ...,
+        leave_line: Global___LeaveLine | None = ...,
+        complete_menus: Global___CompleteMenus | None = ...,
+        discard: Global___DiscardIngredient | None = ...,
+        finish_turn: Global___FinishPurchaseTurn | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "complete_menus", b"complete_menus", "discard", b"discard", "finish_turn", b"finish_turn", "leave_line", b"leave_line", "place_pawn", b"place_pawn", "purchase", b"purchase"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "complete_menus", b"complete_menus", "discard", b"discard", "finish_turn", b"finish_turn", "leave_line", b"leave_line", "place_pawn", b"place_pawn", "purchase", b"purchase"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_action: _TypeAlias = _typing.Literal["place_pawn", "purchase", "leave_line", "complete_menus", "discard", "finish_turn"]  # noqa: Y015
+    _WhichOneofArgType_action: _TypeAlias = _typing.Literal["action", b"action"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_action) -> _WhichOneofReturnType_action | None: ...
+
+Global___MenuMastersCommand: _TypeAlias = MenuMastersCommand  # noqa: Y015
+
+@_typing.final
+class PlacePawn(_message.Message):
+    """One Chef Cap: a store and a placement, or a coin from the bank."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STORE_FIELD_NUMBER: _builtins.int
+    PLACEMENT_FIELD_NUMBER: _builtins.int
+    store: Global___Store.ValueType
+    """Required with PLACEMENT_LINE and PLACEMENT_OWN; must be unset with PLACEMENT_COLLECT_COIN."""
+    placement: Global___Placement.ValueType
+    def __init__(
+        self,
+        *,
+        store: Global___Store.ValueType = ...,
+        placement: Global___Placement.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["placement", b"placement", "store", b"store"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlacePawn: _TypeAlias = PlacePawn  # noqa: Y015
+
+@_typing.final
+class PurchaseIngredient(_message.Message):
+    """Buy the ingredient card `card_id` from the window of the store whose line you top."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_ID_FIELD_NUMBER: _builtins.int
+    card_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        card_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_id", b"card_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PurchaseIngredient: _TypeAlias = PurchaseIngredient  # noqa: Y015
+
+@_typing.final
+class LeaveLine(_message.Message):
+    """Leave the line without buying."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -31,4 +186,153 @@ class MenuMastersCommand(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___MenuMastersCommand: _TypeAlias = MenuMastersCommand  # noqa: Y015
+Global___LeaveLine: _TypeAlias = LeaveLine  # noqa: Y015
+
+@_typing.final
+class CompleteMenus(_message.Message):
+    """Complete Menus in the order given; each uses cards from your basket."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MENUS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def menus(self) -> _containers.RepeatedCompositeFieldContainer[Global___MenuCompletion]: ...
+    def __init__(
+        self,
+        *,
+        menus: _abc.Iterable[Global___MenuCompletion] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["menus", b"menus"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompleteMenus: _TypeAlias = CompleteMenus  # noqa: Y015
+
+@_typing.final
+class MenuCompletion(_message.Message):
+    """One Menu (a secret Menu in your hand, or a face-up community Menu) and how it is fulfilled."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MENU_ID_FIELD_NUMBER: _builtins.int
+    FULFILMENTS_FIELD_NUMBER: _builtins.int
+    menu_id: _builtins.str
+    @_builtins.property
+    def fulfilments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Fulfilment]:
+        """Exactly one per ingredient the Menu lists (any order)."""
+
+    def __init__(
+        self,
+        *,
+        menu_id: _builtins.str = ...,
+        fulfilments: _abc.Iterable[Global___Fulfilment] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["fulfilments", b"fulfilments", "menu_id", b"menu_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MenuCompletion: _TypeAlias = MenuCompletion  # noqa: Y015
+
+@_typing.final
+class Fulfilment(_message.Message):
+    """How one ingredient of a Menu is fulfilled: one card showing it, or a Power Food."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INGREDIENT_FIELD_NUMBER: _builtins.int
+    CARD_ID_FIELD_NUMBER: _builtins.int
+    POWER_FOOD_FIELD_NUMBER: _builtins.int
+    ingredient: _builtins.str
+    """The Menu's ingredient, e.g. "tomato"."""
+    card_id: _builtins.str
+    """A basket card showing the ingredient (a dual-ingredient card counts as either)."""
+    @_builtins.property
+    def power_food(self) -> Global___PowerFood:
+        """Two basket cards of the same ingredient, from the same store as `ingredient`."""
+
+    def __init__(
+        self,
+        *,
+        ingredient: _builtins.str = ...,
+        card_id: _builtins.str = ...,
+        power_food: Global___PowerFood | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "card_id", b"card_id", "power_food", b"power_food"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "card_id", b"card_id", "ingredient", b"ingredient", "power_food", b"power_food"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_by: _TypeAlias = _typing.Literal["card_id", "power_food"]  # noqa: Y015
+    _WhichOneofArgType_by: _TypeAlias = _typing.Literal["by", b"by"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_by) -> _WhichOneofReturnType_by | None: ...
+
+Global___Fulfilment: _TypeAlias = Fulfilment  # noqa: Y015
+
+@_typing.final
+class PowerFood(_message.Message):
+    """Two cards of the same ingredient combined (e.g. two broccoli for a tomato)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INGREDIENT_FIELD_NUMBER: _builtins.int
+    CARD_IDS_FIELD_NUMBER: _builtins.int
+    ingredient: _builtins.str
+    """The ingredient both cards show, e.g. "broccoli"."""
+    @_builtins.property
+    def card_ids(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Exactly two card ids."""
+
+    def __init__(
+        self,
+        *,
+        ingredient: _builtins.str = ...,
+        card_ids: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_ids", b"card_ids", "ingredient", b"ingredient"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PowerFood: _TypeAlias = PowerFood  # noqa: Y015
+
+@_typing.final
+class DiscardIngredient(_message.Message):
+    """Discard one ingredient card from the basket; it is shuffled back into its store deck."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CARD_ID_FIELD_NUMBER: _builtins.int
+    card_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        card_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["card_id", b"card_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DiscardIngredient: _TypeAlias = DiscardIngredient  # noqa: Y015
+
+@_typing.final
+class FinishPurchaseTurn(_message.Message):
+    """End your purchase turn after buying."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FinishPurchaseTurn: _TypeAlias = FinishPurchaseTurn  # noqa: Y015

@@ -1,0 +1,501 @@
+"""Menu Masters (rulebook: shared/rulebooks/menu-masters.txt), for 2 to 6 chefs.
+
+Rounds of three steps: Place Pawns (one Chef Cap at a time, clockwise from the First
+Chef: join a store's line, own a store, or collect a bank coin), Purchase Ingredients
+(stores in order, first in first out, cost = pawns in the stack), Clean Up (owners and
+coin collectors collect, stores restock, the First Chef token passes).  Menus are
+completed from the basket on the chef's own purchase turn; the round in which a chef
+completes a third Menu is the last; stars of the ingredients used score.
+
+Commands (``feastlog.v1.MenuMastersCommand``): PlacePawn, PurchaseIngredient, LeaveLine,
+CompleteMenus, DiscardIngredient, FinishPurchaseTurn.  A purchase turn (MM-I4): the chef
+at the top of a line may complete Menus, then buys (PurchaseIngredient) or leaves
+(LeaveLine, which ends the turn); after buying they may complete more Menus and end with
+FinishPurchaseTurn, or, holding a 7th card, must complete a Menu or discard (a discard
+ends the turn).  The turn never ends by itself after a purchase, so whether a chef could
+complete a secret Menu is never revealed.  A chef at the top of a line who cannot pay
+leaves it automatically; an empty window is a sold-out store (MM-I3, MM-I9).
+
+RNG labels, in the order first consumed: ``menu-masters/produce-stand-deck``,
+``menu-masters/butcher-shop-deck``, ``menu-masters/bakery-deck`` (setup shuffles; later
+each discard shuffles its card back into its deck with the deck's label),
+``menu-masters/first-seat`` (only with ``first_seat = random``: ``uniform(n)``),
+``menu-masters/menu-deck`` (setup shuffle).  Secret Menus are dealt one at a time
+clockwise from the First Chef, twice round, from the top of the shuffled Menu deck;
+then 3 community Menus.  Decks are tuples, top first.
+
+Options: ``first_seat`` (``random`` or a seat number), ``round_limit`` (the game ends
+after the clean-up of this round at the latest, MM-I7; default 30).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from google.protobuf.message import Message
+
+from feastlog.v1 import menu_masters_pb2 as pb
+from replay import menu_masters_flow as flow
+from replay import menu_masters_view as views
+from replay.engine import Fact, Outcome, Rule, RuleViolation, Viewer, catalogue
+from replay.menu_masters_pack import DECKS, Pack, default_pack_bytes, load_pack
+from replay.menu_masters_state import (
+    BANK_PER_CHEF,
+    BOX_COINS,
+    COMMUNITY_MENUS,
+    DECK_LABELS,
+    FIRST_SEAT_LABEL,
+    KIND,
+    MENU_LABEL,
+    OVER,
+    PAWNS,
+    PLACE,
+    SECRET_MENUS,
+    START_COINS,
+    SUPERMARKET_CHEFS,
+    WINDOW,
+    Chef,
+    State,
+    StoreBoard,
+)
+from replay.rng import Rng
+
+_S, _P, _B, _M, _C, _E = (
+    "Setup",
+    "Step 1: Place Pawns",
+    "Step 2: Purchase Ingredients",
+    "Completing Menus",
+    "Step 3: Clean Up",
+    "Scoring and Winning the Game",
+)
+RULES: Mapping[str, Rule] = catalogue(
+    Rule(
+        "MM-SETUP-STORES",
+        _S,
+        "Stores in order Produce Stand, Butcher Shop, Bakery; each deck shuffled separately; "
+        "3 cards face up in each window.",
+    ),
+    Rule(
+        "MM-SETUP-SUPERMARKET",
+        _S,
+        "With 4+ chefs the Supermarket is added, holding 1 card from each of the other three "
+        "decks.",
+    ),
+    Rule(
+        "MM-SETUP-COINS",
+        _S,
+        "Each chef has 4 Chef Caps and 6 coins; the bank holds 2 coins per chef; the rest of "
+        "the 48 coins go back in the box.",
+    ),
+    Rule(
+        "MM-SETUP-MENUS",
+        _S,
+        "Menus shuffled; 2 secret Menus dealt to each chef; 3 community Menus face up.",
+    ),
+    Rule(
+        "MM-SETUP-FIRST-CHEF",
+        _S,
+        "One chef receives the First Chef token (option first_seat: random or a seat).",
+    ),
+    Rule(
+        "MM-GAME-OVER",
+        _E,
+        "No command is taken once the game is over.",
+    ),
+    Rule(
+        "MM-TURN-ORDER",
+        "Playing the Game",
+        "Only the chef whose turn it is may act.",
+    ),
+    Rule(
+        "MM-STEP",
+        "Playing the Game",
+        "Pawns are placed in Step 1; buying, leaving lines, Menus and discards belong to Step 2.",
+    ),
+    Rule(
+        "MM-PLACE-ORDER",
+        _P,
+        "From the First Chef clockwise, chefs place 1 Chef Cap at a time until all 4 are placed.",
+    ),
+    Rule(
+        "MM-PLACE-LINE",
+        _P,
+        "To buy, a Chef Cap joins a store's line at the bottom of its stack; no limit on the line.",
+    ),
+    Rule(
+        "MM-PLACE-OWN",
+        _P,
+        "A Chef Cap on a store's deck owns it for the round; one owner per store; a chef may "
+        "own several.",
+    ),
+    Rule(
+        "MM-PLACE-COIN",
+        _P,
+        "Once per round a Chef Cap may collect 1 coin from the bank, only while the bank has "
+        "coins.",
+    ),
+    Rule(
+        "MM-PURCHASE-ORDER",
+        _B,
+        "Stores resolve in order: Produce Stand, Butcher Shop, Bakery, Supermarket.",
+    ),
+    Rule(
+        "MM-PURCHASE-FIFO",
+        _B,
+        "The Chef Cap on top of the stack buys first: first in, first out.",
+    ),
+    Rule(
+        "MM-PURCHASE-ONE",
+        _B,
+        "One ingredient per turn: any card in that store's window.",
+    ),
+    Rule(
+        "MM-PURCHASE-COST",
+        _B,
+        "The cost is the number of pawns in the stack at that moment, whoever's they are.",
+    ),
+    Rule(
+        "MM-COINS-OWNER",
+        _B,
+        "Coins spent go on the store deck to its owner, who collects them at clean-up.",
+    ),
+    Rule(
+        "MM-COINS-NEXT-ROUND",
+        _P,
+        "Coins earned or collected this round cannot be spent until the next round.",
+    ),
+    Rule(
+        "MM-COINS-UNOWNED",
+        _C,
+        "Coins spent at an unowned store: with 2 chefs they stay for the store's next owner; "
+        "otherwise back to the bank.",
+    ),
+    Rule(
+        "MM-LEAVE-LINE",
+        _B,
+        "On their turn, before buying, a chef may take their Chef Cap out of the line without"
+        " buying.",
+    ),
+    Rule(
+        "MM-SOLD-OUT",
+        _B,
+        "When the store's 3 ingredients are sold it is sold out; the rest of the line may not"
+        " buy there this round.",
+    ),
+    Rule(
+        "MM-BASKET-SIZE",
+        _B,
+        "At most 6 ingredients in a basket: a 7th forces a Menu to be completed or a card "
+        "discarded.",
+    ),
+    Rule(
+        "MM-DISCARD",
+        _B,
+        "Only with a 7th card may a chef discard; a discard is shuffled back into its store deck.",
+    ),
+    Rule(
+        "MM-MENU-SOURCE",
+        _M,
+        "A chef completes Menus from their own secret hand or the community row.",
+    ),
+    Rule(
+        "MM-MENU-INGREDIENTS",
+        _M,
+        "Every ingredient on the Menu is fulfilled once, by cards in the chef's basket, each "
+        "card used once.",
+    ),
+    Rule(
+        "MM-MENU-REPLACE",
+        _M,
+        "A completed community Menu is replaced at once from the Menu deck; secret Menus are "
+        "not replaced.",
+    ),
+    Rule(
+        "MM-POWER-FOOD",
+        "Power Foods",
+        "Two cards of the same ingredient fulfil any ingredient of that store; the higher "
+        "star value scores.",
+    ),
+    Rule(
+        "MM-CLEANUP-OWNERS",
+        _C,
+        "Owners pick up their Chef Cap and collect the coins spent at their store.",
+    ),
+    Rule(
+        "MM-CLEANUP-COIN",
+        _C,
+        "Chefs who took a bank coin pick up their Chef Cap and the coin.",
+    ),
+    Rule(
+        "MM-CLEANUP-RESTOCK",
+        _C,
+        "Stores are restocked from their decks; the Supermarket gets 1 card from each deck.",
+    ),
+    Rule(
+        "MM-CLEANUP-FIRST-CHEF",
+        _C,
+        "The First Chef token passes clockwise.",
+    ),
+    Rule(
+        "MM-END-THIRD-MENU",
+        _E,
+        "When a chef completes 3 Menus, all chefs finish the round and then score.",
+    ),
+    Rule(
+        "MM-SCORE",
+        _E,
+        "Score the stars of ingredients used in completed Menus (dual cards: the matching "
+        "ingredient); leftovers score nothing.",
+    ),
+    Rule(
+        "MM-TIE",
+        _E,
+        "Tied chefs: the most coins wins; still tied, they share the victory.",
+    ),
+    Rule(
+        "MM-I1",
+        "Contents",
+        "2 to 6 chefs; the Supermarket is used with 4 or more; with 3 or more chefs unowned "
+        "coins return to the bank.",
+        True,
+    ),
+    Rule(
+        "MM-I2",
+        _P,
+        "A chef may not own a store where they stand in line, nor join a line where they own.",
+        True,
+    ),
+    Rule(
+        "MM-I3",
+        _B,
+        "Each pawn is one purchase turn; a chef who cannot pay leaves the line "
+        "(automatically); a sold-out store's line leaves.",
+        True,
+    ),
+    Rule(
+        "MM-I4",
+        _M,
+        "Menus are completed on the chef's own purchase turn, before or after buying "
+        "(FinishPurchaseTurn ends it after buying).",
+        True,
+    ),
+    Rule(
+        "MM-I5",
+        "Power Foods",
+        "A dual card fulfils one of its two ingredients; a Power Food is two cards that both "
+        "show the same ingredient.",
+        True,
+    ),
+    Rule(
+        "MM-I6",
+        _E,
+        "After the round of a third Menu (clean-up included) the game is scored.",
+        True,
+    ),
+    Rule(
+        "MM-I7",
+        _E,
+        "The game also ends after a clean-up when no Menu is left to complete, no ingredient "
+        "is left to buy, or at round_limit.",
+        True,
+    ),
+    Rule(
+        "MM-I8",
+        _P,
+        "A chef with nowhere to place a Chef Cap (owns every store, no coin to take) keeps it"
+        " off the board this round.",
+        True,
+    ),
+    Rule(
+        "MM-I9",
+        _C,
+        "A store deck that runs out leaves its window short; a store with an empty window is "
+        "sold out.",
+        True,
+    ),
+)
+
+OPTION_DEFAULTS: Mapping[str, str] = {"first_seat": "random", "round_limit": "30"}
+MIN_SEATS, MAX_SEATS = 2, 6
+
+_COMMON = ("MM-GAME-OVER", "MM-TURN-ORDER", "MM-STEP")
+CHECKS: Mapping[str, tuple[str, ...]] = {
+    "place_pawn": (*_COMMON, "MM-PLACE-ORDER", "MM-I1", "MM-I2", "MM-PLACE-OWN", "MM-PLACE-COIN"),
+    "purchase": (*_COMMON, "MM-PURCHASE-FIFO", "MM-PURCHASE-ONE", "MM-PURCHASE-COST"),
+    "leave_line": (*_COMMON, "MM-PURCHASE-FIFO", "MM-LEAVE-LINE"),
+    "complete_menus": (
+        *_COMMON,
+        "MM-I4",
+        "MM-MENU-SOURCE",
+        "MM-I5",
+        "MM-POWER-FOOD",
+        "MM-MENU-INGREDIENTS",
+    ),
+    "discard": (*_COMMON, "MM-DISCARD"),
+    "finish_turn": (*_COMMON, "MM-I4", "MM-BASKET-SIZE"),
+}
+
+
+def _option_seat(options: Mapping[str, str], seats: int, rng: Rng) -> tuple[int, Rng]:
+    """The First Chef: drawn with uniform(n), or the seat the option names."""
+    value = options.get("first_seat", "random")
+    if value == "random":
+        return rng.uniform(FIRST_SEAT_LABEL, seats)
+    if not value.isdigit() or int(value) >= seats:
+        raise ValueError(f"first_seat must be 'random' or a seat 0..{seats - 1}, not {value!r}")
+    return int(value), rng
+
+
+def setup(
+    seats: Sequence[str], options: Mapping[str, str], pack: Pack, rng: Rng
+) -> tuple[State, list[Fact]]:
+    """Stores, decks, windows, coins, First Chef and Menus, as the rulebook's Setup says."""
+    n = len(seats)
+    if not MIN_SEATS <= n <= MAX_SEATS:
+        raise RuleViolation("MM-I1", f"Menu Masters is for 2 to 6 chefs, not {n}")
+    limit = options.get("round_limit", OPTION_DEFAULTS["round_limit"])
+    if not limit.isdigit() or int(limit) < 1:
+        raise ValueError(f"round_limit must be a positive number, not {limit!r}")
+    decks = []
+    for deck, label in zip(DECKS, DECK_LABELS, strict=True):
+        shuffled, rng = rng.shuffle(label, [c.id for c in pack.cards if c.deck == deck])
+        decks.append(shuffled)
+    stores = [StoreBoard(d[WINDOW:], d[:WINDOW], (), None, 0) for d in decks]
+    if n >= SUPERMARKET_CHEFS:
+        window = tuple(s.deck[0] for s in stores)
+        stores = [replace(s, deck=s.deck[1:]) for s in stores]
+        stores.append(StoreBoard((), window, (), None, 0))
+    first, rng = _option_seat(options, n, rng)
+    menu_deck, rng = rng.shuffle(MENU_LABEL, [m.id for m in pack.menus])
+    order = [(first + k) % n for k in range(n)] * SECRET_MENUS
+    hands: list[list[str]] = [[] for _ in range(n)]
+    for k, seat in enumerate(order):
+        hands[seat].append(menu_deck[k])
+    menu_deck = menu_deck[len(order) :]
+    community, menu_deck = menu_deck[:COMMUNITY_MENUS], menu_deck[COMMUNITY_MENUS:]
+    chefs = tuple(
+        Chef(name, START_COINS, PAWNS, False, (), tuple(hands[s]), ())
+        for s, name in enumerate(seats)
+    )
+    bank = BANK_PER_CHEF * n
+    state = State(
+        pack, int(limit), rng, 1, PLACE, first, first, chefs, tuple(stores), bank,
+        BOX_COINS - (START_COINS + BANK_PER_CHEF) * n, menu_deck, community, None, None, "",
+    )  # fmt: skip
+    facts: list[Fact] = [
+        {
+            "type": "setup",
+            "chefs": n,
+            "first_chef": first,
+            "windows": {views.store_name(i): list(s.window) for i, s in enumerate(stores)},
+            "community": list(community),
+            "coins": [START_COINS] * n,
+            "bank": bank,
+            "box": state.box,
+        }
+    ]
+    for seat, hand in enumerate(hands):
+        facts.append({"type": "menus_dealt", "seat": seat, "menus": hand, "private_to": seat})
+        facts.append({"type": "menus_dealt", "seat": seat, "count": len(hand)})
+    facts.append({"type": "round_started", "round": 1, "first_chef": first})
+    return state, facts
+
+
+def apply(state: State, seat: int, command: Message) -> tuple[State, list[Fact]]:
+    """Check ``command`` by chef ``seat`` and apply it, with every automatic step."""
+    if not isinstance(command, pb.MenuMastersCommand):
+        raise TypeError("a Menu Masters game takes MenuMastersCommand messages")
+    action = command.WhichOneof("action")
+    if action is None:
+        raise views.malformed("action", "the command is empty: choose an action")
+    if state.step == OVER:
+        raise RuleViolation("MM-GAME-OVER", f"the game is over ({state.end.replace('_', ' ')})")
+    if seat not in to_act(state):
+        raise RuleViolation("MM-TURN-ORDER", views.whose_turn(state, seat))
+    return flow.HANDLERS[action](state, seat, getattr(command, action))
+
+
+def to_act(state: State) -> frozenset[int]:
+    """The chef who may act: the one placing a pawn, or the one whose purchase turn it is."""
+    if state.step == PLACE and state.placing is not None:
+        return frozenset({state.placing})
+    if state.turn is not None:
+        return frozenset({state.turn.seat})
+    return frozenset()
+
+
+def outcome(state: State) -> Outcome:
+    """Stars per chef; the most stars wins, then the most coins, then all tied share."""
+    return flow.outcome(state)
+
+
+class MenuMastersEngine:
+    """The Menu Masters rules engine (see the module docstring)."""
+
+    kind = KIND
+    title = "Menu Masters"
+    ruleset_version = "1"
+    min_seats = MIN_SEATS
+    max_seats = MAX_SEATS
+    rules = RULES
+    rng_labels = (*DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL)
+    option_defaults = OPTION_DEFAULTS
+    command_field = "menu_masters"
+
+    def default_pack_bytes(self) -> bytes:
+        """The bundled pack replay/packs/menu_masters.toml."""
+        return default_pack_bytes()
+
+    def load_pack(self, data: bytes) -> Pack:
+        """Parse and validate a pack (PackError names the bad card and field)."""
+        return load_pack(data)
+
+    def setup(
+        self, seats: Sequence[str], options: Mapping[str, str], pack: Any, rng: Rng
+    ) -> tuple[State, list[Fact]]:
+        """The state after Setup."""
+        return setup(seats, options, pack, rng)
+
+    def apply(self, state: Any, seat: int, command: Message) -> tuple[State, list[Fact]]:
+        """Check and apply a command."""
+        return apply(state, seat, command)
+
+    def to_act(self, state: Any) -> frozenset[int]:
+        """The seats that may act."""
+        return to_act(state)
+
+    def legal_commands(self, state: Any, seat: int) -> list[Message]:
+        """Legal commands, sorted; Menus: one way per completable Menu (representative)."""
+        return views.legal_commands(state, seat, to_act(state))
+
+    def is_over(self, state: Any) -> bool:
+        """Whether the game has ended."""
+        return bool(state.step == OVER)
+
+    def outcome(self, state: Any) -> Outcome:
+        """Stars, winners and the coin tie-break."""
+        return outcome(state)
+
+    def view(self, state: Any, viewer: Viewer) -> dict[str, Any]:
+        """What ``viewer`` may see."""
+        return views.view(state, viewer, sorted(to_act(state)))
+
+    def command_public(self, command: Message) -> bool:
+        """Every Menu Masters command is played in the open."""
+        return True
+
+    def narrate(self, fact: Fact, names: Sequence[str]) -> str | None:
+        """One line of plain English for a fact."""
+        return views.narrate(fact, names)
+
+    def checks(self, command: Message) -> tuple[str, ...]:
+        """The rule ids apply() checks for this kind of command, in order."""
+        action = (
+            command.WhichOneof("action") if isinstance(command, pb.MenuMastersCommand) else None
+        )
+        return CHECKS.get(action or "", ())
+
+
+ENGINE = MenuMastersEngine()

@@ -1,0 +1,136 @@
+"""The state of a Menu Masters game: frozen values, and small pure helpers on them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from replay.menu_masters_menus import Completed
+from replay.menu_masters_pack import DECKS, Pack
+from replay.rng import Rng
+
+KIND = "menu-masters"
+STORES = (*DECKS, "supermarket")  # purchase order; index + 1 is the proto Store value
+STORE_TITLES = ("Produce Stand", "Butcher Shop", "Bakery", "Supermarket")
+DECK_LABELS = tuple(f"{KIND}/{deck}-deck" for deck in DECKS)
+FIRST_SEAT_LABEL = f"{KIND}/first-seat"
+MENU_LABEL = f"{KIND}/menu-deck"
+
+PAWNS = 4
+START_COINS = 6
+BANK_PER_CHEF = 2
+BOX_COINS = 48
+WINDOW = 3
+SECRET_MENUS = 2
+COMMUNITY_MENUS = 3
+MENUS_TO_END = 3
+BASKET = 6
+SUPERMARKET_CHEFS = 4
+
+PLACE = "place_pawns"
+PURCHASE = "purchase_ingredients"
+OVER = "over"
+
+
+@dataclass(frozen=True)
+class StoreBoard:
+    """One store: its face-down deck (top first), window, line and coins on the board."""
+
+    deck: tuple[str, ...]  # empty for the Supermarket, which draws from the other decks
+    window: tuple[str, ...]
+    line: tuple[int, ...]  # Chef Cap pawns by seat, top of the stack (first in) first
+    owner: int | None
+    pot: int  # coins spent here, waiting for clean-up (2 chefs: carried to the next owner)
+
+
+@dataclass(frozen=True)
+class Chef:
+    """One chef: coins, pawns left to place, basket, secret Menus, completed Menus."""
+
+    name: str
+    coins: int
+    pawns: int
+    coin_waiting: bool  # a Chef Cap sits on a bank coin until clean-up
+    basket: tuple[str, ...]
+    menus: tuple[str, ...]
+    completed: tuple[Completed, ...]
+
+    def stars(self) -> int:
+        """Stars from completed Menus."""
+        return sum(c.stars for c in self.completed)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A purchase turn: the chef at the top of a store's line, and whether they bought."""
+
+    seat: int
+    store: int
+    bought: bool
+
+
+@dataclass(frozen=True)
+class State:
+    """The whole game."""
+
+    pack: Pack
+    round_limit: int
+    rng: Rng
+    round: int
+    step: str  # PLACE, PURCHASE or OVER
+    first_chef: int
+    placing: int | None  # the chef to place a pawn (Place Pawns step)
+    chefs: tuple[Chef, ...]
+    stores: tuple[StoreBoard, ...]
+    bank: int
+    box: int
+    menu_deck: tuple[str, ...]
+    community: tuple[str, ...]
+    turn: Turn | None
+    third_menu_by: int | None  # the first chef to complete a third Menu
+    end: str  # why the game ended, "" while it runs
+
+
+def with_chef(state: State, seat: int, **changes: object) -> State:
+    """The state with chef ``seat`` changed."""
+    chefs = list(state.chefs)
+    chefs[seat] = replace(chefs[seat], **changes)  # type: ignore[arg-type]
+    return replace(state, chefs=tuple(chefs))
+
+
+def with_store(state: State, index: int, **changes: object) -> State:
+    """The state with store ``index`` changed."""
+    stores = list(state.stores)
+    stores[index] = replace(stores[index], **changes)  # type: ignore[arg-type]
+    return replace(state, stores=tuple(stores))
+
+
+def deck_index(deck: str) -> int:
+    """The store index of a store deck."""
+    return DECKS.index(deck)
+
+
+def can_place(state: State, seat: int) -> bool:
+    """Whether chef ``seat`` has anywhere to put a pawn (MM-I8)."""
+    chef = state.chefs[seat]
+    if not chef.coin_waiting and state.bank > 0:
+        return True
+    return any(s.owner != seat for s in state.stores)
+
+
+def coins_in_play(state: State) -> int:
+    """Coins held by chefs, the bank, store boards and waiting under Chef Caps."""
+    chefs = sum(c.coins + int(c.coin_waiting) for c in state.chefs)
+    return chefs + state.bank + sum(s.pot for s in state.stores)
+
+
+def all_cards(state: State) -> list[str]:
+    """Every card id in the game, wherever it is (for conservation checks)."""
+    out: list[str] = [*state.menu_deck, *state.community]
+    for store in state.stores:
+        out += [*store.deck, *store.window]
+    for chef in state.chefs:
+        out += [*chef.basket, *chef.menus]
+        for done in chef.completed:
+            out.append(done.menu)
+            out += [c for u in done.uses for c in u.cards]
+    return out

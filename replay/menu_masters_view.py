@@ -1,0 +1,244 @@
+"""What Menu Masters shows: views per viewer, legal commands, and narration of facts.
+
+Public: stores (windows, lines, owners, coins on the boards, deck sizes), baskets, coins,
+community Menus, completed Menus.  Secret Menus: their chef only (counts for others).
+Deck orders (store decks, Menu deck): the arbiter only.  After the game ends, everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from google.protobuf.message import Message
+
+from feastlog.v1 import menu_masters_pb2 as pb
+from replay.engine import Fact, MalformedCommand, Viewer
+from replay.menu_masters_menus import completion_message, find_completion
+from replay.menu_masters_state import BASKET, OVER, PLACE, STORE_TITLES, STORES, State
+
+
+def malformed(field: str, message: str) -> MalformedCommand:
+    """A MalformedCommand for ``field``."""
+    return MalformedCommand(field, message)
+
+
+def store_name(index: int, title: bool = False) -> str:
+    """The store's id (``produce-stand``) or, with ``title``, its name (``Produce Stand``)."""
+    return STORE_TITLES[index] if title else STORES[index]
+
+
+def store_index(value: int, field: str) -> int:
+    """The store index of a proto Store value (MalformedCommand when unset or unknown)."""
+    if value not in pb.Store.values() or value == pb.STORE_UNSPECIFIED:
+        raise malformed(field, "name a store: produce stand, butcher shop, bakery or supermarket")
+    return value - 1
+
+
+def whose_turn(state: State, seat: int) -> str:
+    """Why ``seat`` may not act now, in players' words."""
+    name = state.chefs[seat].name if 0 <= seat < len(state.chefs) else f"seat {seat}"
+    if state.step == PLACE and state.placing is not None:
+        return f"it is {state.chefs[state.placing].name}'s turn to place a pawn, not {name}'s"
+    if state.turn is not None:
+        other = state.chefs[state.turn.seat].name
+        where = store_name(state.turn.store, True)
+        return f"it is {other}'s purchase turn at the {where}, not {name}'s"
+    return f"it is not {name}'s turn"
+
+
+def legal_commands(state: State, seat: int, acting: frozenset[int]) -> list[Message]:
+    """Sorted legal commands; Menus: one fulfilment per completable Menu, one Menu each."""
+    if seat not in acting:
+        return []
+    out: list[pb.MenuMastersCommand] = []
+    chef = state.chefs[seat]
+    if state.step == PLACE:
+        for index, store in enumerate(state.stores):
+            if store.owner != seat:
+                out.append(_place(index + 1, pb.PLACEMENT_LINE))
+            if store.owner is None and seat not in store.line:
+                out.append(_place(index + 1, pb.PLACEMENT_OWN))
+        if not chef.coin_waiting and state.bank > 0:
+            out.append(_place(pb.STORE_UNSPECIFIED, pb.PLACEMENT_COLLECT_COIN))
+    elif state.turn is not None:
+        for menu_id in (*chef.menus, *state.community):
+            uses = find_completion(state.pack, chef.basket, state.pack.menu(menu_id))
+            if uses is not None:
+                menus = [completion_message(menu_id, uses)]
+                out.append(pb.MenuMastersCommand(complete_menus=pb.CompleteMenus(menus=menus)))
+        if len(chef.basket) > BASKET:
+            for card_id in sorted(set(chef.basket)):
+                out.append(pb.MenuMastersCommand(discard=pb.DiscardIngredient(card_id=card_id)))
+        elif state.turn.bought:
+            out.append(pb.MenuMastersCommand(finish_turn=pb.FinishPurchaseTurn()))
+        else:
+            for card_id in state.stores[state.turn.store].window:
+                out.append(pb.MenuMastersCommand(purchase=pb.PurchaseIngredient(card_id=card_id)))
+            out.append(pb.MenuMastersCommand(leave_line=pb.LeaveLine()))
+    return sorted(out, key=lambda c: c.SerializeToString(deterministic=True))
+
+
+def _place(store: int, placement: int) -> pb.MenuMastersCommand:
+    """A PlacePawn command."""
+    move = pb.PlacePawn(store=store, placement=placement)  # type: ignore[arg-type]
+    return pb.MenuMastersCommand(place_pawn=move)
+
+
+def _card(state: State, card_id: str) -> dict[str, Any]:
+    """An ingredient card as shown face up."""
+    card = state.pack.card(card_id)
+    return {
+        "id": card.id,
+        "deck": card.deck,
+        "ingredients": list(card.ingredients),
+        "stars": list(card.stars),
+    }
+
+
+def _menu(state: State, menu_id: str) -> dict[str, Any]:
+    """A Menu card as shown face up."""
+    menu = state.pack.menu(menu_id)
+    return {"id": menu.id, "name": menu.name, "ingredients": list(menu.ingredients)}
+
+
+def view(state: State, viewer: Viewer, acting: list[int]) -> dict[str, Any]:
+    """The table as ``viewer`` may see it."""
+    over = state.step == OVER
+    everything = over or viewer.role == "arbiter"
+    stores = []
+    for index, store in enumerate(state.stores):
+        shown: dict[str, Any] = {"store": store_name(index), "title": store_name(index, True)}
+        shown |= {"window": [_card(state, c) for c in store.window], "line": list(store.line)}
+        shown |= {"owner": store.owner, "coins_on_board": store.pot, "deck_count": len(store.deck)}
+        if everything:
+            shown["deck"] = list(store.deck)
+        stores.append(shown)
+    chefs = []
+    for seat, chef in enumerate(state.chefs):
+        shown = {"seat": seat, "name": chef.name, "coins": chef.coins, "pawns_left": chef.pawns}
+        shown |= {
+            "coin_waiting": chef.coin_waiting,
+            "basket": [_card(state, c) for c in chef.basket],
+        }
+        shown["menu_count"] = len(chef.menus)
+        if everything or viewer.sees_seat(seat):
+            shown["menus"] = [_menu(state, m) for m in chef.menus]
+        shown["completed"] = [
+            {"menu": _menu(state, d.menu), "source": d.source, "stars": d.stars}
+            | {
+                "uses": [
+                    {"ingredient": u.ingredient, "cards": list(u.cards), "stars": u.stars}
+                    for u in d.uses
+                ]
+            }
+            for d in chef.completed
+        ]
+        shown["stars"] = chef.stars()
+        chefs.append(shown)
+    out: dict[str, Any] = {
+        "kind": "menu-masters",
+        "round": state.round,
+        "phase": state.step,
+        "over": over,
+        "to_act": acting,
+        "first_chef": state.first_chef,
+        "stores": stores,
+        "chefs": chefs,
+        "bank": state.bank,
+        "box": state.box,
+        "community": [_menu(state, m) for m in state.community],
+        "menu_deck_count": len(state.menu_deck),
+        "turn": None,
+        "last_round": state.third_menu_by is not None,
+    }
+    if state.turn is not None:
+        cost = len(state.stores[state.turn.store].line)
+        out["turn"] = {"seat": state.turn.seat, "store": store_name(state.turn.store)}
+        out["turn"] |= {"bought": state.turn.bought, "cost": None if state.turn.bought else cost}
+    if everything:
+        out["menu_deck"] = list(state.menu_deck)
+    if over:
+        out["end"] = state.end
+        out["scores"] = [c.stars() for c in state.chefs]
+        best = max((c.stars(), c.coins) for c in state.chefs)
+        out["winners"] = [s for s, c in enumerate(state.chefs) if (c.stars(), c.coins) == best]
+    return out
+
+
+def _title(store: str) -> str:
+    """``produce-stand`` as ``Produce Stand``."""
+    return STORE_TITLES[STORES.index(store)]
+
+
+def _who(names: Sequence[str], seats: Sequence[int]) -> str:
+    """Seat names joined in plain English."""
+    named = [names[s] for s in seats]
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+
+
+def narrate(fact: Fact, names: Sequence[str]) -> str | None:
+    """One line of plain English for a fact (None for private or minor facts)."""
+    kind = fact["type"]
+    who = names[fact["seat"]] if isinstance(fact.get("seat"), int) else ""
+    store = _title(fact["store"]) if "store" in fact else ""
+    if kind == "setup":
+        first = names[fact["first_chef"]]
+        return f"{fact['chefs']} chefs sit down; {first} holds the First Chef token."
+    if kind == "menus_dealt":
+        return None if "private_to" in fact else f"{who} is dealt {fact['count']} secret Menus."
+    if kind == "round_started":
+        return f"Round {fact['round']} begins; {names[fact['first_chef']]} places first."
+    if kind == "pawn_placed":
+        if fact["placement"] == "collect_coin":
+            return f"{who} takes a coin from the bank ({fact['bank']} left)."
+        if fact["placement"] == "own":
+            return f"{who} owns the {store} this round."
+        return f"{who} joins the {store} line (position {fact['position']})."
+    if kind == "pawns_unplaced":
+        return (
+            f"{who} has nowhere to place {fact['count']} Chef Cap(s) and keeps them off the board."
+        )
+    if kind == "purchased":
+        where = {
+            "owner": f"paid to {names[fact['paid_to']]}" if fact["paid_to"] is not None else ""
+        }
+        where |= {"store_board": "left on the store board", "bank": "going back to the bank"}
+        paid = where[fact["coins_to"]]
+        return f"{who} buys {fact['card']} at the {store} for {fact['cost']} coins, {paid}."
+    if kind == "left_line":
+        reason = {"chose": "leaves", "cannot_pay": f"cannot pay {fact.get('cost')} and leaves"}
+        return f"{who} {reason[fact['reason']]} the {store} line."
+    if kind == "sold_out":
+        left = f"; {_who(names, fact['left'])} leave the line" if fact["left"] else ""
+        return f"The {store} is sold out{left}."
+    if kind == "menu_completed":
+        used = ", ".join(
+            f"{u['ingredient']} with {' + '.join(u['cards'])} ({u['stars']}★)" for u in fact["uses"]
+        )
+        return f"{who} completes {fact['name']} ({fact['source']}): {used}; {fact['stars']} stars."
+    if kind == "community_menu_revealed":
+        return f"A new community Menu is revealed: {fact['menu']}."
+    if kind == "last_round":
+        return f"{who} has completed 3 Menus: this is the last round."
+    if kind == "discarded":
+        deck = _title(fact["deck"])
+        return f"{who} discards {fact['card']}; it is shuffled back into the {deck} deck."
+    if kind == "owner_collected":
+        return f"{who} collects {fact['coins']} coins from the {store}."
+    if kind == "coins_stay":
+        return f"{fact['coins']} coins stay on the {store} board for its next owner."
+    if kind == "coins_to_bank":
+        return f"{fact['coins']} coins from the unowned {store} go back to the bank."
+    if kind == "bank_coin_collected":
+        return f"{who} picks up the bank coin."
+    if kind == "first_chef_passed":
+        return f"The First Chef token passes to {who}."
+    if kind == "coins":
+        held = ", ".join(f"{names[s]} {c}" for s, c in enumerate(fact["coins"]))
+        return f"Coins after round {fact['round']}: {held}; bank {fact['bank']}."
+    if kind == "game_over":
+        scores = ", ".join(f"{names[s]} {p}" for s, p in enumerate(fact["points"]))
+        reason, winners = fact["reason"].replace("_", " "), _who(names, fact["winners"])
+        return f"Game over ({reason}): {scores} stars; {winners} win."
+    return None
