@@ -638,3 +638,16 @@ def test_narration_tells_the_round() -> None:
         "yellow 1)." in text
     )
     assert "Celia draws a gem from the bag." in text
+
+
+def test_golden_setup_for_a_fixed_seed() -> None:
+    """Pinned outputs of the RNG labels for seed 00 01 .. 1f, 3 players (ruleset 1)."""
+    state, facts = _setup(3)
+    assert of(facts, "gem_card_set")[0]["order"] == ["green", "blue", "red", "yellow"]
+    assert of(facts, "dishes_prepared")[0]["menu_row"] == [
+        "Wagyu Steak",
+        "Fugu Platter",
+        "Sake Flight",
+    ]
+    assert [hand(state, s) for s in range(3)] == ["bbgry", "bggrr", "bgryy"]
+    assert state.first_seat == 2 and state.set_aside[0].name == "Mango Sticky Rice"

@@ -75,7 +75,10 @@ Global___BonAppetitCommand: _TypeAlias = BonAppetitCommand  # noqa: Y015
 
 @_typing.final
 class Bid(_message.Message):
-    """A sealed bid: the gems put in the right fist. An empty list is a bid of 0."""
+    """A sealed bid: the gems put in the right fist. An empty list is a bid of 0.
+    A seat with no gem in hand sends nothing: its bid of 0 is sealed for it (BA-I9).
+    With option max_bid = "four", 0-4 gems of at most 3 colours at any player count (BA-I13).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -97,7 +100,9 @@ Global___Bid: _TypeAlias = Bid  # noqa: Y015
 
 @_typing.final
 class TieBreakBid(_message.Message):
-    """A tie-break bid: gems from those still in hand, added to the bid already on the table."""
+    """A tie-break bid: gems from those still in hand, added to the bid already on the table.
+    Any number of gems, none allowed; valued alone by default (option tie_break_value).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
