@@ -307,3 +307,30 @@ def test_views_hide_other_hands_and_sealed_bids(served: ThreadedServer) -> None:
     assert all("hand" not in s for s in spectator["seats"])
     own = watch_all(client, game_id, tokens[0], 2)
     assert own[1].command.bon_appetit.bid.gems == [gem]
+
+
+def test_watch_sends_stored_rows_then_live_ones(served: ThreadedServer) -> None:
+    import threading
+
+    game_id, tokens = new_game(served)
+    client = stub(served.address)
+    seen: list[pb.RecordEvent] = []
+    stream = client.WatchGame(pb.WatchGameRequest(game_id=game_id, from_seq=1))
+
+    def read() -> None:
+        for reply in stream:
+            seen.append(reply.event)
+            if len(seen) == 3:
+                stream.cancel()
+                return
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    submit(served, game_id, tokens[0], bid())
+    submit(served, game_id, tokens[1], bid())
+    reader.join(timeout=30)
+    assert [e.seq for e in seen] == [1, 2, 3]
+    assert seen[0].kind == "genesis" and seen[0].genesis.game_id == game_id
+    assert [e.actor for e in seen[1:]] == ["seat:0", "seat:1"]
+    assert not seen[1].HasField("command")  # a spectator never sees a sealed bid
+    assert all("hand" not in s for s in view_of(seen[2])["seats"])

@@ -1,0 +1,106 @@
+"""The feastlog command, through click's CliRunner."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from service.auth import KEY_FILE
+from tests.serverutil import ThreadedServer
+
+SEED = "01" * 32
+
+
+def test_demo_plays_a_whole_game_on_an_embedded_server_then_replay_reads_it_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runner = CliRunner()
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["demo", "bon-appetit", "--players", "3", "--seed", SEED])
+    assert result.exit_code == 0, result.output
+    game_id = re.search(r"game (g_\w+)", result.output)
+    assert game_id
+    assert "final scores:" in result.output and "(winner)" in result.output
+    assert (tmp_path / "feastlog.duckdb").exists()
+    assert (tmp_path / KEY_FILE).stat().st_mode & 0o077 == 0  # owner-only
+    replay = runner.invoke(cli, ["replay", game_id.group(1)])
+    assert replay.exit_code == 0, replay.output
+    text = replay.output
+    for expected in ("Round 1:", "Round 12:", "Bids revealed", "Gem values now", "Seed revealed"):
+        assert expected in text
+    assert text.index("Round 1:") < text.index("Round 12:") < text.index("Seed revealed")
+
+
+def test_new_finds_the_organiser_key_in_the_servers_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        monkeypatch.chdir(tmp_path)
+        result = CliRunner().invoke(
+            cli,
+            ["new", "bon-appetit", "--players", "Ann,Brian,Celia", "--server", server.address],
+        )
+        assert result.exit_code == 0, result.output
+        assert re.search(r"^game g_\w+$", result.output, re.M)
+        assert len(re.findall(r"^seat \d \w+: seat_\S+$", result.output, re.M)) == 3
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        refused = CliRunner(env={"FEASTLOG_ORGANISER_KEY": ""}).invoke(
+            cli, ["new", "bon-appetit", "--players", "Ann,Brian", "--server", server.address]
+        )
+        assert refused.exit_code == 1
+        assert "no organiser key" in refused.output
+        with_key = CliRunner().invoke(
+            cli,
+            [
+                "new",
+                "bon-appetit",
+                "--players",
+                "Ann,Brian",
+                "--server",
+                server.address,
+                "--organiser-key",
+                server.key,
+            ],
+        )
+        assert with_key.exit_code == 0, with_key.output
+    finally:
+        server.stop()
+
+
+def test_new_refuses_a_wrong_player_count_in_plain_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        result = CliRunner().invoke(
+            cli,
+            [
+                "new",
+                "bon-appetit",
+                "--players",
+                "Ann",
+                "--server",
+                server.address,
+                "--organiser-key",
+                server.key,
+            ],
+        )
+        assert result.exit_code == 1
+        assert "INVALID_ARGUMENT" in result.output and "2 to 4 players" in result.output
+    finally:
+        server.stop()
+
+
+def test_replay_of_an_unknown_game_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    CliRunner().invoke(cli, ["demo", "bon-appetit", "--players", "2"])
+    result = CliRunner().invoke(cli, ["replay", "g_missing"])
+    assert result.exit_code == 1
+    assert "there is no game 'g_missing'" in result.output
