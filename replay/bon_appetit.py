@@ -239,8 +239,10 @@ def apply(state: State, seat: int, command: pb.BonAppetitCommand) -> tuple[State
             have = hand.count(colour)
             raise RuleViolation(
                 "BA-BID-OWN",
-                f"{name} has {have or 'no'} {colour} gem"
-                f"{'' if have == 1 else 's'} to bid, not {gems.count(colour)}",
+                f"{name} has no {colour} gem to bid"
+                if not have
+                else f"{name} has only {have} {colour} gem{'' if have == 1 else 's'} to bid, "
+                f"not {gems.count(colour)}",
             )
     return seal(state, seat, gems)
 

@@ -353,8 +353,10 @@ def test_BA_BID_OWN_only_gems_from_your_hand() -> None:
     with pytest.raises(RuleViolation) as caught:
         apply(state, 0, bid("r"))
     assert caught.value.rule_id == "BA-BID-OWN"
-    assert caught.value.message == "Ann has no red gems to bid, not 1"
-    assert violation(state, 0, bid("bb")) == "BA-BID-OWN"
+    assert caught.value.message == "Ann has no red gem to bid"
+    with pytest.raises(RuleViolation) as caught:
+        apply(state, 0, bid("bb"))
+    assert caught.value.message == "Ann has only 1 blue gem to bid, not 2"
 
 
 def test_BA_REVEAL_bids_stay_sealed_until_all_are_in() -> None:
