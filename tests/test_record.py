@@ -39,3 +39,16 @@ def test_canonical_bytes_sort_keys_and_encode_bytes_as_hex() -> None:
     assert canonical_bytes({"b": (1, 2), "a": b"\xff", "c": frozenset({3, 1})}) == (
         b'{"a":"ff","b":[1,2],"c":[1,3]}'
     )
+
+
+def test_fast_canonical_encoder_matches_json_dumps_on_real_states() -> None:
+    from replay.canonical import canonical_bytes_slow
+    from tests.test_fixtures import FIXTURES, load
+
+    for path in FIXTURES[:3]:
+        rows, seed, pack = load(path)
+        from replay.history import refold
+
+        for table in refold(rows, seed, pack).tables:
+            assert canonical_bytes(table) == canonical_bytes_slow(table)
+            assert canonical_bytes(table) == canonical_bytes(table)  # cached path too
