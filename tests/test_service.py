@@ -334,3 +334,31 @@ def test_watch_sends_stored_rows_then_live_ones(served: ThreadedServer) -> None:
     assert [e.actor for e in seen[1:]] == ["seat:0", "seat:1"]
     assert not seen[1].HasField("command")  # a spectator never sees a sealed bid
     assert all("hand" not in s for s in view_of(seen[2])["seats"])
+
+
+def test_concurrent_commands_share_group_commits(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = ThreadedServer(tmp_path / "group.duckdb")
+    try:
+        client = stub(server.address)
+        games = [create(client, server.key, "bon-appetit", PLAYERS) for _ in range(8)]
+        commits_before = server.running.db.commits
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            sent = list(
+                pool.map(
+                    lambda ig: play_to_end(
+                        stub(server.address),
+                        ig[1].game_id,
+                        [t.token for t in ig[1].seat_tokens],
+                        seed=ig[0],
+                    ),
+                    enumerate(games),
+                )
+            )
+        rows = sum(client.GetView(pb.GetViewRequest(game_id=g.game_id)).seq - 1 for g in games)
+        commits = server.running.db.commits - commits_before
+    finally:
+        server.stop()
+    assert rows == sum(sent) + len(games)  # every command, plus each game's seed reveal
+    assert commits < sum(sent), (commits, sum(sent))  # several rows went in one transaction
