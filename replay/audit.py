@@ -1,0 +1,275 @@
+"""Verifying a stored record from the record alone (DESIGN.md sections 2 and 3).
+
+``verify`` checks, in this order: the rows are seq 1..n with no gap and in order; every
+row's hash is sha256(prev_hash || canonical bytes) and links to the row before; the seed
+revealed at the end matches the genesis commitment; the content pack matches its sha256;
+the ruleset is the one this build folds; then it refolds the record, re-checking every
+command under the recorded rules and options, re-deriving every shuffle and draw from the
+seed, and comparing every state hash; finally the final scores against a claimed result.
+
+The report names the first bad seq and every kind of fault found there:
+
+- ``missing``: a seq is absent (a row was deleted), or the game ended with no seed reveal;
+- ``reordered``: rows out of seq order, or a row linking to a row that comes later;
+- ``hash``: a row's hash is not the hash of its content (its bytes were edited);
+- ``seed``: the revealed seed does not match the commitment;
+- ``pack``: the content pack does not match the sha256 in the genesis;
+- ``rule``: a command breaks a rule when re-checked (or a row cannot be applied at all);
+- ``state``: the recomputed state hash differs from the recorded one;
+- ``score``: the claimed final result differs from the refolded one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from google.protobuf.message import DecodeError
+
+from feastlog.v1 import record_pb2
+from replay import fold, games
+from replay.engine import MalformedCommand, Outcome, RuleViolation
+from replay.fold import Table, state_hash
+from replay.history import apply_row, genesis_of, seed_of
+from replay.record import COMMAND, GENESIS, SEED_REVEAL, ZERO_HASH, Row
+from replay.rng import seed_commitment
+
+MISSING = "missing"
+REORDERED = "reordered"
+HASH = "hash"
+SEED = "seed"
+PACK = "pack"
+RULE = "rule"
+STATE = "state"
+SCORE = "score"
+FAULT_KINDS = (MISSING, REORDERED, HASH, SEED, PACK, RULE, STATE, SCORE)
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One thing wrong with a record: the seq where it shows and what differs."""
+
+    seq: int
+    kind: str
+    message: str
+    rule_id: str = ""
+
+
+@dataclass(frozen=True)
+class AuditReport:
+    """The result of verifying one record."""
+
+    game_id: str
+    game_kind: str
+    rows: int
+    commands_checked: int
+    states_checked: bool
+    over: bool
+    faults: tuple[Fault, ...]
+    outcome: Outcome | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        """Whether everything verified."""
+        return not self.faults
+
+    @property
+    def first_bad_seq(self) -> int | None:
+        """The lowest seq with a fault, or None."""
+        return self.faults[0].seq if self.faults else None
+
+    @property
+    def first_kinds(self) -> tuple[str, ...]:
+        """The kinds of fault found at the first bad seq."""
+        first = self.first_bad_seq
+        return tuple(dict.fromkeys(f.kind for f in self.faults if f.seq == first))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-able data."""
+        return {
+            "game_id": self.game_id,
+            "game_kind": self.game_kind,
+            "ok": self.ok,
+            "rows": self.rows,
+            "commands_checked": self.commands_checked,
+            "states_checked": self.states_checked,
+            "over": self.over,
+            "first_bad_seq": self.first_bad_seq,
+            "first_kinds": list(self.first_kinds),
+            "faults": [vars(f) for f in self.faults],
+            "outcome": None
+            if self.outcome is None
+            else {"points": list(self.outcome.points), "winners": list(self.outcome.winners)},
+            "notes": list(self.notes),
+        }
+
+    def summary(self) -> str:
+        """One line: OK, or the first bad seq and what differs there."""
+        if self.ok:
+            extra = "" if self.states_checked else " (chain only: seed not revealed)"
+            return f"{self.game_id}: OK, {self.rows} rows{extra}"
+        first = [f for f in self.faults if f.seq == self.first_bad_seq]
+        what = "; ".join(f"{f.kind}: {f.message}" for f in first)
+        return f"{self.game_id}: FAILED at seq {self.first_bad_seq}: {what}"
+
+
+def check_chain(rows: Sequence[Row]) -> list[Fault]:
+    """Seq order, gaps and the hash chain."""
+    faults: list[Fault] = []
+    seqs = [r.seq for r in rows]
+    position = {r.hash: i for i, r in enumerate(rows)}
+    prev_seq, prev_hash, prev_intact = 0, ZERO_HASH, True
+    for i, row in enumerate(rows):
+        want = prev_seq + 1
+        if row.seq > want:
+            later = any(s in seqs[i + 1 :] for s in range(want, row.seq))
+            kind = REORDERED if later else MISSING
+            faults.append(
+                Fault(want, kind, f"seq {want} is {'out of order' if later else 'absent'}")
+            )
+        elif row.seq < want:
+            faults.append(Fault(row.seq, REORDERED, f"seq {row.seq} comes after seq {prev_seq}"))
+        intact = row.expected_hash() == row.hash
+        if row.prev_hash != prev_hash:
+            linked = position.get(row.prev_hash, -1)
+            if linked > i:
+                faults.append(Fault(row.seq, REORDERED, "it links to a row that comes later"))
+            elif intact and prev_intact:
+                faults.append(Fault(row.seq, MISSING, "it links to a row that is not before it"))
+        if not intact:
+            faults.append(Fault(row.seq, HASH, "the row's hash does not match its content"))
+        prev_seq, prev_hash, prev_intact = max(prev_seq, row.seq), row.hash, intact
+    return faults
+
+
+def _seed_for(
+    rows: Sequence[Row], genesis: record_pb2.Genesis, server_seed: bytes | None
+) -> tuple[bytes | None, list[Fault]]:
+    """The seed to refold with (one that matches the commitment), and seed faults."""
+    faults: list[Fault] = []
+    candidates = []
+    for row in rows:
+        if row.kind != SEED_REVEAL:
+            continue
+        try:
+            revealed = seed_of(row)
+        except DecodeError:
+            faults.append(Fault(row.seq, SEED, "the seed reveal does not decode"))
+            continue
+        if seed_commitment(revealed) != genesis.seed_commitment:
+            faults.append(
+                Fault(row.seq, SEED, "the revealed seed does not match the genesis commitment")
+            )
+        else:
+            candidates.append(revealed)
+    if server_seed is not None and seed_commitment(server_seed) == genesis.seed_commitment:
+        candidates.append(server_seed)
+    return (candidates[0] if candidates else None), faults
+
+
+def _fold(
+    rows: Sequence[Row], genesis: record_pb2.Genesis, seed: bytes, pack: Any
+) -> tuple[Table, int, list[Fault]]:
+    """Refold, re-checking every command and state hash; stops at the first rule fault."""
+    table, _ = fold.start(genesis, seed, pack)
+    faults: list[Fault] = []
+    if state_hash(table) != rows[0].state_hash:
+        faults.append(Fault(1, STATE, "the state after setup differs from the recorded one"))
+    checked = 0
+    for row in rows[1:]:
+        if row.kind == GENESIS:
+            faults.append(Fault(row.seq, RULE, "a second genesis row"))
+            break
+        if row.kind == SEED_REVEAL and not fold.is_over(table):
+            faults.append(Fault(row.seq, RULE, "the seed is revealed before the game ended"))
+        if row.kind == COMMAND and fold.is_over(table):
+            faults.append(Fault(row.seq, RULE, "a command after the end", "FL-GAME-CLOSED"))
+            break
+        try:
+            table, _ = apply_row(table, row)
+        except RuleViolation as broken:
+            faults.append(Fault(row.seq, RULE, broken.message, broken.rule_id))
+            break
+        except (MalformedCommand, DecodeError, ValueError) as bad:
+            faults.append(Fault(row.seq, RULE, f"the command cannot be applied: {bad}"))
+            break
+        checked += row.kind == COMMAND
+        if state_hash(table) != row.state_hash:
+            faults.append(Fault(row.seq, STATE, "the recomputed state hash differs"))
+    return table, checked, faults
+
+
+def verify(
+    rows: Sequence[Row],
+    pack_bytes: bytes,
+    server_seed: bytes | None = None,
+    claimed: Outcome | None = None,
+) -> AuditReport:
+    """Verify a record; ``server_seed`` lets the server check a game still running."""
+    if not rows or rows[0].kind != GENESIS:
+        fault = Fault(1, MISSING, "the record does not start with its genesis row")
+        game_id = rows[0].game_id if rows else ""
+        return AuditReport(game_id, "", len(rows), 0, False, False, (fault,))
+    faults = check_chain(rows)
+    try:
+        genesis = genesis_of(rows[0])
+    except DecodeError:
+        faults.append(Fault(1, HASH, "the genesis row does not decode"))
+        return AuditReport(rows[0].game_id, "", len(rows), 0, False, False, tuple(faults))
+    seed, seed_faults = _seed_for(rows, genesis, server_seed)
+    faults += seed_faults
+    notes: list[str] = []
+    checked, outcome, table = 0, None, None
+    if hashlib.sha256(pack_bytes).hexdigest() != genesis.pack_sha256:
+        faults.append(Fault(1, PACK, "the content pack does not match the genesis sha256"))
+    elif genesis.game_kind not in games.KINDS or (
+        games.engine(genesis.game_kind).ruleset_version != genesis.ruleset_version
+    ):
+        faults.append(
+            Fault(1, RULE, f"ruleset {genesis.game_kind} {genesis.ruleset_version} is unknown")
+        )
+    elif seed is None:
+        notes.append("states not checked: the seed is not revealed")
+    else:
+        pack = games.engine(genesis.game_kind).load_pack(pack_bytes)
+        table, checked, fold_faults = _fold(rows, genesis, seed, pack)
+        faults += fold_faults
+        outcome = fold.outcome(table)
+        if fold.is_over(table) and rows[-1].kind != SEED_REVEAL and not fold_faults:
+            faults.append(Fault(rows[-1].seq + 1, MISSING, "the game ended; no seed reveal"))
+        if claimed is not None and (
+            outcome is None or (claimed.points, claimed.winners) != outcome_key(outcome)
+        ):
+            faults.append(Fault(rows[-1].seq, SCORE, f"claimed {claimed}, refolded {outcome}"))
+    ordered = tuple(sorted(_unique(faults), key=lambda f: (f.seq, FAULT_KINDS.index(f.kind))))
+    over = rows[-1].kind == SEED_REVEAL
+    return AuditReport(
+        genesis.game_id,
+        genesis.game_kind,
+        len(rows),
+        checked,
+        table is not None,
+        over,
+        ordered,
+        outcome,
+        tuple(notes),
+    )
+
+
+def outcome_key(outcome: Outcome) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The points and winners of an outcome, the part a claimed result states."""
+    return tuple(outcome.points), tuple(outcome.winners)
+
+
+def _unique(faults: Sequence[Fault]) -> list[Fault]:
+    """Faults without repeats of the same kind at the same seq."""
+    seen: set[tuple[int, str]] = set()
+    out = []
+    for fault in faults:
+        if (fault.seq, fault.kind) not in seen:
+            seen.add((fault.seq, fault.kind))
+            out.append(fault)
+    return out

@@ -1,0 +1,213 @@
+"""Explaining one row of a record, and what-if: another command at the same point.
+
+``explain`` says what a row was (the command, who sent it, when), every rule it was
+checked against in the order ``apply`` checks them (id, rulebook section and text), the
+values the fold computed (the facts: bid breakdowns, tie-break rounds, costs, scoring),
+the state change, and what each viewer could see at that moment.  ``what_if`` evaluates
+an alternative command against the table before a seq; nothing is written anywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from feastlog.v1 import record_pb2
+from replay import fold, games
+from replay.engine import (
+    ARBITER,
+    SPECTATOR,
+    Engine,
+    Fact,
+    MalformedCommand,
+    Rule,
+    RuleViolation,
+    Viewer,
+    fact_visible,
+)
+from replay.fold import RECORD_RULES, Table, state_hash
+from replay.narrative import row_lines
+from replay.record import COMMAND, GENESIS, Row
+
+MAX_CHANGES = 200
+
+
+class Folded(Protocol):
+    """A record folded row by row (``history.Folded`` or a live game)."""
+
+    @property
+    def genesis(self) -> record_pb2.Genesis:
+        """The genesis message."""
+
+    @property
+    def rows(self) -> Sequence[Row]:
+        """The rows, seq 1..n."""
+
+    @property
+    def tables(self) -> Sequence[Table]:
+        """The table after each row."""
+
+    @property
+    def facts(self) -> Sequence[Sequence[Fact]]:
+        """The facts each row produced."""
+
+
+def rule_entry(engine: Engine, rule_id: str) -> dict[str, str]:
+    """A rule id with its rulebook section and text."""
+    rule: Rule | None = engine.rules.get(rule_id) or RECORD_RULES.get(rule_id)
+    if rule is None:
+        return {"rule_id": rule_id, "section": "", "text": ""}
+    return {"rule_id": rule.id, "section": rule.section, "text": rule.text}
+
+
+def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
+    """The rule ids a command is checked against, in the order the fold checks them."""
+    which = command.WhichOneof("game")
+    if which == "arbiter":
+        ruling = command.arbiter.WhichOneof("ruling")
+        seat = ["FL-RULING-SEAT"] if ruling in ("score_adjustment", "forfeit") else []
+        return ["FL-ARBITER-ONLY", "FL-RULING-REASON", *seat]
+    checks: Callable[[Message], tuple[str, ...]] | None = getattr(engine, "checks", None)
+    inner: Message = getattr(command, which or "")
+    own = list(checks(inner)) if checks is not None and which else []
+    return ["FL-ARBITER-ONLY", "FL-GAME-CLOSED", *own]
+
+
+def message_dict(message: Message) -> dict[str, Any]:
+    """A protobuf message as JSON-able data (field names as in the .proto)."""
+    out: dict[str, Any] = json_format.MessageToDict(message, preserving_proto_field_name=True)
+    return out
+
+
+def changes(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """The leaves that differ between two JSON-able values, with their paths."""
+    if before == after:
+        return []
+    if isinstance(before, dict) and isinstance(after, dict):
+        out = []
+        for key in sorted(set(before) | set(after), key=str):
+            out += changes(before.get(key), after.get(key), f"{path}.{key}" if path else key)
+        return out[:MAX_CHANGES]
+    if isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
+        out = []
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
+            out += changes(b, a, f"{path}[{i}]")
+        return out[:MAX_CHANGES]
+    return [{"path": path, "before": before, "after": after}]
+
+
+def table_view(table: Table, viewer: Viewer) -> dict[str, Any]:
+    """The table as ``viewer`` may see it: the game's view and the arbiter's rulings."""
+    engine = games.engine(table.kind)
+    return {
+        **engine.view(table.game, viewer),
+        "rulings": {
+            "notes": list(table.notes),
+            "adjustments": list(table.adjustments),
+            "forfeited": sorted(table.forfeited),
+            "voided": table.voided,
+            "closed": table.closed,
+        },
+    }
+
+
+def command_visible(engine: Engine, row: Row, viewer: Viewer) -> bool:
+    """Whether ``viewer`` could see a command row's command while the game ran."""
+    if row.kind != COMMAND:
+        return True
+    command = record_pb2.Command.FromString(row.body)
+    which = command.WhichOneof("game")
+    if which == "arbiter" or viewer.role == "arbiter" or row.actor == str(viewer):
+        return True
+    return engine.command_public(getattr(command, which or ""))
+
+
+def viewers_of(seats: int) -> list[Viewer]:
+    """Every seat, the spectator and the arbiter."""
+    return [*(Viewer.of_seat(s) for s in range(seats)), SPECTATOR, ARBITER]
+
+
+def explain(record: Folded, seq: int) -> dict[str, Any]:
+    """Everything about row ``seq``: command, checks, values, state change, visibility."""
+    genesis = record.genesis
+    engine = games.engine(genesis.game_kind)
+    names = [s.name for s in genesis.seats]
+    row, facts = record.rows[seq - 1], list(record.facts[seq - 1])
+    after = record.tables[seq - 1]
+    out: dict[str, Any] = {
+        "game_id": genesis.game_id,
+        "seq": seq,
+        "kind": row.kind,
+        "actor": row.actor,
+        "actor_name": _actor_name(row.actor, names),
+        "command_id": row.command_id,
+        "recorded_at": row.recorded_at,
+        "hash": row.hash,
+        "state_hash": row.state_hash,
+        "checks": [],
+        "facts": facts,
+        "narrative": row_lines(engine, row, facts, names),
+    }
+    if row.kind == COMMAND:
+        command = record_pb2.Command.FromString(row.body)
+        out["command"] = message_dict(command)
+        out["checks"] = [
+            {**rule_entry(engine, r), "result": "passed"} for r in checked_rules(engine, command)
+        ]
+    elif row.kind == GENESIS:
+        out["command"] = message_dict(genesis)
+    before_view = table_view(record.tables[seq - 2], ARBITER) if seq > 1 else {}
+    out["state_change"] = changes(before_view, table_view(after, ARBITER))
+    out["visibility"] = [
+        {
+            "viewer": str(v),
+            "command": command_visible(engine, row, v),
+            "facts": [i for i, f in enumerate(facts) if fact_visible(f, v)],
+            "narrative": row_lines(engine, row, [f for f in facts if fact_visible(f, v)], names),
+        }
+        for v in viewers_of(len(names))
+    ]
+    return out
+
+
+def _actor_name(actor: str, names: Sequence[str]) -> str:
+    """A seat actor's player name, or the actor itself."""
+    if actor.startswith("seat:") and actor[5:].isdigit() and int(actor[5:]) < len(names):
+        return names[int(actor[5:])]
+    return actor
+
+
+def what_if(record: Folded, seq: int, actor: str, command: record_pb2.Command) -> dict[str, Any]:
+    """``command`` by ``actor`` in place of row ``seq``: legal or not, and what it would do."""
+    genesis = record.genesis
+    engine = games.engine(genesis.game_kind)
+    names = [s.name for s in genesis.seats]
+    before = record.tables[seq - 2]
+    out: dict[str, Any] = {"game_id": genesis.game_id, "seq": seq, "actor": actor}
+    out["command"] = message_dict(command)
+    out["checks"] = [rule_entry(engine, r) for r in checked_rules(engine, command)]
+    try:
+        if fold.is_over(before) and command.WhichOneof("game") != "arbiter":
+            raise RuleViolation("FL-GAME-CLOSED", "the game had ended; no more commands")
+        after, facts = fold.step(before, actor, command)
+    except RuleViolation as broken:
+        return {
+            **out,
+            "legal": False,
+            **rule_entry(engine, broken.rule_id),
+            "message": broken.message,
+        }
+    except MalformedCommand as bad:
+        return {**out, "legal": False, "rule_id": "", "field": bad.field, "message": bad.message}
+    fake = Row(genesis.game_id, seq, COMMAND, actor, "", b"", "", "", "", "")
+    return {
+        **out,
+        "legal": True,
+        "facts": facts,
+        "narrative": row_lines(engine, fake, facts, names),
+        "state_hash": state_hash(after),
+        "state_change": changes(table_view(before, ARBITER), table_view(after, ARBITER)),
+    }

@@ -1,0 +1,146 @@
+"""The portable record: one self-contained JSON file per game (docs/record-format.md).
+
+An export holds the rows exactly as stored (bodies as hex, with their hashes), the
+content pack the genesis names, the server seed once it is revealed (it is copied from
+the reveal row, so a record without one has no seed anywhere), and the claimed final
+result.  ``verify_document`` checks it with nothing but this file and this package.
+The ``decoded`` entries are for people reading the file; verification never trusts them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from feastlog.v1 import record_pb2
+from replay.audit import AuditReport, verify
+from replay.engine import Outcome
+from replay.history import revealed_seed
+from replay.record import COMMAND, GENESIS, SEED_REVEAL, Row
+
+FORMAT = "feastlog-record"
+VERSION = 1
+_MESSAGES: dict[str, type[Message]] = {
+    GENESIS: record_pb2.Genesis,
+    COMMAND: record_pb2.Command,
+    SEED_REVEAL: record_pb2.SeedReveal,
+}
+
+
+class BadExport(ValueError):
+    """A file that is not a feastlog record export."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """A record read back from an export."""
+
+    rows: tuple[Row, ...]
+    pack_bytes: bytes
+    server_seed: bytes | None
+    claimed: Outcome | None
+
+
+def decoded(row: Row) -> dict[str, Any]:
+    """A row's body as protobuf JSON, for people reading the file."""
+    message = _MESSAGES[row.kind]()
+    message.ParseFromString(row.body)
+    out: dict[str, Any] = json_format.MessageToDict(message, preserving_proto_field_name=True)
+    return out
+
+
+def row_entry(row: Row) -> dict[str, Any]:
+    """One row as the export stores it."""
+    return {
+        "seq": row.seq,
+        "kind": row.kind,
+        "actor": row.actor,
+        "command_id": row.command_id,
+        "body": row.body.hex(),
+        "recorded_at": row.recorded_at,
+        "prev_hash": row.prev_hash,
+        "hash": row.hash,
+        "state_hash": row.state_hash,
+        "decoded": decoded(row),
+    }
+
+
+def _pack_entry(pack_bytes: bytes) -> dict[str, str]:
+    """The pack as text when it is UTF-8 (TOML always is), else hex."""
+    try:
+        return {"text": pack_bytes.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"hex": pack_bytes.hex()}
+
+
+def export_record(
+    rows: Sequence[Row], pack_bytes: bytes, outcome: Outcome | None = None
+) -> dict[str, Any]:
+    """The export document of a record; the seed appears only if the record reveals it."""
+    seed = revealed_seed(rows)
+    genesis = record_pb2.Genesis.FromString(rows[0].body)
+    result = None
+    if outcome is not None and seed is not None:
+        result = {"points": list(outcome.points), "winners": list(outcome.winners)}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "game_id": genesis.game_id,
+        "game_kind": genesis.game_kind,
+        "ruleset_version": genesis.ruleset_version,
+        "content_pack": {"sha256": genesis.pack_sha256, **_pack_entry(pack_bytes)},
+        "server_seed": seed.hex() if seed is not None else None,
+        "result": result,
+        "rows": [row_entry(r) for r in rows],
+    }
+
+
+def to_text(document: dict[str, Any]) -> str:
+    """The file's text: sorted keys, one-space indent, a final newline."""
+    return json.dumps(document, sort_keys=True, indent=1, ensure_ascii=True) + "\n"
+
+
+def _row(game_id: str, entry: dict[str, Any]) -> Row:
+    """A row from its export entry."""
+    return Row(
+        game_id,
+        int(entry["seq"]),
+        str(entry["kind"]),
+        str(entry["actor"]),
+        str(entry["command_id"]),
+        bytes.fromhex(entry["body"]),
+        str(entry["recorded_at"]),
+        str(entry["prev_hash"]),
+        str(entry["hash"]),
+        str(entry["state_hash"]),
+    )
+
+
+def load_record(text: str) -> Record:
+    """Read an export; raises BadExport for anything that is not one."""
+    try:
+        document = json.loads(text)
+        if document.get("format") != FORMAT or document.get("version") != VERSION:
+            raise BadExport(f"not a {FORMAT} version {VERSION} file")
+        rows = tuple(_row(document["game_id"], e) for e in document["rows"])
+        pack = document["content_pack"]
+        pack_bytes = pack["text"].encode("utf-8") if "text" in pack else bytes.fromhex(pack["hex"])
+        seed = document.get("server_seed")
+        result = document.get("result")
+    except (KeyError, TypeError, ValueError, AttributeError) as bad:
+        raise BadExport(f"not a readable {FORMAT} file: {bad}") from bad
+    claimed = None
+    if result is not None:
+        claimed = Outcome(tuple(result["points"]), tuple(result["winners"]))
+    return Record(rows, pack_bytes, bytes.fromhex(seed) if seed else None, claimed)
+
+
+def verify_document(text: str) -> AuditReport:
+    """Verify an export with nothing but itself: chain, seed, rules, states, result."""
+    record = load_record(text)
+    return verify(record.rows, record.pack_bytes, record.server_seed, record.claimed)
