@@ -113,6 +113,12 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         return f"{who} puts {fact['item_name']} on {owner}'s {fact['recipe_name']}."
     if kind == "discarded_to_draw":
         return f"{who} discards {_names(fact['cards'])} to draw a card."
+    if kind == "drew":
+        return f"{who} draws {fact['count']} card from the Food deck."
+    if kind == "play_started":
+        return f"Round {fact['round']}: {who} takes the first action."
+    if kind == "round_ended":
+        return f"Round {fact['round']} is over: everyone has passed."
     if kind == "card_drawn":
         return f"{who} draws {fact['card']}."
     if kind == "passed":

@@ -1,0 +1,137 @@
+"""Picky Eaters bad input: malformed commands, refused moves leave the state as it was."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from feastlog.v1 import picky_eaters_pb2 as pb
+from replay.canonical import canonical_bytes
+from replay.engine import MalformedCommand, RuleViolation
+from replay.picky_eaters import ENGINE
+from tests.test_picky_eaters_helpers import (
+    Command,
+    draw,
+    filler,
+    ing,
+    item,
+    pass_,
+    position,
+    prepare,
+    take,
+)
+
+MOUSSAKA = [ing("eggplant"), ing("beef"), ing("tomato")]
+
+
+def start():
+    """Ann holds moussaka and its ingredients, Bob has sushi in play."""
+    return position(
+        hands=[["recipe-moussaka", *MOUSSAKA, "item-extra-seasoning-1"], filler(2)],
+        recipes={1: ["recipe-sushi"]},
+        market=[ing("corn")],
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "field"),
+    [
+        (Command(), "action"),
+        (take("ingredient-unicorn-1"), "take_from_market.card"),
+        (take(""), "take_from_market.card"),
+        (prepare(ing("eggplant")), "prepare_recipe.recipe"),
+        (prepare("recipe-moussaka", ["recipe-pizza"]), "prepare_recipe.ingredients"),
+        (prepare("recipe-moussaka", [MOUSSAKA[0], MOUSSAKA[0]]), "prepare_recipe.ingredients"),
+        (
+            prepare("recipe-moussaka", MOUSSAKA[:2], [("saffron", filler(3))]),
+            "prepare_recipe.substitutions.ingredient",
+        ),
+        (
+            prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", [MOUSSAKA[0], *filler(2)])]),
+            "prepare_recipe",
+        ),
+        (prepare("recipe-moussaka", MOUSSAKA, replaces=ing("corn")), "prepare_recipe.replaces"),
+        (item("recipe-pizza"), "play_item.item"),
+        (item("item-extra-seasoning-1", ing("corn")), "play_item.recipe"),
+        (draw("nonsense", ing("corn")), "discard_to_draw.cards"),
+        (draw(ing("corn"), ing("corn")), "discard_to_draw.cards"),
+        (
+            Command(discard_down=pb.PickyEatersDiscardDown(cards=["guest-billie"])),
+            "discard_down.cards",
+        ),
+    ],
+)
+def test_malformed_commands_name_the_field(command, field):
+    """Empty oneof, unknown ids, wrong kinds of card, a card named twice."""
+    state = start()
+    with pytest.raises(MalformedCommand) as caught:
+        ENGINE.apply(state, 0, command)
+    assert caught.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("seat", "command", "rule_id"),
+    [
+        (1, pass_(), "PE-TURN-ORDER"),
+        (0, take(ing("rice")), "PE-TAKE-MARKET"),
+        (0, prepare("recipe-moussaka", MOUSSAKA[:2]), "PE-PREPARE-INGREDIENTS"),
+        (0, prepare("recipe-pizza", []), "PE-HAND-CARDS"),
+        (0, item("item-extra-seasoning-1", "recipe-moussaka"), "PE-ITEM-PLAY"),
+        (0, draw(MOUSSAKA[0]), "PE-DISCARD-DRAW"),
+        (0, Command(discard_down=pb.PickyEatersDiscardDown(cards=[ing("beef")])), "PE-HAND-LIMIT"),
+    ],
+)
+def test_refused_moves_cite_their_rule_and_change_nothing(seat, command, rule_id):
+    """Every kind of illegal move is refused with its rule id; the state is untouched."""
+    state = start()
+    before = canonical_bytes(state)
+    with pytest.raises(RuleViolation) as caught:
+        ENGINE.apply(state, seat, command)
+    assert caught.value.rule_id == rule_id
+    assert canonical_bytes(state) == before
+
+
+def test_checks_list_rule_ids_of_the_catalogue_in_order():
+    """checks() names catalogue ids; apply's first refusal is the first failing one."""
+    for command in (take(ing("corn")), prepare("recipe-moussaka"), item("x"), draw(), pass_()):
+        ids = ENGINE.checks(command)
+        assert ids[:2] == ("PE-GAME-END", "PE-TURN-ORDER")
+        assert set(ids) <= set(ENGINE.rules)
+    assert ENGINE.checks(Command()) == ()
+
+
+def test_every_command_is_public_and_legal_commands_are_accepted():
+    """Commands are public; each legal command of a position is accepted by apply."""
+    state = start()
+    commands = ENGINE.legal_commands(state, 0)
+    kinds = {c.WhichOneof("action") for c in commands}
+    assert kinds == {
+        "pass_round",
+        "take_from_market",
+        "prepare_recipe",
+        "play_item",
+        "discard_to_draw",
+    }
+    for command in commands:
+        assert ENGINE.command_public(command)
+        ENGINE.apply(state, 0, command)
+    assert ENGINE.legal_commands(state, 1) == []
+
+
+def test_every_rule_id_is_cited_by_a_test():
+    """Each id of the catalogue appears in the Picky Eaters test files."""
+    text = "".join(p.read_text() for p in Path(__file__).parent.glob("test_picky_eaters_*.py"))
+    words = set(re.split(r"[^A-Za-z0-9_-]+", text))
+    spelled = words | {p for w in words for p in re.split(r"_(?=PE_)", w)}
+
+    def cited(rule_id: str) -> bool:
+        under = rule_id.replace("-", "_")
+        return any(w in (rule_id, under) or w.startswith(under + "_") for w in spelled)
+
+    missing = sorted(r for r in ENGINE.rules if not cited(r))
+    assert not missing, f"rule ids without a test: {missing}"
+    for rule in ENGINE.rules.values():
+        assert rule.section and rule.text
+        assert rule.interpretation == bool(re.fullmatch(r"PE-I\d+", rule.id))
