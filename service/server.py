@@ -13,9 +13,9 @@ from google.protobuf import json_format, struct_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from feastlog.v1 import audit_service_pb2, record_pb2, replay_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from feastlog.v1 import record_pb2
 from replay.engine import Fact
 from replay.record import Row
 from service.app import Games, Step
@@ -157,6 +157,8 @@ class GameService(pb_grpc.GameServiceServicer):
 
 SERVICE_NAMES = (
     pb.DESCRIPTOR.services_by_name["GameService"].full_name,
+    replay_service_pb2.DESCRIPTOR.services_by_name["ReplayService"].full_name,
+    audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     health.SERVICE_NAME,
     reflection.SERVICE_NAME,
 )
@@ -189,12 +191,16 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     games = Games(db, credentials)
     server = grpc.aio.server()
     pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
+    from service import audit_service, replay_service  # they import this module
+
+    replay_service.add_to(server, games)
+    audit_service.add_to(server, games)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(SERVICE_NAMES, server)
     port = server.add_insecure_port(address)
     await server.start()
-    for name in (*SERVICE_NAMES[:1], ""):
+    for name in (*SERVICE_NAMES[:3], ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return Running(server, port, games, db, key, key_source)
 
