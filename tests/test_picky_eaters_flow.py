@@ -177,3 +177,15 @@ def test_views_hide_hands_and_decks():
     assert arbiter["guest_deck"] == list(state.guest_deck)
     assert "rng" not in str(arbiter) and "seed" not in str(arbiter)
     assert mine["to_act"] == [0] and mine["round"] == 1 and mine["over"] is False
+
+
+def test_PE_SETUP_SHUFFLE_golden_seed_pins_the_first_cards():
+    """Golden values for seed 07*32 (RNG spec of DESIGN section 3): they must never drift."""
+    state, _ = ENGINE.setup(FOUR, {}, PACK, SEED)
+    assert state.market[:3] == (
+        "ingredient-noodles-2",
+        "ingredient-chicken-5",
+        "ingredient-peanuts-2",
+    )
+    assert state.guests == ("guest-hugo",) and state.guest_deck[0] == "guest-kenji"
+    assert state.first_player == 1
