@@ -262,9 +262,34 @@ async def replay_over_grpc(server: str, game_id: str, key: str | None) -> list[s
         return lines
 
 
+@cli.command("rules")
+@kind_argument()
+@click.option("--json", "as_json", is_flag=True, help="The catalogue as JSON.")
+def rules_command(kind: str, as_json: bool) -> None:
+    """A game's rule catalogue: every rule id, its rulebook section and what it says."""
+    engine = games.engine(kind)
+    if as_json:
+        import json
+
+        from replay.canonical import to_plain
+
+        click.echo(json.dumps([to_plain(r) for r in engine.rules.values()], indent=1))
+        return
+    click.echo(f"{engine.title}, ruleset {engine.ruleset_version}: {len(engine.rules)} rules")
+    for rule in engine.rules.values():
+        mark = " (interpretation)" if rule.interpretation else ""
+        click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
+    defaults = ", ".join(f"{k}={v}" for k, v in engine.option_defaults.items())
+    click.echo(f"options (defaults): {defaults}")
+
+
 cli.add_command(bench_command)
 
 
 def main() -> None:
     """Entry point of the console script."""
     cli(prog_name="feastlog")
+
+
+if __name__ == "__main__":
+    main()

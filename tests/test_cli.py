@@ -104,3 +104,10 @@ def test_replay_of_an_unknown_game_says_so(tmp_path: Path, monkeypatch: pytest.M
     result = CliRunner().invoke(cli, ["replay", "g_missing"])
     assert result.exit_code == 1
     assert "there is no game 'g_missing'" in result.output
+
+
+def test_rules_lists_the_catalogue() -> None:
+    result = CliRunner().invoke(cli, ["rules", "bon-appetit"])
+    assert result.exit_code == 0, result.output
+    assert "BA-BID-SIZE" in result.output and "BA-I1" in result.output
+    assert "options (defaults):" in result.output and "gem_ability=per_bid" in result.output
