@@ -172,3 +172,6 @@ class Engine(Protocol):
 
     def narrate(self, fact: Fact, names: Sequence[str]) -> str | None:
         """One line of plain words for a fact, or None for facts not worth a line."""
+
+    def checks(self, command: Message) -> tuple[str, ...]:
+        """The rule ids ``apply`` checks for this kind of command, in the order it checks."""
