@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
 from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
 from feastlog.v1 import game_service_pb2 as pb
@@ -185,11 +186,21 @@ def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
     help="Read this DuckDB file offline (when no server holds it).",
 )
 @click.option("--organiser-key", envvar=KEY_ENV)
+@click.option("--at", "at", type=int, help="Stop at this seq and show the table after it.")
+@click.option("--as", "as_viewer", help="seat:N, spectator or arbiter: see what they saw.")
 def replay_command(
-    game_id: str, server: str | None, db_path: str, organiser_key: str | None
+    game_id: str,
+    server: str | None,
+    db_path: str,
+    organiser_key: str | None,
+    at: int | None = None,
+    as_viewer: str | None = None,
 ) -> None:
-    """The game round by round in plain words."""
-    if server:
+    """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then)."""
+    if at is not None or as_viewer:
+        viewer = parse_viewer(as_viewer)
+        lines = replay_as(game_id, at, viewer, server, db_path, require_key(organiser_key))
+    elif server:
         lines = run_rpc(replay_over_grpc(server, game_id, require_key(organiser_key)))
     else:
         lines = replay_offline(db_path, game_id)
@@ -284,6 +295,8 @@ def rules_command(kind: str, as_json: bool) -> None:
 
 
 cli.add_command(bench_command)
+for _command in AUDIT_COMMANDS:
+    cli.add_command(_command)
 
 
 def main() -> None:
