@@ -7,7 +7,6 @@ turn) and checks its own rules in a fixed order; see ``menu_masters.CHECKS``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 from feastlog.v1 import menu_masters_pb2 as pb
@@ -27,6 +26,7 @@ from replay.menu_masters_state import (
     Turn,
     can_place,
     deck_index,
+    evolve,
     with_chef,
     with_store,
 )
@@ -56,7 +56,7 @@ def place_pawn(state: State, seat: int, move: pb.PlacePawn) -> Result:
             raise RuleViolation("MM-PLACE-COIN", f"{name} already took a coin this round")
         if state.bank == 0:
             raise RuleViolation("MM-PLACE-COIN", "the bank has no coins left")
-        state = replace(with_chef(state, seat, coin_waiting=True), bank=state.bank - 1)
+        state = evolve(with_chef(state, seat, coin_waiting=True), bank=state.bank - 1)
         fact: Fact = {"type": "pawn_placed", "seat": seat, "placement": "collect_coin"}
         fact["bank"] = state.bank
     else:
@@ -93,11 +93,11 @@ def _next_placer(state: State, last: int, facts: list[Fact]) -> Result:
         if not state.chefs[seat].pawns:
             continue
         if can_place(state, seat):
-            return replace(state, placing=seat), facts
+            return evolve(state, placing=seat), facts
         left = state.chefs[seat].pawns
         facts.append({"type": "pawns_unplaced", "seat": seat, "count": left})
         state = with_chef(state, seat, pawns=0)
-    state = replace(state, placing=None, step=PURCHASE)
+    state = evolve(state, placing=None, step=PURCHASE)
     lines = {store_name(i): list(s.line) for i, s in enumerate(state.stores)}
     owners = {store_name(i): s.owner for i, s in enumerate(state.stores)}
     facts.append({"type": "purchase_started", "lines": lines, "owners": owners})
@@ -127,7 +127,7 @@ def _advance(state: State, facts: list[Fact]) -> Result:
                 | {"cost": cost, "coins": state.chefs[top].coins}
             )
         else:
-            state = replace(state, turn=Turn(top, index, False))
+            state = evolve(state, turn=Turn(top, index, False))
             facts.append(
                 {"type": "turn_started", "seat": top, "store": store_name(index), "cost": cost}
             )
@@ -179,7 +179,7 @@ def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
         state = with_store(state, turn.store, line=())
     if len(chef.basket) + 1 > BASKET:
         facts.append({"type": "basket_full", "seat": seat, "basket": len(chef.basket) + 1})
-    return replace(state, turn=replace(turn, bought=True)), facts
+    return evolve(state, turn=evolve(turn, bought=True)), facts
 
 
 def leave_line(state: State, seat: int, move: pb.LeaveLine) -> Result:
@@ -193,7 +193,7 @@ def leave_line(state: State, seat: int, move: pb.LeaveLine) -> Result:
     store = state.stores[turn.store]
     state = with_store(state, turn.store, line=store.line[1:])
     fact = {"type": "left_line", "seat": seat, "store": store_name(turn.store), "reason": "chose"}
-    return _advance(replace(state, turn=None), [fact])
+    return _advance(evolve(state, turn=None), [fact])
 
 
 def complete_menus(state: State, seat: int, move: pb.CompleteMenus) -> Result:
@@ -245,9 +245,9 @@ def _complete_one(
                     "replacing": menu.id,
                 }
             )
-        state = replace(state, community=tuple(row), menu_deck=state.menu_deck[1:])
+        state = evolve(state, community=tuple(row), menu_deck=state.menu_deck[1:])
     if len(chef.completed) + 1 == MENUS_TO_END and state.third_menu_by is None:
-        state = replace(state, third_menu_by=seat)
+        state = evolve(state, third_menu_by=seat)
         facts.append({"type": "last_round", "seat": seat, "round": state.round})
     return state
 
@@ -265,9 +265,9 @@ def discard(state: State, seat: int, move: pb.DiscardIngredient) -> Result:
     deck = state.pack.card(card_id).deck
     index = deck_index(deck)
     shuffled, rng = state.rng.shuffle(DECK_LABELS[index], (*state.stores[index].deck, card_id))
-    state = replace(with_store(state, index, deck=shuffled), rng=rng)
+    state = evolve(with_store(state, index, deck=shuffled), rng=rng)
     fact = {"type": "discarded", "seat": seat, "card": card_id, "deck": deck}
-    return _advance(replace(state, turn=None), [fact])
+    return _advance(evolve(state, turn=None), [fact])
 
 
 def finish_turn(state: State, seat: int, move: pb.FinishPurchaseTurn) -> Result:
@@ -282,7 +282,7 @@ def finish_turn(state: State, seat: int, move: pb.FinishPurchaseTurn) -> Result:
         raise RuleViolation(
             "MM-BASKET-SIZE", f"{chef.name} holds 7 ingredients: complete a Menu or discard"
         )
-    return _advance(replace(state, turn=None), [{"type": "turn_finished", "seat": seat}])
+    return _advance(evolve(state, turn=None), [{"type": "turn_finished", "seat": seat}])
 
 
 def _clean_up(state: State, facts: list[Fact]) -> Result:
@@ -301,7 +301,7 @@ def _clean_up(state: State, facts: list[Fact]) -> Result:
             facts.append({"type": "coins_stay", "store": name, "coins": store.pot})
             continue
         elif store.pot:
-            state = replace(state, bank=state.bank + store.pot)
+            state = evolve(state, bank=state.bank + store.pot)
             facts.append({"type": "coins_to_bank", "store": name, "coins": store.pot})
         state = with_store(state, index, pot=0, owner=None)
     for seat, chef in enumerate(state.chefs):
@@ -310,7 +310,7 @@ def _clean_up(state: State, facts: list[Fact]) -> Result:
             facts.append({"type": "bank_coin_collected", "seat": seat})
     state = _restock(state, facts)
     first = (state.first_chef + 1) % n
-    state = replace(state, first_chef=first)
+    state = evolve(state, first_chef=first)
     facts.append({"type": "first_chef_passed", "seat": first})
     facts.append(
         {"type": "coins", "round": state.round, "coins": [c.coins for c in state.chefs]}
@@ -321,9 +321,9 @@ def _clean_up(state: State, facts: list[Fact]) -> Result:
     )
     end = _end_reason(state)
     if end:
-        return _game_over(replace(state, end=end), facts)
-    chefs = tuple(replace(c, pawns=PAWNS) for c in state.chefs)
-    state = replace(state, round=state.round + 1, step=PLACE, placing=first, chefs=chefs)
+        return _game_over(evolve(state, end=end), facts)
+    chefs = tuple(evolve(c, pawns=PAWNS) for c in state.chefs)
+    state = evolve(state, round=state.round + 1, step=PLACE, placing=first, chefs=chefs)
     facts.append({"type": "round_started", "round": state.round, "first_chef": first})
     return state, facts
 
@@ -388,7 +388,7 @@ def _game_over(state: State, facts: list[Fact]) -> Result:
         {"type": "game_over", "reason": state.end, "points": list(result.points)}
         | {"winners": list(result.winners), "coins": list(result.tiebreak), "table": table}
     )
-    return replace(state, step=OVER, placing=None, turn=None), facts
+    return evolve(state, step=OVER, placing=None, turn=None), facts
 
 
 def views_card(state: State, card_id: str, field: str) -> str:

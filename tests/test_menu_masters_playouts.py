@@ -1,0 +1,120 @@
+"""Seeded random legal playouts of Menu Masters through the fold, 2 to 6 chefs.
+
+Bots choose among ``legal_commands`` only, biased toward progress (complete a Menu when
+they can, buy what their Menus need).  Every game must end; coins and cards are
+conserved after every command; refolding the same commands gives the same state at every
+row (state hashes compared at every row for a share of the games, equal states for all).
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from feastlog.v1 import record_pb2
+from replay import fold
+from replay.menu_masters import ENGINE
+from replay.menu_masters_state import all_cards, coins_in_play
+from tests.test_menu_masters_support import NAMES, PACK
+
+GAMES_PER_COUNT = 30
+HASHED_PER_COUNT = 4  # games whose state hash is compared at every row
+ALL_CARDS = sorted([c.id for c in PACK.cards] + [m.id for m in PACK.menus])
+
+
+def genesis(n: int) -> record_pb2.Genesis:
+    """A Menu Masters genesis row for ``n`` chefs."""
+    seats = [record_pb2.SeatInfo(name=name) for name in NAMES[:n]]
+    return record_pb2.Genesis(game_kind="menu-masters", seats=seats)
+
+
+def needs(state, seat: int) -> set[str]:
+    """The ingredients the chef's secret Menus and the community Menus ask for."""
+    menus = (*state.chefs[seat].menus, *state.community)
+    return {i for m in menus for i in PACK.menu(m).ingredients}
+
+
+def choose(state, seat: int, rng: random.Random):
+    """A legal command, biased toward completing Menus and buying what they need."""
+    legal = ENGINE.legal_commands(state, seat)
+    assert legal, "a seat to act must have a legal command"
+    by_kind: dict[str, list] = {}
+    for command in legal:
+        by_kind.setdefault(command.WhichOneof("action"), []).append(command)
+    if "complete_menus" in by_kind:
+        return by_kind["complete_menus"][0]
+    wanted = needs(state, seat)
+    if "purchase" in by_kind:
+        useful = [
+            c
+            for c in by_kind["purchase"]
+            if wanted & set(PACK.card(c.purchase.card_id).ingredients)
+        ]
+        if useful or rng.random() < 0.3:
+            return rng.choice(useful or by_kind["purchase"])
+        return by_kind["leave_line"][0]
+    if "place_pawn" in by_kind:
+        lines = [
+            c
+            for c in by_kind["place_pawn"]
+            if c.place_pawn.placement == 1
+            and any(
+                wanted & set(PACK.card(card).ingredients)
+                for card in state.stores[c.place_pawn.store - 1].window
+            )
+        ]
+        if lines and rng.random() < 0.7:
+            return rng.choice(lines)
+    return rng.choice(legal)
+
+
+def check_invariants(table: fold.Table, n: int) -> None:
+    """Coins (8 per chef in play, the rest boxed) and all 124 cards are conserved."""
+    state = table.game
+    assert coins_in_play(state) == 8 * n and state.box == 48 - 8 * n
+    assert all(c.coins >= 0 for c in state.chefs) and state.bank >= 0
+    assert sorted(all_cards(state)) == ALL_CARDS
+    for seat, chef in enumerate(state.chefs):
+        acting = state.turn is not None and state.turn.seat == seat
+        assert len(chef.basket) <= (7 if acting else 6)
+
+
+def play(seed: int, n: int, hashed: bool) -> int:
+    """One seeded game; returns the number of commands."""
+    rng = random.Random(seed)
+    server_seed = bytes([seed % 256, n]) * 16
+    table, _ = fold.start(genesis(n), server_seed, PACK)
+    check_invariants(table, n)
+    commands, states = [], [table.game]
+    hashes = [fold.state_hash(table)] if hashed else []
+    while not fold.is_over(table):
+        (seat,) = ENGINE.to_act(table.game)
+        command = record_pb2.Command(menu_masters=choose(table.game, seat, rng))
+        table, _ = fold.step(table, f"seat:{seat}", command)
+        check_invariants(table, n)
+        commands.append((seat, command))
+        states.append(table.game)
+        if hashed:
+            hashes.append(fold.state_hash(table))
+        assert len(commands) < 5000, "the game must end"
+    assert ENGINE.is_over(table.game) and ENGINE.to_act(table.game) == frozenset()
+    again, _ = fold.start(genesis(n), server_seed, PACK)
+    assert again.game == states[0]
+    if hashed:
+        assert fold.state_hash(again) == hashes[0]
+    for k, (seat, command) in enumerate(commands, start=1):
+        again, _ = fold.step(again, f"seat:{seat}", command)
+        assert again.game == states[k]
+        if hashed:
+            assert fold.state_hash(again) == hashes[k]
+    assert fold.state_hash(again) == fold.state_hash(table)
+    return len(commands)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
+def test_playouts_end_conserve_and_refold(n):
+    lengths = []
+    for seed in range(GAMES_PER_COUNT):
+        lengths.append(play(seed * 7 + n, n, hashed=seed < HASHED_PER_COUNT))
+    assert len(lengths) == GAMES_PER_COUNT
