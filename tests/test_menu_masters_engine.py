@@ -1,0 +1,100 @@
+"""Menu Masters engine surface: registry, views per viewer, narration, catalogue meta-test."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+from feastlog.v1 import menu_masters_pb2 as pb
+from replay import games
+from replay.engine import ARBITER, SPECTATOR, Viewer, fact_visible
+from replay.menu_masters import ENGINE, RULES, setup
+from replay.rng import Rng
+from tests.test_menu_masters_support import NAMES, PACK, new_game
+
+
+def test_engine_is_registered_with_its_facts():
+    assert games.engine("menu-masters") is ENGINE
+    assert (ENGINE.kind, ENGINE.title, ENGINE.command_field) == (
+        "menu-masters",
+        "Menu Masters",
+        "menu_masters",
+    )
+    assert (ENGINE.min_seats, ENGINE.max_seats, ENGINE.ruleset_version) == (2, 6, "1")
+    assert ENGINE.option_defaults == {"first_seat": "random", "round_limit": "30"}
+    assert ENGINE.rng_labels == (
+        "menu-masters/produce-stand-deck",
+        "menu-masters/butcher-shop-deck",
+        "menu-masters/bakery-deck",
+        "menu-masters/first-seat",
+        "menu-masters/menu-deck",
+    )
+    assert ENGINE.command_public(pb.MenuMastersCommand(leave_line=pb.LeaveLine()))
+
+
+def test_views_hide_secret_menus_and_deck_orders():
+    state = new_game(4)
+    ann = ENGINE.view(state, Viewer.of_seat(0))
+    assert [m["id"] for m in ann["chefs"][0]["menus"]] == list(state.chefs[0].menus)
+    assert "menus" not in ann["chefs"][1] and ann["chefs"][1]["menu_count"] == 2
+    assert "deck" not in ann["stores"][0] and "menu_deck" not in ann
+    spectator = ENGINE.view(state, SPECTATOR)
+    assert all("menus" not in c for c in spectator["chefs"])
+    assert (
+        spectator["to_act"] == [0]
+        and spectator["phase"] == "place_pawns"
+        and spectator["round"] == 1
+    )
+    arbiter = ENGINE.view(state, ARBITER)
+    assert arbiter["stores"][0]["deck"] == list(state.stores[0].deck)
+    assert arbiter["menu_deck"] == list(state.menu_deck)
+    assert "rng" not in str(arbiter) and "seed" not in str(arbiter)
+
+
+def _finished_game(n: int, seed: int):
+    """A bot game to its end; the state and every fact."""
+    state, facts = setup(NAMES[:n], {"first_seat": "random"}, PACK, Rng(bytes([seed]) * 32))
+    rng = random.Random(seed)
+    while not ENGINE.is_over(state):
+        (seat,) = ENGINE.to_act(state)
+        legal = ENGINE.legal_commands(state, seat)
+        menus = [c for c in legal if c.WhichOneof("action") == "complete_menus"]
+        state, new = ENGINE.apply(state, seat, menus[0] if menus else rng.choice(legal))
+        facts += new
+    return state, facts
+
+
+def test_narration_tells_every_round_and_private_facts_stay_private():
+    state, facts = _finished_game(4, 3)
+    names = NAMES[:4]
+    lines = [ENGINE.narrate(f, names) for f in facts]
+    kinds = {f["type"] for f, line in zip(facts, lines, strict=True) if line}
+    assert {
+        "round_started",
+        "pawn_placed",
+        "purchased",
+        "menu_completed",
+        "coins",
+        "game_over",
+    } <= kinds
+    for fact, line in zip(facts, lines, strict=True):
+        if "private_to" in fact:
+            assert line is None and not fact_visible(fact, SPECTATOR)
+            assert fact_visible(fact, Viewer.of_seat(fact["private_to"]))
+    bought = next(f for f in facts if f["type"] == "purchased")
+    assert {"cost", "paid_to", "coins_to"} <= bought.keys()
+    over = ENGINE.view(state, SPECTATOR)
+    assert over["over"] and over["scores"] == list(ENGINE.outcome(state).points)
+    assert over["winners"] == list(ENGINE.outcome(state).winners) and over["to_act"] == []
+    assert all("menus" in c for c in over["chefs"])
+
+
+def test_catalogue_ids_all_appear_in_the_tests():
+    text = "".join(p.read_text() for p in Path(__file__).parent.glob("test_menu_masters_*.py"))
+    cited = set(re.findall(r"MM[-_][A-Z0-9][A-Z0-9_-]*", text))
+    cited = {c.replace("_", "-").rstrip("-") for c in cited}
+    missing = [rule_id for rule_id in RULES if rule_id not in cited]
+    assert not missing, missing
+    assert all(rule.section and rule.text for rule in RULES.values())
+    assert [r for r in RULES if RULES[r].interpretation] == [f"MM-I{k}" for k in range(1, 10)]
