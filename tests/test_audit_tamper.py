@@ -1,0 +1,141 @@
+"""Tampering with a stored record in the DuckDB file is caught, and the audit names the seq
+and the kind of fault (DESIGN section 2: any edit, insertion, deletion or reordering)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from feastlog.v1 import bon_appetit_pb2 as ba
+from feastlog.v1 import record_pb2
+from replay.audit import verify
+from replay.record import seal
+from tests.recordutil import Built, build, store_games
+
+GAME = "g_test033"
+
+
+@pytest.fixture(scope="module")
+def built() -> Built:
+    """One finished 3-seat Bon Appetit! game."""
+    return build(players=3, seed_byte=3)
+
+
+def stored_file(tmp_path: Path, built: Built) -> Path:
+    """A DuckDB file holding the game and one other."""
+    path = tmp_path / "games.duckdb"
+    store_games(path, [built, build(players=2, seed_byte=5)])
+    return path
+
+
+def audit(path: Path, *args: str) -> tuple[int, dict[str, object]]:
+    """``feastlog audit ... --json`` offline on the file."""
+    result = CliRunner().invoke(cli, ["audit", *args, "--db", str(path), "--json"])
+    found = json.loads(result.stdout) if result.stdout.strip() else {}
+    return result.exit_code, found
+
+
+def sql(path: Path, statement: str, *params: object) -> None:
+    """Run one statement on the file, as someone with write access to it would."""
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(statement, list(params))
+    finally:
+        con.close()
+
+
+def test_an_untouched_file_verifies(tmp_path: Path, built: Built) -> None:
+    path = stored_file(tmp_path, built)
+    code, found = audit(path, "--all")
+    assert code == 0
+    assert isinstance(found, list) and all(r["ok"] for r in found) and len(found) == 2
+
+
+def _edit_command_bytes(path: Path, built: Built) -> int:
+    seq = 8
+    body = bytearray(built.rows[seq - 1].body)
+    body[-1] ^= 0x01
+    sql(path, "UPDATE events SET body = ? WHERE game_id = ? AND seq = ?", bytes(body), GAME, seq)
+    return seq
+
+
+def _delete_row(path: Path, built: Built) -> int:
+    sql(path, "DELETE FROM events WHERE game_id = ? AND seq = 12", GAME)
+    return 12
+
+
+def _swap_rows(path: Path, built: Built) -> int:
+    for a, b in ((6, -6), (7, 6), (-6, 7)):
+        sql(path, "UPDATE events SET seq = ? WHERE game_id = ? AND seq = ?", b, GAME, a)
+    return 6
+
+
+def _change_state_hash(path: Path, built: Built) -> int:
+    sql(path, "UPDATE events SET state_hash = ? WHERE game_id = ? AND seq = 9", "ab" * 32, GAME)
+    return 9
+
+
+def _reveal_other_seed(path: Path, built: Built) -> int:
+    other = record_pb2.SeedReveal(server_seed=b"\x07" * 32).SerializeToString()
+    sql(path, "UPDATE events SET body = ? WHERE game_id = ? AND kind = 'seed_reveal'", other, GAME)
+    return len(built.rows)
+
+
+TAMPERING: dict[str, tuple[Callable[[Path, Built], int], str]] = {
+    "edit one command's bytes": (_edit_command_bytes, "hash"),
+    "delete a row": (_delete_row, "missing"),
+    "swap two rows": (_swap_rows, "reordered"),
+    "change a state hash": (_change_state_hash, "state"),
+    "reveal a different seed": (_reveal_other_seed, "seed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERING))
+def test_tampering_in_the_duckdb_file_is_named_by_seq_and_kind(
+    tmp_path: Path, built: Built, case: str
+) -> None:
+    path = stored_file(tmp_path, built)
+    tamper, kind = TAMPERING[case]
+    seq = tamper(path, built)
+    code, found = audit(path, GAME)
+    assert code == 1
+    assert found["ok"] is False
+    assert found["first_bad_seq"] == seq
+    assert kind in found["first_kinds"]  # type: ignore[operator]
+    code_all, reports = audit(path, "--all")
+    assert code_all == 1
+    assert [r["ok"] for r in reports] == [False, True]  # type: ignore[union-attr]
+
+
+def test_a_resealed_illegal_bid_is_caught_as_a_rule_fault(built: Built) -> None:
+    """Someone who re-computes every hash after the edit is still caught by the rules."""
+    rows = list(built.rows)
+    seq = next(i + 1 for i, r in enumerate(rows) if r.actor == "seat:0" and i > 3)
+    greedy = record_pb2.Command(
+        bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=[ba.GEM_RED] * 3 + [ba.GEM_BLUE]))
+    )
+    rows[seq - 1] = seal(
+        rows[seq - 1].__class__(**{**vars(rows[seq - 1]), "body": greedy.SerializeToString()}),
+        rows[seq - 2].hash,
+    )
+    for i in range(seq, len(rows)):
+        rows[i] = seal(rows[i], rows[i - 1].hash)
+    report = verify(rows, built.pack_bytes)
+    assert report.first_bad_seq == seq
+    assert report.first_kinds == ("rule",)
+    assert report.faults[0].rule_id.startswith("BA-")
+
+
+def test_a_claimed_score_that_differs_is_a_score_fault(built: Built) -> None:
+    from replay.engine import Outcome
+
+    claimed = Outcome((99, 0, 0), (0,))
+    report = verify(built.rows, built.pack_bytes, claimed=claimed)
+    assert report.first_kinds == ("score",)
+    assert report.first_bad_seq == len(built.rows)
