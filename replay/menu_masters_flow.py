@@ -173,6 +173,7 @@ def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
         {"type": "purchased", "seat": seat, "store": store_name(turn.store), "card": card_id}
         | {"cost": cost, "paid_to": store.owner, "coins_to": coins_to}
         | {"coins_left": chef.coins - cost, "basket": len(chef.basket) + 1}
+        | {"shows": _shows(state, card_id)}
     ]
     if not window:
         facts.append(_sold_out(turn.store, line))
@@ -180,6 +181,12 @@ def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
     if len(chef.basket) + 1 > BASKET:
         facts.append({"type": "basket_full", "seat": seat, "basket": len(chef.basket) + 1})
     return evolve(state, turn=evolve(turn, bought=True)), facts
+
+
+def _shows(state: State, card_id: str) -> list[str]:
+    """What a card shows, e.g. ["broccoli 2"] or ["broccoli 1", "tomato 2"]."""
+    card = state.pack.card(card_id)
+    return [f"{name} {stars}" for name, stars in zip(card.ingredients, card.stars, strict=True)]
 
 
 def leave_line(state: State, seat: int, move: pb.LeaveLine) -> Result:

@@ -177,6 +177,11 @@ def _who(names: Sequence[str], seats: Sequence[int]) -> str:
     return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
 
 
+def _coins(count: int) -> str:
+    """``1 coin``, ``3 coins``."""
+    return f"{count} coin" if count == 1 else f"{count} coins"
+
+
 def narrate(fact: Fact, names: Sequence[str]) -> str | None:
     """One line of plain English for a fact (None for private or minor facts)."""
     kind = fact["type"]
@@ -195,6 +200,14 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         if fact["placement"] == "own":
             return f"{who} owns the {store} this round."
         return f"{who} joins the {store} line (position {fact['position']})."
+    if kind == "purchase_started":
+        return "Every Chef Cap is placed: the stores open, Produce Stand first."
+    if kind == "turn_started":
+        return f"{who} is at the top of the {store} line: ingredients cost {fact['cost']}."
+    if kind == "basket_full":
+        return f"{who} has 7 ingredients and must complete a Menu or discard one."
+    if kind == "restocked":
+        return f"The {store} is restocked with {', '.join(fact['cards'])}."
     if kind == "pawns_unplaced":
         return (
             f"{who} has nowhere to place {fact['count']} Chef Cap(s) and keeps them off the board."
@@ -205,7 +218,8 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         }
         where |= {"store_board": "left on the store board", "bank": "going back to the bank"}
         paid = where[fact["coins_to"]]
-        return f"{who} buys {fact['card']} at the {store} for {fact['cost']} coins, {paid}."
+        card = f"{fact['card']} ({' / '.join(s + '★' for s in fact['shows'])})"
+        return f"{who} buys {card} at the {store} for {_coins(fact['cost'])}, {paid}."
     if kind == "left_line":
         reason = {"chose": "leaves", "cannot_pay": f"cannot pay {fact.get('cost')} and leaves"}
         return f"{who} {reason[fact['reason']]} the {store} line."
@@ -214,7 +228,10 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         return f"The {store} is sold out{left}."
     if kind == "menu_completed":
         used = ", ".join(
-            f"{u['ingredient']} with {' + '.join(u['cards'])} ({u['stars']}★)" for u in fact["uses"]
+            f"{u['ingredient']} with {' + '.join(u['cards'])}"
+            + (f" (Power Food of {u['power_food']}" if u["power_food"] else " (")
+            + f"{', ' if u['power_food'] else ''}{u['stars']}★)"
+            for u in fact["uses"]
         )
         return f"{who} completes {fact['name']} ({fact['source']}): {used}; {fact['stars']} stars."
     if kind == "community_menu_revealed":
@@ -225,11 +242,11 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         deck = _title(fact["deck"])
         return f"{who} discards {fact['card']}; it is shuffled back into the {deck} deck."
     if kind == "owner_collected":
-        return f"{who} collects {fact['coins']} coins from the {store}."
+        return f"{who} collects {_coins(fact['coins'])} from the {store}."
     if kind == "coins_stay":
-        return f"{fact['coins']} coins stay on the {store} board for its next owner."
+        return f"{_coins(fact['coins'])} stay on the {store} board for its next owner."
     if kind == "coins_to_bank":
-        return f"{fact['coins']} coins from the unowned {store} go back to the bank."
+        return f"{_coins(fact['coins'])} from the unowned {store} go back to the bank."
     if kind == "bank_coin_collected":
         return f"{who} picks up the bank coin."
     if kind == "first_chef_passed":
@@ -240,5 +257,6 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
     if kind == "game_over":
         scores = ", ".join(f"{names[s]} {p}" for s, p in enumerate(fact["points"]))
         reason, winners = fact["reason"].replace("_", " "), _who(names, fact["winners"])
-        return f"Game over ({reason}): {scores} stars; {winners} win."
+        verb = "wins" if len(fact["winners"]) == 1 else "share the victory"
+        return f"Game over ({reason}): {scores} stars; {winners} {verb}."
     return None
