@@ -20,6 +20,7 @@ import click
 import grpc
 from google.protobuf import json_format
 
+from cli.audit_bench import bench_audit_command
 from cli.client import as_dict, bearer
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
@@ -461,6 +462,36 @@ def rule_command(
     click.echo(f"ruling recorded at seq {reply.seq} (hash {reply.hash})")
 
 
+@click.command("stats")
+@click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="The log to read.")
+@click.option("--out", help="Keep the outcomes projection in this DuckDB file (else in memory).")
+@click.option("--json", "as_json", is_flag=True)
+def stats_command(db_path: str, out: str | None, as_json: bool) -> None:
+    """Per game kind: games played, win rate by seat position, a game-specific figure."""
+    import duckdb
+
+    from service.projection import rebuild, stats
+
+    def run() -> list[Any]:
+        con = duckdb.connect(out or ":memory:")
+        try:
+            OfflineFile(db_path).read(
+                lambda store: rebuild(con, (store.load(g) for g in store.game_ids()))
+            )
+            return stats(con)
+        finally:
+            con.close()
+
+    found = offline(run)
+    if as_json:
+        echo_json([vars(k) for k in found])
+        return
+    for k in found:
+        rates = ", ".join(f"seat {i}: {r:.0%}" for i, r in enumerate(k.win_rate_by_seat))
+        value = "n/a" if k.value is None else f"{k.value:.2f}"
+        click.echo(f"{k.game_kind}: {k.games} games; wins by seat {rates}; {k.figure} {value}")
+
+
 AUDIT_COMMANDS = (
     export_command,
     verify_command,
@@ -469,6 +500,8 @@ AUDIT_COMMANDS = (
     whatif_command,
     rejections_command,
     rule_command,
+    stats_command,
+    bench_audit_command,
 )
 
 __all__ = ["AUDIT_COMMANDS", "replay_as"]
