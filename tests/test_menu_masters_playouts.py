@@ -18,8 +18,8 @@ from replay.menu_masters import ENGINE
 from replay.menu_masters_state import all_cards, coins_in_play
 from tests.test_menu_masters_support import NAMES, PACK
 
-GAMES_PER_COUNT = 30
-HASHED_PER_COUNT = 4  # games whose state hash is compared at every row
+GAMES_PER_COUNT = 40
+HASHED_PER_COUNT = GAMES_PER_COUNT  # games whose state hash is compared at every row
 ALL_CARDS = sorted([c.id for c in PACK.cards] + [m.id for m in PACK.menus])
 
 
