@@ -9,7 +9,7 @@ an alternative command against the table before a seq; nothing is written anywhe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from google.protobuf import json_format
@@ -70,9 +70,7 @@ def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
         ruling = command.arbiter.WhichOneof("ruling")
         seat = ["FL-RULING-SEAT"] if ruling in ("score_adjustment", "forfeit") else []
         return ["FL-ARBITER-ONLY", "FL-RULING-REASON", *seat]
-    checks: Callable[[Message], tuple[str, ...]] | None = getattr(engine, "checks", None)
-    inner: Message = getattr(command, which or "")
-    own = list(checks(inner)) if checks is not None and which else []
+    own = list(engine.checks(getattr(command, which))) if which else []
     return ["FL-ARBITER-ONLY", "FL-GAME-CLOSED", *own]
 
 

@@ -10,6 +10,13 @@ truth, and only finished games go in, so nothing hidden leaks into it.  Tables:
 - ``outcome_bids(game_id, round, tie_round, dish, seat, gems, base, bonus, total, won)``:
   Bon Appetit! auction results, every revealed bid with its breakdown (base from gem
   values, bonus from gem and dish abilities); ``won`` marks the bid that took the dish;
+- ``outcome_purchases(game_id, seq, seat, store, card, cost, paid_to, coins_to)``: Menu
+  Masters purchases with their cost and where the coins went (``paid_to`` the owner's
+  seat, else NULL; ``coins_to`` owner, store_board or bank);
+- ``outcome_menus(game_id, seq, seat, menu, name, source, stars)``: Menu Masters Menus
+  completed, with the stars they score;
+- ``outcome_recipes(game_id, seat, recipe, name, items, base, guests, herbs, points)``:
+  Picky Eaters final scoring per Recipe (``guests`` is the per-guest breakdown as JSON);
 - ``outcome_facts(game_id, game_kind, seq, position, type, seat, fact)``: every fact of
   every finished game as JSON, for game-specific questions (Menu Masters purchases and
   completed menus, Picky Eaters recipes and scoring per guest).
@@ -38,6 +45,12 @@ CREATE OR REPLACE TABLE outcome_seats (game_id VARCHAR, game_kind VARCHAR, seat 
 CREATE OR REPLACE TABLE outcome_bids (game_id VARCHAR, round INTEGER, tie_round INTEGER,
     dish VARCHAR, seat INTEGER, gems VARCHAR[], base INTEGER, bonus INTEGER, total INTEGER,
     won BOOLEAN);
+CREATE OR REPLACE TABLE outcome_purchases (game_id VARCHAR, seq INTEGER, seat INTEGER,
+    store VARCHAR, card VARCHAR, cost INTEGER, paid_to INTEGER, coins_to VARCHAR);
+CREATE OR REPLACE TABLE outcome_menus (game_id VARCHAR, seq INTEGER, seat INTEGER,
+    menu VARCHAR, name VARCHAR, source VARCHAR, stars INTEGER);
+CREATE OR REPLACE TABLE outcome_recipes (game_id VARCHAR, seat INTEGER, recipe VARCHAR,
+    name VARCHAR, items VARCHAR[], base INTEGER, guests JSON, herbs INTEGER, points INTEGER);
 CREATE OR REPLACE TABLE outcome_facts (game_id VARCHAR, game_kind VARCHAR, seq INTEGER,
     position INTEGER, type VARCHAR, seat INTEGER, fact JSON);
 """
@@ -50,13 +63,11 @@ FIGURES: dict[str, tuple[str, str]] = {
     ),
     "menu-masters": (
         "average Menu stars",
-        "SELECT avg(CAST(fact->>'stars' AS DOUBLE)) FROM outcome_facts "
-        "WHERE game_kind = 'menu-masters' AND type = 'menu_completed'",
+        "SELECT avg(stars) FROM outcome_menus",
     ),
     "picky-eaters": (
         "average recipe score",
-        "SELECT avg(CAST(fact->>'points' AS DOUBLE)) FROM outcome_facts "
-        "WHERE game_kind = 'picky-eaters' AND type IN ('recipe_scored', 'recipe_score')",
+        "SELECT avg(points) FROM outcome_recipes",
     ),
 }
 
@@ -98,6 +109,52 @@ def _bids(game_id: str, folded: Folded) -> list[list[Any]]:
                     ]
                 )
     return out
+
+
+def _of_type(folded: Folded, kind: str) -> list[tuple[int, dict[str, Any]]]:
+    """(seq, fact) for every fact of one type."""
+    return [
+        (seq, f)
+        for seq, facts in enumerate(folded.facts, start=1)
+        for f in facts
+        if f.get("type") == kind
+    ]
+
+
+def _purchases(game_id: str, folded: Folded) -> list[list[Any]]:
+    """Menu Masters purchases: cost, and who was paid or where the coins went."""
+    return [
+        [game_id, seq, f["seat"], f["store"], f["card"], f["cost"], f["paid_to"], f["coins_to"]]
+        for seq, f in _of_type(folded, "purchased")
+    ]
+
+
+def _menus(game_id: str, folded: Folded) -> list[list[Any]]:
+    """Menu Masters Menus completed, with their stars."""
+    return [
+        [game_id, seq, f["seat"], f["menu"], f["name"], f["source"], f["stars"]]
+        for seq, f in _of_type(folded, "menu_completed")
+    ]
+
+
+def _recipes(game_id: str, folded: Folded) -> list[list[Any]]:
+    """Picky Eaters final scoring per Recipe, from the game_over scoring table."""
+    return [
+        [
+            game_id,
+            player["seat"],
+            r["recipe"],
+            r["name"],
+            r["items"],
+            r["base"],
+            json.dumps(r["guests"]),
+            r["herbs"],
+            r["points"],
+        ]
+        for _, f in _of_type(folded, "game_over")
+        for player in f.get("table", [])
+        for r in player.get("recipes", [])
+    ]
 
 
 def _rows_of(stored: StoredGame) -> dict[str, list[list[Any]]] | None:
@@ -151,6 +208,9 @@ def _rows_of(stored: StoredGame) -> dict[str, list[list[Any]]] | None:
             for s, seat in enumerate(genesis.seats)
         ],
         "outcome_bids": _bids(game_id, folded) if kind == "bon-appetit" else [],
+        "outcome_purchases": _purchases(game_id, folded) if kind == "menu-masters" else [],
+        "outcome_menus": _menus(game_id, folded) if kind == "menu-masters" else [],
+        "outcome_recipes": _recipes(game_id, folded) if kind == "picky-eaters" else [],
         "outcome_facts": facts,
     }
 
