@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -118,15 +117,15 @@ async def new_game(
     players: Sequence[str],
     seed: bytes = b"",
     options: dict[str, str] | None = None,
+    content_pack: bytes = b"",
 ) -> pb.CreateGameResponse:
-    """Create a game as the organiser."""
+    """Create a game as the organiser (with the bundled content pack unless one is given)."""
     request = pb.CreateGameRequest(
-        game_kind=kind, players=list(players), seed=seed, options=options or {}
+        game_kind=kind,
+        players=list(players),
+        seed=seed,
+        options=options or {},
+        content_pack=content_pack,
     )
     reply: pb.CreateGameResponse = await stub.CreateGame(request, metadata=bearer(organiser_key))
     return reply
-
-
-async def gather_bounded(jobs: Sequence[Any]) -> list[Any]:
-    """Run coroutines together and return their results in order."""
-    return list(await asyncio.gather(*jobs))

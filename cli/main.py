@@ -87,6 +87,11 @@ def kind_argument() -> Any:
 @click.option("--players", required=True, help="Comma-separated names in seat order.")
 @click.option("--seed", help="Supply the server seed (64 hex digits); recorded as supplied.")
 @click.option("--option", "options", multiple=True, help="Rule option KEY=VALUE.")
+@click.option(
+    "--pack",
+    type=click.File("rb"),
+    help="The organiser's own content pack (TOML); the bundled one otherwise.",
+)
 @click.option("--server", default=DEFAULT_ADDRESS, show_default=True)
 @click.option("--organiser-key", envvar=KEY_ENV, help="Defaults to the key file here.")
 def new_command(
@@ -94,6 +99,7 @@ def new_command(
     players: str,
     seed: str | None,
     options: Sequence[str],
+    pack: Any,
     server: str,
     organiser_key: str | None,
 ) -> None:
@@ -105,11 +111,14 @@ def new_command(
             f"or set {KEY_ENV}"
         )
     names = [p.strip() for p in players.split(",") if p.strip()]
+    if any("=" not in o for o in options):
+        raise click.BadParameter("rule options are KEY=VALUE", param_hint="--option")
     chosen = dict(o.split("=", 1) for o in options)
+    pack_bytes = pack.read() if pack else b""
 
     async def run() -> pb.CreateGameResponse:
         async with connect(server, DEFAULT_DB, key) as conn:
-            return await new_game(conn.stub, key, kind, names, parse_seed(seed), chosen)
+            return await new_game(conn.stub, key, kind, names, parse_seed(seed), chosen, pack_bytes)
 
     reply = run_rpc(run())
     click.echo(f"game {reply.game_id}")

@@ -111,3 +111,31 @@ def test_rules_lists_the_catalogue() -> None:
     assert result.exit_code == 0, result.output
     assert "BA-BID-SIZE" in result.output and "BA-I1" in result.output
     assert "options (defaults):" in result.output and "gem_ability=per_bid" in result.output
+
+
+def test_new_takes_an_organisers_own_pack_and_refuses_a_broken_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from replay.games import engine
+
+    default = engine("bon-appetit").default_pack_bytes().decode()
+    own = tmp_path / "house.toml"
+    own.write_text(default.replace('id = "bon-appetit-default-1"', 'id = "house-rules-1"'))
+    broken = tmp_path / "broken.toml"
+    broken.write_text(default.replace("points = 5\n", 'points = "lots"\n', 1))
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        monkeypatch.chdir(tmp_path)
+        base = ["new", "bon-appetit", "--players", "Ann,Brian", "--server", server.address]
+        result = CliRunner().invoke(cli, [*base, "--pack", str(own)])
+        assert result.exit_code == 0, result.output
+        replay = CliRunner().invoke(
+            cli, ["replay", result.output.split()[1], "--server", server.address]
+        )
+        assert "pack house-rules-1" in replay.output
+        refused = CliRunner().invoke(cli, [*base, "--pack", str(broken)])
+        assert refused.exit_code == 1
+        assert "INVALID_ARGUMENT" in refused.output and "Fugu Platter" in refused.output
+        assert "points" in refused.output
+    finally:
+        server.stop()
