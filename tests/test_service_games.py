@@ -69,3 +69,50 @@ def test_a_seat_never_sees_another_seats_secrets_mid_game(
         assert all("private_to" not in f.fields for f in event.facts)
     arbiter = watch_all(client, game.game_id, served.key, now.seq)
     assert any("private_to" in f.fields for e in arbiter for f in e.facts)
+
+
+TURN_RULES = {"menu-masters": "MM-TURN-ORDER", "picky-eaters": "PE-TURN-ORDER"}
+
+
+@pytest.mark.parametrize("kind", sorted(TURN_RULES))
+def test_bad_input_is_refused_with_its_status_and_rule_and_appends_nothing(
+    served: ThreadedServer, kind: str
+) -> None:
+    import grpc
+
+    from feastlog.v1 import record_pb2
+    from tests.serverutil import bearer, error_info
+
+    if not present(kind):
+        pytest.skip(f"{kind} engine not in this build")
+    engine = games.engine(kind)
+    client = stub(served.address)
+    game = create(client, served.key, kind, NAMES[: PLAYERS[kind]], seed=bytes([8]) * 32)
+    tokens = [t.token for t in game.seat_tokens]
+    view = view_of(client.GetView(pb.GetViewRequest(game_id=game.game_id)))
+    mover = int(view["to_act"][0])
+    waiting = next(s for s in range(len(tokens)) if s not in view["to_act"])
+    legal = client.ListLegalCommands(
+        pb.ListLegalCommandsRequest(game_id=game.game_id), metadata=bearer(tokens[mover])
+    ).commands[0]
+    empty = record_pb2.Command()
+    getattr(empty, engine.command_field).SetInParent()
+    cases = [
+        (tokens[waiting], legal, grpc.StatusCode.FAILED_PRECONDITION, TURN_RULES[kind]),
+        (tokens[mover], empty, grpc.StatusCode.INVALID_ARGUMENT, ""),
+        (tokens[mover], record_pb2.Command(bon_appetit={}), grpc.StatusCode.INVALID_ARGUMENT, ""),
+    ]
+    db = served.running.db
+    for token, command, code, rule_id in cases:
+        with pytest.raises(grpc.RpcError) as caught:
+            client.SubmitCommand(
+                pb.SubmitCommandRequest(game_id=game.game_id, command=command),
+                metadata=bearer(token),
+            )
+        assert caught.value.code() == code, caught.value.details()
+        info = error_info(caught.value)
+        assert info.metadata.get("rule_id", "") == rule_id
+        assert client.GetView(pb.GetViewRequest(game_id=game.game_id)).seq == 1
+        recorded = served.call(db.call(db.store.rejections, game.game_id))
+        assert recorded[-1].rule_id == rule_id and recorded[-1].status == code.name
+    assert len(served.call(db.call(db.store.rejections, game.game_id))) == len(cases)
