@@ -80,7 +80,7 @@ def test_bad_input_is_refused_with_its_status_and_rule_and_appends_nothing(
 ) -> None:
     import grpc
 
-    from feastlog.v1 import record_pb2
+    from feastlog.v1 import bon_appetit_pb2, record_pb2
     from tests.serverutil import bearer, error_info
 
     if not present(kind):
@@ -95,12 +95,18 @@ def test_bad_input_is_refused_with_its_status_and_rule_and_appends_nothing(
     legal = client.ListLegalCommands(
         pb.ListLegalCommandsRequest(game_id=game.game_id), metadata=bearer(tokens[mover])
     ).commands[0]
+    ba_empty = bon_appetit_pb2.BonAppetitCommand()
     empty = record_pb2.Command()
     getattr(empty, engine.command_field).SetInParent()
     cases = [
         (tokens[waiting], legal, grpc.StatusCode.FAILED_PRECONDITION, TURN_RULES[kind]),
         (tokens[mover], empty, grpc.StatusCode.INVALID_ARGUMENT, ""),
-        (tokens[mover], record_pb2.Command(bon_appetit={}), grpc.StatusCode.INVALID_ARGUMENT, ""),
+        (
+            tokens[mover],
+            record_pb2.Command(bon_appetit=ba_empty),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "",
+        ),
     ]
     db = served.running.db
     for token, command, code, rule_id in cases:
