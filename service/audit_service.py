@@ -23,10 +23,10 @@ from replay.engine import Viewer
 from replay.explain import explain, what_if
 from service.app import Games
 from service.auth import Caller
+from service.convert import struct, structs
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame
 from service.replay_service import checked_seq
-from service.server import struct, structs
 from service.store import Rejection, StoredGame
 
 

@@ -24,9 +24,9 @@ from replay.export import export_record, to_text
 from replay.history import refold
 from service.app import Games, Step, step_for
 from service.auth import Caller
+from service.convert import event, struct
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame, live_from_folded
-from service.server import event, struct
 from service.store import Store, StoredGame
 
 

@@ -4,57 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
 
 import grpc
-from google.protobuf import json_format, struct_pb2
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from feastlog.v1 import audit_service_pb2, record_pb2, replay_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from replay.engine import Fact
-from replay.record import Row
-from service.app import Games, Step
+from service import audit_service, replay_service
+from service.app import Games
 from service.auth import Caller, Credentials, organiser_key
+from service.convert import event, struct, structs
 from service.errors import streaming, unary
 from service.live import Database
 from service.store import Store
-
-
-def struct(value: dict[str, Any]) -> struct_pb2.Struct:
-    """A JSON-able dict as a protobuf Struct."""
-    out = struct_pb2.Struct()
-    json_format.ParseDict(value, out)
-    return out
-
-
-def structs(facts: Sequence[Fact]) -> list[struct_pb2.Struct]:
-    """Facts as Structs."""
-    return [struct(f) for f in facts]
-
-
-def event(step: Step) -> pb.RecordEvent:
-    """A row as the caller may see it, as a RecordEvent."""
-    row: Row = step.row
-    out = pb.RecordEvent(
-        seq=row.seq,
-        kind=row.kind,
-        actor=row.actor,
-        facts=structs(step.facts),
-        hash=row.hash,
-        state_hash=row.state_hash,
-        recorded_at=row.recorded_at,
-        view=struct(step.view),
-    )
-    if step.command is not None:
-        out.command.CopyFrom(step.command)
-    if row.kind == "genesis":
-        out.genesis.ParseFromString(row.body)
-    return out
 
 
 class GameService(pb_grpc.GameServiceServicer):
@@ -191,8 +157,6 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     games = Games(db, credentials)
     server = grpc.aio.server()
     pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
-    from service import audit_service, replay_service  # they import this module
-
     replay_service.add_to(server, games)
     audit_service.add_to(server, games)
     health_servicer = health.aio.HealthServicer()
