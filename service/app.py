@@ -234,7 +234,7 @@ class Games:
         body: bytes,
     ) -> Accepted:
         if command_id in game.command_ids:
-            return self._retry(game, command_id, body, viewer)
+            return self._retry(game, command_id, body, actor, viewer)
         if expected_seq is not None and expected_seq != game.last_seq:
             raise StaleSeq(
                 f"the game is at seq {game.last_seq}, not {expected_seq}",
@@ -281,12 +281,14 @@ class Games:
             state_hash(table),
         )
 
-    def _retry(self, game: LiveGame, command_id: str, body: bytes, viewer: Viewer) -> Accepted:
+    def _retry(
+        self, game: LiveGame, command_id: str, body: bytes, actor: str, viewer: Viewer
+    ) -> Accepted:
         seq = game.command_ids[command_id]
         row = game.rows[seq - 1]
-        if row.body != body:
+        if row.body != body or row.actor != actor:
             raise CommandIdReused(
-                f"command_id {command_id!r} was used for a different command at seq {seq}",
+                f"command_id {command_id!r} was used for another command (or sender) at seq {seq}",
                 seq=str(seq),
             )
         facts = visible_facts(game.facts[seq - 1], viewer, game.over)

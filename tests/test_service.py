@@ -289,6 +289,10 @@ def test_stale_expected_seq_is_aborted_and_retries_are_idempotent(
         served, game_id, tokens[0], bid(gem), grpc.StatusCode.ALREADY_EXISTS, command_id="c-1"
     )
     assert out["reason"] == "COMMAND_ID_REUSED"
+    out = refused(
+        served, game_id, tokens[2], bid(), grpc.StatusCode.ALREADY_EXISTS, command_id="c-1"
+    )
+    assert out["reason"] == "COMMAND_ID_REUSED"  # the same bytes from another seat
 
 
 def test_views_hide_other_hands_and_sealed_bids(served: ThreadedServer) -> None:
