@@ -167,7 +167,12 @@ class Games:
             tournament_id=tournament_id,
             created_at=utc_now(),
         )
-        table, facts = fold.start(genesis, server_seed, pack)
+        try:
+            table, facts = fold.start(genesis, server_seed, pack)
+        except (ValueError, RuleViolation, MalformedCommand) as bad:
+            # setup validates the rule options; a bad value is a bad request, not a move
+            rule = {"rule_id": bad.rule_id} if isinstance(bad, RuleViolation) else {}
+            raise BadRequest(f"bad rule option: {bad}", field="options", **rule) from bad
         row = make_row(
             game_id,
             1,

@@ -122,3 +122,30 @@ def test_bad_input_is_refused_with_its_status_and_rule_and_appends_nothing(
         recorded = served.call(db.call(db.store.rejections, game.game_id))
         assert recorded[-1].rule_id == rule_id and recorded[-1].status == code.name
     assert len(served.call(db.call(db.store.rejections, game.game_id))) == len(cases)
+
+
+@pytest.mark.parametrize(
+    "kind, option",
+    [
+        ("bon-appetit", "gem_ability"),
+        ("menu-masters", "round_limit"),
+        ("picky-eaters", "small_table_variant"),
+    ],
+)
+def test_a_bad_rule_option_value_is_invalid_argument(
+    served: ThreadedServer, kind: str, option: str
+) -> None:
+    import grpc
+
+    from tests.serverutil import error_info
+
+    if not present(kind):
+        pytest.skip(f"{kind} engine not in this build")
+    client = stub(served.address)
+    with pytest.raises(grpc.RpcError) as caught:
+        options: dict[str, str] = {option: "bogus"}
+        create(client, served.key, kind, NAMES[:2], b"", **options)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info = error_info(caught.value)
+    assert info.reason == "BAD_REQUEST" and info.metadata["field"] == "options"
+    assert option in (caught.value.details() or "")
