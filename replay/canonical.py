@@ -81,10 +81,25 @@ def _frozen(cls: type) -> bool:
     return found
 
 
+_STRINGS: dict[str, str] = {}
+
+
+def _remember(value: Any, text: str) -> None:
+    """Keep the encoding of a frozen dataclass instance by identity."""
+    if len(_ENCODED) >= _ENCODED_LIMIT:
+        _ENCODED.clear()
+    _ENCODED[id(value)] = (value, text)
+
+
 def _encode(value: Any) -> str:
     cls = type(value)
     if cls is str:
-        return json.dumps(value, ensure_ascii=True)
+        text = _STRINGS.get(value)
+        if text is None:
+            if len(_STRINGS) >= _ENCODED_LIMIT:
+                _STRINGS.clear()
+            text = _STRINGS[value] = json.dumps(value, ensure_ascii=True)
+        return text
     if cls is int:
         return str(value)
     if cls is bool or value is None:
@@ -99,9 +114,7 @@ def _encode(value: Any) -> str:
         pairs = sorted((name, getattr(value, name)) for name in names)
         text = "{" + ",".join(f"{_encode(k)}:{_encode(v)}" for k, v in pairs) + "}"
         if _frozen(cls):
-            if len(_ENCODED) >= _ENCODED_LIMIT:
-                _ENCODED.clear()
-            _ENCODED[id(value)] = (value, text)
+            _remember(value, text)
         return text
     if isinstance(value, Mapping):
         items = sorted((str(k), v) for k, v in value.items())
