@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import secrets
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,6 +99,10 @@ def wrap(field: str, inner: Message) -> record_pb2.Command:
     return command
 
 
+# Finished games kept folded in memory (most recently used); running games always are.
+FINISHED_KEPT = 256
+
+
 class Games:
     """Every game on this server."""
 
@@ -105,23 +110,41 @@ class Games:
         self.db = db
         self.credentials = credentials
         self._live: dict[str, LiveGame] = {}
-        self._loading: dict[str, asyncio.Lock] = {}
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        self._loading = asyncio.Lock()  # loads go through the one store thread anyway
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
         if not game_id:
             raise BadRequest("game_id is required", field="game_id")
         game = self._live.get(game_id)
-        if game is not None:
-            return game
-        lock = self._loading.setdefault(game_id, asyncio.Lock())
-        async with lock:
-            if game_id not in self._live:
-                stored = await self.db.call(self.db.store.load, game_id)
-                if stored is None:
-                    raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
-                self._live[game_id] = live_from_store(stored)
-        return self._live[game_id]
+        if game is None:
+            async with self._loading:
+                game = self._live.get(game_id)
+                if game is None:
+                    stored = await self.db.call(self.db.store.load, game_id)
+                    if stored is None:
+                        raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
+                    game = self._live[game_id] = live_from_store(stored)
+        self._settle(game)
+        return game
+
+    def _settle(self, game: LiveGame) -> None:
+        """Note a finished game's use; fold out the least recently used beyond the limit."""
+        if not game.over:
+            return
+        self._finished[game.game_id] = None
+        self._finished.move_to_end(game.game_id)
+        for game_id in list(self._finished):
+            if len(self._finished) <= FINISHED_KEPT:
+                break
+            if not self._live[game_id].watchers:
+                del self._finished[game_id]
+                del self._live[game_id]
+
+    def loaded(self) -> int:
+        """How many games are folded in memory now."""
+        return len(self._live)
 
     async def create(
         self,
@@ -270,6 +293,7 @@ class Games:
             all_facts.append(({"type": "seed_revealed", "server_seed": game.server_seed.hex()},))
         await self.db.commit(Batch(rows=rows))
         game.advance(rows, tables, all_facts)
+        self._settle(game)
         public = game.over
         return Accepted(row, visible_facts(facts, viewer, public), public, False)
 
