@@ -249,6 +249,8 @@ def _complete_one(
                 {
                     "type": "community_menu_revealed",
                     "menu": state.menu_deck[0],
+                    "name": state.pack.menu(state.menu_deck[0]).name,
+                    "ingredients": list(state.pack.menu(state.menu_deck[0]).ingredients),
                     "replacing": menu.id,
                 }
             )

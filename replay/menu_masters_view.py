@@ -235,7 +235,13 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         )
         return f"{who} completes {fact['name']} ({fact['source']}): {used}; {fact['stars']} stars."
     if kind == "community_menu_revealed":
-        return f"A new community Menu is revealed: {fact['menu']}."
+        needs = ", ".join(fact.get("ingredients", []))
+        name = fact.get("name", fact["menu"])
+        return (
+            f"A new community Menu is revealed: {name} ({needs})."
+            if needs
+            else (f"A new community Menu is revealed: {name}.")
+        )
     if kind == "last_round":
         return f"{who} has completed 3 Menus: this is the last round."
     if kind == "discarded":

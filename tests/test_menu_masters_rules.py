@@ -464,7 +464,13 @@ def test_MM_MENU_REPLACE_community_menu_replaced_in_place_secret_not():
     )
     assert state.community == ("menu-02", top, "menu-03")
     assert of_type(facts, "community_menu_revealed") == [
-        {"type": "community_menu_revealed", "menu": top, "replacing": "menu-05"}
+        {
+            "type": "community_menu_revealed",
+            "menu": top,
+            "name": PACK.menu(top).name,
+            "ingredients": list(PACK.menu(top).ingredients),
+            "replacing": "menu-05",
+        }
     ]
     assert of_type(facts, "menu_completed")[0]["source"] == "community"
     assert state.chefs[0].menus == ("menu-01",)
