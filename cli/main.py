@@ -18,6 +18,7 @@ from feastlog.v1 import game_service_pb2 as pb
 from replay import games
 from replay.history import refold
 from replay.narrative import header, row_lines
+from replay.record import Row
 from service.auth import KEY_ENV, find_organiser_key
 from service.errors import StoreLocked
 from service.server import create_server, serve_forever
@@ -185,7 +186,7 @@ def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
 
 
 @cli.command("replay")
-@click.argument("game_id")
+@click.argument("game_id", metavar="GAME_ID|EXPORT.json")
 @click.option("--server", help="Ask a running server.")
 @click.option(
     "--db",
@@ -205,8 +206,13 @@ def replay_command(
     at: int | None = None,
     as_viewer: str | None = None,
 ) -> None:
-    """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then)."""
-    if at is not None or as_viewer:
+    """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).
+
+    GAME_ID may also be a file written by ``feastlog export`` of a finished game.
+    """
+    if game_id.endswith(".json") and Path(game_id).is_file():
+        lines = replay_export(Path(game_id))
+    elif at is not None or as_viewer:
         viewer = parse_viewer(as_viewer)
         lines = replay_as(game_id, at, viewer, server, db_path, require_key(organiser_key))
     elif server:
@@ -231,7 +237,28 @@ def replay_offline(db_path: str, game_id: str) -> list[str]:
         store.close()
     if stored is None:
         raise FeastlogError(f"there is no game {game_id!r} in {db_path}")
-    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+    return narrate_record(stored.rows, stored.server_seed, stored.pack_body)
+
+
+def replay_export(path: Path) -> list[str]:
+    """Narrate a finished game from its exported record alone."""
+    from replay.export import BadExport, load_record
+
+    try:
+        record = load_record(path.read_text())
+    except BadExport as bad:
+        raise FeastlogError(f"{path}: {bad}") from bad
+    if record.server_seed is None:
+        raise FeastlogError(
+            f"{path}: the game was still running when exported, so its seed is not revealed; "
+            "replay it through the server"
+        )
+    return narrate_record(record.rows, record.server_seed, record.pack_bytes)
+
+
+def narrate_record(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> list[str]:
+    """Fold a record and tell it round by round."""
+    folded = refold(rows, server_seed, pack_bytes)
     engine = games.engine(folded.genesis.game_kind)
     names = [s.name for s in folded.genesis.seats]
     lines = header(folded.genesis, engine)
@@ -242,7 +269,6 @@ def replay_offline(db_path: str, game_id: str) -> list[str]:
 
 async def replay_over_grpc(server: str, game_id: str, key: str | None) -> list[str]:
     """Narrate a game from a running server, as the organiser when the key is known."""
-    from replay.record import Row
 
     async with connect(server, DEFAULT_DB, key) as conn:
         meta = bearer(key)

@@ -33,6 +33,13 @@ def test_demo_plays_a_whole_game_on_an_embedded_server_then_replay_reads_it_offl
     for expected in ("Round 1:", "Round 12:", "Bids revealed", "Gem values now", "Seed revealed"):
         assert expected in text
     assert text.index("Round 1:") < text.index("Round 12:") < text.index("Seed revealed")
+    exported = tmp_path / "game.json"
+    done = runner.invoke(cli, ["export", game_id.group(1), "-o", str(exported)])
+    assert done.exit_code == 0, done.output
+    (tmp_path / "feastlog.duckdb").unlink()  # the exported record alone
+    from_file = runner.invoke(cli, ["replay", str(exported)])
+    assert from_file.exit_code == 0, from_file.output
+    assert from_file.output == text
 
 
 def test_new_finds_the_organiser_key_in_the_servers_folder(
