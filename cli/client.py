@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -11,6 +12,8 @@ from typing import Any
 
 import grpc
 from google.protobuf import json_format
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
 
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
@@ -79,9 +82,16 @@ class BotResult:
 async def play_with_bots(
     stub: pb_grpc.GameServiceAsyncStub, game_id: str, tokens: Sequence[str], seed: int
 ) -> BotResult:
-    """Play a game to its end: every seat to act picks a random legal command."""
+    """Play a game to its end: every seat to act picks a random legal command.
+
+    A game waiting for seat entropy is joined first, each seat with 32 fresh random bytes.
+    """
     rng = random.Random(seed)
     sent = 0
+    if await waiting_for_entropy(stub, game_id):
+        for token in tokens:
+            request = pb.JoinGameRequest(game_id=game_id, entropy=os.urandom(32))
+            await stub.JoinGame(request, metadata=bearer(token))
     while True:
         reply = await stub.GetView(pb.GetViewRequest(game_id=game_id))
         view = as_dict(reply.view)
@@ -110,6 +120,26 @@ async def play_with_bots(
             sent += 1
 
 
+async def waiting_for_entropy(stub: pb_grpc.GameServiceAsyncStub, game_id: str) -> bool:
+    """Whether a game still waits for seat entropy."""
+    try:
+        await stub.GetView(pb.GetViewRequest(game_id=game_id))
+    except grpc.aio.AioRpcError as error:
+        if reason_of(error) == "WAITING_FOR_SEAT_ENTROPY":
+            return True
+        raise
+    return False
+
+
+def reason_of(error: grpc.aio.AioRpcError) -> str:
+    """The ErrorInfo reason of a feastlog error ('' when it carries none)."""
+    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    info = error_details_pb2.ErrorInfo()
+    if status is None or not status.details or not status.details[0].Unpack(info):
+        return ""
+    return info.reason
+
+
 async def new_game(
     stub: pb_grpc.GameServiceAsyncStub,
     organiser_key: str,
@@ -118,6 +148,7 @@ async def new_game(
     seed: bytes = b"",
     options: dict[str, str] | None = None,
     content_pack: bytes = b"",
+    seat_entropy: bool = False,
 ) -> pb.CreateGameResponse:
     """Create a game as the organiser (with the bundled content pack unless one is given)."""
     request = pb.CreateGameRequest(
@@ -126,6 +157,7 @@ async def new_game(
         seed=seed,
         options=options or {},
         content_pack=content_pack,
+        seat_entropy=seat_entropy,
     )
     reply: pb.CreateGameResponse = await stub.CreateGame(request, metadata=bearer(organiser_key))
     return reply

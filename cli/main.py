@@ -93,6 +93,11 @@ def kind_argument() -> Any:
     type=click.File("rb"),
     help="The organiser's own content pack (TOML); the bundled one otherwise.",
 )
+@click.option(
+    "--seat-entropy",
+    is_flag=True,
+    help="Start only once every seat has sent its own entropy (feastlog join).",
+)
 @click.option("--server", default=DEFAULT_ADDRESS, show_default=True)
 @click.option("--organiser-key", envvar=KEY_ENV, help="Defaults to the key file here.")
 def new_command(
@@ -101,6 +106,7 @@ def new_command(
     seed: str | None,
     options: Sequence[str],
     pack: Any,
+    seat_entropy: bool,
     server: str,
     organiser_key: str | None,
 ) -> None:
@@ -126,6 +132,34 @@ def new_command(
     click.echo(f"seed commitment {reply.seed_commitment}")
     for token in reply.seat_tokens:
         click.echo(f"seat {token.seat} {token.name}: {token.token}")
+    if seat_entropy:
+        click.echo("the game starts once every seat has run: feastlog join GAME_ID --token TOKEN")
+
+
+@cli.command("join")
+@click.argument("game_id")
+@click.option("--token", required=True, envvar="FEASTLOG_SEAT_TOKEN", help="The seat's token.")
+@click.option("--entropy", help="Hex bytes to mix into the seed; 32 fresh random bytes if not.")
+@click.option("--server", default=DEFAULT_ADDRESS, show_default=True)
+def join_command(game_id: str, token: str, entropy: str | None, server: str) -> None:
+    """Send a seat's entropy to a game created with --seat-entropy."""
+    try:
+        mine = bytes.fromhex(entropy) if entropy else os.urandom(32)
+    except ValueError as bad:
+        raise click.BadParameter("entropy is hex", param_hint="--entropy") from bad
+
+    async def run() -> pb.JoinGameResponse:
+        async with connect(server, DEFAULT_DB) as conn:
+            request = pb.JoinGameRequest(game_id=game_id, entropy=mine)
+            reply: pb.JoinGameResponse = await conn.stub.JoinGame(request, metadata=bearer(token))
+            return reply
+
+    reply = run_rpc(run())
+    if reply.started:
+        click.echo(f"game {game_id} has started: every seat's entropy is in")
+    else:
+        waiting = ", ".join(f"seat {s}" for s in reply.waiting_for)
+        click.echo(f"entropy recorded; waiting for {waiting}")
 
 
 def run_rpc(coroutine: Any) -> Any:
@@ -144,6 +178,7 @@ def run_rpc(coroutine: Any) -> Any:
 @click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
 @click.option("--server", help="A running server; without it, an embedded one on --db.")
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True)
+@click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
 @click.option("--organiser-key", envvar=KEY_ENV)
 def demo_command(
     kind: str,
@@ -151,6 +186,7 @@ def demo_command(
     seed: str | None,
     server: str | None,
     db_path: str,
+    seat_entropy: bool,
     organiser_key: str | None,
 ) -> None:
     """Bots play a complete game through the service; prints the game id and the scores."""
@@ -162,7 +198,9 @@ def demo_command(
         async with connect(server, db_path, key) as conn:
             if not conn.organiser_key:
                 raise FeastlogError("no organiser key: pass --organiser-key or set " + KEY_ENV)
-            reply = await new_game(conn.stub, conn.organiser_key, kind, names, seed_bytes)
+            reply = await new_game(
+                conn.stub, conn.organiser_key, kind, names, seed_bytes, seat_entropy=seat_entropy
+            )
             bot_seed = int.from_bytes(seed_bytes[:8] or os.urandom(8), "big")
             tokens = [t.token for t in reply.seat_tokens]
             result = await play_with_bots(conn.stub, reply.game_id, tokens, bot_seed)

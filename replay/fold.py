@@ -62,14 +62,14 @@ def engine_of(genesis: record_pb2.Genesis) -> Engine:
 
 
 def start(
-    genesis: record_pb2.Genesis,
-    server_seed: bytes,
-    pack: Any,
-    seat_entropy: tuple[bytes, ...] = (),
+    genesis: record_pb2.Genesis, server_seed: bytes, pack: Any
 ) -> tuple[Table, list[Fact]]:
-    """The table after setup, from the genesis row, the seed and the loaded content pack."""
+    """The table after setup, from the genesis row, the server seed and the loaded pack.
+
+    The game seed mixes in the seats' entropy recorded in the genesis, if any (DESIGN 3).
+    """
     engine = engine_of(genesis)
-    rng = Rng(derive_seed(server_seed, seat_entropy))
+    rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
     options = {**engine.option_defaults, **dict(genesis.options)}
     seats = tuple(s.name for s in genesis.seats)
     game, facts = engine.setup(seats, options, pack, rng)

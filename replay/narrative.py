@@ -13,12 +13,18 @@ def header(genesis: record_pb2.Genesis, engine: Engine) -> list[str]:
     """The opening lines: game, seats, ruleset, seed commitment."""
     seats = ", ".join(f"{s.name} (seat {i})" for i, s in enumerate(genesis.seats))
     supplied = " (seed supplied by the organiser)" if genesis.seed_supplied else ""
-    return [
+    lines = [
         f"{engine.title} — game {genesis.game_id}, ruleset {genesis.ruleset_version}, "
         f"pack {genesis.pack_id}",
         f"Seats: {seats}",
         f"Seed commitment: {genesis.seed_commitment}{supplied}",
     ]
+    if genesis.seat_entropy:
+        mixed = ", ".join(
+            f"{s.name} {e.hex()}" for s, e in zip(genesis.seats, genesis.seat_entropy, strict=True)
+        )
+        lines.append(f"Seat entropy mixed into the seed: {mixed}")
+    return lines
 
 
 def row_lines(engine: Engine, row: Row, facts: Sequence[Fact], names: Sequence[str]) -> list[str]:

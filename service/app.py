@@ -11,7 +11,7 @@ import hashlib
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf.message import Message
@@ -25,11 +25,14 @@ from replay.record import COMMAND, GENESIS, SEED_REVEAL, ZERO_HASH, Row, make_ro
 from replay.rng import seed_commitment
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
+    AlreadyStarted,
     BadRequest,
     CommandIdReused,
+    EntropyAlreadySent,
     GameNotFound,
     PermissionDenied,
     StaleSeq,
+    WaitingForEntropy,
     describe,
 )
 from service.live import Database, LiveGame, live_from_store, utc_now
@@ -99,6 +102,17 @@ def wrap(field: str, inner: Message) -> record_pb2.Command:
     return command
 
 
+@dataclass
+class Pending:
+    """A game waiting for seat entropy: its draft genesis, seed, pack and what was sent."""
+
+    draft: record_pb2.Genesis
+    server_seed: bytes
+    pack: Any
+    entropy: dict[int, bytes]
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
 # Finished games kept folded in memory (most recently used); running games always are.
 FINISHED_KEPT = 256
 
@@ -112,11 +126,22 @@ class Games:
         self._live: dict[str, LiveGame] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()
         self._loading = asyncio.Lock()  # loads go through the one store thread anyway
+        self._pending: dict[str, Pending] = {}
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
         if not game_id:
             raise BadRequest("game_id is required", field="game_id")
+        waiting = self._pending.get(game_id)
+        if waiting is not None:
+            missing = [
+                s.name for i, s in enumerate(waiting.draft.seats) if i not in waiting.entropy
+            ]
+            raise WaitingForEntropy(
+                f"the game starts once every seat has sent its entropy; waiting for "
+                f"{', '.join(missing)}",
+                waiting_for=",".join(missing),
+            )
         game = self._live.get(game_id)
         if game is None:
             async with self._loading:
@@ -155,8 +180,12 @@ class Games:
         seed: bytes = b"",
         tournament_id: str = "",
         pack_bytes: bytes = b"",
+        seat_entropy: bool = False,
     ) -> Created:
-        """Create a game: genesis row, seat tokens, seed kept secret until the end."""
+        """Create a game: genesis row, seat tokens, seed kept secret until the end.
+
+        With ``seat_entropy`` the genesis row waits until every seat has sent entropy.
+        """
         self.credentials.organiser(caller)
         engine = engine_of(kind)
         names = [p.strip() for p in players]
@@ -190,39 +219,113 @@ class Games:
             tournament_id=tournament_id,
             created_at=utc_now(),
         )
-        try:
-            table, facts = fold.start(genesis, server_seed, pack)
-        except (ValueError, RuleViolation, MalformedCommand) as bad:
-            # setup validates the rule options; a bad value is a bad request, not a move
-            rule = {"rule_id": bad.rule_id} if isinstance(bad, RuleViolation) else {}
-            raise BadRequest(f"bad rule option: {bad}", field="options", **rule) from bad
-        row = make_row(
-            game_id,
-            1,
-            GENESIS,
-            "server",
-            genesis.SerializeToString(deterministic=True),
-            genesis.created_at,
-            ZERO_HASH,
-            state_hash(table),
-        )
+        row, table, facts = self._first_row(genesis, server_seed, pack)
         tokens = tuple(new_seat_token() for _ in names)
         new = NewGame(
-            row,
+            None if seat_entropy else row,
             [(n, token_sha256(t)) for n, t in zip(names, tokens, strict=True)],
             server_seed,
             genesis.pack_sha256,
             kind,
             genesis.pack_id,
             pack_bytes,
+            game_id,
+            genesis.SerializeToString(deterministic=True) if seat_entropy else b"",
         )
         await self.db.commit(Batch(games=[new]))
-        game = LiveGame(genesis, engine, pack, server_seed, tuple(names), [], [], [])
-        game.advance([row], [table], [tuple(facts)])
-        self._live[game_id] = game
+        if seat_entropy:
+            self._pending[game_id] = Pending(genesis, server_seed, pack, {})
+        else:
+            self._go_live(genesis, server_seed, pack, row, table, facts)
         for seat, token in enumerate(tokens):
             self.credentials.add_seat(token, game_id, seat)
         return Created(genesis, tokens)
+
+    @staticmethod
+    def _first_row(
+        genesis: record_pb2.Genesis, server_seed: bytes, pack: Any
+    ) -> tuple[Row, Table, list[Fact]]:
+        """Set the game up: the genesis row, the table and the facts of setting up."""
+        try:
+            table, facts = fold.start(genesis, server_seed, pack)
+        except (ValueError, RuleViolation, MalformedCommand) as bad:
+            # setup validates the rule options; a bad value is a bad request, not a move
+            rule = {"rule_id": bad.rule_id} if isinstance(bad, RuleViolation) else {}
+            raise BadRequest(f"bad rule option: {bad}", field="options", **rule) from bad
+        body = genesis.SerializeToString(deterministic=True)
+        row = make_row(
+            genesis.game_id,
+            1,
+            GENESIS,
+            "server",
+            body,
+            genesis.created_at,
+            ZERO_HASH,
+            state_hash(table),
+        )
+        return row, table, facts
+
+    def _go_live(
+        self,
+        genesis: record_pb2.Genesis,
+        server_seed: bytes,
+        pack: Any,
+        row: Row,
+        table: Table,
+        facts: list[Fact],
+    ) -> None:
+        """Keep a just-started game folded in memory."""
+        engine = engine_of(genesis.game_kind)
+        names = tuple(s.name for s in genesis.seats)
+        game = LiveGame(genesis, engine, pack, server_seed, names, [], [], [])
+        game.advance([row], [table], [tuple(facts)])
+        self._live[genesis.game_id] = game
+
+    async def load_pending(self) -> None:
+        """Take up the games still waiting for seat entropy (at server start)."""
+        for stored in await self.db.call(self.db.store.pending):
+            draft = record_pb2.Genesis.FromString(stored.draft)
+            pack = engine_of(draft.game_kind).load_pack(stored.pack_body)
+            self._pending[stored.game_id] = Pending(
+                draft, stored.server_seed, pack, dict(stored.entropy)
+            )
+
+    async def join(self, caller: Caller, game_id: str, entropy: bytes) -> tuple[bool, list[int]]:
+        """Take one seat's entropy; start the game when every seat has sent its own."""
+        pending = self._pending.get(game_id)
+        if pending is None:
+            await self.get(game_id)  # NOT_FOUND for an unknown game
+            raise AlreadyStarted("this game has started: seat entropy comes before the deal")
+        actor = caller.actor(game_id)
+        if actor == "arbiter":
+            raise PermissionDenied("seat entropy comes from the seats, with their tokens")
+        if not 1 <= len(entropy) <= 1024:
+            raise BadRequest("entropy is 1 to 1024 bytes", field="entropy")
+        seat = int(actor.removeprefix("seat:"))
+        async with pending.lock:
+            if game_id not in self._pending:
+                raise AlreadyStarted("this game has started: seat entropy comes before the deal")
+            sent = pending.entropy.get(seat)
+            if sent is not None and sent != entropy:
+                raise EntropyAlreadySent(f"seat {seat} has already sent its entropy")
+            given = {**pending.entropy, seat: entropy}
+            waiting = [s for s in range(len(pending.draft.seats)) if s not in given]
+            if sent is not None:
+                return False, waiting
+            batch = Batch(entropy=[(game_id, seat, entropy)])
+            genesis = record_pb2.Genesis()
+            genesis.CopyFrom(pending.draft)
+            genesis.seat_entropy.extend(given[s] for s in sorted(given))
+            if not waiting:
+                row, table, facts = self._first_row(genesis, pending.server_seed, pending.pack)
+                batch.rows.append(row)
+                batch.started.append(game_id)
+            await self.db.commit(batch)
+            pending.entropy = given
+            if not waiting:
+                self._go_live(genesis, pending.server_seed, pending.pack, row, table, facts)
+                del self._pending[game_id]
+        return not waiting, waiting
 
     async def submit(
         self,

@@ -68,6 +68,24 @@ class PermissionDenied(ServiceError):
     reason = "PERMISSION_DENIED"
 
 
+class WaitingForEntropy(ServiceError):
+    """The game waits for seat entropy; it has no state yet."""
+
+    reason = "WAITING_FOR_SEAT_ENTROPY"
+
+
+class AlreadyStarted(ServiceError):
+    """Seat entropy sent to a game that has already started."""
+
+    reason = "GAME_ALREADY_STARTED"
+
+
+class EntropyAlreadySent(ServiceError):
+    """A seat sent different entropy a second time."""
+
+    reason = "ENTROPY_ALREADY_SENT"
+
+
 class StoreLocked(ServiceError):
     """The DuckDB file is held by another process."""
 
@@ -81,6 +99,9 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
     UnknownGameKind: grpc.StatusCode.INVALID_ARGUMENT,
     RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
+    WaitingForEntropy: grpc.StatusCode.FAILED_PRECONDITION,
+    AlreadyStarted: grpc.StatusCode.FAILED_PRECONDITION,
+    EntropyAlreadySent: grpc.StatusCode.ALREADY_EXISTS,
     StaleSeq: grpc.StatusCode.ABORTED,
     GameNotFound: grpc.StatusCode.NOT_FOUND,
     CommandIdReused: grpc.StatusCode.ALREADY_EXISTS,

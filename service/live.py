@@ -67,9 +67,7 @@ class Database:
                 continue
             merged = Batch()
             for batch, _ in waiting:
-                merged.games += batch.games
-                merged.rows += batch.rows
-                merged.rejections += batch.rejections
+                merged.extend(batch)
             try:
                 await self.call(self.store.write, merged)
                 self.commits += 1

@@ -45,6 +45,7 @@ class GameService(pb_grpc.GameServiceServicer):
             request.seed,
             request.tournament_id,
             request.content_pack,
+            request.seat_entropy,
         )
         g = created.genesis
         tokens = [
@@ -58,6 +59,15 @@ class GameService(pb_grpc.GameServiceServicer):
             ruleset_version=g.ruleset_version,
             pack_sha256=g.pack_sha256,
         )
+
+    @unary
+    async def JoinGame(
+        self, request: pb.JoinGameRequest, context: grpc.aio.ServicerContext
+    ) -> pb.JoinGameResponse:
+        started, waiting = await self.games.join(
+            self.caller(context), request.game_id, request.entropy
+        )
+        return pb.JoinGameResponse(started=started, waiting_for=waiting)
 
     @unary
     async def SubmitCommand(
@@ -155,6 +165,7 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     key, key_source = organiser_key(db_path)
     credentials = Credentials(key, await db.call(store.seat_tokens))
     games = Games(db, credentials)
+    await games.load_pending()
     server = grpc.aio.server()
     pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
     replay_service.add_to(server, games)

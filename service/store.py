@@ -5,7 +5,9 @@ Tables:
 - ``rejections``: refused commands, outside the chain;
 - ``seats``: seat names and the sha256 of each seat token (never the token);
 - ``seeds``: each game's server seed, kept out of the rows until the reveal row;
-- ``packs``: content packs by sha256, so every record can be refolded and exported.
+- ``packs``: content packs by sha256, so every record can be refolded and exported;
+- ``pending_games`` and ``seat_entropy``: games created with seat entropy that wait for
+  every seat's contribution; the genesis row is written when the last one arrives.
 
 A ``Store`` is used from one thread at a time (the service gives it its own thread).
 Driver errors are translated here, once.
@@ -14,11 +16,12 @@ Driver errors are translated here, once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import duckdb
 
+from feastlog.v1 import record_pb2
 from replay.record import Row
 from service.errors import StoreLocked
 
@@ -59,6 +62,16 @@ CREATE TABLE IF NOT EXISTS seeds (
     game_id VARCHAR PRIMARY KEY,
     server_seed BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS pending_games (
+    game_id VARCHAR PRIMARY KEY,
+    draft BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seat_entropy (
+    game_id VARCHAR NOT NULL,
+    seat INTEGER NOT NULL,
+    entropy BLOB NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
 CREATE TABLE IF NOT EXISTS packs (
     sha256 VARCHAR PRIMARY KEY,
     game_kind VARCHAR NOT NULL,
@@ -90,15 +103,17 @@ class Rejection:
 
 @dataclass(frozen=True)
 class NewGame:
-    """Everything written when a game is created."""
+    """Everything written when a game is created (genesis None: it waits for seat entropy)."""
 
-    genesis: Row
+    genesis: Row | None
     seats: Sequence[tuple[str, str]]  # (name, token sha256) in seat order
     server_seed: bytes
     pack_sha256: str
     game_kind: str
     pack_id: str
     pack_body: bytes
+    game_id: str = ""
+    draft: bytes = b""  # the Genesis without seat entropy, while the game waits
 
 
 @dataclass
@@ -108,6 +123,24 @@ class Batch:
     games: list[NewGame] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
     rejections: list[Rejection] = field(default_factory=list)
+    entropy: list[tuple[str, int, bytes]] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)  # pending games whose genesis is in rows
+
+    def extend(self, other: Batch) -> None:
+        """Take in everything another batch writes (group commit)."""
+        for part in fields(self):
+            getattr(self, part.name).extend(getattr(other, part.name))
+
+
+@dataclass(frozen=True)
+class PendingGame:
+    """A game waiting for seat entropy, as stored."""
+
+    game_id: str
+    draft: bytes
+    server_seed: bytes
+    pack_body: bytes
+    entropy: dict[int, bytes]
 
 
 @dataclass(frozen=True)
@@ -148,6 +181,7 @@ class Store:
         con.execute("BEGIN TRANSACTION")
         try:
             for game in batch.games:
+                game_id = game.genesis.game_id if game.genesis else game.game_id
                 con.execute(
                     "INSERT INTO packs SELECT ?, ?, ?, ? WHERE NOT EXISTS "
                     "(SELECT 1 FROM packs WHERE sha256 = ?)",
@@ -159,14 +193,20 @@ class Store:
                         game.pack_sha256,
                     ],
                 )
-                con.execute(
-                    "INSERT INTO seeds VALUES (?, ?)", [game.genesis.game_id, game.server_seed]
-                )
+                con.execute("INSERT INTO seeds VALUES (?, ?)", [game_id, game.server_seed])
                 con.executemany(
                     "INSERT INTO seats VALUES (?, ?, ?, ?)",
-                    [[game.genesis.game_id, i, n, t] for i, (n, t) in enumerate(game.seats)],
+                    [[game_id, i, n, t] for i, (n, t) in enumerate(game.seats)],
                 )
-            rows = [g.genesis for g in batch.games] + batch.rows
+                if game.genesis is None:
+                    con.execute("INSERT INTO pending_games VALUES (?, ?)", [game_id, game.draft])
+            if batch.entropy:
+                con.executemany(
+                    "INSERT INTO seat_entropy VALUES (?, ?, ?)", [list(e) for e in batch.entropy]
+                )
+            for game_id in batch.started:
+                con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
+            rows = [g.genesis for g in batch.games if g.genesis is not None] + batch.rows
             if rows:
                 con.executemany(
                     f"INSERT INTO events ({ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -217,6 +257,30 @@ class Store:
             tuple(n[0] for n in names),
         )
 
+    def pending(self) -> list[PendingGame]:
+        """Games waiting for seat entropy, with what each seat has sent so far."""
+        found = self.con.execute(
+            "SELECT p.game_id, p.draft, s.server_seed FROM pending_games p "
+            "JOIN seeds s USING (game_id) ORDER BY p.game_id"
+        ).fetchall()
+        out = []
+        for game_id, draft, seed in found:
+            sha = record_pb2.Genesis.FromString(bytes(draft)).pack_sha256
+            pack = self.con.execute("SELECT body FROM packs WHERE sha256 = ?", [sha]).fetchone()
+            sent = self.con.execute(
+                "SELECT seat, entropy FROM seat_entropy WHERE game_id = ?", [game_id]
+            ).fetchall()
+            out.append(
+                PendingGame(
+                    game_id,
+                    bytes(draft),
+                    bytes(seed),
+                    bytes(pack[0]) if pack else b"",
+                    {int(seat): bytes(e) for seat, e in sent},
+                )
+            )
+        return out
+
     def seat_tokens(self) -> list[tuple[str, str, int]]:
         """(token sha256, game id, seat) for every seat of every game."""
         return [
@@ -246,10 +310,7 @@ class Store:
 
 
 def _pack_sha_of(genesis_row: Row) -> str:
-    from feastlog.v1 import record_pb2
-
-    genesis = record_pb2.Genesis.FromString(genesis_row.body)
-    return genesis.pack_sha256
+    return record_pb2.Genesis.FromString(genesis_row.body).pack_sha256
 
 
 def _row_values(row: Row) -> list[object]:

@@ -50,6 +50,7 @@ class CreateGameRequest(_message.Message):
     OPTIONS_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     CONTENT_PACK_FIELD_NUMBER: _builtins.int
+    SEAT_ENTROPY_FIELD_NUMBER: _builtins.int
     game_kind: _builtins.str
     """"bon-appetit", "menu-masters" or "picky-eaters"."""
     seed: _builtins.bytes
@@ -57,6 +58,10 @@ class CreateGameRequest(_message.Message):
     tournament_id: _builtins.str
     content_pack: _builtins.bytes
     """Optional content pack (TOML); the bundled pack when empty."""
+    seat_entropy: _builtins.bool
+    """When true, the game starts only once every seat has sent JoinGame with its own
+    entropy, mixed into the seed so that no one, the server included, chose the deal.
+    """
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Player names in seat order (clockwise)."""
@@ -74,10 +79,11 @@ class CreateGameRequest(_message.Message):
         options: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
         tournament_id: _builtins.str = ...,
         content_pack: _builtins.bytes = ...,
+        seat_entropy: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_pack", b"content_pack", "game_kind", b"game_kind", "options", b"options", "players", b"players", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_pack", b"content_pack", "game_kind", b"game_kind", "options", b"options", "players", b"players", "seat_entropy", b"seat_entropy", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -141,6 +147,55 @@ class CreateGameResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CreateGameResponse: _TypeAlias = CreateGameResponse  # noqa: Y015
+
+@_typing.final
+class JoinGameRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    ENTROPY_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    entropy: _builtins.bytes
+    """1 to 1024 bytes of the seat's own randomness."""
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+        entropy: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entropy", b"entropy", "game_id", b"game_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinGameRequest: _TypeAlias = JoinGameRequest  # noqa: Y015
+
+@_typing.final
+class JoinGameResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STARTED_FIELD_NUMBER: _builtins.int
+    WAITING_FOR_FIELD_NUMBER: _builtins.int
+    started: _builtins.bool
+    """True once every seat has contributed and the game has started."""
+    @_builtins.property
+    def waiting_for(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """Seats still to contribute."""
+
+    def __init__(
+        self,
+        *,
+        started: _builtins.bool = ...,
+        waiting_for: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["started", b"started", "waiting_for", b"waiting_for"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___JoinGameResponse: _TypeAlias = JoinGameResponse  # noqa: Y015
 
 @_typing.final
 class SubmitCommandRequest(_message.Message):

@@ -40,6 +40,11 @@ class GameServiceStub:
                 request_serializer=feastlog_dot_v1_dot_game__service__pb2.CreateGameRequest.SerializeToString,
                 response_deserializer=feastlog_dot_v1_dot_game__service__pb2.CreateGameResponse.FromString,
                 _registered_method=True)
+        self.JoinGame = channel.unary_unary(
+                '/feastlog.v1.GameService/JoinGame',
+                request_serializer=feastlog_dot_v1_dot_game__service__pb2.JoinGameRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_game__service__pb2.JoinGameResponse.FromString,
+                _registered_method=True)
         self.SubmitCommand = channel.unary_unary(
                 '/feastlog.v1.GameService/SubmitCommand',
                 request_serializer=feastlog_dot_v1_dot_game__service__pb2.SubmitCommandRequest.SerializeToString,
@@ -73,6 +78,14 @@ class GameServiceServicer:
 
     def CreateGame(self, request, context):
         """Create a game (organiser key): returns the game id, the seed commitment and one token per seat.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def JoinGame(self, request, context):
+        """Contribute the caller's seat entropy to a game created with seat entropy; the game
+        starts (setup, first shuffle) when every seat has contributed.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -120,6 +133,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.CreateGame,
                     request_deserializer=feastlog_dot_v1_dot_game__service__pb2.CreateGameRequest.FromString,
                     response_serializer=feastlog_dot_v1_dot_game__service__pb2.CreateGameResponse.SerializeToString,
+            ),
+            'JoinGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.JoinGame,
+                    request_deserializer=feastlog_dot_v1_dot_game__service__pb2.JoinGameRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_game__service__pb2.JoinGameResponse.SerializeToString,
             ),
             'SubmitCommand': grpc.unary_unary_rpc_method_handler(
                     servicer.SubmitCommand,
@@ -175,6 +193,33 @@ class GameService:
             '/feastlog.v1.GameService/CreateGame',
             feastlog_dot_v1_dot_game__service__pb2.CreateGameRequest.SerializeToString,
             feastlog_dot_v1_dot_game__service__pb2.CreateGameResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def JoinGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.GameService/JoinGame',
+            feastlog_dot_v1_dot_game__service__pb2.JoinGameRequest.SerializeToString,
+            feastlog_dot_v1_dot_game__service__pb2.JoinGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -35,6 +35,10 @@ class GameServiceStub:
     def __new__(cls, channel: _aio.Channel) -> GameServiceAsyncStub: ...
     CreateGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.CreateGameRequest, _game_service_pb2.CreateGameResponse]
     """Create a game (organiser key): returns the game id, the seed commitment and one token per seat."""
+    JoinGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.JoinGameRequest, _game_service_pb2.JoinGameResponse]
+    """Contribute the caller's seat entropy to a game created with seat entropy; the game
+    starts (setup, first shuffle) when every seat has contributed.
+    """
     SubmitCommand: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.SubmitCommandRequest, _game_service_pb2.SubmitCommandResponse]
     """Submit a command for the caller's seat (seat token) or an arbiter ruling (organiser key)."""
     GetView: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.GetViewRequest, _game_service_pb2.GetViewResponse]
@@ -53,6 +57,10 @@ class GameServiceAsyncStub(GameServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.CreateGameRequest, _game_service_pb2.CreateGameResponse]  # type: ignore[assignment]
     """Create a game (organiser key): returns the game id, the seed commitment and one token per seat."""
+    JoinGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.JoinGameRequest, _game_service_pb2.JoinGameResponse]  # type: ignore[assignment]
+    """Contribute the caller's seat entropy to a game created with seat entropy; the game
+    starts (setup, first shuffle) when every seat has contributed.
+    """
     SubmitCommand: _aio.UnaryUnaryMultiCallable[_game_service_pb2.SubmitCommandRequest, _game_service_pb2.SubmitCommandResponse]  # type: ignore[assignment]
     """Submit a command for the caller's seat (seat token) or an arbiter ruling (organiser key)."""
     GetView: _aio.UnaryUnaryMultiCallable[_game_service_pb2.GetViewRequest, _game_service_pb2.GetViewResponse]  # type: ignore[assignment]
@@ -74,6 +82,16 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_game_service_pb2.CreateGameResponse, _abc.Awaitable[_game_service_pb2.CreateGameResponse]]:
         """Create a game (organiser key): returns the game id, the seed commitment and one token per seat."""
+
+    @_abc_1.abstractmethod
+    def JoinGame(
+        self,
+        request: _game_service_pb2.JoinGameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_service_pb2.JoinGameResponse, _abc.Awaitable[_game_service_pb2.JoinGameResponse]]:
+        """Contribute the caller's seat entropy to a game created with seat entropy; the game
+        starts (setup, first shuffle) when every seat has contributed.
+        """
 
     @_abc_1.abstractmethod
     def SubmitCommand(

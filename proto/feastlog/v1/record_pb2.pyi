@@ -79,6 +79,7 @@ class Genesis(_message.Message):
     SEED_SUPPLIED_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    SEAT_ENTROPY_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game_kind: _builtins.str
     """"bon-appetit", "menu-masters" or "picky-eaters"."""
@@ -99,6 +100,12 @@ class Genesis(_message.Message):
     def options(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Rule options (interpretations where two readings are plausible), all spelled out."""
 
+    @_builtins.property
+    def seat_entropy(self) -> _containers.RepeatedScalarFieldContainer[_builtins.bytes]:
+        """Each seat's entropy, in seat order, when the game was created with seat entropy:
+        the game seed is then HMAC-SHA256(server_seed, concat(uint32_be(len(e)) || e)).
+        """
+
     def __init__(
         self,
         *,
@@ -113,10 +120,11 @@ class Genesis(_message.Message):
         seed_supplied: _builtins.bool = ...,
         tournament_id: _builtins.str = ...,
         created_at: _builtins.str = ...,
+        seat_entropy: _abc.Iterable[_builtins.bytes] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "options", b"options", "pack_id", b"pack_id", "pack_sha256", b"pack_sha256", "ruleset_version", b"ruleset_version", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_supplied", b"seed_supplied", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "options", b"options", "pack_id", b"pack_id", "pack_sha256", b"pack_sha256", "ruleset_version", b"ruleset_version", "seat_entropy", b"seat_entropy", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_supplied", b"seed_supplied", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
