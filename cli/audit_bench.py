@@ -25,8 +25,8 @@ from replay import fold, games
 from replay.engine import Viewer
 from replay.export import decoded
 from replay.fold import Table, state_hash
-from replay.record import COMMAND, GENESIS, SEED_REVEAL, ZERO_HASH, Row, make_row
-from replay.rng import seed_commitment
+from replay.history import begin, new_genesis
+from replay.record import COMMAND, SEED_REVEAL, Row, make_row
 from service.audit_service import audit_stored
 from service.replay_service import OfflineFile, state_at
 from service.server import create_server
@@ -61,24 +61,10 @@ def build(
     pack = engine.load_pack(pack_bytes)
     names = NAMES[:players]
     game_id = game_id or f"g_test{seed_byte:02d}{players}"
-    genesis = record_pb2.Genesis(
-        game_id=game_id,
-        game_kind=kind,
-        ruleset_version=engine.ruleset_version,
-        pack_id=str(getattr(pack, "id", "")),
-        pack_sha256=hashlib.sha256(pack_bytes).hexdigest(),
-        seats=[record_pb2.SeatInfo(name=n) for n in names],
-        options=dict(engine.option_defaults),
-        seed_commitment=seed_commitment(seed),
-        created_at=f"2026-01-01T00:00:{seed_byte:02d}Z",
-    )
-    table, _ = fold.start(genesis, seed, pack)
-    body = genesis.SerializeToString(deterministic=True)
-    rows = [
-        make_row(
-            game_id, 1, GENESIS, "server", body, genesis.created_at, ZERO_HASH, state_hash(table)
-        )
-    ]
+    created_at = f"2026-01-01T00:00:{seed_byte:02d}Z"
+    genesis = new_genesis(game_id, kind, names, {}, pack_bytes, pack, seed, created_at)
+    first, table, _ = begin(genesis, seed, pack)
+    rows = [first]
     chooser = random.Random(seed_byte)
     sent = 0
     while not fold.is_over(table) and (stop_after is None or sent < stop_after):

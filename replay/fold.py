@@ -61,9 +61,7 @@ def engine_of(genesis: record_pb2.Genesis) -> Engine:
     return games.engine(genesis.game_kind)
 
 
-def start(
-    genesis: record_pb2.Genesis, server_seed: bytes, pack: Any
-) -> tuple[Table, list[Fact]]:
+def start(genesis: record_pb2.Genesis, server_seed: bytes, pack: Any) -> tuple[Table, list[Fact]]:
     """The table after setup, from the genesis row, the server seed and the loaded pack.
 
     The game seed mixes in the seats' entropy recorded in the genesis, if any (DESIGN 3).

@@ -6,7 +6,8 @@ exports and audits use the same function, so there is one fold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +15,8 @@ from feastlog.v1 import record_pb2
 from replay import fold, games
 from replay.engine import Fact
 from replay.fold import Table
-from replay.record import COMMAND, GENESIS, SEED_REVEAL, Row
+from replay.record import COMMAND, GENESIS, SEED_REVEAL, SERVER, ZERO_HASH, Row, make_row
+from replay.rng import seed_commitment
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,54 @@ def apply_row(table: Table, row: Row) -> tuple[Table, list[Fact]]:
     if row.kind == SEED_REVEAL:
         return table, [{"type": "seed_revealed", "server_seed": seed_of(row).hex()}]
     raise ValueError(f"row {row.seq}: a {row.kind} row can only come first")
+
+
+def new_genesis(
+    game_id: str,
+    kind: str,
+    names: Sequence[str],
+    options: Mapping[str, str],
+    pack_bytes: bytes,
+    pack: Any,
+    server_seed: bytes,
+    created_at: str,
+    seed_supplied: bool = False,
+    tournament_id: str = "",
+) -> record_pb2.Genesis:
+    """A genesis row's content: every option spelled out, the seed only as its commitment."""
+    engine = games.engine(kind)
+    return record_pb2.Genesis(
+        game_id=game_id,
+        game_kind=kind,
+        ruleset_version=engine.ruleset_version,
+        pack_id=str(getattr(pack, "id", "")),
+        pack_sha256=hashlib.sha256(pack_bytes).hexdigest(),
+        seats=[record_pb2.SeatInfo(name=n) for n in names],
+        options={**engine.option_defaults, **options},
+        seed_commitment=seed_commitment(server_seed),
+        seed_supplied=seed_supplied,
+        tournament_id=tournament_id,
+        created_at=created_at,
+    )
+
+
+def begin(
+    genesis: record_pb2.Genesis, server_seed: bytes, pack: Any
+) -> tuple[Row, Table, list[Fact]]:
+    """Set a game up: its genesis row, the table after setup, the facts of setting up."""
+    table, facts = fold.start(genesis, server_seed, pack)
+    body = genesis.SerializeToString(deterministic=True)
+    row = make_row(
+        genesis.game_id,
+        1,
+        GENESIS,
+        SERVER,
+        body,
+        genesis.created_at,
+        ZERO_HASH,
+        fold.state_hash(table),
+    )
+    return row, table, facts
 
 
 def refold(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> Folded:

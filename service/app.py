@@ -7,7 +7,6 @@ Each method is load, decide, save: the rules decide (replay/), the database save
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -21,8 +20,8 @@ from replay import fold
 from replay.engine import ARBITER, Fact, MalformedCommand, RuleViolation, Viewer, fact_visible
 from replay.fold import Table, state_hash
 from replay.games import engine as engine_of
-from replay.record import COMMAND, GENESIS, SEED_REVEAL, ZERO_HASH, Row, make_row
-from replay.rng import seed_commitment
+from replay.history import begin, new_genesis
+from replay.record import COMMAND, SEED_REVEAL, Row, make_row
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
     AlreadyStarted,
@@ -206,18 +205,17 @@ class Games:
         pack = engine.load_pack(pack_bytes)
         server_seed = seed or secrets.token_bytes(32)
         game_id = "g_" + secrets.token_hex(8)
-        genesis = record_pb2.Genesis(
-            game_id=game_id,
-            game_kind=kind,
-            ruleset_version=engine.ruleset_version,
-            pack_id=str(getattr(pack, "id", "")),
-            pack_sha256=hashlib.sha256(pack_bytes).hexdigest(),
-            seats=[record_pb2.SeatInfo(name=n) for n in names],
-            options={**engine.option_defaults, **options},
-            seed_commitment=seed_commitment(server_seed),
+        genesis = new_genesis(
+            game_id,
+            kind,
+            names,
+            options,
+            pack_bytes,
+            pack,
+            server_seed,
+            utc_now(),
             seed_supplied=bool(seed),
             tournament_id=tournament_id,
-            created_at=utc_now(),
         )
         row, table, facts = self._first_row(genesis, server_seed, pack)
         tokens = tuple(new_seat_token() for _ in names)
@@ -247,23 +245,11 @@ class Games:
     ) -> tuple[Row, Table, list[Fact]]:
         """Set the game up: the genesis row, the table and the facts of setting up."""
         try:
-            table, facts = fold.start(genesis, server_seed, pack)
+            return begin(genesis, server_seed, pack)
         except (ValueError, RuleViolation, MalformedCommand) as bad:
             # setup validates the rule options; a bad value is a bad request, not a move
             rule = {"rule_id": bad.rule_id} if isinstance(bad, RuleViolation) else {}
             raise BadRequest(f"bad rule option: {bad}", field="options", **rule) from bad
-        body = genesis.SerializeToString(deterministic=True)
-        row = make_row(
-            genesis.game_id,
-            1,
-            GENESIS,
-            "server",
-            body,
-            genesis.created_at,
-            ZERO_HASH,
-            state_hash(table),
-        )
-        return row, table, facts
 
     def _go_live(
         self,
