@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from google.protobuf import json_format, struct_pb2
+from google.protobuf import struct_pb2
 
 from feastlog.v1 import game_service_pb2 as pb
 from replay.engine import Fact
@@ -16,7 +16,7 @@ from service.app import Step
 def struct(value: dict[str, Any]) -> struct_pb2.Struct:
     """A JSON-able dict as a protobuf Struct."""
     out = struct_pb2.Struct()
-    json_format.ParseDict(value, out)
+    out.update(value)  # the C implementation: about twice as fast as json_format.ParseDict
     return out
 
 
