@@ -101,6 +101,19 @@ def wrap(field: str, inner: Message) -> record_pb2.Command:
     return command
 
 
+@dataclass(frozen=True)
+class Summary:
+    """One line of the game list (the fields of feastlog.v1.GameSummary)."""
+
+    game_id: str
+    game_kind: str
+    players: list[str]
+    last_seq: int
+    over: bool
+    created_at: str
+    waiting_for_entropy: bool = False
+
+
 @dataclass
 class Pending:
     """A game waiting for seat entropy: its draft genesis, seed, pack and what was sent."""
@@ -266,6 +279,31 @@ class Games:
         game = LiveGame(genesis, engine, pack, server_seed, names, [], [], [])
         game.advance([row], [table], [tuple(facts)])
         self._live[genesis.game_id] = game
+
+    async def summaries(self, kind: str = "", limit: int = 0) -> list[Summary]:
+        """Games on this server, newest first: waiting for entropy, running and finished."""
+        waiting = [
+            Summary(
+                game_id,
+                p.draft.game_kind,
+                [s.name for s in p.draft.seats],
+                0,
+                False,
+                p.draft.created_at,
+                True,
+            )
+            for game_id, p in self._pending.items()
+        ]
+        stored = [
+            Summary(game_id, g.game_kind, [s.name for s in g.seats], last_seq, over, created_at)
+            for game_id, body, last_seq, over, created_at in await self.db.call(
+                self.db.store.summaries
+            )
+            for g in [record_pb2.Genesis.FromString(body)]
+        ]
+        found = sorted(waiting + stored, key=lambda s: s.created_at, reverse=True)
+        found = [s for s in found if not kind or s.game_kind == kind]
+        return found[: limit or None]
 
     async def load_pending(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""

@@ -11,7 +11,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from feastlog.v1 import audit_service_pb2, record_pb2, replay_service_pb2
+from feastlog.v1 import audit_service_pb2, replay_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from service import audit_service, replay_service
@@ -112,23 +112,8 @@ class GameService(pb_grpc.GameServiceServicer):
     async def ListGames(
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListGamesResponse:
-        summaries = await self.games.db.call(self.games.db.store.summaries)
-        out = []
-        for game_id, body, last_seq, over, created_at in summaries:
-            genesis = record_pb2.Genesis.FromString(body)
-            if request.game_kind and genesis.game_kind != request.game_kind:
-                continue
-            out.append(
-                pb.GameSummary(
-                    game_id=game_id,
-                    game_kind=genesis.game_kind,
-                    players=[s.name for s in genesis.seats],
-                    last_seq=last_seq,
-                    over=over,
-                    created_at=created_at,
-                )
-            )
-        return pb.ListGamesResponse(games=out[: request.limit or None])
+        summaries = await self.games.summaries(request.game_kind, request.limit)
+        return pb.ListGamesResponse(games=[pb.GameSummary(**vars(s)) for s in summaries])
 
 
 SERVICE_NAMES = (

@@ -58,6 +58,9 @@ def test_a_game_waits_for_every_seats_entropy_across_a_restart(tmp_path: Path) -
         lambda: client.GetView(pb.GetViewRequest(game_id=gid)), grpc.StatusCode.FAILED_PRECONDITION
     )
     assert reason == "WAITING_FOR_SEAT_ENTROPY"
+    listed = {g.game_id: g for g in client.ListGames(pb.ListGamesRequest()).games}
+    assert listed[gid].waiting_for_entropy and listed[gid].last_seq == 0
+    assert list(listed[gid].players) == PLAYERS
     first = join(client, gid, tokens[0], b"ann's dice")
     assert (first.started, list(first.waiting_for)) == (False, [1, 2])
     again = join(client, gid, tokens[0], b"ann's dice")  # a retry changes nothing
@@ -77,6 +80,8 @@ def test_a_game_waits_for_every_seats_entropy_across_a_restart(tmp_path: Path) -
         lambda: join(client, gid, tokens[2], b"late"), grpc.StatusCode.FAILED_PRECONDITION
     )
     assert reason == "GAME_ALREADY_STARTED"
+    listed = {g.game_id: g for g in client.ListGames(pb.ListGamesRequest()).games}
+    assert not listed[gid].waiting_for_entropy and listed[gid].last_seq == 1
     play_to_end(client, gid, tokens, seed=1)
     final = client.GetView(pb.GetViewRequest(game_id=gid))
     assert view_of(final)["over"]

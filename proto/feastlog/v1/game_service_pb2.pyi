@@ -493,11 +493,14 @@ class GameSummary(_message.Message):
     LAST_SEQ_FIELD_NUMBER: _builtins.int
     OVER_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    WAITING_FOR_ENTROPY_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game_kind: _builtins.str
     last_seq: _builtins.int
     over: _builtins.bool
     created_at: _builtins.str
+    waiting_for_entropy: _builtins.bool
+    """True while the game waits for seat entropy (no genesis row yet; last_seq is 0)."""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -509,10 +512,11 @@ class GameSummary(_message.Message):
         last_seq: _builtins.int = ...,
         over: _builtins.bool = ...,
         created_at: _builtins.str = ...,
+        waiting_for_entropy: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "last_seq", b"last_seq", "over", b"over", "players", b"players"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "last_seq", b"last_seq", "over", b"over", "players", b"players", "waiting_for_entropy", b"waiting_for_entropy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
