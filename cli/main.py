@@ -14,6 +14,7 @@ import click
 from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
 from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
+from cli.play import play_command
 from feastlog.v1 import game_service_pb2 as pb
 from replay import games
 from replay.history import refold
@@ -368,6 +369,7 @@ def rules_command(kind: str, as_json: bool) -> None:
 
 
 cli.add_command(bench_command)
+cli.add_command(play_command)
 for _command in AUDIT_COMMANDS:
     cli.add_command(_command)
 

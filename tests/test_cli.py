@@ -146,3 +146,28 @@ def test_new_takes_an_organisers_own_pack_and_refuses_a_broken_one(
         assert "points" in refused.output
     finally:
         server.stop()
+
+
+def test_play_shows_a_seat_its_hand_and_moves_and_sends_the_chosen_one(tmp_path: Path) -> None:
+    from feastlog.v1 import game_service_pb2 as pb
+    from tests.serverutil import create, stub
+
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        client = stub(server.address)
+        game = create(client, server.key, "bon-appetit", ["Ann", "Brian"], seed=bytes(32))
+        ann, brian = (t.token for t in game.seat_tokens)
+        base = ["play", game.game_id, "--server", server.address, "--once"]
+        result = CliRunner().invoke(cli, [*base, "--token", ann], input="nonsense\n1\n")
+        assert result.exit_code == 0, result.output
+        out = result.output
+        assert "Round 1: the" in out and "you: " in out and '"hand": [' in out
+        assert "  1. " in out and "choose 1 to" in out and "recorded at seq 2" in out
+        again = CliRunner().invoke(cli, [*base, "--token", ann])
+        assert "not your turn" in again.output
+        typed = '{"bon_appetit": {"bid": {}}}\n'
+        result = CliRunner().invoke(cli, [*base, "--token", brian], input=typed)
+        assert "recorded at seq 3" in result.output, result.output
+        assert client.GetView(pb.GetViewRequest(game_id=game.game_id)).seq == 3
+    finally:
+        server.stop()
