@@ -149,6 +149,7 @@ async def new_game(
     options: dict[str, str] | None = None,
     content_pack: bytes = b"",
     seat_entropy: bool = False,
+    tournament_id: str = "",
 ) -> pb.CreateGameResponse:
     """Create a game as the organiser (with the bundled content pack unless one is given)."""
     request = pb.CreateGameRequest(
@@ -158,6 +159,7 @@ async def new_game(
         options=options or {},
         content_pack=content_pack,
         seat_entropy=seat_entropy,
+        tournament_id=tournament_id,
     )
     reply: pb.CreateGameResponse = await stub.CreateGame(request, metadata=bearer(organiser_key))
     return reply

@@ -15,6 +15,7 @@ from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
 from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
 from cli.play import play_command
+from cli.tournament import standings_command
 from feastlog.v1 import game_service_pb2 as pb
 from replay import games
 from replay.history import refold
@@ -99,6 +100,7 @@ def kind_argument() -> Any:
     is_flag=True,
     help="Start only once every seat has sent its own entropy (feastlog join).",
 )
+@click.option("--tournament", default="", help="The tournament this game counts for.")
 @click.option("--server", default=DEFAULT_ADDRESS, show_default=True)
 @click.option("--organiser-key", envvar=KEY_ENV, help="Defaults to the key file here.")
 def new_command(
@@ -108,6 +110,7 @@ def new_command(
     options: Sequence[str],
     pack: Any,
     seat_entropy: bool,
+    tournament: str,
     server: str,
     organiser_key: str | None,
 ) -> None:
@@ -126,7 +129,17 @@ def new_command(
 
     async def run() -> pb.CreateGameResponse:
         async with connect(server, DEFAULT_DB, key) as conn:
-            return await new_game(conn.stub, key, kind, names, parse_seed(seed), chosen, pack_bytes)
+            return await new_game(
+                conn.stub,
+                key,
+                kind,
+                names,
+                parse_seed(seed),
+                chosen,
+                pack_bytes,
+                seat_entropy=seat_entropy,
+                tournament_id=tournament,
+            )
 
     reply = run_rpc(run())
     click.echo(f"game {reply.game_id}")
@@ -180,6 +193,7 @@ def run_rpc(coroutine: Any) -> Any:
 @click.option("--server", help="A running server; without it, an embedded one on --db.")
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True)
 @click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
+@click.option("--tournament", default="", help="The tournament this game counts for.")
 @click.option("--organiser-key", envvar=KEY_ENV)
 def demo_command(
     kind: str,
@@ -188,6 +202,7 @@ def demo_command(
     server: str | None,
     db_path: str,
     seat_entropy: bool,
+    tournament: str,
     organiser_key: str | None,
 ) -> None:
     """Bots play a complete game through the service; prints the game id and the scores."""
@@ -200,7 +215,13 @@ def demo_command(
             if not conn.organiser_key:
                 raise FeastlogError("no organiser key: pass --organiser-key or set " + KEY_ENV)
             reply = await new_game(
-                conn.stub, conn.organiser_key, kind, names, seed_bytes, seat_entropy=seat_entropy
+                conn.stub,
+                conn.organiser_key,
+                kind,
+                names,
+                seed_bytes,
+                seat_entropy=seat_entropy,
+                tournament_id=tournament,
             )
             bot_seed = int.from_bytes(seed_bytes[:8] or os.urandom(8), "big")
             tokens = [t.token for t in reply.seat_tokens]
@@ -370,6 +391,7 @@ def rules_command(kind: str, as_json: bool) -> None:
 
 cli.add_command(bench_command)
 cli.add_command(play_command)
+cli.add_command(standings_command)
 for _command in AUDIT_COMMANDS:
     cli.add_command(_command)
 

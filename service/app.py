@@ -22,6 +22,7 @@ from replay.fold import Table, state_hash
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis
 from replay.record import COMMAND, SEED_REVEAL, Row, make_row
+from replay.standings import Standing, result_of, standings
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
     AlreadyStarted,
@@ -112,6 +113,7 @@ class Summary:
     over: bool
     created_at: str
     waiting_for_entropy: bool = False
+    tournament_id: str = ""
 
 
 @dataclass
@@ -280,7 +282,9 @@ class Games:
         game.advance([row], [table], [tuple(facts)])
         self._live[genesis.game_id] = game
 
-    async def summaries(self, kind: str = "", limit: int = 0) -> list[Summary]:
+    async def summaries(
+        self, kind: str = "", limit: int = 0, tournament_id: str = ""
+    ) -> list[Summary]:
         """Games on this server, newest first: waiting for entropy, running and finished."""
         waiting = [
             Summary(
@@ -291,19 +295,48 @@ class Games:
                 False,
                 p.draft.created_at,
                 True,
+                p.draft.tournament_id,
             )
             for game_id, p in self._pending.items()
         ]
         stored = [
-            Summary(game_id, g.game_kind, [s.name for s in g.seats], last_seq, over, created_at)
+            Summary(
+                game_id,
+                g.game_kind,
+                [s.name for s in g.seats],
+                last_seq,
+                over,
+                created_at,
+                False,
+                g.tournament_id,
+            )
             for game_id, body, last_seq, over, created_at in await self.db.call(
                 self.db.store.summaries
             )
             for g in [record_pb2.Genesis.FromString(body)]
         ]
         found = sorted(waiting + stored, key=lambda s: s.created_at, reverse=True)
-        found = [s for s in found if not kind or s.game_kind == kind]
+        found = [
+            s
+            for s in found
+            if (not kind or s.game_kind == kind)
+            and (not tournament_id or s.tournament_id == tournament_id)
+        ]
         return found[: limit or None]
+
+    async def standings(self, tournament_id: str) -> tuple[list[Standing], int, int]:
+        """A tournament's standings from its finished games: (lines, finished, running)."""
+        if not tournament_id:
+            raise BadRequest("tournament_id is required", field="tournament_id")
+        listed = await self.summaries(tournament_id=tournament_id)
+        if not listed:
+            raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
+        results = []
+        for summary in listed:
+            if summary.over:
+                game = await self.get(summary.game_id)
+                results.append(result_of(game.genesis, game.table))
+        return standings(results), len(results), len(listed) - len(results)
 
     async def load_pending(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""

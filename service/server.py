@@ -11,10 +11,10 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from feastlog.v1 import audit_service_pb2, replay_service_pb2
+from feastlog.v1 import audit_service_pb2, replay_service_pb2, tournament_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service import audit_service, replay_service
+from service import audit_service, replay_service, tournament_service
 from service.app import Games
 from service.auth import Caller, Credentials, organiser_key
 from service.convert import event, struct, structs
@@ -112,7 +112,9 @@ class GameService(pb_grpc.GameServiceServicer):
     async def ListGames(
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListGamesResponse:
-        summaries = await self.games.summaries(request.game_kind, request.limit)
+        summaries = await self.games.summaries(
+            request.game_kind, request.limit, request.tournament_id
+        )
         return pb.ListGamesResponse(games=[pb.GameSummary(**vars(s)) for s in summaries])
 
 
@@ -120,6 +122,7 @@ SERVICE_NAMES = (
     pb.DESCRIPTOR.services_by_name["GameService"].full_name,
     replay_service_pb2.DESCRIPTOR.services_by_name["ReplayService"].full_name,
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
+    tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     health.SERVICE_NAME,
     reflection.SERVICE_NAME,
 )
@@ -155,12 +158,13 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
     replay_service.add_to(server, games)
     audit_service.add_to(server, games)
+    tournament_service.add_to(server, games)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(SERVICE_NAMES, server)
     port = server.add_insecure_port(address)
     await server.start()
-    for name in (*SERVICE_NAMES[:3], ""):
+    for name in (*SERVICE_NAMES[:4], ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return Running(server, port, games, db, key, key_source)
 

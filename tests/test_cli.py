@@ -171,3 +171,98 @@ def test_play_shows_a_seat_its_hand_and_moves_and_sends_the_chosen_one(tmp_path:
         assert client.GetView(pb.GetViewRequest(game_id=game.game_id)).seq == 3
     finally:
         server.stop()
+
+
+def test_new_with_seat_entropy_waits_for_every_join(tmp_path: Path) -> None:
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        base = ["--server", server.address]
+        made = CliRunner().invoke(
+            cli,
+            [
+                "new",
+                "bon-appetit",
+                "--players",
+                "Ann,Brian",
+                "--seat-entropy",
+                "--organiser-key",
+                server.key,
+                *base,
+            ],
+        )
+        assert made.exit_code == 0, made.output
+        assert "feastlog join" in made.output
+        game_id = re.search(r"^game (g_\w+)$", made.output, re.M).group(1)  # type: ignore[union-attr]
+        tokens = re.findall(r"^seat \d \w+: (seat_\S+)$", made.output, re.M)
+        first = CliRunner().invoke(
+            cli, ["join", game_id, "--token", tokens[0], "--entropy", "00ff", *base]
+        )
+        assert first.exit_code == 0 and "waiting for seat 1" in first.output, first.output
+        bad = CliRunner().invoke(cli, ["join", game_id, "--token", tokens[1], "--entropy", "zz"])
+        assert bad.exit_code == 2 and "hex" in bad.output
+        last = CliRunner().invoke(cli, ["join", game_id, "--token", tokens[1], *base])
+        assert last.exit_code == 0 and "has started" in last.output, last.output
+    finally:
+        server.stop()
+
+
+def test_standings_through_the_server_and_offline_agree(tmp_path: Path) -> None:
+    import json
+
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        for i in range(3):
+            done = CliRunner().invoke(
+                cli,
+                [
+                    "demo",
+                    "bon-appetit",
+                    "--players",
+                    "3",
+                    "--tournament",
+                    "spring-cup",
+                    "--seed",
+                    f"{i + 1:02x}" * 32,
+                    "--server",
+                    server.address,
+                    "--organiser-key",
+                    server.key,
+                ],
+            )
+            assert done.exit_code == 0, done.output
+        CliRunner().invoke(
+            cli,
+            [
+                "new",
+                "bon-appetit",
+                "--players",
+                "Ann,Brian,Celia",
+                "--tournament",
+                "spring-cup",
+                "--server",
+                server.address,
+                "--organiser-key",
+                server.key,
+            ],
+        )
+        online = CliRunner().invoke(
+            cli, ["standings", "spring-cup", "--server", server.address, "--json"]
+        )
+        assert online.exit_code == 0, online.output
+        table = json.loads(online.output)
+        assert (table["games_finished"], table["games_running"]) == (3, 1)
+        assert sorted(s["name"] for s in table["standings"]) == ["Ann", "Brian", "Celia"]
+        assert all(s["games"] == 3 for s in table["standings"])
+        missing = CliRunner().invoke(cli, ["standings", "no-such-cup", "--server", server.address])
+        assert missing.exit_code == 1 and "NOT_FOUND" in missing.output
+    finally:
+        server.stop()
+    offline = CliRunner().invoke(
+        cli, ["standings", "spring-cup", "--db", str(tmp_path / "feastlog.duckdb"), "--json"]
+    )
+    assert offline.exit_code == 0, offline.output
+    assert json.loads(offline.output) == table
+    text = CliRunner().invoke(
+        cli, ["standings", "spring-cup", "--db", str(tmp_path / "feastlog.duckdb")]
+    )
+    assert "3 games finished, 1 still running" in text.output

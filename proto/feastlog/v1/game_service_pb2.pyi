@@ -467,17 +467,21 @@ class ListGamesRequest(_message.Message):
 
     GAME_KIND_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     game_kind: _builtins.str
     limit: _builtins.int
+    tournament_id: _builtins.str
+    """Only the games of this tournament, when set."""
     def __init__(
         self,
         *,
         game_kind: _builtins.str = ...,
         limit: _builtins.int = ...,
+        tournament_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind", "limit", b"limit"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind", "limit", b"limit", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -494,6 +498,7 @@ class GameSummary(_message.Message):
     OVER_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     WAITING_FOR_ENTROPY_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game_kind: _builtins.str
     last_seq: _builtins.int
@@ -501,6 +506,7 @@ class GameSummary(_message.Message):
     created_at: _builtins.str
     waiting_for_entropy: _builtins.bool
     """True while the game waits for seat entropy (no genesis row yet; last_seq is 0)."""
+    tournament_id: _builtins.str
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -513,10 +519,11 @@ class GameSummary(_message.Message):
         over: _builtins.bool = ...,
         created_at: _builtins.str = ...,
         waiting_for_entropy: _builtins.bool = ...,
+        tournament_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "last_seq", b"last_seq", "over", b"over", "players", b"players", "waiting_for_entropy", b"waiting_for_entropy"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "last_seq", b"last_seq", "over", b"over", "players", b"players", "tournament_id", b"tournament_id", "waiting_for_entropy", b"waiting_for_entropy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,45 @@
+"""feastlog.v1.TournamentService: standings over a tournament's finished games."""
+
+from __future__ import annotations
+
+import grpc
+
+from feastlog.v1 import tournament_service_pb2 as pb
+from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
+from replay.standings import Standing, exact
+from service.app import Games
+from service.errors import unary
+
+
+def standing_message(line: Standing) -> pb.PlayerStanding:
+    """A standings line as its message."""
+    return pb.PlayerStanding(
+        name=line.name,
+        games=line.games,
+        wins=float(line.wins),
+        wins_exact=exact(line.wins),
+        points=line.points,
+    )
+
+
+class TournamentService(pb_grpc.TournamentServiceServicer):
+    """Standings for organisers, players and spectators alike (finished games are public)."""
+
+    def __init__(self, games: Games) -> None:
+        self.games = games
+
+    @unary
+    async def GetStandings(
+        self, request: pb.GetStandingsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetStandingsResponse:
+        lines, finished, running = await self.games.standings(request.tournament_id)
+        return pb.GetStandingsResponse(
+            standings=[standing_message(line) for line in lines],
+            games_finished=finished,
+            games_running=running,
+        )
+
+
+def add_to(server: grpc.aio.Server, games: Games) -> None:
+    """Register the service on a server."""
+    pb_grpc.add_TournamentServiceServicer_to_server(TournamentService(games), server)
