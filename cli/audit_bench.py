@@ -74,8 +74,7 @@ def build(
         else:
             seat = chooser.choice(sorted(engine.to_act(table.game)))
             inner = chooser.choice(engine.legal_commands(table.game, seat))
-            command = record_pb2.Command()
-            getattr(command, engine.command_field).CopyFrom(inner)
+            command = fold.wrap_command(engine.command_field, inner)
             actor = f"seat:{seat}"
             sent += 1
         table, _ = fold.step(table, actor, command)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -19,7 +16,7 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from cli.client import new_game, play_with_bots
+from cli.client import new_game, play_with_bots, spawn_server
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from replay.history import refold
 from service.store import Store
@@ -43,30 +40,11 @@ class Throughput:
 
 
 def start_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
-    """``feastlog serve`` on port 0 in its own process."""
-    env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from cli.main import main; main()",
-            "serve",
-            "--db",
-            str(db_path),
-            "--port",
-            "0",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    assert proc.stdout is not None
-    found = re.search(r"listening on (\S+)", proc.stdout.readline())
-    if not found:
-        proc.kill()
-        raise click.ClickException("the benchmark server did not start")
-    return proc, found.group(1)
+    """The benchmark's server, in its own process."""
+    try:
+        return spawn_server(db_path, key)
+    except RuntimeError as failed:
+        raise click.ClickException(str(failed)) from failed
 
 
 async def health_rate(channel: grpc.aio.Channel, seconds: float, concurrency: int) -> float:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import random
+import re
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -20,6 +24,27 @@ from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from service.server import create_server
 
 Metadata = tuple[tuple[str, str], ...]
+
+
+def spawn_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
+    """``feastlog serve`` on port 0 in its own process: the process and its address."""
+    env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
+    code = "from cli.main import main; main()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "serve", "--db", str(db_path), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    found = re.search(r"listening on (\S+)", first)
+    if not found:
+        proc.kill()
+        _, err = proc.communicate(timeout=10)
+        raise RuntimeError(f"the server did not start: {first}{err}")
+    return proc, found.group(1)
 
 
 def bearer(token: str | None) -> Metadata:

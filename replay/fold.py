@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from google.protobuf.message import Message
+
 from feastlog.v1 import record_pb2
 from replay import games
 from replay.canonical import canonical_bytes, sha256_hex
@@ -49,6 +51,13 @@ class Table:
     voided: bool = False
     closed: bool = False
     notes: tuple[str, ...] = ()
+
+
+def wrap_command(field: str, inner: Message) -> record_pb2.Command:
+    """A game's own command wrapped in ``feastlog.v1.Command`` (``field``: its oneof name)."""
+    command = record_pb2.Command()
+    getattr(command, field).CopyFrom(inner)
+    return command
 
 
 def state_hash(table: Table) -> str:

@@ -18,7 +18,7 @@ from google.protobuf.message import Message
 from feastlog.v1 import record_pb2
 from replay import fold
 from replay.engine import ARBITER, Fact, MalformedCommand, RuleViolation, Viewer, fact_visible
-from replay.fold import Table, state_hash
+from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis
 from replay.record import COMMAND, SEED_REVEAL, Row, make_row
@@ -93,13 +93,6 @@ def _command_visible(
         return True
     inner: Message = getattr(command, which or "")
     return game.engine.command_public(inner)
-
-
-def wrap(field: str, inner: Message) -> record_pb2.Command:
-    """A game's own command wrapped in ``feastlog.v1.Command``."""
-    command = record_pb2.Command()
-    getattr(command, field).CopyFrom(inner)
-    return command
 
 
 @dataclass(frozen=True)
@@ -515,7 +508,7 @@ class Games:
             return game.last_seq, []
         seat = int(actor.removeprefix("seat:"))
         inner = game.engine.legal_commands(game.table.game, seat)
-        commands = [wrap(game.engine.command_field, c) for c in inner]
+        commands = [wrap_command(game.engine.command_field, c) for c in inner]
         return game.last_seq, commands
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> AsyncIterator[Step]:

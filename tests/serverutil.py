@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import random
-import re
 import signal
-import subprocess
-import sys
 import threading
 import uuid
 from collections.abc import Coroutine
@@ -19,7 +15,7 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from cli.client import as_dict
+from cli.client import as_dict, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from service.server import Running, create_server
@@ -53,21 +49,7 @@ class ProcessServer:
     """``feastlog serve`` in its own process, on port 0."""
 
     def __init__(self, db_path: Path, key: str) -> None:
-        env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
-        code = "from cli.main import main; main()"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", code, "serve", "--db", str(db_path), "--port", "0"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        assert self.proc.stdout is not None
-        first = self.proc.stdout.readline()
-        found = re.search(r"listening on (\S+)", first)
-        if not found:
-            raise RuntimeError(f"server did not start: {first}{self.proc.stderr.read()}")  # type: ignore[union-attr]
-        self.address = found.group(1)
+        self.proc, self.address = spawn_server(db_path, key)
 
     def kill(self) -> None:
         """kill -9: no graceful anything."""
