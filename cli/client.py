@@ -156,13 +156,19 @@ async def waiting_for_entropy(stub: pb_grpc.GameServiceAsyncStub, game_id: str) 
     return False
 
 
-def reason_of(error: grpc.aio.AioRpcError) -> str:
-    """The ErrorInfo reason of a feastlog error ('' when it carries none)."""
+def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
+    """The ErrorInfo of a feastlog error (its reason, rule_id or field), if it carries one."""
     status = rpc_status.from_call(error)  # type: ignore[arg-type]
     info = error_details_pb2.ErrorInfo()
     if status is None or not status.details or not status.details[0].Unpack(info):
-        return ""
-    return info.reason
+        return None
+    return info
+
+
+def reason_of(error: grpc.RpcError) -> str:
+    """The ErrorInfo reason of a feastlog error ('' when it carries none)."""
+    info = error_info(error)
+    return info.reason if info else ""
 
 
 async def new_game(

@@ -109,6 +109,23 @@ class Summary:
     tournament_id: str = ""
 
 
+def stored_summary(
+    game_id: str, genesis: record_pb2.Genesis, last_seq: int, over: bool, created_at: str
+) -> Summary:
+    """The list line of a stored game."""
+    names = [s.name for s in genesis.seats]
+    return Summary(
+        game_id,
+        genesis.game_kind,
+        names,
+        last_seq,
+        over,
+        created_at,
+        False,
+        genesis.tournament_id,
+    )
+
+
 @dataclass
 class Pending:
     """A game waiting for seat entropy: its draft genesis, seed, pack and what was sent."""
@@ -293,20 +310,8 @@ class Games:
             for game_id, p in self._pending.items()
         ]
         stored = [
-            Summary(
-                game_id,
-                g.game_kind,
-                [s.name for s in g.seats],
-                last_seq,
-                over,
-                created_at,
-                False,
-                g.tournament_id,
-            )
-            for game_id, body, last_seq, over, created_at in await self.db.call(
-                self.db.store.summaries
-            )
-            for g in [record_pb2.Genesis.FromString(body)]
+            stored_summary(game_id, record_pb2.Genesis.FromString(body), last_seq, over, at)
+            for game_id, body, last_seq, over, at in await self.db.call(self.db.store.summaries)
         ]
         found = sorted(waiting + stored, key=lambda s: s.created_at, reverse=True)
         found = [
