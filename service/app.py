@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
@@ -32,11 +32,14 @@ from service.errors import (
     GameNotFound,
     PermissionDenied,
     StaleSeq,
+    StoreConflict,
     WaitingForEntropy,
     describe,
 )
 from service.live import Database, LiveGame, live_from_store, utc_now
 from service.store import Batch, NewGame, Rejection
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,7 @@ class Games:
         self._finished: OrderedDict[str, None] = OrderedDict()
         self._loading = asyncio.Lock()  # loads go through the one store thread anyway
         self._pending: dict[str, Pending] = {}
+        self._finishing: set[asyncio.Task[Any]] = set()
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
@@ -255,14 +259,18 @@ class Games:
             game_id,
             genesis.SerializeToString(deterministic=True) if seat_entropy else b"",
         )
-        await self.db.commit(Batch(games=[new]))
-        if seat_entropy:
-            self._pending[game_id] = Pending(genesis, server_seed, pack, {})
-        else:
-            self._go_live(genesis, server_seed, pack, row, table, facts)
-        for seat, token in enumerate(tokens):
-            self.credentials.add_seat(token, game_id, seat)
-        return Created(genesis, tokens)
+
+        async def record() -> Created:
+            await self.db.commit(Batch(games=[new]))
+            if seat_entropy:
+                self._pending[game_id] = Pending(genesis, server_seed, pack, {})
+            else:
+                self._go_live(genesis, server_seed, pack, row, table, facts)
+            for seat, token in enumerate(tokens):
+                self.credentials.add_seat(token, game_id, seat)
+            return Created(genesis, tokens)
+
+        return await self._to_the_end(record())
 
     @staticmethod
     def _first_row(
@@ -357,6 +365,11 @@ class Games:
         if not 1 <= len(entropy) <= 1024:
             raise BadRequest("entropy is 1 to 1024 bytes", field="entropy")
         seat = int(actor.removeprefix("seat:"))
+        return await self._to_the_end(self._join(pending, game_id, seat, entropy))
+
+    async def _join(
+        self, pending: Pending, game_id: str, seat: int, entropy: bytes
+    ) -> tuple[bool, list[int]]:
         async with pending.lock:
             if game_id not in self._pending:
                 raise AlreadyStarted("this game has started: seat entropy comes before the deal")
@@ -393,12 +406,49 @@ class Games:
         """Check a command against the rules and record it; refusals are recorded too."""
         game = await self.get(game_id)
         body = command.SerializeToString(deterministic=True)
+        return await self._to_the_end(
+            self._submit(game, caller, command_id, expected_seq, command, body)
+        )
+
+    async def _to_the_end(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` to its end whatever happens to the caller.
+
+        Once a command is queued, its commit and the advance in memory are the commit's
+        business: a deadline or a cancellation only means the caller misses the answer,
+        and a retry with the same command_id is answered ``replayed``.
+        """
+        task = asyncio.create_task(work)
+        self._finishing.add(task)
+        task.add_done_callback(self._finishing.discard)
+        return await asyncio.shield(task)
+
+    async def drain(self) -> None:
+        """Wait for every command already taken to be recorded (graceful shutdown)."""
+        while self._finishing:
+            await asyncio.wait(set(self._finishing))
+
+    async def _submit(
+        self,
+        game: LiveGame,
+        caller: Caller,
+        command_id: str,
+        expected_seq: int | None,
+        command: record_pb2.Command,
+        body: bytes,
+    ) -> Accepted:
         async with game.lock:
             try:
-                actor, viewer = caller.actor(game_id), caller.viewer(game_id)
-                return await self._decide(
-                    game, actor, viewer, command_id, expected_seq, command, body
-                )
+                actor, viewer = caller.actor(game.game_id), caller.viewer(game.game_id)
+                try:
+                    return await self._decide(
+                        game, actor, viewer, command_id, expected_seq, command, body
+                    )
+                except StoreConflict:
+                    # memory was behind the log: take the log as the truth and decide again
+                    await self._reload(game)
+                    return await self._decide(
+                        game, actor, viewer, command_id, expected_seq, command, body
+                    )
             except (
                 RuleViolation,
                 MalformedCommand,
@@ -406,8 +456,14 @@ class Games:
                 CommandIdReused,
                 PermissionDenied,
             ) as error:
-                await self._reject(game, caller.label(game_id), command_id, body, error)
+                await self._reject(game, caller.label(game.game_id), command_id, body, error)
                 raise
+
+    async def _reload(self, game: LiveGame) -> None:
+        """Fold a game from the store again, so memory and log agree."""
+        stored = await self.db.call(self.db.store.load, game.game_id)
+        if stored is not None:
+            game.reload(stored)
 
     async def _decide(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from replay.record import Row
 from service.store import Batch, Store, StoredGame
 
 T = TypeVar("T")
+
+log = logging.getLogger("feastlog.store")
 
 
 def utc_now() -> str:
@@ -41,6 +44,7 @@ class Database:
         self._waiting: list[tuple[Batch, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
+        self._writing = False
         self.commits = 0
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -51,12 +55,21 @@ class Database:
         """Start the writer task."""
         self._writer = asyncio.create_task(self._write_loop(), name="feastlog-writer")
 
+    @property
+    def queued(self) -> int:
+        """How many batches wait for the writer now."""
+        return len(self._waiting)
+
     async def commit(self, batch: Batch) -> None:
-        """Queue a batch and return once it is committed."""
+        """Queue a batch and return once it is committed.
+
+        A waiter that is cancelled only stops waiting: the batch is written (or refused)
+        all the same, so the outcome never depends on who is still listening.
+        """
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append((batch, done))
         self._wake.set()
-        await done
+        await asyncio.shield(done)
 
     async def _write_loop(self) -> None:
         while True:
@@ -65,31 +78,65 @@ class Database:
             waiting, self._waiting = self._waiting, []
             if not waiting:
                 continue
+            self._writing = True
+            try:
+                await self._write(waiting)
+            except Exception as error:  # a bug here must not leave a waiter hanging
+                for _, done in waiting:
+                    _settle(done, error)
+            finally:
+                self._writing = False
+
+    async def _write(self, waiting: list[tuple[Batch, asyncio.Future[None]]]) -> None:
+        """All waiting batches in one transaction; after a failure, each batch alone.
+
+        Writing each alone after a failed group commit means a failing write fails only
+        the commands it concerns, never another game's.
+        """
+        if len(waiting) > 1:
             merged = Batch()
             for batch, _ in waiting:
                 merged.extend(batch)
             try:
                 await self.call(self.store.write, merged)
+            except Exception as error:
+                log.warning(
+                    "a group commit of %d batches failed (%s); writing each alone",
+                    len(waiting),
+                    getattr(error, "metadata", {}).get("incident_id", type(error).__name__),
+                )
+            else:
                 self.commits += 1
-                outcome: BaseException | None = None
-            except Exception as error:  # every waiter learns its rows were not written
-                outcome = error
-            for _, done in waiting:
-                if done.done():
-                    continue
-                if outcome is None:
-                    done.set_result(None)
-                else:
-                    done.set_exception(outcome)
+                for _, done in waiting:
+                    _settle(done, None)
+                return
+        for batch, done in waiting:
+            try:
+                await self.call(self.store.write, batch)
+            except Exception as error:
+                _settle(done, error)
+            else:
+                self.commits += 1
+                _settle(done, None)
 
     async def close(self) -> None:
         """Finish waiting writes, stop the writer and close the file."""
-        while self._waiting:
+        while self._waiting or self._writing:
             await asyncio.sleep(0.01)
         if self._writer is not None:
             self._writer.cancel()
         await self.call(self.store.close)
         self._thread.shutdown(wait=True)
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    """Tell one waiter how its batch ended."""
+    if done.done():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
 
 
 @dataclass
@@ -136,6 +183,14 @@ class LiveGame:
         for row in rows:
             if row.command_id:
                 self.command_ids[row.command_id] = row.seq
+        for queue in self.watchers:
+            queue.put_nowait(self.last_seq)
+
+    def reload(self, stored: StoredGame) -> None:
+        """Take the stored record as the truth again, after memory and log disagreed."""
+        fresh = live_from_store(stored)
+        self.rows, self.tables, self.facts = fresh.rows, fresh.tables, fresh.facts
+        self.command_ids = fresh.command_ids
         for queue in self.watchers:
             queue.put_nowait(self.last_seq)
 

@@ -142,6 +142,7 @@ class Running:
     async def stop(self, grace: float = 5.0) -> None:
         """Drain in-flight calls, then close the database."""
         await self.server.stop(grace)
+        await self.games.drain()  # commands already taken are recorded, callers or not
         await self.db.close()
 
 
