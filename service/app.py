@@ -419,8 +419,13 @@ class Games:
         """
         task = asyncio.create_task(work)
         self._finishing.add(task)
-        task.add_done_callback(self._finishing.discard)
+        task.add_done_callback(self._forget)
         return await asyncio.shield(task)
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._finishing.discard(task)
+        if not task.cancelled():
+            task.exception()  # its caller may be gone; the error went to it if it was there
 
     async def drain(self) -> None:
         """Wait for every command already taken to be recorded (graceful shutdown)."""
