@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -65,6 +66,8 @@ def cli() -> None:
 @click.option("--port", default=50051, show_default=True, type=int, help="0 picks a free port.")
 def serve_command(db_path: str, host: str, port: int) -> None:
     """Serve the gRPC API on a DuckDB file (made on first start)."""
+    # incidents (a failing store, a bug) go to stderr, each with the id its client was given
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def run() -> None:
         try:

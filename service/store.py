@@ -184,17 +184,18 @@ def translated(method: Callable[P, R]) -> Callable[P, R]:
             )
             if isinstance(error, duckdb.ConstraintException):
                 raise StoreConflict(
-                    f"the game store refused this write as out of date (incident {incident}); "
-                    "nothing was recorded: try again",
+                    f"the game store refused a write that was out of date (incident {incident}); "
+                    "try again",
                     incident_id=incident,
                 ) from error
-            doing = "write" if method.__name__ == "write" else "read"
-            raise StoreUnavailable(
-                f"the game store could not {doing} (incident {incident}); "
-                + ("nothing was recorded: " if doing == "write" else "")
-                + "try again",
-                incident_id=incident,
-            ) from error
+            if method.__name__ != "write":
+                message = f"the game store failed to read (incident {incident}); try again"
+            else:
+                message = (
+                    f"the game store failed to write (incident {incident}); try again: "
+                    "a command sent again with its command_id is recorded once"
+                )
+            raise StoreUnavailable(message, incident_id=incident) from error
 
     return wrapper
 
