@@ -22,6 +22,7 @@ from replay.fold import Table
 from replay.games import engine
 from replay.history import Folded, refold
 from replay.record import Row
+from service.errors import StoreUnavailable
 from service.store import Batch, Store, StoredGame
 
 T = TypeVar("T")
@@ -99,11 +100,15 @@ class Database:
                 merged.extend(batch)
             try:
                 await self.call(self.store.write, merged)
-            except Exception as error:
+            except StoreUnavailable as error:  # its cause is logged under its incident id
                 log.warning(
-                    "a group commit of %d batches failed (%s); writing each alone",
+                    "a group commit of %d batches failed (incident %s); writing each alone",
                     len(waiting),
-                    getattr(error, "metadata", {}).get("incident_id", type(error).__name__),
+                    error.metadata["incident_id"],
+                )
+            except Exception:
+                log.exception(
+                    "a group commit of %d batches failed; writing each alone", len(waiting)
                 )
             else:
                 self.commits += 1
