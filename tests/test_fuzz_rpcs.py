@@ -12,6 +12,7 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor
@@ -53,7 +54,7 @@ MUST: dict[str, tuple[grpc.StatusCode, str | None]] = {
 def chains(address: str, key: str) -> dict[str, list[tuple[int, str, str]]]:
     """Every game's rows as (seq, kind, hash), read as the arbiter."""
     replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(address))
-    found = {}
+    found: dict[str, list[tuple[int, str, str]]] = {}
     for game in stub(address).ListGames(pb.ListGamesRequest(), metadata=bearer(key)).games:
         if game.waiting_for_entropy:
             found[game.game_id] = []
@@ -71,7 +72,7 @@ def _template(path: str, method: MethodDescriptor, targets: Targets, rng: random
     return random_message(method.input_type, rng, list(targets.tokens))
 
 
-def _text_fields(message: Message) -> list[FieldDescriptor]:
+def _text_fields(message: Message) -> list[Any]:
     return [
         f
         for f in message.DESCRIPTOR.fields
@@ -92,7 +93,7 @@ def hostile_requests(
     for _ in range(16):
         raw = _template(path, method, targets, rng).SerializeToString()
         yield "damaged valid request", mutate(raw, rng), rng.choice(CALLERS)
-    template = _template(path, method, targets, rng)
+    template: Any = _template(path, method, targets, rng)
     for f in _text_fields(template)[:3]:
         long = message_class(method.input_type)()
         long.CopyFrom(template)
