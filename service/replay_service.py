@@ -36,7 +36,9 @@ def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
     try:
         viewer = Viewer.parse(text)
     except ValueError as bad:
-        raise BadRequest(f"{field}: {bad}", field=field) from bad
+        raise BadRequest(
+            f"{field} {text!r} is not seat:N, spectator or arbiter", field=field
+        ) from bad
     if viewer.seat is not None and not 0 <= viewer.seat < seats:
         raise BadRequest(f"{field} {text!r}: this game has seats 0 to {seats - 1}", field=field)
     return viewer

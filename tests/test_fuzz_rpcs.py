@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,11 @@ import grpc
 from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
+from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import picky_eaters_pb2 as pe
+from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from service.limits import request_limit
@@ -190,3 +195,78 @@ def _problem(method: MethodDescriptor, answer: Answer) -> str:
     if answer.code != grpc.StatusCode.OK and not (core_limit or waiting) and not answer.reason:
         return f"{answer.code.name} without an ErrorInfo: {answer.details}"
     return ""
+
+
+def rss_mib(pid: int) -> float:
+    """A process's resident memory, in MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    kib = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+    return kib / 1024
+
+
+def files_mib(db: Path) -> float:
+    """The database file and its write-ahead log, in MiB."""
+    return sum(p.stat().st_size for p in (db, db.with_name(db.name + ".wal")) if p.exists()) / 2**20
+
+
+def big_refused_command() -> record_pb2.Command:
+    """A Picky Eaters command of about 58 KB within every field bound, refused by the rules."""
+    recipe = pe.PickyEatersPrepareRecipe(
+        recipe="r",
+        substitutions=[
+            pe.PickyEatersSubstitution(ingredient="i", cards=["c" * 128] * 64) for _ in range(7)
+        ],
+    )
+    return record_pb2.Command(picky_eaters=pe.PickyEatersCommand(prepare_recipe=recipe))
+
+
+def test_large_refusals_keep_the_servers_memory_and_file_bounded(tmp_path: Path) -> None:
+    db = tmp_path / "games.duckdb"
+    server = ProcessServer(db, KEY)
+    try:
+        client = stub(server.address)
+        game = client.CreateGame(
+            pb.CreateGameRequest(game_kind="picky-eaters", players=["Ann", "Bob", "Cy"]),
+            metadata=bearer(KEY),
+        )
+        tokens = [t.token for t in game.seat_tokens]
+        channel = grpc.insecure_channel(server.address)
+        submit = dict(rpc_paths())["/feastlog.v1.GameService/SubmitCommand"]
+        body = big_refused_command()
+
+        def refuse(i: int) -> grpc.StatusCode:
+            request = pb.SubmitCommandRequest(
+                game_id=game.game_id, command_id=f"c{i}", command=body
+            )
+            raw = request.SerializeToString()
+            if i % 10 == 0:  # a request over the call's limit (1 MiB) or the server's (3 MiB)
+                filler = 3 * 2**20 if i % 20 else 2**20
+                raw += b"\x9a\x05" + _varint(filler) + b"z" * filler
+            return call_raw(channel, submit, raw, bearer(tokens[i % 3])).code
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(refuse, range(20)))  # warm up
+            rss_before, file_before = rss_mib(server.proc.pid), files_mib(db)
+            codes = Counter(pool.map(refuse, range(20, 420)))
+        rss_after, file_after = rss_mib(server.proc.pid), files_mib(db)
+        stored = apb_grpc.AuditServiceStub(channel).ListRejections(
+            apb.ListRejectionsRequest(game_id=game.game_id), metadata=bearer(KEY)
+        )
+    finally:
+        server.kill()
+    sent_mib = 400 * len(body.SerializeToString()) / 2**20 + 20 * 3 + 20 * 1
+    print(
+        f"400 refusals ({sent_mib:.0f} MiB sent): {dict(codes)}; "
+        f"RSS {rss_before:.0f} -> {rss_after:.0f} MiB, "
+        f"file {file_before:.2f} -> {file_after:.2f} MiB, "
+        f"{len(stored.rejections)} refusals stored"
+    )
+    assert set(codes) <= {
+        grpc.StatusCode.FAILED_PRECONDITION,
+        grpc.StatusCode.INVALID_ARGUMENT,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+    }
+    assert codes[grpc.StatusCode.RESOURCE_EXHAUSTED] == 40
+    assert rss_after - rss_before < 150  # MiB; stored whole, 20 such calls took it to 512
+    assert file_after - file_before < 4  # MiB, for 22 MiB of refused commands
+    assert len(stored.rejections) < 3 * 20 + 20  # a burst per seat, and a few more
