@@ -34,7 +34,7 @@ from service.errors import (
     WaitingForEntropy,
     describe,
 )
-from service.limits import RefusalBudget, stored_refusal
+from service.limits import Refolds, RefusalBudget, stored_refusal
 from service.live import Database, LiveGame, live_from_store, utc_now
 from service.store import Batch, NewGame, Rejection
 
@@ -152,6 +152,7 @@ class Games:
         self._loading = asyncio.Lock()  # loads go through the one store thread anyway
         self._pending: dict[str, Pending] = {}
         self.refusals = RefusalBudget()
+        self.refolds = Refolds()
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""

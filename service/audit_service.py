@@ -7,7 +7,6 @@ bids, so only the arbiter gets them; once the seed is revealed the record is pub
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -151,8 +150,6 @@ class AuditService(pb_grpc.AuditServiceServicer):
 
     def __init__(self, games: Games) -> None:
         self.games = games
-        # bulk verification folds one game at a time, whoever asks, in a worker thread
-        self._bulk = asyncio.Semaphore(1)
 
     def caller(self, context: grpc.aio.ServicerContext) -> Caller:
         """Who is calling, from the authorization metadata."""
@@ -170,7 +167,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self, request: pb.VerifyGameRequest, context: grpc.aio.ServicerContext
     ) -> pb.VerifyGameResponse:
         viewer = self.caller(context).viewer(request.game_id)
-        report = await asyncio.to_thread(audit_stored, await self.stored(request.game_id))
+        report = await self.games.refolds.run(audit_stored, await self.stored(request.game_id))
         redact = not report.over and viewer.role != "arbiter"
         return pb.VerifyGameResponse(report=report_message(report, redact))
 
@@ -183,8 +180,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
         kinds = [(s[0], record_pb2.Genesis.FromString(s[1]).game_kind) for s in summaries]
         ids = [g for g, kind in kinds if not request.game_kind or kind == request.game_kind]
         for game_id in reversed(ids):  # oldest first; a cancelled call stops between games
-            async with self._bulk:
-                report = await asyncio.to_thread(audit_stored, await self.stored(game_id))
+            report = await self.games.refolds.run(audit_stored, await self.stored(game_id))
             yield pb.VerifyAllGamesResponse(report=report_message(report), total=len(ids))
 
     @unary

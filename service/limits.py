@@ -20,13 +20,14 @@ most at a sender's pace (``RefusalBudget``).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf import message_factory
@@ -62,6 +63,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
 )
 
 KIB = 1024
+T = TypeVar("T")
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 # The longest value a request field takes, by field name in any request message:
@@ -300,6 +302,20 @@ def stored_refusal(body: bytes, message: str, unstored: int) -> tuple[bytes, str
     if unstored:
         notes.append(f"{unstored} earlier refusal(s) of this sender were not stored (rate limit)")
     return body, " ".join([message, *(f"[{n}]" for n in notes)])
+
+
+class Refolds:
+    """Whole-record folds (verification, export, standings) run one at a time, each in a
+    worker thread: however many callers ask, the event loop keeps answering, and a
+    cancelled call stops waiting (its fold of one game finishes unseen)."""
+
+    def __init__(self) -> None:
+        self._one = asyncio.Semaphore(1)
+
+    async def run(self, fold: Callable[..., T], *args: Any) -> T:
+        """``fold(*args)`` in a worker thread, after the folds asked for before it."""
+        async with self._one:
+            return await asyncio.to_thread(fold, *args)
 
 
 @dataclass

@@ -176,7 +176,7 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         stored = await self.games.db.call(self.games.db.store.load, request.game_id)
         if stored is None:
             raise GameNotFound(f"there is no game {request.game_id!r}", game_id=request.game_id)
-        text, complete = export_text(stored, viewer)
+        text, complete = await self.games.refolds.run(export_text, stored, viewer)
         name = f"{request.game_id}.feastlog.json"
         return pb.ExportRecordResponse(content=text.encode(), file_name=name, complete=complete)
 

@@ -1,14 +1,13 @@
 """feastlog.v1.TournamentService: standings over a tournament's finished games.
 
-A finished game's result never changes, so each is folded once, in a worker thread
-(never on the event loop), and kept.  Standings of a tournament of more than
+A finished game's result never changes, so each is folded once, off the event loop
+(``Games.refolds``), and kept.  Standings of a tournament of more than
 ``OPEN_STANDINGS_GAMES`` games may fold hundreds of records, so they are the
 organiser's (or arbiter's) to ask for; smaller ones are open to players and spectators.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections import OrderedDict
 
 import grpc
@@ -46,7 +45,7 @@ class Results:
             stored = await self.games.db.call(self.games.db.store.load, game_id)
             if stored is None:
                 raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
-            found = self._kept[game_id] = await asyncio.to_thread(result_from_stored, stored)
+            found = self._kept[game_id] = await self.games.refolds.run(result_from_stored, stored)
             while len(self._kept) > RESULTS_KEPT:
                 self._kept.popitem(last=False)
         return found
