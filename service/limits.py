@@ -15,7 +15,8 @@ Every refusal is one of the errors of ``service.errors`` and leaves through its 
 Requests refused here never reach a game, so they are not stored as rejections.
 
 Refused commands that do reach a game are stored bounded (``stored_refusal``) and at
-most at a sender's pace (``RefusalBudget``).
+most at a sender's pace (``RefusalBudget``); whole-record folds that any caller can ask
+for run one at a time off the event loop (``Refolds``).
 """
 
 from __future__ import annotations
@@ -207,9 +208,12 @@ class Guard(grpc.aio.ServerInterceptor):
     """Checks credentials and request bytes on every feastlog RPC (see the module doc)."""
 
     def __init__(self, credentials: Credentials) -> None:
+        streamed = [path for path, method in methods() if method.client_streaming]
+        if streamed:  # fail at start, not at the first call, when an RPC needs more
+            raise NotImplementedError(f"the guard checks unary requests; {streamed[0]} streams")
         self.credentials = credentials
         self._request_types = {
-            path: _message_class(method.input_type) for path, method in methods()
+            path: message_factory.GetMessageClass(method.input_type) for path, method in methods()
         }
         self._guarded: dict[str, Handler] = {}
 
@@ -239,7 +243,7 @@ class Guard(grpc.aio.ServerInterceptor):
             return handler._replace(  # type: ignore[attr-defined]
                 request_deserializer=deserializer, unary_unary=self._unary(handler.unary_unary)
             )
-        raise NotImplementedError(f"{path}: the guard checks unary requests only")
+        raise NotImplementedError(f"{path}: the guard checks unary requests only")  # see __init__
 
     async def _admit(self, request: Any, context: grpc.aio.ServicerContext) -> None:
         """Abort the call unless its credentials and request pass."""
@@ -268,10 +272,6 @@ class Guard(grpc.aio.ServerInterceptor):
                 yield reply
 
         return guarded
-
-
-def _message_class(descriptor: Descriptor) -> Any:
-    return message_factory.GetMessageClass(descriptor)
 
 
 # A refused command's row keeps at most this many bytes of the command.  A longer one
