@@ -259,7 +259,12 @@ def audit_server(server: str, key: str | None, game_id: str | None) -> list[dict
 
 @click.command("audit")
 @click.argument("game_id", required=False)
-@click.option("--all", "all_games", is_flag=True, help="Every game on the server or in the file.")
+@click.option(
+    "--all",
+    "all_games",
+    is_flag=True,
+    help="Every game on the server (organiser key) or in the file.",
+)
 @click.option("--json", "as_json", is_flag=True, help="The reports as JSON.")
 @source_options
 def audit_command(

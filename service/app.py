@@ -22,7 +22,6 @@ from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis
 from replay.record import COMMAND, SEED_REVEAL, Row, make_row
-from replay.standings import Standing, result_of, standings
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
     AlreadyStarted,
@@ -36,6 +35,7 @@ from service.errors import (
     WaitingForEntropy,
     describe,
 )
+from service.limits import Refolds, RefusalBudget, stored_refusal
 from service.live import Database, LiveGame, live_from_store, utc_now
 from service.store import Batch, NewGame, Rejection
 
@@ -155,6 +155,8 @@ class Games:
         self._loading = asyncio.Lock()  # loads go through the one store thread anyway
         self._pending: dict[str, Pending] = {}
         self._finishing: set[asyncio.Task[Any]] = set()
+        self.refusals = RefusalBudget()
+        self.refolds = Refolds()
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
@@ -329,20 +331,6 @@ class Games:
             and (not tournament_id or s.tournament_id == tournament_id)
         ]
         return found[: limit or None]
-
-    async def standings(self, tournament_id: str) -> tuple[list[Standing], int, int]:
-        """A tournament's standings from its finished games: (lines, finished, running)."""
-        if not tournament_id:
-            raise BadRequest("tournament_id is required", field="tournament_id")
-        listed = await self.summaries(tournament_id=tournament_id)
-        if not listed:
-            raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
-        results = []
-        for summary in listed:
-            if summary.over:
-                game = await self.get(summary.game_id)
-                results.append(result_of(game.genesis, game.table))
-        return standings(results), len(results), len(listed) - len(results)
 
     async def load_pending(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -545,7 +533,12 @@ class Games:
     async def _reject(
         self, game: LiveGame, actor: str, command_id: str, body: bytes, error: Exception
     ) -> None:
+        """Store a refusal, bounded, unless its sender is past its budget (then only counted)."""
         code, reason, message, metadata = describe(error)
+        unstored = self.refusals.take(game.game_id, actor)
+        if unstored is None:
+            return
+        body, message = stored_refusal(body, message, unstored)
         rejected = Rejection(
             game.game_id,
             game.last_seq,
