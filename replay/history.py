@@ -11,11 +11,23 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf.message import DecodeError
+
 from feastlog.v1 import record_pb2
 from replay import fold, games
 from replay.engine import Fact
 from replay.fold import Table
-from replay.record import COMMAND, GENESIS, SEED_REVEAL, SERVER, ZERO_HASH, Row, make_row
+from replay.record import (
+    COMMAND,
+    CURRENT_VERSION,
+    FORMAT_1,
+    GENESIS,
+    SEED_REVEAL,
+    SERVER,
+    ZERO_HASH,
+    Row,
+    make_row,
+)
 from replay.rng import seed_commitment
 
 
@@ -33,6 +45,19 @@ class Folded:
 def genesis_of(row: Row) -> record_pb2.Genesis:
     """Decode a genesis row."""
     return record_pb2.Genesis.FromString(row.body)
+
+
+def record_version(genesis: record_pb2.Genesis) -> int:
+    """The record's format version: the genesis field, where 0 (absent) means format 1."""
+    return genesis.record_version or FORMAT_1
+
+
+def version_of(rows: Sequence[Row]) -> int:
+    """The format version of a record, read from its genesis row (format 1 if unreadable)."""
+    try:
+        return record_version(genesis_of(rows[0])) if rows and rows[0].kind == GENESIS else FORMAT_1
+    except DecodeError:
+        return FORMAT_1
 
 
 def command_of(row: Row) -> record_pb2.Command:
@@ -70,6 +95,7 @@ def new_genesis(
     created_at: str,
     seed_supplied: bool = False,
     tournament_id: str = "",
+    version: int = CURRENT_VERSION,
 ) -> record_pb2.Genesis:
     """A genesis row's content: every option spelled out, the seed only as its commitment."""
     engine = games.engine(kind)
@@ -85,6 +111,8 @@ def new_genesis(
         seed_supplied=seed_supplied,
         tournament_id=tournament_id,
         created_at=created_at,
+        # format 1 leaves the field out, so its genesis bytes are what earlier builds wrote
+        record_version=0 if version == FORMAT_1 else version,
     )
 
 
@@ -103,6 +131,7 @@ def begin(
         genesis.created_at,
         ZERO_HASH,
         fold.state_hash(table),
+        version=record_version(genesis),
     )
     return row, table, facts
 
