@@ -125,14 +125,18 @@ class AuditReport:
 
     def summary(self) -> str:
         """One line: OK, or the first bad seq and what differs there."""
-        if self.ok:
-            extra = "" if self.states_checked else " (chain only: seed not revealed)"
-            return (
-                f"{self.game_id}: OK, {self.rows} rows, record format {self.record_version}{extra}"
-            )
-        first = [f for f in self.faults if f.seq == self.first_bad_seq]
-        what = "; ".join(f"{f.kind}: {f.message}" for f in first)
-        return f"{self.game_id}: FAILED at seq {self.first_bad_seq}: {what}"
+        return summary_line(self.to_dict())
+
+
+def summary_line(found: dict[str, Any]) -> str:
+    """One line for a report as ``AuditReport.to_dict`` gives it (or a server sent it)."""
+    if found["ok"]:
+        extra = "" if found["states_checked"] else " (chain only: seed not revealed)"
+        shape = f"{found['rows']} rows, record format {found['record_version']}"
+        return f"{found['game_id']}: OK, {shape}{extra}"
+    first = [f for f in found["faults"] if f["seq"] == found["first_bad_seq"]]
+    what = "; ".join(f"{f['kind']}: {f['message']}".rstrip(": ") for f in first)
+    return f"{found['game_id']}: FAILED at seq {found['first_bad_seq']}: {what}"
 
 
 def check_chain(rows: Sequence[Row], version: int) -> list[Fault]:
