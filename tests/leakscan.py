@@ -2,9 +2,10 @@
 RPC they may call, recording everything they receive before the seed reveal.
 
 ``play`` drives seeded bots over gRPC (command ids empty, ``js-N`` and random, as real
-clients send them) and, at probe points, has one observer call GetView, WatchGame,
-ListLegalCommands, GetStateAt, StreamReplay, ExportRecord, VerifyGame, ExplainEvent,
-WhatIf, ListRejections, ListGames, GetStandings, and send commands that are refused.
+clients send them); after every row one observer watches it arrive, and at probe points
+one observer calls GetView, WatchGame, ListLegalCommands, GetStateAt, StreamReplay,
+ExportRecord, VerifyGame, VerifyAllGames, ExplainEvent, WhatIf, ListRejections,
+ListGames, GetStandings and JoinGame, and sends commands that are refused.
 Each reply (or error) is kept as a ``Receipt``: who received it, at which seq, its
 RecordEvents and its text.  After the game the public export is refolded, so the tests
 know every table, fact and command, and can ask what each viewer was allowed to know.
@@ -301,6 +302,10 @@ class Driver:
         keep(observer, "ExportRecord", lambda m: c.replay.ExportRecord(export, metadata=m))
         verify = apb.VerifyGameRequest(game_id=game_id)
         keep(observer, "VerifyGame", lambda m: c.audit.VerifyGame(verify, metadata=m))
+        every = apb.VerifyAllGamesRequest()
+        keep(observer, "VerifyAllGames", lambda m: c.audit.VerifyAllGames(every, metadata=m))
+        join = pb.JoinGameRequest(game_id=game_id, entropy=b"late")
+        keep(observer, "JoinGame", lambda m: c.game.JoinGame(join, metadata=m))
         explain = apb.ExplainEventRequest(game_id=game_id, seq=seq)
         keep(observer, "ExplainEvent", lambda m: c.audit.ExplainEvent(explain, metadata=m))
         rejections = apb.ListRejectionsRequest(game_id=game_id)

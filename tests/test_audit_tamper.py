@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,23 @@ def test_a_claimed_score_that_differs_is_a_score_fault(built: Built) -> None:
     report = verify(built.rows, built.pack_bytes, claimed=claimed)
     assert report.first_kinds == ("score",)
     assert report.first_bad_seq == len(built.rows)
+
+
+def test_a_running_format_2_record_checks_its_links_now_and_its_commands_at_the_reveal() -> None:
+    """Before the reveal only links can be checked (an edited body waits for the seed); an
+    edited commitment breaks the chain at once; with the seed the body is caught."""
+    running = build(players=3, seed_byte=4, stop_after=10)
+    report = verify(running.rows, running.pack_bytes)
+    assert report.ok and not report.states_checked
+    assert "commitments of 10 command rows not opened: the seed is not revealed" in report.notes
+    seq = 6
+    edited = list(running.rows)
+    edited[seq - 1] = replace(edited[seq - 1], body=b"\x22\x00" + edited[seq - 1].body[2:])
+    assert verify(edited, running.pack_bytes).ok  # nothing public can tell, by design
+    found = verify(edited, running.pack_bytes, server_seed=running.seed)
+    assert (found.first_bad_seq, found.first_kinds[0]) == (seq, "hash")
+    assert "commitment" in found.faults[0].message
+    recommitted = list(running.rows)
+    recommitted[seq - 1] = replace(recommitted[seq - 1], commitment="00" * 32)
+    broken = verify(recommitted, running.pack_bytes)
+    assert (broken.first_bad_seq, broken.first_kinds) == (seq, ("hash",))

@@ -61,6 +61,8 @@ READ_RPCS = {
     "StreamReplay",
     "ExportRecord",
     "VerifyGame",
+    "VerifyAllGames",
+    "JoinGame",
     "ExplainEvent",
     "WhatIf",
     "ListRejections",
