@@ -378,6 +378,7 @@ class Secrets:
     played: Played
     # text -> the first seq from which the viewer legitimately had it
     known: dict[Viewer, dict[str, int]] = field(default_factory=dict)
+    views: dict[tuple[int, Viewer], dict[str, Any]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for viewer in self.viewers():
@@ -389,10 +390,11 @@ class Secrets:
 
     def view(self, seq: int, viewer: Viewer) -> dict[str, Any]:
         """The engine's view after row ``seq`` for ``viewer``."""
-        out: dict[str, Any] = self.played.engine.view(
-            self.played.folded.tables[seq - 1].game, viewer
-        )
-        return plain(out)
+        found = self.views.get((seq, viewer))
+        if found is None:
+            table = self.played.folded.tables[seq - 1]
+            found = self.views[seq, viewer] = plain(self.played.engine.view(table.game, viewer))
+        return found
 
     def facts(self, seq: int, viewer: Viewer) -> list[Fact]:
         """The facts of row ``seq`` ``viewer`` may see while the game runs."""
@@ -499,11 +501,12 @@ def secret_parts(arbiter: Any, seen: Any, path: str = "") -> list[tuple[str, Any
     return [] if arbiter == seen else [(path, arbiter)]
 
 
-def leaks(secrets: Secrets) -> list[str]:
-    """Every probe found in anything an observer received before the reveal."""
+def leaks(secrets: Secrets, receipts: list[Receipt] | None = None) -> list[str]:
+    """Every probe found in what observers received before the reveal (all they received,
+    unless other ``receipts`` are given)."""
     found = []
     cache: dict[tuple[int, Viewer], dict[str, str]] = {}
-    for receipt in secrets.played.receipts:
+    for receipt in secrets.played.receipts if receipts is None else receipts:
         key = (receipt.seq, receipt.observer)
         if key not in cache:
             cache[key] = secrets.probes(*key)

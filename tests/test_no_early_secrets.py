@@ -78,7 +78,7 @@ def play_probed(kind: str, folder: Path) -> Played:
     seats = SEATS.get(kind, games.engine(kind).min_seats)
     server = ThreadedServer(folder / "games.duckdb")
     try:
-        return play(server, kind, seats, SEED, PROBE_EVERY.get(kind, 5), sweep_every=40)
+        return play(server, kind, seats, SEED, PROBE_EVERY.get(kind, 8), sweep_every=40)
     finally:
         server.stop()
 
@@ -91,9 +91,10 @@ def test_nothing_hidden_can_be_tested_from_what_is_public(kind: str, tmp_path: P
     check_no_candidate_matches_a_public_row_before_the_reveal(played)
     check_each_command_opens_its_commitment_after_the_reveal(played)
     check_a_watcher_re_derives_every_link_before_the_reveal(played)
-    check_no_secret_reaches_a_seat_or_spectator_before_the_reveal(played)
-    check_every_row_received_holds_what_the_engine_lets_its_viewer_see(played)
-    control_the_checks_find_what_the_arbiter_sees_handed_to_a_seat(played)
+    secrets = Secrets(played)
+    check_no_secret_reaches_a_seat_or_spectator_before_the_reveal(secrets)
+    check_every_row_received_holds_what_the_engine_lets_its_viewer_see(secrets)
+    control_the_checks_find_what_the_arbiter_sees_handed_to_a_seat(secrets)
 
 
 def public_rows(played: Played) -> dict[int, pb.RecordEvent]:
@@ -259,9 +260,9 @@ def check_a_watcher_re_derives_every_link_before_the_reveal(played: Played) -> N
         prev = event.hash
 
 
-def check_no_secret_reaches_a_seat_or_spectator_before_the_reveal(played: Played) -> None:
+def check_no_secret_reaches_a_seat_or_spectator_before_the_reveal(secrets: Secrets) -> None:
     """The leak scan over every receipt, and the receipts cover every RPC."""
-    secrets = Secrets(played)
+    played = secrets.played
     assert leaks(secrets) == []
     observers = {r.observer for r in played.receipts}
     assert observers == set(secrets.viewers())
@@ -272,10 +273,10 @@ def check_no_secret_reaches_a_seat_or_spectator_before_the_reveal(played: Played
     assert probed > 0
 
 
-def misshown(played: Played, receipts: list[Receipt]) -> tuple[int, list[str]]:
+def misshown(secrets: Secrets, receipts: list[Receipt]) -> tuple[int, list[str]]:
     """(rows checked, problems): each received row against what the engine lets its viewer
     see: the view, the facts, and no command of another seat's sealed move."""
-    secrets = Secrets(played)
+    played = secrets.played
     checked, problems = 0, []
     for receipt in receipts:
         viewer = receipt.as_viewer or receipt.observer
@@ -292,11 +293,11 @@ def misshown(played: Played, receipts: list[Receipt]) -> tuple[int, list[str]]:
     return checked, problems
 
 
-def check_every_row_received_holds_what_the_engine_lets_its_viewer_see(played: Played) -> None:
+def check_every_row_received_holds_what_the_engine_lets_its_viewer_see(secrets: Secrets) -> None:
     """Views, facts and commands of every received row, against the engine's policy."""
-    checked, problems = misshown(played, played.receipts)
+    checked, problems = misshown(secrets, secrets.played.receipts)
     assert problems == []
-    assert checked > played.last_hidden_seq
+    assert checked > secrets.played.last_hidden_seq
 
 
 def plain_struct(message: Message) -> object:
@@ -338,12 +339,11 @@ def test_control_the_guess_finds_the_sealed_bids_of_a_format_1_record() -> None:
     assert found >= 10
 
 
-def control_the_checks_find_what_the_arbiter_sees_handed_to_a_seat(played: Played) -> None:
+def control_the_checks_find_what_the_arbiter_sees_handed_to_a_seat(secrets: Secrets) -> None:
     """The arbiter's view, the seed, another seat's command_id or sealed command, handed
     to a seat, are each found."""
-    seat = Viewer.of_seat(0)
+    played, seat = secrets.played, Viewer.of_seat(0)
     seq = played.last_hidden_seq
-    secrets = Secrets(played)
     arbiter_view = Receipt(seat, seq, "arbiter view", compact(secrets.view(seq, ARBITER)))
     seed = Receipt(seat, seq, "seed", compact({"seed": played.server_seed.hex()}))
     other = max(
@@ -352,7 +352,7 @@ def control_the_checks_find_what_the_arbiter_sees_handed_to_a_seat(played: Playe
         if played.rows[q - 1].actor != str(seat) and played.command_ids.get(q)
     )
     command_id = Receipt(seat, seq, "id", compact({"command_id": played.command_ids[other]}))
-    found = leaks(Secrets(replace(played, receipts=[arbiter_view, seed, command_id])))
+    found = leaks(secrets, [arbiter_view, seed, command_id])
     assert any("arbiter view" in f and "arbiter-only" in f for f in found), found
     assert any(f.startswith(f"{seat} at seq {seq}, seed: the server seed") for f in found)
     assert any(f"the command_id of seq {other}" in f for f in found)
@@ -367,7 +367,7 @@ def control_the_checks_find_what_the_arbiter_sees_handed_to_a_seat(played: Playe
         shown = pb.RecordEvent()
         shown.CopyFrom(event)
         shown.command.ParseFromString(played.rows[event.seq - 1].body)
-        _, problems = misshown(played, [replace(receipt, events=[shown])])
+        _, problems = misshown(secrets, [replace(receipt, events=[shown])])
         assert problems == [
             f"{receipt.rpc} to {seat}, seq {event.seq} as {seat}: the sealed command"
         ]
