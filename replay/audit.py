@@ -46,7 +46,7 @@ from replay.record import (
     VERSIONS,
     ZERO_HASH,
     Row,
-    salt_for,
+    row_salt,
     salted,
 )
 from replay.rng import seed_commitment
@@ -174,8 +174,7 @@ def check_commitments(rows: Sequence[Row], server_seed: bytes) -> list[Fault]:
     """Format 2: every command row opens its commitment under the salt from the seed."""
     faults = []
     for row in rows:
-        salt = salt_for(row, server_seed)
-        if salted(row.kind) and salt is not None and not row.opens(salt):
+        if salted(row.kind) and not row.opens(row_salt(server_seed, row.game_id, row.seq)):
             faults.append(
                 Fault(row.seq, HASH, "the command or its command_id does not match the commitment")
             )

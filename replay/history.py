@@ -11,8 +11,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from google.protobuf.message import DecodeError
-
 from feastlog.v1 import record_pb2
 from replay import fold, games
 from replay.engine import Fact
@@ -50,14 +48,6 @@ def genesis_of(row: Row) -> record_pb2.Genesis:
 def record_version(genesis: record_pb2.Genesis) -> int:
     """The record's format version: the genesis field, where 0 (absent) means format 1."""
     return genesis.record_version or FORMAT_1
-
-
-def version_of(rows: Sequence[Row]) -> int:
-    """The format version of a record, read from its genesis row (format 1 if unreadable)."""
-    try:
-        return record_version(genesis_of(rows[0])) if rows and rows[0].kind == GENESIS else FORMAT_1
-    except DecodeError:
-        return FORMAT_1
 
 
 def command_of(row: Row) -> record_pb2.Command:
