@@ -470,7 +470,7 @@ class Games:
         command: record_pb2.Command,
         body: bytes,
     ) -> Accepted:
-        if command_id in game.command_ids:
+        if (actor, command_id) in game.command_ids:
             return self._retry(game, command_id, body, actor, viewer)
         if expected_seq is not None and expected_seq != game.last_seq:
             raise StaleSeq(
@@ -525,11 +525,11 @@ class Games:
     def _retry(
         self, game: LiveGame, command_id: str, body: bytes, actor: str, viewer: Viewer
     ) -> Accepted:
-        seq = game.command_ids[command_id]
+        seq = game.command_ids[actor, command_id]
         row = game.rows[seq - 1]
-        if row.body != body or row.actor != actor:
+        if row.body != body:
             raise CommandIdReused(
-                f"command_id {command_id!r} was used for another command (or sender) at seq {seq}",
+                f"you used command_id {command_id!r} for another command at seq {seq}",
                 seq=str(seq),
             )
         facts = visible_facts(game.facts[seq - 1], viewer, game.over)
