@@ -3,7 +3,7 @@
 ``verify`` checks, in this order: the rows are seq 1..n with no gap and in order; every
 row's hash is sha256(prev_hash || canonical bytes) and links to the row before; the seed
 revealed at the end matches the genesis commitment; the content pack matches its sha256;
-the ruleset is the one this build folds; then it refolds the record, re-checking every
+the ruleset is one this build folds; then it refolds the record, re-checking every
 command under the recorded rules and options, re-deriving every shuffle and draw from the
 seed, and comparing every state hash; finally the final scores against a claimed result.
 
@@ -226,7 +226,7 @@ def verify(
     if hashlib.sha256(pack_bytes).hexdigest() != genesis.pack_sha256:
         faults.append(Fault(1, PACK, "the content pack does not match the genesis sha256"))
     elif genesis.game_kind not in games.KINDS or (
-        games.engine(genesis.game_kind).ruleset_version != genesis.ruleset_version
+        genesis.ruleset_version not in games.engine(genesis.game_kind).rulesets
     ):
         faults.append(
             Fault(1, RULE, f"ruleset {genesis.game_kind} {genesis.ruleset_version} is unknown")

@@ -34,6 +34,9 @@ NOTCH_DOWN = {
     "restriction": "restriction",
 }
 
+WHEN_EMPTY = "when_empty"  # PE-DECK-REFILL read literally: at once (ruleset 2 default)
+ON_DRAW = "on_draw"  # PE-I7: only when a card must be drawn (ruleset 1)
+
 DISCARD_DOWN = "discard-down"  # after the deal, seats over 10 cards discard (together)
 PLAY = "play"  # one action each in turn
 OVER = "over"
@@ -118,7 +121,13 @@ RULES: Mapping[str, Rule] = catalogue(
         S_MORE,
         "No player ends a turn with more than 10 cards: over 10, they discard down to 10.",
     ),
-    Rule("PE-DECK-REFILL", S_MORE, "An empty Food deck is refilled by shuffling the discard pile."),
+    Rule(
+        "PE-DECK-REFILL",
+        S_MORE,
+        "If the Food Deck is ever empty, shuffle the discard pile to form a new Food Deck: "
+        "at once, whenever the deck is empty and the discard pile is not (ruleset 2 "
+        "default, option deck_refill=when_empty).",
+    ),
     Rule("PE-GAME-END", S_END, "The game ends once all players have passed in round 5."),
     Rule("PE-SCORE-RECIPE", S_SCORE, "Each Recipe in play is worth 2 points."),
     Rule(
@@ -159,8 +168,9 @@ RULES: Mapping[str, Rule] = catalogue(
     Rule(
         "PE-I7",
         "Additional Rules (interpretation)",
-        "The Food deck is refilled when a card "
-        "must be drawn from it; with deck and discard both empty no card comes.",
+        "Option deck_refill=on_draw (ruleset 1's only reading): the Food deck is refilled "
+        "only when a card must be drawn from it; with deck and discard both empty no card "
+        "comes.",
         True,
     ),
     Rule(
@@ -236,6 +246,27 @@ class State:
     def pack(self) -> Pack:
         """The content pack this game uses."""
         return pack_from_source(self.pack_source)
+
+    @property
+    def refill(self) -> str:
+        """When an empty Food deck is refilled: ruleset 1 only on a draw (PE-I7)."""
+        return ON_DRAW
+
+
+@dataclass(frozen=True)
+class StateV2(State):
+    """The state from ruleset 2 on: ruleset 1's fields and the option deck_refill.
+
+    The option is a field here and not in ``State``, so ruleset 1 games keep exactly the
+    state shape (and so the state hashes) they were recorded with.
+    """
+
+    deck_refill: str = "when_empty"
+
+    @property
+    def refill(self) -> str:
+        """When an empty Food deck is refilled: "when_empty" (PE-DECK-REFILL) or "on_draw"."""
+        return self.deck_refill
 
 
 def market_size(seats: int, variant: bool) -> int:

@@ -218,6 +218,7 @@ class Games:
                 f"{engine.title} is for {engine.min_seats} to {engine.max_seats} players, "
                 f"not {len(names)}",
                 field="players",
+                rule_id=engine.seats_rule,
             )
         if any(not n for n in names) or len(set(names)) != len(names):
             raise BadRequest("player names must be non-empty and different", field="players")
@@ -429,7 +430,7 @@ class Games:
         if (command.WhichOneof("game") == "arbiter") != (actor == "arbiter"):
             raise PermissionDenied("rulings need the organiser key; moves need a seat token")
         if not game.may_continue():
-            raise RuleViolation("FL-GAME-CLOSED", "this game has ended; no more commands")
+            fold.check_open(game.table)  # raises, citing the game's end rule or the closure
         table, facts = fold.step(game.table, actor, command)
         now = utc_now()
         row = make_row(
