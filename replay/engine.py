@@ -55,6 +55,8 @@ class Rule:
     section: str
     text: str
     interpretation: bool = False  # True for a reading of an ambiguity (DESIGN section 8)
+    # False for a rule no command can break (setup, flow, scoring): no refusal cites it
+    refuses: bool = True
 
 
 def catalogue(*rules: Rule) -> Mapping[str, Rule]:

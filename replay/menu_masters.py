@@ -106,28 +106,33 @@ RULES: Mapping[str, Rule] = catalogue(
         _S,
         "Stores in order Produce Stand, Butcher Shop, Bakery; each deck shuffled separately; "
         "3 cards face up in each window.",
+        refuses=False,
     ),
     Rule(
         "MM-SETUP-SUPERMARKET",
         _S,
         "With 4+ chefs the Supermarket is added, holding 1 card from each of the other three "
         "decks.",
+        refuses=False,
     ),
     Rule(
         "MM-SETUP-COINS",
         _S,
         "Each chef has 4 Chef Caps and 6 coins; the bank holds 2 coins per chef; the rest of "
         "the 48 coins go back in the box.",
+        refuses=False,
     ),
     Rule(
         "MM-SETUP-MENUS",
         _S,
         "Menus shuffled; 2 secret Menus dealt to each chef; 3 community Menus face up.",
+        refuses=False,
     ),
     Rule(
         "MM-SETUP-FIRST-CHEF",
         _S,
         "One chef receives the First Chef token (option first_seat: random or a seat).",
+        refuses=False,
     ),
     Rule(
         "MM-GAME-OVER",
@@ -148,11 +153,13 @@ RULES: Mapping[str, Rule] = catalogue(
         "MM-PLACE-ORDER",
         _P,
         "From the First Chef clockwise, chefs place 1 Chef Cap at a time until all 4 are placed.",
+        refuses=False,
     ),
     Rule(
         "MM-PLACE-LINE",
         _P,
         "To buy, a Chef Cap joins a store's line at the bottom of its stack; no limit on the line.",
+        refuses=False,
     ),
     Rule(
         "MM-PLACE-OWN",
@@ -170,11 +177,13 @@ RULES: Mapping[str, Rule] = catalogue(
         "MM-PURCHASE-ORDER",
         _B,
         "Stores resolve in order: Produce Stand, Butcher Shop, Bakery, Supermarket.",
+        refuses=False,
     ),
     Rule(
         "MM-PURCHASE-FIFO",
         _B,
         "The Chef Cap on top of the stack buys first: first in, first out.",
+        refuses=False,
     ),
     Rule(
         "MM-PURCHASE-ONE",
@@ -190,17 +199,20 @@ RULES: Mapping[str, Rule] = catalogue(
         "MM-COINS-OWNER",
         _B,
         "Coins spent go on the store deck to its owner, who collects them at clean-up.",
+        refuses=False,
     ),
     Rule(
         "MM-COINS-NEXT-ROUND",
         _P,
         "Coins earned or collected this round cannot be spent until the next round.",
+        refuses=False,
     ),
     Rule(
         "MM-COINS-UNOWNED",
         _C,
         "Coins spent at an unowned store: with 2 chefs they stay for the store's next owner; "
         "otherwise back to the bank.",
+        refuses=False,
     ),
     Rule(
         "MM-LEAVE-LINE",
@@ -241,6 +253,7 @@ RULES: Mapping[str, Rule] = catalogue(
         _M,
         "A completed community Menu is replaced at once from the Menu deck; secret Menus are "
         "not replaced.",
+        refuses=False,
     ),
     Rule(
         "MM-POWER-FOOD",
@@ -252,37 +265,39 @@ RULES: Mapping[str, Rule] = catalogue(
         "MM-CLEANUP-OWNERS",
         _C,
         "Owners pick up their Chef Cap and collect the coins spent at their store.",
+        refuses=False,
     ),
     Rule(
         "MM-CLEANUP-COIN",
         _C,
         "Chefs who took a bank coin pick up their Chef Cap and the coin.",
+        refuses=False,
     ),
     Rule(
         "MM-CLEANUP-RESTOCK",
         _C,
         "Stores are restocked from their decks; the Supermarket gets 1 card from each deck.",
+        refuses=False,
     ),
-    Rule(
-        "MM-CLEANUP-FIRST-CHEF",
-        _C,
-        "The First Chef token passes clockwise.",
-    ),
+    Rule("MM-CLEANUP-FIRST-CHEF", _C, "The First Chef token passes clockwise.", refuses=False),
     Rule(
         "MM-END-THIRD-MENU",
         _E,
         "When a chef completes 3 Menus, all chefs finish the round and then score.",
+        refuses=False,
     ),
     Rule(
         "MM-SCORE",
         _E,
         "Score the stars of ingredients used in completed Menus (dual cards: the matching "
         "ingredient); leftovers score nothing.",
+        refuses=False,
     ),
     Rule(
         "MM-TIE",
         _E,
         "Tied chefs: the most coins wins; still tied, they share the victory.",
+        refuses=False,
     ),
     Rule(
         "MM-I1",
@@ -305,6 +320,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "Menus, then leave; a turn in which nothing is possible (judged from public "
         "information) passes by itself. Ruleset 1: such a chef left the line without a turn.",
         True,
+        refuses=False,
     ),
     Rule(
         "MM-I4",
@@ -325,6 +341,7 @@ RULES: Mapping[str, Rule] = catalogue(
         _E,
         "After the round of a third Menu (clean-up included) the game is scored.",
         True,
+        refuses=False,
     ),
     Rule(
         "MM-I7",
@@ -335,6 +352,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "sets one (off by default). Ruleset 1: it ended when no Menu or no ingredient was "
         "left, or after round_limit (default 30).",
         True,
+        refuses=False,
     ),
     Rule(
         "MM-I8",
@@ -342,6 +360,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "A chef with nowhere to place a Chef Cap (owns every store, no coin to take) keeps it"
         " off the board this round.",
         True,
+        refuses=False,
     ),
     Rule(
         "MM-I9",
@@ -349,6 +368,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "A store deck that runs out leaves its window short; a store with an empty window is "
         "sold out.",
         True,
+        refuses=False,
     ),
 )
 

@@ -101,10 +101,13 @@ def _fulfilment_use(pack: Pack, fulfilment: pb.Fulfilment, field: str, chef: str
         raise MalformedCommand(
             f"{field}.power_food.ingredient", f"no ingredient {power.ingredient!r}"
         )
-    if len(power.card_ids) != 2:
-        raise MalformedCommand(f"{field}.power_food.card_ids", "a Power Food is exactly 2 cards")
     for card_id in power.card_ids:
         _known_card(pack, card_id, f"{field}.power_food.card_ids")
+    if len(power.card_ids) != 2:
+        raise RuleViolation(
+            "MM-POWER-FOOD",
+            f"{chef}: a Power Food is 2 cards of the same ingredient, not {len(power.card_ids)}",
+        )
     use = power_food_use(pack, fulfilment.ingredient, power.ingredient, power.card_ids)
     if use is None:
         raise RuleViolation(
