@@ -201,3 +201,16 @@ def test_list_legal_commands_is_whole_or_says_it_is_partial(
     )
     capped = client.ListLegalCommands(request, metadata=bearer(token))
     assert capped.partial and len(capped.commands) == LEGAL_CAP
+
+
+def test_the_cap_is_documented_where_client_developers_read() -> None:
+    """The proto comment and the README state LEGAL_CAP, the number the service applies."""
+    from pathlib import Path
+
+    from replay.engine import LEGAL_CAP
+
+    root = Path(__file__).resolve().parent.parent
+    proto = (root / "proto" / "feastlog" / "v1" / "game_service.proto").read_text()
+    assert f"up to {LEGAL_CAP} of them" in proto and f"a cap of {LEGAL_CAP} commands" in proto
+    assert f"the first {LEGAL_CAP + 1} the engine finds" in proto
+    assert f"up to {LEGAL_CAP} " in (root / "README.md").read_text()
