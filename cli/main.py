@@ -391,8 +391,12 @@ def rules_command(kind: str, as_json: bool) -> None:
         click.echo(json.dumps([to_plain(r) for r in engine.rules.values()], indent=1))
         return
     click.echo(f"{engine.title}, ruleset {engine.ruleset_version}: {len(engine.rules)} rules")
+    click.echo(
+        f"rulesets folded: {', '.join(engine.rulesets)} (new games: {engine.ruleset_version})"
+    )
     for rule in engine.rules.values():
         mark = " (interpretation)" if rule.interpretation else ""
+        mark += "" if rule.refuses else " (never refuses)"
         click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
     defaults = ", ".join(f"{k}={v}" for k, v in engine.option_defaults.items())
     click.echo(f"options (defaults): {defaults}")
