@@ -86,7 +86,13 @@ class EntropyAlreadySent(ServiceError):
     reason = "ENTROPY_ALREADY_SENT"
 
 
-class StoreLocked(ServiceError):
+class CannotOpenStore(ServiceError):
+    """The DuckDB file cannot be opened: missing, damaged, read-only, not a database."""
+
+    reason = "STORE_UNAVAILABLE"
+
+
+class StoreLocked(CannotOpenStore):
     """The DuckDB file is held by another process."""
 
     reason = "STORE_LOCKED"
@@ -108,6 +114,7 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
     StoreLocked: grpc.StatusCode.UNAVAILABLE,
+    CannotOpenStore: grpc.StatusCode.UNAVAILABLE,
 }
 
 
