@@ -27,7 +27,7 @@ from tests.serverutil import (
     watch_all,
 )
 
-KEY = "org_test-organiser-key"
+KEY = "org_test-organiser-key-0123456789abcdef"
 PLAYERS = ["Ann", "Brian", "Celia"]
 
 
