@@ -99,7 +99,7 @@ def check_key(key: str, source: str, fix: str) -> str:
         raise OrganiserKeyError(f"{source} is empty: {fix}")
     if len(key) < KEY_MIN_LENGTH:
         raise OrganiserKeyError(
-            f"{source} holds a {len(key)}-character key; an organiser key has at least "
+            f"{source} holds a key of {len(key)} characters; an organiser key has at least "
             f"{KEY_MIN_LENGTH}: {fix}"
         )
     if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):

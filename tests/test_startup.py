@@ -151,17 +151,20 @@ def test_what_duckdb_spills_to_disk_is_owner_only_and_the_umask_comes_back_after
 def test_an_existing_store_that_others_can_read_is_tightened_when_the_server_opens_it(
     tmp_path: Path,
 ) -> None:
-    db = tmp_path / "old.duckdb"
-    Store(str(db)).close()
+    db = crashed(tmp_path)  # a WAL still to replay, as after kill -9
+    wal = Path(f"{db}.wal")
     spill = Path(f"{db}.tmp")
     spill.mkdir()
-    os.chmod(db, 0o644)  # as written by an older feastlog under umask 022
-    os.chmod(spill, 0o755)
+    for path, bits in ((db, 0o644), (wal, 0o644), (spill, 0o755)):
+        os.chmod(path, bits)  # as an older feastlog left them under umask 022
     server = ProcessServer(db, KEY)
-    err = server.terminate()
-    assert mode(db) == 0o600
-    assert mode(spill) == 0o700
-    assert f"{db} was readable by others (mode 0644): made it 0600" in err
+    try:
+        assert mode(db) == mode(wal) == 0o600  # the WAL is still there, replayed
+        assert mode(spill) == 0o700
+    finally:
+        err = server.terminate()
+    for path, was, now in ((db, "0644", "0600"), (wal, "0644", "0600"), (spill, "0755", "0700")):
+        assert f"{path} was readable by others (mode {was}): made it {now}" in err
     assert "Traceback" not in err
 
 
@@ -194,7 +197,7 @@ KEY_FILES: dict[str, tuple[bytes, int, str]] = {
     # case: (content, mode, what the refusal says)
     "empty": (b"", 0o600, "is empty"),
     "blank": (b"  \n", 0o600, "is empty"),
-    "short": (b"abcdefgh\n", 0o600, "holds a 8-character key"),
+    "short": (b"abcdefgh\n", 0o600, "holds a key of 8 characters"),
     "world-writable": (b"abcdefgh", 0o666, "can be reached by other users (mode 0666)"),
     "group-readable": (GOOD_KEY.encode(), 0o640, "can be reached by other users (mode 0640)"),
     "world-readable": (GOOD_KEY.encode(), 0o604, "can be reached by other users (mode 0604)"),
@@ -306,7 +309,7 @@ def test_feastlog_serve_refuses_a_short_key_in_the_environment_in_one_line(
     tmp_path: Path,
 ) -> None:
     line = serve_refused("--db", str(tmp_path / "games.duckdb"), "--port", "0", key="org_short")
-    assert f"${KEY_ENV} holds a 9-character key" in line
+    assert f"${KEY_ENV} holds a key of 9 characters" in line
 
 
 # --- a store that cannot be opened --------------------------------------------------------
@@ -333,8 +336,8 @@ def corrupt(tmp_path: Path) -> Path:
     return db
 
 
-def corrupt_wal(tmp_path: Path) -> Path:
-    """A crash's copy of a store and its WAL, with one WAL entry damaged."""
+def crashed(tmp_path: Path) -> Path:
+    """A copy of a store and its write-ahead log taken mid-work, as a crash leaves them."""
     live = tmp_path / "live" / "games.duckdb"
     store = Store(str(live))
     store.con.execute("INSERT INTO seeds VALUES ('g_1', '\\x00'::BLOB)")
@@ -342,6 +345,13 @@ def corrupt_wal(tmp_path: Path) -> Path:
     shutil.copy(live, db)
     shutil.copy(f"{live}.wal", f"{db}.wal")
     store.close()
+    shutil.rmtree(live.parent)
+    return db
+
+
+def corrupt_wal(tmp_path: Path) -> Path:
+    """A crash's store and WAL, with one WAL entry damaged."""
+    db = crashed(tmp_path)
     wal = bytearray(Path(f"{db}.wal").read_bytes())
     wal[60:90] = bytes(b ^ 0x55 for b in wal[60:90])
     Path(f"{db}.wal").write_bytes(bytes(wal))
