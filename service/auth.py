@@ -41,14 +41,14 @@ def organiser_key(db_path: str) -> tuple[str, str]:
         fix = f"set it to a longer one ({NEW_KEY_HINT}), or unset it to use the key file"
         return check_key(from_env.strip(), source, fix), source
     path = key_path(db_path)
-    if not path.exists():
-        try:
+    try:
+        if not path.exists():
             make_private_folder(path.parent)
             write_new_private_file(path, "org_" + secrets.token_urlsafe(32) + "\n")
-        except OSError as failed:
-            raise OrganiserKeyError(
-                f"cannot write the organiser key file {path}: {failed.strerror or failed}"
-            ) from failed
+    except OSError as failed:
+        raise OrganiserKeyError(
+            f"cannot write the organiser key file {path}: {failed.strerror or failed}"
+        ) from failed
     return read_key_file(path), str(path)
 
 
@@ -62,13 +62,14 @@ def find_organiser_key(explicit: str | None = None, folder: str = ".") -> str | 
     if os.environ.get(KEY_ENV):
         return os.environ[KEY_ENV].strip()
     path = Path(folder) / KEY_FILE
-    return read_key_file(path) if path.exists() else None
+    return read_key_file(path) if os.path.exists(path) else None
 
 
 def read_key_file(path: Path) -> str:
     """The key in ``path``, refused unless it is this user's, owner-only and long enough."""
     try:
-        with path.open("rb") as file:
+        # O_NONBLOCK: a FIFO put in the key's place is refused below, not waited on.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
             found = os.fstat(file.fileno())
             if not stat.S_ISREG(found.st_mode):
                 raise OrganiserKeyError(

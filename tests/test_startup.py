@@ -237,12 +237,20 @@ def test_a_key_file_owned_by_another_user_is_refused(
         organiser_key(str(tmp_path / "games.duckdb"))
 
 
-def test_a_key_file_that_is_a_folder_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (os.mkdir, "cannot read the organiser key file"),
+        (os.mkfifo, "is not a file"),  # refused at once: never waited on
+    ],
+    ids=["a folder", "a FIFO"],
+)
+def test_a_key_file_that_is_not_a_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Callable[[Path], None], says: str
 ) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
-    (tmp_path / KEY_FILE).mkdir()
-    with pytest.raises(OrganiserKeyError, match="cannot read the organiser key file"):
+    make(tmp_path / KEY_FILE)
+    with pytest.raises(OrganiserKeyError, match=says):
         organiser_key(str(tmp_path / "games.duckdb"))
 
 
