@@ -443,6 +443,12 @@ def _open_error(file: Path, error: duckdb.Error) -> CannotOpenStore:
             f"{which} {found}: restore it from a backup, or pass --db with another file",
             path=str(file),
         )
+    if "permission denied" in lowered:
+        return CannotOpenStore(
+            f"cannot open {file}: permission denied: serve it as the user who owns it, or "
+            "pass --db with another file",
+            path=str(file),
+        )
     return CannotOpenStore(f"cannot open {file}: {text}", path=str(file))
 
 
