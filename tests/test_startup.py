@@ -84,7 +84,7 @@ def test_a_new_store_its_wal_its_key_and_its_folders_are_owner_only_whatever_the
         stderr=subprocess.PIPE,
         text=True,
         env=env_without_key(),
-        preexec_fn=lambda: os.umask(umask),  # the server's umask, not this process's
+        umask=umask,  # the server's umask, set in the child (no Python runs between fork and exec)
     )
     try:
         assert proc.stdout is not None
@@ -136,7 +136,7 @@ def test_what_duckdb_spills_to_disk_is_owner_only_and_the_umask_comes_back_after
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=lambda: os.umask(umask),
+        umask=umask,
     )
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
