@@ -22,7 +22,7 @@ async def _from_file(path: str, tournament_id: str) -> pb.GetStandingsResponse:
     """The same standings the server gives, computed on a file no server holds."""
     db = Database(Store(path, read_only=True))
     try:
-        lines, finished, running = await Games(db, Credentials("", [])).standings(tournament_id)
+        lines, finished, running = await Games(db, Credentials("")).standings(tournament_id)
     finally:
         await db.close()
     return pb.GetStandingsResponse(

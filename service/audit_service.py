@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from typing import Any
 
 import grpc
@@ -27,7 +27,7 @@ from service.convert import struct, structs
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame
 from service.replay_service import checked_seq
-from service.store import Rejection, StoredGame
+from service.store import Rejection, Store, StoredGame
 
 
 def audit_stored(stored: StoredGame) -> AuditReport:
@@ -168,13 +168,17 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self, request: pb.VerifyAllGamesRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.VerifyAllGamesResponse]:
         caller = self.caller(context)
-        summaries = await self.games.db.call(self.games.db.store.summaries)
-        kinds = [(s[0], record_pb2.Genesis.FromString(s[1]).game_kind) for s in summaries]
-        ids = [g for g, kind in kinds if not request.game_kind or kind == request.game_kind]
-        for game_id in reversed(ids):  # oldest first
-            report = await asyncio.to_thread(audit_stored, await self.stored(game_id))
-            redact = not report.over and caller.role != "organiser"
-            yield pb.VerifyAllGamesResponse(report=report_message(report, redact), total=len(ids))
+        db = self.games.db
+        total, _ = await db.read(Store.count_games, request.game_kind)
+        # one ordered scan of the log on the read connection, a game at a time
+        games: Generator[StoredGame] = await db.read(Store.scan, None, request.game_kind)
+        try:
+            while (stored := await db.read(lambda _, found=games: next(found, None))) is not None:
+                report = await asyncio.to_thread(audit_stored, stored)
+                redact = not report.over and caller.role != "organiser"
+                yield pb.VerifyAllGamesResponse(report=report_message(report, redact), total=total)
+        finally:
+            await db.read(lambda _: games.close())
 
     @unary
     async def ExplainEvent(

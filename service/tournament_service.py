@@ -9,6 +9,7 @@ from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
 from replay.standings import Standing, exact
 from service.app import Games
 from service.errors import unary
+from service.projection import KindStats
 
 
 def standing_message(line: Standing) -> pb.PlayerStanding:
@@ -20,6 +21,19 @@ def standing_message(line: Standing) -> pb.PlayerStanding:
         wins_exact=exact(line.wins),
         points=line.points,
     )
+
+
+def stats_message(found: KindStats) -> pb.KindStats:
+    """A game kind's figures as its message."""
+    message = pb.KindStats(
+        game_kind=found.game_kind,
+        games=found.games,
+        win_rate_by_seat=list(found.win_rate_by_seat),
+        figure=found.figure,
+    )
+    if found.value is not None:
+        message.value = found.value
+    return message
 
 
 class TournamentService(pb_grpc.TournamentServiceServicer):
@@ -38,6 +52,13 @@ class TournamentService(pb_grpc.TournamentServiceServicer):
             games_finished=finished,
             games_running=running,
         )
+
+    @unary
+    async def GetStats(
+        self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetStatsResponse:
+        found = await self.games.stats(request.tournament_id)
+        return pb.GetStatsResponse(kinds=[stats_message(k) for k in found])
 
 
 def add_to(server: grpc.aio.Server, games: Games) -> None:
