@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import click
+from google.protobuf.message import DecodeError
 
 from replay import fold
+from replay.engine import MalformedCommand, RuleViolation
 from replay.export import BadExport, export_record, load_record, verify_document
 from replay.history import refold
 from replay.record import SEED_REVEAL
@@ -125,15 +127,25 @@ def export_line(stored: StoredGame) -> str:
     """A game's export document on one line (the seed only once revealed)."""
     outcome = None
     if stored.rows[-1].kind == SEED_REVEAL:
-        table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
-        outcome = fold.outcome(table)
-    return json.dumps(export_record(stored.rows, stored.pack_body, outcome), sort_keys=True)
+        try:
+            table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
+            outcome = fold.outcome(table)
+        except (DecodeError, RuleViolation, MalformedCommand, ValueError):
+            pass  # a record that does not fold is exported as stored, claiming no result
+    try:
+        document = export_record(stored.rows, stored.pack_body, outcome)
+    except DecodeError:
+        return ""  # a row body that does not decode: nothing to export (audit names it)
+    return json.dumps(document, sort_keys=True)
 
 
-def export_all(db_path: str, output: str, workers: int | None) -> tuple[int, int]:
-    """Write every game's record to a JSON Lines file, one game a line: (games, complete)."""
+def export_all(db_path: str, output: str, workers: int | None) -> tuple[int, int, int]:
+    """Write every game's record to a JSON Lines file, one game a line.
+
+    Returns (games written, complete ones, records left out because a row does not decode).
+    """
     games, _ = count(db_path)
-    written = complete = 0
+    written = complete = broken = 0
     with Path(output).open("w") as out, progress(games, "exporting") as bar:
         for line in bulk.over_games(
             db_path, export_line, workers or bulk.default_workers(), "", bar.update
@@ -141,7 +153,7 @@ def export_all(db_path: str, output: str, workers: int | None) -> tuple[int, int
             out.write(line + "\n")
             written += 1
             complete += '"server_seed": null' not in line
-    return written, complete
+    return written, complete, broken
 
 
 def record_texts(paths: Sequence[str]) -> list[tuple[str, str]]:

@@ -22,8 +22,8 @@ from replay import fold
 from replay.engine import ARBITER, Fact, MalformedCommand, RuleViolation, Viewer, fact_visible
 from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
-from replay.history import begin, new_genesis
-from replay.record import COMMAND, SEED_REVEAL, Row, make_row
+from replay.history import begin, new_genesis, record_version
+from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from replay.standings import Standing
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
@@ -38,6 +38,7 @@ from service.errors import (
     WaitingForEntropy,
     describe,
 )
+from service.limits import Refolds, RefusalBudget, stored_refusal
 from service.live import Database, LiveGame, live_from_store, utc_now
 from service.projection import Ending, KindStats, outcome_rows
 from service.store import Batch, Listed, NewGame, Rejection, Store
@@ -165,6 +166,8 @@ class Games:
         self._pending: dict[str, Pending] = {}
         self._heads: dict[str, int] = {}  # last seq of running games not folded in memory
         self._finishing: set[asyncio.Task[Any]] = set()
+        self.refusals = RefusalBudget()
+        self.refolds = Refolds()
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
@@ -388,6 +391,8 @@ class Games:
         """Take up the games still waiting for seat entropy (at server start)."""
         for stored in await self.db.call(self.db.store.pending):
             draft = record_pb2.Genesis.FromString(stored.draft)
+            # none of its rows is written yet, so it starts in the current record format
+            draft.record_version = draft.record_version or CURRENT_VERSION
             pack = engine_of(draft.game_kind).load_pack(stored.pack_body)
             self._pending[stored.game_id] = Pending(
                 draft, stored.server_seed, pack, dict(stored.entropy)
@@ -543,6 +548,8 @@ class Games:
             game.rows[-1].hash,
             state_hash(table),
             command_id,
+            version=record_version(game.genesis),  # a game keeps the format it began in
+            server_seed=game.server_seed,
         )
         rows, tables, all_facts = [row], [table], [tuple(facts)]
         batch = Batch(rows=rows)
@@ -571,6 +578,7 @@ class Games:
             now,
             after.hash,
             state_hash(table),
+            version=record_version(game.genesis),
         )
 
     def _retry(
@@ -589,7 +597,12 @@ class Games:
     async def _reject(
         self, game: LiveGame, actor: str, command_id: str, body: bytes, error: Exception
     ) -> None:
+        """Store a refusal, bounded, unless its sender is past its budget (then only counted)."""
         code, reason, message, metadata = describe(error)
+        unstored = self.refusals.take(game.game_id, actor)
+        if unstored is None:
+            return
+        body, message = stored_refusal(body, message, unstored)
         rejected = Rejection(
             game.game_id,
             game.last_seq,

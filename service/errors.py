@@ -44,6 +44,30 @@ class BadRequest(ServiceError):
     reason = "BAD_REQUEST"
 
 
+class UndecodableRequest(BadRequest):
+    """The request bytes are not a valid message of the RPC's request type."""
+
+    reason = "UNDECODABLE_REQUEST"
+
+
+class UnknownFields(BadRequest):
+    """The request carries fields this server does not know (they would ride into the record)."""
+
+    reason = "UNKNOWN_FIELDS"
+
+
+class FieldTooLong(BadRequest):
+    """A string, bytes or list field longer than its bound."""
+
+    reason = "FIELD_TOO_LONG"
+
+
+class RequestTooLarge(ServiceError):
+    """The request is larger than its RPC takes."""
+
+    reason = "REQUEST_TOO_LARGE"
+
+
 class GameNotFound(ServiceError):
     """No game has this id."""
 
@@ -136,6 +160,7 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     MalformedCommand: grpc.StatusCode.INVALID_ARGUMENT,
     PackError: grpc.StatusCode.INVALID_ARGUMENT,
     BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    RequestTooLarge: grpc.StatusCode.RESOURCE_EXHAUSTED,
     UnknownGameKind: grpc.StatusCode.INVALID_ARGUMENT,
     RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
     WaitingForEntropy: grpc.StatusCode.FAILED_PRECONDITION,

@@ -1,4 +1,9 @@
-"""feastlog.v1.TournamentService: standings over a tournament's finished games."""
+"""feastlog.v1.TournamentService: standings and statistics over finished games.
+
+Both are SQL over the outcomes projection, which the writer keeps current as games end
+(``service/projection.py``): nothing is folded to answer them, so they are open to
+organisers, players and spectators alike, whatever the size of the tournament.
+"""
 
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ def stats_message(found: KindStats) -> pb.KindStats:
 
 
 class TournamentService(pb_grpc.TournamentServiceServicer):
-    """Standings for organisers, players and spectators alike (finished games are public)."""
+    """Standings and stats for everyone (finished games are public)."""
 
     def __init__(self, games: Games) -> None:
         self.games = games
