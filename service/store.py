@@ -431,7 +431,7 @@ class Store:
         where: list[str] = []
         params: list[object] = []
         if part is not None:
-            where.append(f"g.n % {int(part[1])} = {int(part[0])}")
+            where.append(f"coalesce(g.n, hash(e.game_id)) % {int(part[1])} = {int(part[0])}")
         if game_kind:
             where.append("g.game_kind = ?")
             params.append(game_kind)
@@ -445,10 +445,12 @@ class Store:
         try:
             _run(
                 cursor,
-                f"SELECT {columns}, g.n, CASE WHEN e.seq = 1 THEN s.server_seed END "
-                f"FROM events e JOIN {listed} g USING (game_id) "
+                # a game whose rows were written around the game list still comes, first
+                f"SELECT {columns}, coalesce(g.n, 0), CASE WHEN e.seq = 1 THEN s.server_seed END "
+                f"FROM events e LEFT JOIN {listed} g USING (game_id) "
                 "LEFT JOIN seeds s ON s.game_id = e.game_id AND e.seq = 1 "
-                f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY g.n, e.seq",
+                f"{'WHERE ' + ' AND '.join(where) if where else ''} "
+                "ORDER BY coalesce(g.n, 0), e.game_id, e.seq",
                 params,
             )
             rows: list[Row] = []
