@@ -16,6 +16,8 @@ from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
 from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
 from cli.play import play_command
+from cli.scale_bench import bench_scale_command
+from cli.season import SEASON_COMMANDS
 from cli.tournament import standings_command
 from feastlog.v1 import game_service_pb2 as pb
 from replay import games
@@ -434,9 +436,10 @@ def rules_command(kind: str, as_json: bool) -> None:
 
 
 cli.add_command(bench_command)
+cli.add_command(bench_scale_command)
 cli.add_command(play_command)
 cli.add_command(standings_command)
-for _command in AUDIT_COMMANDS:
+for _command in (*AUDIT_COMMANDS, *SEASON_COMMANDS):
     cli.add_command(_command)
 
 

@@ -8,7 +8,7 @@ bids, so only the arbiter gets them; once the seed is revealed the record is pub
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from typing import Any
 
 import grpc
@@ -27,7 +27,7 @@ from service.convert import struct, structs
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame
 from service.replay_service import checked_seq, parse_actor
-from service.store import Rejection, StoredGame
+from service.store import Rejection, Store, StoredGame
 
 
 def audit_stored(stored: StoredGame) -> AuditReport:
@@ -177,12 +177,17 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self, request: pb.VerifyAllGamesRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.VerifyAllGamesResponse]:
         self.games.credentials.organiser(self.caller(context))
-        summaries = await self.games.db.call(self.games.db.store.summaries)
-        kinds = [(s[0], record_pb2.Genesis.FromString(s[1]).game_kind) for s in summaries]
-        ids = [g for g, kind in kinds if not request.game_kind or kind == request.game_kind]
-        for game_id in reversed(ids):  # oldest first; a cancelled call stops between games
-            report = await self.games.refolds.run(audit_stored, await self.stored(game_id))
-            yield pb.VerifyAllGamesResponse(report=report_message(report), total=len(ids))
+        db = self.games.db
+        total, _ = await db.read(Store.count_games, request.game_kind)
+        # one ordered scan of the log on the read connection, a game at a time; a
+        # cancelled call stops between games
+        games: Generator[StoredGame] = await db.read(Store.scan, None, request.game_kind)
+        try:
+            while (stored := await db.read(lambda _, found=games: next(found, None))) is not None:
+                report = await self.games.refolds.run(audit_stored, stored)
+                yield pb.VerifyAllGamesResponse(report=report_message(report), total=total)
+        finally:
+            await db.read(lambda _: games.close())
 
     @unary
     async def ExplainEvent(

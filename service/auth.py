@@ -7,7 +7,8 @@ import hmac
 import os
 import secrets
 import stat
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -158,16 +159,47 @@ class Caller:
         raise Unauthenticated("send a seat token (authorization: Bearer seat_...)")
 
 
-class Credentials:
-    """Resolves bearer tokens to callers."""
+SeatLookup = Callable[[str], "tuple[str, int] | None"]
+TOKENS_KEPT = 100_000  # seat tokens remembered after their first use (about 200 bytes each)
 
-    def __init__(self, organiser: str, seats: Sequence[tuple[str, str, int]]) -> None:
+
+def no_seats(digest: str) -> tuple[str, int] | None:
+    """A seat lookup that knows no token."""
+    return None
+
+
+class Credentials:
+    """Resolves bearer tokens to callers.
+
+    Seat tokens are looked up in the store by their sha256 the first time they are used
+    (an index look-up) and remembered, so start-up reads none of them.
+    """
+
+    def __init__(self, organiser: str, lookup: SeatLookup = no_seats) -> None:
         self._organiser = organiser
-        self._seats = {digest: (game, seat) for digest, game, seat in seats}
+        self._lookup = lookup
+        self._seats: OrderedDict[str, tuple[str, int] | None] = OrderedDict()
 
     def add_seat(self, token: str, game_id: str, seat: int) -> None:
         """Remember a new seat token (by its hash)."""
-        self._seats[token_sha256(token)] = (game_id, seat)
+        self._remember(token_sha256(token), (game_id, seat))
+
+    def _remember(self, digest: str, seat: tuple[str, int] | None) -> None:
+        self._seats[digest] = seat
+        self._seats.move_to_end(digest)
+        while len(self._seats) > TOKENS_KEPT:
+            self._seats.popitem(last=False)
+
+    def _seat(self, digest: str) -> tuple[str, int] | None:
+        """The (game, seat) of a token's sha256: remembered, else looked up and remembered."""
+        if digest in self._seats:
+            self._seats.move_to_end(digest)
+            return self._seats[digest]
+        found = self._lookup(digest)
+        # an unknown token is remembered as unknown too: on this server, new tokens come
+        # only from games it creates, and add_seat replaces the entry then
+        self._remember(digest, found)
+        return found
 
     def caller(self, metadata: Sequence[tuple[str, str | bytes]]) -> Caller:
         """The caller named by ``authorization: Bearer ...`` metadata (anonymous when absent).
@@ -187,7 +219,7 @@ class Credentials:
             raise Unauthenticated("authorization must be 'Bearer <token>'")
         if self._organiser and hmac.compare_digest(token.encode(), self._organiser.encode()):
             return Caller("organiser")
-        found = self._seats.get(token_sha256(token))
+        found = self._seat(token_sha256(token))
         if found is None:
             raise Unauthenticated("this token is not known to this server")
         return Caller("seat", found[0], found[1])

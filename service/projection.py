@@ -1,12 +1,28 @@
-"""The outcomes projection: finished games' results in DuckDB tables for SQL users.
+"""The outcomes projection: finished games' results in DuckDB tables, kept current.
 
-Rebuilt from the log on demand (every finished game is refolded); never the source of
-truth, and only finished games go in, so nothing hidden leaks into it.  Tables:
+A game's outcome rows are written in the same commit as the row that ends it (the seed
+reveal, which follows the last command or the ruling that voids or closes the game), so
+the tables always hold exactly the finished games of the log.  Rulings that change a
+result (score adjustments, forfeits) come before the end: after it no command is taken
+(FL-GAME-CLOSED), so a finished game's rows never change.  The tables are derived, never
+the source of truth: ``feastlog projection rebuild`` makes them again from the log, and
+only finished games go in, so nothing hidden leaks into them.
 
-- ``outcome_games(game_id, game_kind, tournament_id, seats, rows, voided, winners,
-  created_at)``: one row per finished game; ``winners`` is a list of seat numbers;
-- ``outcome_seats(game_id, game_kind, seat, name, points, adjustment, won, forfeited)``:
-  final points per seat (with the arbiter's adjustments) and whether the seat won;
+Generic tables, for every game kind:
+
+- ``outcome_games(game_id, game_kind, tournament_id, seats, rows, voided, scored,
+  winners, created_at)``: one row per finished game; ``winners`` is a list of seat
+  numbers; ``scored`` is false for a voided game or one closed before its end;
+- ``outcome_seats(game_id, game_kind, tournament_id, seat, name, points, adjustment, won,
+  forfeited)``: final points per seat (with the arbiter's adjustments) and whether the
+  seat won.
+
+Every fact of a game is not kept here (a season's would be tens of millions of rows,
+written with each game's end): ``feastlog explain`` and ``replay`` derive them from the
+log.
+
+Per game kind (``KIND_TABLES``; each reads only the game's facts):
+
 - ``outcome_bids(game_id, round, tie_round, dish, seat, gems, base, bonus, total, won)``:
   Bon Appetit! auction results, every revealed bid with its breakdown (base from gem
   values, bonus from gem and dish abilities); ``won`` marks the bid that took the dish;
@@ -16,83 +32,70 @@ truth, and only finished games go in, so nothing hidden leaks into it.  Tables:
 - ``outcome_menus(game_id, seq, seat, menu, name, source, stars)``: Menu Masters Menus
   completed, with the stars they score;
 - ``outcome_recipes(game_id, seat, recipe, name, items, base, guests, herbs, points)``:
-  Picky Eaters final scoring per Recipe (``guests`` is the per-guest breakdown as JSON);
-- ``outcome_facts(game_id, game_kind, seq, position, type, seat, fact)``: every fact of
-  every finished game as JSON, for game-specific questions (Menu Masters purchases and
-  completed menus, Picky Eaters recipes and scoring per guest).
+  Picky Eaters final scoring per Recipe (``guests`` is the per-guest breakdown as JSON).
+
+Statistics and standings are SQL over these tables (``stats``, ``standings``), the same
+on a running server and offline.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from fractions import Fraction
+from typing import Any, Protocol
 
 import duckdb
 
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.history import Folded, refold
-from service.store import StoredGame
+from replay.engine import Fact
+from replay.fold import Table
+from replay.history import refold
+from replay.record import Row
+from replay.standings import Standing
 
-SCHEMA = """
-CREATE OR REPLACE TABLE outcome_games (game_id VARCHAR PRIMARY KEY, game_kind VARCHAR,
-    tournament_id VARCHAR, seats INTEGER, rows INTEGER, voided BOOLEAN, winners INTEGER[],
-    created_at VARCHAR);
-CREATE OR REPLACE TABLE outcome_seats (game_id VARCHAR, game_kind VARCHAR, seat INTEGER,
-    name VARCHAR, points INTEGER, adjustment INTEGER, won BOOLEAN, forfeited BOOLEAN);
-CREATE OR REPLACE TABLE outcome_bids (game_id VARCHAR, round INTEGER, tie_round INTEGER,
-    dish VARCHAR, seat INTEGER, gems VARCHAR[], base INTEGER, bonus INTEGER, total INTEGER,
-    won BOOLEAN);
-CREATE OR REPLACE TABLE outcome_purchases (game_id VARCHAR, seq INTEGER, seat INTEGER,
-    store VARCHAR, card VARCHAR, cost INTEGER, paid_to INTEGER, coins_to VARCHAR);
-CREATE OR REPLACE TABLE outcome_menus (game_id VARCHAR, seq INTEGER, seat INTEGER,
-    menu VARCHAR, name VARCHAR, source VARCHAR, stars INTEGER);
-CREATE OR REPLACE TABLE outcome_recipes (game_id VARCHAR, seat INTEGER, recipe VARCHAR,
-    name VARCHAR, items VARCHAR[], base INTEGER, guests JSON, herbs INTEGER, points INTEGER);
-CREATE OR REPLACE TABLE outcome_facts (game_id VARCHAR, game_kind VARCHAR, seq INTEGER,
-    position INTEGER, type VARCHAR, seat INTEGER, fact JSON);
-"""
+# Bumped whenever a table's columns or contents change: a file whose projection has
+# another version is rebuilt from the log when a server opens it.
+VERSION = "2"
 
-# Game-specific figures: label and SQL giving one number per kind (NULL when no data).
-FIGURES: dict[str, tuple[str, str]] = {
-    "bon-appetit": (
-        "average winning bid",
-        "SELECT avg(total) FROM outcome_bids WHERE won",
-    ),
-    "menu-masters": (
-        "average Menu stars",
-        "SELECT avg(stars) FROM outcome_menus",
-    ),
-    "picky-eaters": (
-        "average recipe score",
-        "SELECT avg(points) FROM outcome_recipes",
-    ),
+GENERIC_TABLES: dict[str, str] = {
+    "outcome_games": "game_id VARCHAR PRIMARY KEY, game_kind VARCHAR, tournament_id VARCHAR, "
+    "seats INTEGER, rows INTEGER, voided BOOLEAN, scored BOOLEAN, winners INTEGER[], "
+    "created_at VARCHAR",
+    "outcome_seats": "game_id VARCHAR, game_kind VARCHAR, tournament_id VARCHAR, seat INTEGER, "
+    "name VARCHAR, points INTEGER, adjustment INTEGER, won BOOLEAN, forfeited BOOLEAN",
 }
+
+FactsByRow = Sequence[Sequence[Fact]]
 
 
 @dataclass(frozen=True)
-class KindStats:
-    """Stats of one game kind."""
+class KindTable:
+    """A game kind's own projection table: its columns and its rows from a game's facts."""
 
-    game_kind: str
-    games: int
-    win_rate_by_seat: tuple[float, ...]
-    figure: str
-    value: float | None
+    name: str
+    columns: str
+    rows: Callable[[str, FactsByRow], list[list[Any]]]
 
 
-def _bids(game_id: str, folded: Folded) -> list[list[Any]]:
+def _of_type(facts: FactsByRow, kind: str) -> list[tuple[int, Fact]]:
+    """(seq, fact) for every fact of one type."""
+    return [
+        (seq, f) for seq, row in enumerate(facts, start=1) for f in row if f.get("type") == kind
+    ]
+
+
+def _bids(game_id: str, facts: FactsByRow) -> list[list[Any]]:
     """Bon Appetit! revealed bids, each marked whether it won its dish."""
     out: list[list[Any]] = []
-    for facts in folded.facts:
-        won = {(f["round"], f["seat"]) for f in facts if f.get("type") == "dish_won"}
-        for f in facts:
+    for row in facts:
+        won = {(f["round"], f["seat"]) for f in row if f.get("type") == "dish_won"}
+        for f in row:
             if f.get("type") != "bids_revealed":
                 continue
             for bid in f["bids"]:
-                bonus = bid["total"] - bid["base"]
                 winner = (f["round"], bid["seat"]) in won and len(f["tied"]) == 0
                 out.append(
                     [
@@ -103,7 +106,7 @@ def _bids(game_id: str, folded: Folded) -> list[list[Any]]:
                         bid["seat"],
                         bid["gems"],
                         bid["base"],
-                        bonus,
+                        bid["total"] - bid["base"],
                         bid["total"],
                         winner and bid["total"] == f["highest"],
                     ]
@@ -111,33 +114,23 @@ def _bids(game_id: str, folded: Folded) -> list[list[Any]]:
     return out
 
 
-def _of_type(folded: Folded, kind: str) -> list[tuple[int, dict[str, Any]]]:
-    """(seq, fact) for every fact of one type."""
-    return [
-        (seq, f)
-        for seq, facts in enumerate(folded.facts, start=1)
-        for f in facts
-        if f.get("type") == kind
-    ]
-
-
-def _purchases(game_id: str, folded: Folded) -> list[list[Any]]:
+def _purchases(game_id: str, facts: FactsByRow) -> list[list[Any]]:
     """Menu Masters purchases: cost, and who was paid or where the coins went."""
     return [
         [game_id, seq, f["seat"], f["store"], f["card"], f["cost"], f["paid_to"], f["coins_to"]]
-        for seq, f in _of_type(folded, "purchased")
+        for seq, f in _of_type(facts, "purchased")
     ]
 
 
-def _menus(game_id: str, folded: Folded) -> list[list[Any]]:
+def _menus(game_id: str, facts: FactsByRow) -> list[list[Any]]:
     """Menu Masters Menus completed, with their stars."""
     return [
         [game_id, seq, f["seat"], f["menu"], f["name"], f["source"], f["stars"]]
-        for seq, f in _of_type(folded, "menu_completed")
+        for seq, f in _of_type(facts, "menu_completed")
     ]
 
 
-def _recipes(game_id: str, folded: Folded) -> list[list[Any]]:
+def _recipes(game_id: str, facts: FactsByRow) -> list[list[Any]]:
     """Picky Eaters final scoring per Recipe, from the game_over scoring table."""
     return [
         [
@@ -151,101 +144,277 @@ def _recipes(game_id: str, folded: Folded) -> list[list[Any]]:
             r["herbs"],
             r["points"],
         ]
-        for _, f in _of_type(folded, "game_over")
+        for _, f in _of_type(facts, "game_over")
         for player in f.get("table", [])
         for r in player.get("recipes", [])
     ]
 
 
-def _rows_of(stored: StoredGame) -> dict[str, list[list[Any]]] | None:
-    """The projection rows of one finished game (None for a running one)."""
-    if stored.rows[-1].kind != "seed_reveal":
-        return None
-    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
-    genesis: record_pb2.Genesis = folded.genesis
-    table = folded.tables[-1]
+KIND_TABLES: dict[str, tuple[KindTable, ...]] = {
+    "bon-appetit": (
+        KindTable(
+            "outcome_bids",
+            "game_id VARCHAR, round INTEGER, tie_round INTEGER, dish VARCHAR, seat INTEGER, "
+            "gems VARCHAR[], base INTEGER, bonus INTEGER, total INTEGER, won BOOLEAN",
+            _bids,
+        ),
+    ),
+    "menu-masters": (
+        KindTable(
+            "outcome_purchases",
+            "game_id VARCHAR, seq INTEGER, seat INTEGER, store VARCHAR, card VARCHAR, "
+            "cost INTEGER, paid_to INTEGER, coins_to VARCHAR",
+            _purchases,
+        ),
+        KindTable(
+            "outcome_menus",
+            "game_id VARCHAR, seq INTEGER, seat INTEGER, menu VARCHAR, name VARCHAR, "
+            "source VARCHAR, stars INTEGER",
+            _menus,
+        ),
+    ),
+    "picky-eaters": (
+        KindTable(
+            "outcome_recipes",
+            "game_id VARCHAR, seat INTEGER, recipe VARCHAR, name VARCHAR, items VARCHAR[], "
+            "base INTEGER, guests JSON, herbs INTEGER, points INTEGER",
+            _recipes,
+        ),
+    ),
+}
+
+# Game-specific figures: label and SQL giving one number per kind (NULL when no data).
+FIGURES: dict[str, tuple[str, str]] = {
+    "bon-appetit": ("average winning bid", "SELECT avg(total) FROM outcome_bids WHERE won"),
+    "menu-masters": ("average Menu stars", "SELECT avg(stars) FROM outcome_menus"),
+    "picky-eaters": ("average recipe score", "SELECT avg(points) FROM outcome_recipes"),
+}
+
+
+def tables() -> dict[str, str]:
+    """Every projection table and its columns."""
+    found = dict(GENERIC_TABLES)
+    for kind_tables in KIND_TABLES.values():
+        found.update({t.name: t.columns for t in kind_tables})
+    return found
+
+
+def schema(replace: bool = False) -> str:
+    """The DDL of the projection tables (``replace`` drops what is there)."""
+    verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE IF NOT EXISTS"
+    return "".join(f"{verb} {name} ({columns});\n" for name, columns in tables().items())
+
+
+@dataclass(frozen=True)
+class Ending:
+    """A finished game as the projection reads it: genesis, final table, facts per row."""
+
+    genesis: record_pb2.Genesis
+    table: Table
+    facts: FactsByRow
+    rows: int
+
+
+Projected = list[tuple[str, list[list[Any]]]]
+
+
+def outcome_rows(ending: Ending) -> Projected:
+    """The projection rows of one finished game, table by table."""
+    genesis, table = ending.genesis, ending.table
     result = fold.outcome(table)
     winners = list(result.winners) if result else []
     points = list(result.points) if result else [0] * len(genesis.seats)
-    game_id, kind = genesis.game_id, genesis.game_kind
-    facts = [
-        [
-            game_id,
-            kind,
-            seq,
-            i,
-            f.get("type"),
-            f.get("seat") if isinstance(f.get("seat"), int) else None,
-            json.dumps(f),
-        ]
-        for seq, row_facts in enumerate(folded.facts, start=1)
-        for i, f in enumerate(row_facts)
+    game_id, kind, tournament = genesis.game_id, genesis.game_kind, genesis.tournament_id
+    found: Projected = [
+        (
+            "outcome_games",
+            [
+                [
+                    game_id,
+                    kind,
+                    tournament,
+                    len(genesis.seats),
+                    ending.rows,
+                    table.voided,
+                    result is not None,
+                    winners,
+                    genesis.created_at,
+                ]
+            ],
+        ),
+        (
+            "outcome_seats",
+            [
+                [
+                    game_id,
+                    kind,
+                    tournament,
+                    s,
+                    seat.name,
+                    points[s],
+                    table.adjustments[s],
+                    s in winners,
+                    s in table.forfeited,
+                ]
+                for s, seat in enumerate(genesis.seats)
+            ],
+        ),
     ]
-    return {
-        "outcome_games": [
-            [
-                game_id,
-                kind,
-                genesis.tournament_id,
-                len(genesis.seats),
-                len(stored.rows),
-                table.voided,
-                winners,
-                genesis.created_at,
-            ]
-        ],
-        "outcome_seats": [
-            [
-                game_id,
-                kind,
-                s,
-                seat.name,
-                points[s],
-                table.adjustments[s],
-                s in winners,
-                s in table.forfeited,
-            ]
-            for s, seat in enumerate(genesis.seats)
-        ],
-        "outcome_bids": _bids(game_id, folded) if kind == "bon-appetit" else [],
-        "outcome_purchases": _purchases(game_id, folded) if kind == "menu-masters" else [],
-        "outcome_menus": _menus(game_id, folded) if kind == "menu-masters" else [],
-        "outcome_recipes": _recipes(game_id, folded) if kind == "picky-eaters" else [],
-        "outcome_facts": facts,
-    }
+    found += [(t.name, t.rows(game_id, ending.facts)) for t in KIND_TABLES.get(kind, ())]
+    return [(name, rows) for name, rows in found if rows]
 
 
-def rebuild(con: duckdb.DuckDBPyConnection, stored_games: Iterable[StoredGame]) -> int:
-    """Drop and rebuild the projection tables on ``con``; returns the games projected."""
-    con.execute(SCHEMA)
+class StoredRecord(Protocol):
+    """What the projection needs of a stored game."""
+
+    @property
+    def rows(self) -> Sequence[Row]:
+        """The game's rows in seq order."""
+
+    @property
+    def server_seed(self) -> bytes:
+        """The game's server seed."""
+
+    @property
+    def pack_body(self) -> bytes:
+        """The content pack the genesis names."""
+
+
+def rows_of_stored(stored: StoredRecord) -> Projected:
+    """The projection rows of a stored game (none for one still running)."""
+    if stored.rows[-1].kind != "seed_reveal":
+        return []
+    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+    return outcome_rows(Ending(folded.genesis, folded.tables[-1], folded.facts, len(folded.rows)))
+
+
+def insert(con: duckdb.DuckDBPyConnection, projected: Projected) -> None:
+    """Insert projection rows, one statement per table (lists unnested, not row by row)."""
+    merged: dict[str, list[list[Any]]] = {}
+    for name, rows in projected:
+        merged.setdefault(name, []).extend(rows)
+    for name, rows in merged.items():
+        columns = list(zip(*rows, strict=True))
+        picks = ", ".join(f"unnest(${i + 1})" for i in range(len(columns)))
+        con.execute(f"INSERT INTO {name} SELECT {picks}", [list(c) for c in columns])
+
+
+def write_file(path: str, projected_games: Iterable[Projected]) -> int:
+    """Build projection tables in a DuckDB file of their own (a worker's share)."""
+    con = duckdb.connect(path)
+    try:
+        return rebuild(con, projected_games)
+    finally:
+        con.close()
+
+
+def adopt(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> int:
+    """Replace the projection on ``con`` with the tables built in ``paths``; games adopted."""
+    con.execute(schema(replace=True))
+    for i, path in enumerate(paths):
+        con.execute(f"ATTACH '{_quoted(path)}' AS share{i} (READ_ONLY)")
+        try:
+            for name in tables():
+                con.execute(f"INSERT INTO {name} SELECT * FROM share{i}.{name}")
+        finally:
+            con.execute(f"DETACH share{i}")
+    found = con.execute("SELECT count(*) FROM outcome_games").fetchone()
+    return int(found[0]) if found else 0
+
+
+def _quoted(path: str) -> str:
+    return path.replace("'", "''")
+
+
+def rebuild(
+    con: duckdb.DuckDBPyConnection,
+    projected_games: Iterable[Projected],
+    every: int = 500,
+) -> int:
+    """Drop and refill the projection tables on ``con``; returns the games projected.
+
+    ``projected_games`` gives each game's rows (empty for a running game); they are
+    inserted ``every`` games at a time.
+    """
+    con.execute(schema(replace=True))
     count = 0
-    for stored in stored_games:
-        found = _rows_of(stored)
-        if found is None:
+    waiting: Projected = []
+    for projected in projected_games:
+        if not projected:
             continue
-        for table, rows in found.items():
-            if rows:
-                marks = ", ".join("?" * len(rows[0]))
-                con.executemany(f"INSERT INTO {table} VALUES ({marks})", rows)
+        waiting += projected
         count += 1
+        if count % every == 0:
+            insert(con, waiting)
+            waiting = []
+    if waiting:
+        insert(con, waiting)
     return count
 
 
-def stats(con: duckdb.DuckDBPyConnection) -> list[KindStats]:
-    """Per game kind: games played, the win rate by seat position, a game-specific figure."""
-    out = []
+@dataclass(frozen=True)
+class KindStats:
+    """Stats of one game kind."""
+
+    game_kind: str
+    games: int
+    win_rate_by_seat: tuple[float, ...]
+    figure: str
+    value: float | None
+
+
+def stats(con: duckdb.DuckDBPyConnection, tournament_id: str = "") -> list[KindStats]:
+    """Per game kind: games scored, the win rate by seat position, a game-specific figure."""
+    where = "WHERE scored" + (" AND tournament_id = $t" if tournament_id else "")
+    params = {"t": tournament_id} if tournament_id else {}
     kinds = con.execute(
-        "SELECT game_kind, count(*) FROM outcome_games WHERE NOT voided GROUP BY 1 ORDER BY 1"
+        f"SELECT game_kind, count(*) FROM outcome_games {where} GROUP BY 1 ORDER BY 1", params
     ).fetchall()
+    rates = con.execute(
+        "SELECT s.game_kind, s.seat, avg(CASE WHEN s.won THEN 1.0 ELSE 0.0 END) "
+        f"FROM outcome_seats s SEMI JOIN (SELECT game_id FROM outcome_games {where}) g "
+        "USING (game_id) GROUP BY 1, 2 ORDER BY 1, 2",
+        params,
+    ).fetchall()
+    out = []
     for kind, played in kinds:
-        rates = con.execute(
-            "SELECT s.seat, avg(CASE WHEN s.won THEN 1.0 ELSE 0.0 END) FROM outcome_seats s "
-            "JOIN outcome_games g USING (game_id) WHERE NOT g.voided AND g.game_kind = ? "
-            "GROUP BY 1 ORDER BY 1",
-            [kind],
-        ).fetchall()
         label, query = FIGURES.get(kind, ("", "SELECT NULL"))
-        value = con.execute(query).fetchone()
+        if tournament_id and label:
+            query += (" AND" if "WHERE" in query else " WHERE") + (
+                " game_id IN (SELECT game_id FROM outcome_games WHERE tournament_id = $t)"
+            )
+        value = con.execute(query, params if label else {}).fetchone()
         figure = None if value is None or value[0] is None else float(value[0])
-        out.append(KindStats(kind, int(played), tuple(float(r[1]) for r in rates), label, figure))
+        by_seat = tuple(float(r[2]) for r in rates if r[0] == kind)
+        out.append(KindStats(kind, int(played), by_seat, label, figure))
     return out
+
+
+# A shared victory of k winners gives each 1/k; k is at most 6 seats, so wins are
+# summed in 60ths (exact), and made a Fraction again after the sum.
+WIN_PARTS = 60
+
+
+def standings(con: duckdb.DuckDBPyConnection, tournament_id: str) -> tuple[list[Standing], int]:
+    """A tournament's standings from its finished games, and how many games that is.
+
+    Void games (and games closed before their end) count as played with no points and
+    no wins; a forfeited seat never wins; players are matched by name.
+    """
+    found = con.execute(
+        f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won "
+        f"THEN {WIN_PARTS} // len(g.winners) ELSE 0 END), "
+        "sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
+        "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
+        "WHERE g.tournament_id = $t GROUP BY s.name",
+        {"t": tournament_id},
+    ).fetchall()
+    games = con.execute(
+        "SELECT count(*) FROM outcome_games WHERE tournament_id = $t", {"t": tournament_id}
+    ).fetchone()
+    lines = [
+        Standing(name, int(played), Fraction(int(wins), WIN_PARTS), int(points))
+        for name, played, wins, points in found
+    ]
+    lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
+    return lines, int(games[0]) if games else 0

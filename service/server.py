@@ -114,10 +114,15 @@ class GameService(pb_grpc.GameServiceServicer):
     async def ListGames(
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListGamesResponse:
-        summaries = await self.games.summaries(
-            request.game_kind, request.limit, request.tournament_id
+        summaries, next_page = await self.games.summaries(
+            request.game_kind,
+            request.page_size or request.limit,
+            request.tournament_id,
+            request.page_token,
         )
-        return pb.ListGamesResponse(games=[pb.GameSummary(**vars(s)) for s in summaries])
+        return pb.ListGamesResponse(
+            games=[pb.GameSummary(**vars(s)) for s in summaries], next_page_token=next_page
+        )
 
 
 SERVICE_NAMES = (
@@ -173,7 +178,7 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     db = Database(store)
     db.start()
     try:
-        credentials = Credentials(key, await db.call(store.seat_tokens))
+        credentials = Credentials(key, store.seat_of_token)  # tokens looked up when first used
         games = Games(db, credentials)
         await games.load_pending()
     except CannotOpenStore:

@@ -493,20 +493,32 @@ class ListGamesRequest(_message.Message):
     GAME_KIND_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     game_kind: _builtins.str
     limit: _builtins.int
+    """The page size of older clients: used when page_size is 0."""
     tournament_id: _builtins.str
     """Only the games of this tournament, when set."""
+    page_size: _builtins.int
+    """Games per page: 0 means 50; at most 500."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page; empty for the first page.  Pages follow
+    the order games were created in, so paging lists every game that existed when it
+    began exactly once, however many games are created meanwhile.
+    """
     def __init__(
         self,
         *,
         game_kind: _builtins.str = ...,
         limit: _builtins.int = ...,
         tournament_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind", "limit", b"limit", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind", "limit", b"limit", "page_size", b"page_size", "page_token", b"page_token", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -559,16 +571,20 @@ class ListGamesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAMES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token of the next page; empty on the last page."""
     @_builtins.property
     def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameSummary]: ...
     def __init__(
         self,
         *,
         games: _abc.Iterable[Global___GameSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
