@@ -15,6 +15,7 @@ from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
 from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
 from cli.play import play_command
+from cli.replay_html import write_replay_html
 from cli.tournament import standings_command
 from feastlog.v1 import game_service_pb2 as pb
 from replay import games
@@ -23,8 +24,9 @@ from replay.narrative import header, row_lines
 from replay.record import Row
 from service.auth import KEY_ENV, find_organiser_key
 from service.errors import StoreLocked
-from service.server import create_server, serve_forever
+from service.server import Running, create_server, serve_forever
 from service.store import Store
+from service.web import serve_http
 
 DEFAULT_DB = "feastlog.duckdb"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -63,8 +65,14 @@ def cli() -> None:
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=50051, show_default=True, type=int, help="0 picks a free port.")
-def serve_command(db_path: str, host: str, port: int) -> None:
-    """Serve the gRPC API on a DuckDB file (made on first start)."""
+@click.option(
+    "--http",
+    "http_port",
+    type=int,
+    help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
+)
+def serve_command(db_path: str, host: str, port: int, http_port: int | None) -> None:
+    """Serve the gRPC API on a DuckDB file (made on first start); --http adds the web pages."""
 
     async def run() -> None:
         try:
@@ -74,10 +82,23 @@ def serve_command(db_path: str, host: str, port: int) -> None:
         click.echo(f"feastlog listening on {host}:{running.port}")
         click.echo(f"database: {Path(db_path).resolve()}")
         click.echo(f"organiser key: {running.key_source}")
+        if http_port is not None:
+            click.echo(f"web pages on http://{host}:{await start_pages(running, host, http_port)}/")
         sys.stdout.flush()
         await serve_forever(running)
 
     asyncio.run(run())
+
+
+async def start_pages(running: Running, host: str, port: int) -> int:
+    """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
+    try:
+        return await serve_http(running, host, port)
+    except OSError as bad:
+        await running.stop()
+        raise FeastlogError(
+            f"cannot serve web pages on {host}:{port}: {bad.strerror or bad}"
+        ) from bad
 
 
 def kind_argument() -> Any:
@@ -258,6 +279,12 @@ def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
 @click.option("--organiser-key", envvar=KEY_ENV)
 @click.option("--at", "at", type=int, help="Stop at this seq and show the table after it.")
 @click.option("--as", "as_viewer", help="seat:N, spectator or arbiter: see what they saw.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False),
+    help="Write the replay page to FILE instead: one HTML file that opens from disk.",
+)
 def replay_command(
     game_id: str,
     server: str | None,
@@ -265,11 +292,18 @@ def replay_command(
     organiser_key: str | None,
     at: int | None = None,
     as_viewer: str | None = None,
+    html_file: str | None = None,
 ) -> None:
     """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).
 
     GAME_ID may also be a file written by ``feastlog export`` of a finished game.
+    --html FILE draws it instead, step by step, as --as VIEWER saw it.
     """
+    if html_file:
+        key = require_key(organiser_key) if server else None
+        viewer = parse_viewer(as_viewer)
+        click.echo(write_replay_html(game_id, html_file, viewer, server, db_path, key))
+        return
     if game_id.endswith(".json") and Path(game_id).is_file():
         lines = replay_export(Path(game_id))
     elif at is not None or as_viewer:
