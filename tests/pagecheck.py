@@ -19,7 +19,8 @@ READ = """() => {
   const walk = (node) => {
     if (node.nodeType === Node.TEXT_NODE) return node.data;
     if (node.nodeType !== Node.ELEMENT_NODE) return "";
-    let out = " " + (node.getAttribute("title") || "") + " " + (node.getAttribute("aria-label") || "");
+    const title = node.getAttribute("title") || "";
+    let out = " " + title + " " + (node.getAttribute("aria-label") || "");
     for (const child of node.childNodes) out += walk(child);
     if (node.dataset.path !== undefined) bound.push([node.dataset.path, node.dataset.v, out]);
     return out;
