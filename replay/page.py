@@ -170,6 +170,16 @@ def step_entries(
     return out
 
 
+def new_faces(kind: str, pack: Any, view: dict[str, Any], known: set[str]) -> dict[str, Any]:
+    """The faces of cards ``view`` names that are not in ``known`` (which then holds them).
+
+    A live page learns of cards as the game names them, so each step brings its new faces.
+    """
+    faces = {k: face for k, face in faces_for(kind, pack, [view]).items() if k not in known}
+    known.update(faces)
+    return faces
+
+
 def final_result(table: Table) -> dict[str, Any] | None:
     """The final result with the arbiter's rulings applied (None while the game runs)."""
     if not fold.is_over(table):
@@ -271,7 +281,7 @@ _SHELL = """<!doctype html>
 </head>
 <body>
 <header class="top">
- <div class="heading"><h1>{title}</h1><p class="sub" id="sub"></p></div>
+ <div class="heading"><h1>{heading}</h1><p class="sub" id="sub"></p></div>
  <div class="tools">
   <span id="live" class="live" hidden></span>
   <button type="button" id="large" aria-pressed="false" title="Large type (L)">A+</button>
@@ -312,6 +322,7 @@ def render_page(data: dict[str, Any]) -> str:
     return _SHELL.format(
         policy=html.escape(content_policy(script, data["live"] is not None)),
         title=html.escape(title),
+        heading=html.escape(f"{data['game']['title']} · as {data['viewer']['label']}"),
         css=asset("page.css"),
         data=json_for_script(data),
         script=script,

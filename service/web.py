@@ -26,7 +26,14 @@ from aiohttp import web
 from aiohttp_sse import sse_response
 
 from replay.games import engine as engine_of
-from replay.page import Live, final_result, json_for_script, scores_in, step_entry
+from replay.page import (
+    Live,
+    final_result,
+    json_for_script,
+    new_faces,
+    scores_in,
+    step_entry,
+)
 from replay.page_board import render_board, render_message, render_token_form
 from service.app import Games
 from service.auth import Caller
@@ -182,7 +189,8 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
     """Server-sent events: each new row as ``caller`` sees it, then the result at the end.
 
     Resumes after ``Last-Event-ID`` (the browser sends it when it reconnects) or ``?after=``.
-    The first event carries its whole view, the rest patches on the one before.
+    The first event carries its whole view, the rest patches on the one before; each
+    brings the faces of the cards it names for the first time on this stream.
     """
     games = request.app[GAMES]
     game_id = game_id_of(request)
@@ -193,8 +201,10 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
         raise web.HTTPBadRequest(text="after is a seq")
     async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
         before: dict[str, Any] | None = None
+        known: set[str] = set()
         async for step in games.watch(caller, game_id, int(after) + 1):
             entry = step_entry(game.engine, game.seat_names, step, before)
+            entry["cards"] = new_faces(game.genesis.game_kind, game.pack, step.view, known)
             before = step.view
             await stream.send(json_for_script(entry), id=str(step.row.seq), event="step")
         if game.over:

@@ -269,6 +269,9 @@ def test_the_event_stream_resumes_after_a_seq_and_ends_with_the_result(web: WebS
     events = parse_events(first.body)
     assert [e["id"] for e in events[:2]] == ["4", "5"]
     assert "view" in events[0]["data"] and "patch" in events[1]["data"]
+    named = set(strings_in(events[0]["data"]["view"]))
+    assert events[0]["data"]["cards"] and set(events[0]["data"]["cards"]) <= named
+    assert not set(events[1]["data"]["cards"]) & set(events[0]["data"]["cards"])
     assert first.headers["content-type"].startswith("text/event-stream")
     play_to_end(client, game.game_id, tokens, seed=44)
     last = view_of(client.GetView(pb.GetViewRequest(game_id=game.game_id)))

@@ -36,6 +36,7 @@
   }
 
   function add(entry) {
+    if (entry.cards) Object.assign(faces, entry.cards);
     const next = "view" in entry ? entry.view : applyPatch(views[views.length - 1], entry.patch);
     steps.push(entry);
     views.push(next);
