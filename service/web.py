@@ -18,6 +18,7 @@ scoped to that game's seat pages; a token never appears in a URL or a page.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -124,7 +125,10 @@ async def game_page(request: web.Request, caller: Caller, events: str) -> web.Re
     game = await games.get(game_id)
     viewer = caller.viewer(game_id)
     rejections = await games.db.call(games.db.store.rejections, game_id)
-    return html_response(page_html(game, viewer, rejections, Live(events)))
+    # drawing a long game takes a while: off the event loop the gRPC calls go on meanwhile
+    # (the rows it reads are never changed, only appended to)
+    page = await asyncio.to_thread(page_html, game, viewer, rejections, Live(events))
+    return html_response(page)
 
 
 async def spectator_page(request: web.Request) -> web.Response:

@@ -6,7 +6,11 @@ What the page draws is checked in a real browser in test_page_browser.py.
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -327,3 +331,24 @@ def test_a_refusal_shows_on_the_arbiters_and_its_seats_page_only(
         {"after_seq": 4, "actor": "seat:0", "rule_id": "BA-BID-SIZE", "message": refusal.message}
     ]
     assert shown == {"arbiter": expected, "spectator": [], "seat:0": expected, "seat:1": []}
+
+
+def test_serve_says_so_when_the_http_port_is_taken(tmp_path: Path) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    try:
+        port = str(taken.getsockname()[1])
+        args = ["serve", "--db", str(tmp_path / "x.duckdb"), "--port", "0", "--http", port]
+        done = subprocess.run(
+            [sys.executable, "-c", "from cli.main import main; main()", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, "FEASTLOG_ORGANISER_KEY": "org_test"},
+        )
+    finally:
+        taken.close()
+    assert done.returncode == 1
+    assert f"cannot serve web pages on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
