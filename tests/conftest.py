@@ -1,4 +1,4 @@
-"""Shared fixtures: one headless Chromium (Debian's) for every browser test of a session."""
+"""Shared fixtures: a headless Chromium (Debian's) for the browser tests, screenshots."""
 
 from __future__ import annotations
 
@@ -24,9 +24,14 @@ REQUIRE_BROWSER = "FEASTLOG_REQUIRE_BROWSER"
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Chromium driven by Playwright (never downloaded: the system's own build)."""
+    """Chromium driven by Playwright (never downloaded: the system's own build).
+
+    One per test module (the browser tests are one module, run by one xdist worker): the
+    sync Playwright API keeps an event loop running in the thread while it is open, which
+    would make ``asyncio.run`` fail in the other tests that worker runs afterwards.
+    """
     missing = ""
     try:
         from playwright.sync_api import sync_playwright

@@ -2,7 +2,7 @@
 the replay API says its viewer saw it, nothing of another seat's hand on a seat's page,
 links and keys, the timeline's marks, and live pages following a game played over gRPC.
 
-One browser for the session (tests/conftest.py); screenshots go to build/screenshots/.
+One browser for the module (tests/conftest.py); screenshots go to build/screenshots/.
 """
 
 from __future__ import annotations
