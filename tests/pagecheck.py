@@ -35,18 +35,21 @@ READ = """() => {
 }"""
 
 # From the first step to the last with the → key (as a keydown the page's handler takes),
-# reading the page at each: one round trip for a whole game.
+# reading the page at every ``every``-th step and at the last: one round trip for a game.
 READ_EVERY_STEP = (
-    "() => { const read = ("
+    "(every) => { const read = ("
     + READ
     + """);
   const out = [];
   window.feastlog.go(window.feastlog.seqs()[0]);
-  for (;;) {
-    out.push(read());
+  for (let i = 0; ; i++) {
     const before = document.body.dataset.seq;
+    if (i % every === 0) out.push(read());
     document.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
-    if (document.body.dataset.seq === before) return out;
+    if (document.body.dataset.seq === before) {
+      if (i % every !== 0) out.push(read());
+      return out;
+    }
   }
 }"""
 )

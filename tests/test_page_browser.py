@@ -85,9 +85,10 @@ def page(browser: Any) -> Iterator[Any]:
     tab.close()
 
 
-def check_steps(game: Any, viewer: Viewer, read: list[dict[str, Any]]) -> None:
+def check_steps(game: Any, viewer: Viewer, read: list[dict[str, Any]], every: int = 1) -> None:
     """Each read of the page matches the replay API's state and narration at its seq."""
-    assert [r["seq"] for r in read] == list(range(1, game.last_seq + 1))
+    seqs = [*range(1, game.last_seq + 1, every), game.last_seq]
+    assert [r["seq"] for r in read] == sorted(set(seqs))
     names = list(game.seat_names)
     for got in read:
         step = state_at(game, got["seq"], viewer)
@@ -106,9 +107,11 @@ def test_every_seq_shows_the_replay_state_for_its_viewer(
 ) -> None:
     path, built = records
     game = OfflineFile(str(path)).game(built[kind].rows[0].game_id)
-    for viewer in (Viewer.of_seat(1), ARBITER):
+    # seat 1's page is read at every seq; the arbiter's (every card drawn, decks and all)
+    # is stepped through every seq and read at every third, to keep the run short
+    for viewer, every in ((Viewer.of_seat(1), 1), (ARBITER, 3)):
         page.goto(page_file(path, built[kind], viewer, tmp_path).as_uri())
-        check_steps(game, viewer, page.evaluate(READ_EVERY_STEP))
+        check_steps(game, viewer, page.evaluate(READ_EVERY_STEP, every), every)
         page.evaluate(f"window.feastlog.go({game.last_seq * 3 // 5})")
         page.screenshot(path=screenshots / f"{kind}-{viewer.role}.png", full_page=True)
     assert page.errors == []
