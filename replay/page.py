@@ -78,9 +78,10 @@ class Refusal(Protocol):
 
 @dataclass(frozen=True)
 class Live:
-    """Where a live page follows its game: the event stream's path on its own server."""
+    """A live page's links on its own server: its event stream, the seat page, the board."""
 
     events: str
+    seat: str
     board: str = "/"
 
 
@@ -235,7 +236,7 @@ def page_data(
             for r in refusals
         ],
         "result": result,
-        "live": {"events": live.events, "board": live.board} if live else None,
+        "live": {"events": live.events, "seat": live.seat, "board": live.board} if live else None,
     }
 
 

@@ -127,7 +127,8 @@ async def game_page(request: web.Request, caller: Caller, events: str) -> web.Re
     rejections = await games.db.call(games.db.store.rejections, game_id)
     # drawing a long game takes a while: off the event loop the gRPC calls go on meanwhile
     # (the rows it reads are never changed, only appended to)
-    page = await asyncio.to_thread(page_html, game, viewer, rejections, Live(events))
+    live = Live(events, seat=f"/games/{game_id}/seat")
+    page = await asyncio.to_thread(page_html, game, viewer, rejections, live)
     return html_response(page)
 
 

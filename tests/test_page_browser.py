@@ -289,6 +289,12 @@ def test_live_pages_follow_a_game_played_over_grpc(
         assert seat.locator("#table .card.dish:not(:has(.band))").count() == 0
     board.wait_for_selector(f"[data-game='{game_id}'][data-state=over]", timeout=10000)
     seat.screenshot(path=screenshots / "live-seat1-finished.png", full_page=True)
+    assert seat.evaluate("document.cookie") == ""  # the token's cookie is HttpOnly
+    seat.locator("form.leave button").click()
+    seat.wait_for_selector("body[data-seq] a[href$='/seat']")  # the spectator's page again
+    assert seat.url.split("#")[0] == f"{web.url}/games/{game_id}"
+    seat.goto(f"{web.url}/games/{game_id}/seat")
+    assert seat.locator("#token").is_visible()
     assert errors == []
     for context in (watcher, seat_context, phone_context):
         context.close()

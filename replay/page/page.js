@@ -319,6 +319,12 @@
       list("♥ loves", "favorite"), list("likes", "like"), list("dislikes", "dislike"), list("cannot eat", "restriction"));
   }
 
+  function guestBack(id, path) {
+    const known = face(id) || { name: id, role: "" };
+    return h("div", { cls: "card guest", path, title: id },
+      h("div", { cls: "band" }, "Guest"), h("div", { cls: "name" }, known.name), h("div", { cls: "role" }, known.role));
+  }
+
   function placedRecipe(recipe, path) {
     return h("div", { cls: "placed", path, title: recipe.recipe },
       foodCard(recipe.recipe, null),
@@ -359,7 +365,7 @@
     })));
     const secret = [];
     if ("food_deck" in v) secret.push(zone("Food deck, in order", ["food_deck"], v.food_deck.map((id, i) => foodCard(id, ["food_deck", i])), "small"));
-    if ("guest_deck" in v) secret.push(zone("Guest deck, in order", ["guest_deck"], v.guest_deck.map((id, i) => h("div", { cls: "card guest", path: ["guest_deck", i], title: id }, (face(id) || {}).name || id)), "small"));
+    if ("guest_deck" in v) secret.push(zone("Guest deck, in order", ["guest_deck"], v.guest_deck.map((id, i) => guestBack(id, ["guest_deck", i])), "small"));
     if (secret.length) out.push(h("div", { cls: "secret" }, h("h3", null, "Behind the screen"), secret));
     if ("scores" in v) {
       out.push(h("section", { cls: "zone final" }, h("h3", null, "Final count"),
@@ -598,6 +604,20 @@
   }
 
   if (data.live) {
+    const tools = document.querySelector(".tools");
+    const board = h("a", { cls: "link" }, "all tables");
+    board.href = data.live.board;
+    tools.prepend(board);
+    if (data.viewer.id === "spectator") {
+      const seat = h("a", { cls: "link" }, "your seat");
+      seat.href = data.live.seat;
+      tools.prepend(seat);
+    } else {
+      const leave = h("form", { cls: "leave" }, h("button", { title: "Forget the token this browser keeps for this game" }, "forget my token"));
+      leave.method = "post";
+      leave.action = `${data.live.seat}/forget`;
+      tools.prepend(leave);
+    }
     live("live");
     const last = steps.length ? steps[steps.length - 1].seq : 0;
     const source = new EventSource(`${data.live.events}?after=${last}`);
