@@ -73,6 +73,7 @@
 
   const seatName = (seat) => (seat === null || seat === undefined ? "nobody" : names[seat] || `seat ${seat}`);
   const seatColour = (seat) => SEAT_COLOURS[seat % SEAT_COLOURS.length];
+  const count = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
   const slug = (text) => String(text).toLowerCase().replace(/[^a-z0-9]+/g, "-");
 
   function who(seat, path) {
@@ -185,7 +186,7 @@
       return seatPanel(s.seat, p, [
         h("div", { cls: "row" }, stat("points", [...p, "points"]), stat("gems held", [...p, "gem_count"])),
         "hand" in s ? h("div", { cls: "hand" }, h("span", { cls: "label" }, "hand "), gems(s.hand, [...p, "hand"]))
-          : h("div", { cls: "hidden-cards" }, `${s.gem_count} gems, colours hidden`),
+          : h("div", { cls: "hidden-cards" }, `${count(s.gem_count, "gem")}, colours hidden`),
         "bidding" in s ? h("div", { cls: "row" }, flag("bidding", [...p, "bidding"]), flag("has bid", [...p, "has_bid"])) : null,
         "on_table" in s ? h("div", { cls: "bid" }, h("span", { cls: "label" }, "on the table "), gems(s.on_table, [...p, "on_table"])) : null,
         "sealed_bid" in s ? h("div", { cls: "bid sealed" }, h("span", { cls: "label" }, "sealed bid "), gems(s.sealed_bid, [...p, "sealed_bid"])) : null,
@@ -283,7 +284,7 @@
           stat("secret Menus", [...p, "menu_count"])),
         zone("Basket", [...p, "basket"], c.basket.map((card, k) => ingredientCard(card, [...p, "basket", k])), "small"),
         "menus" in c ? zone("Secret Menus", [...p, "menus"], c.menus.map((m, k) => menuCard(m, [...p, "menus", k])), "small private")
-          : h("div", { cls: "hidden-cards" }, `${c.menu_count} secret Menus, hidden`),
+          : h("div", { cls: "hidden-cards" }, `${count(c.menu_count, "secret Menu")}, hidden`),
         zone("Completed", [...p, "completed"], c.completed.map((d, k) => completedMenu(d, [...p, "completed", k])), "small"),
       ]);
     })));
@@ -357,7 +358,7 @@
       return seatPanel(pl.seat, p, [
         h("div", { cls: "row" }, stat("points", [...p, "points"]), stat("cards in hand", [...p, "hand_size"]),
           stat("Recipe slots used", [...p, "slots_used"]), flag("passed", [...p, "passed"])),
-        pl.hand === null ? hidden(`${pl.hand_size} cards, hidden`, [...p, "hand"])
+        pl.hand === null ? hidden(`${count(pl.hand_size, "card")}, hidden`, [...p, "hand"])
           : zone("Hand", [...p, "hand"], pl.hand.map((id, k) => foodCard(id, [...p, "hand", k])), "small private"),
         zone("Recipes", [...p, "recipes"], pl.recipes.map((r, k) => placedRecipe(r, [...p, "recipes", k])), "small"),
         zone("Fancy Silverware", [...p, "silverware"], pl.silverware.map((id, k) => foodCard(id, [...p, "silverware", k])), "small"),
