@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -73,6 +74,8 @@ def cli() -> None:
 )
 def serve_command(db_path: str, host: str, port: int, http_port: int | None) -> None:
     """Serve the gRPC API on a DuckDB file (made on first start); --http adds the web pages."""
+    # incidents (a failing store, a bug) go to stderr, each with the id its client was given
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def run() -> None:
         try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
@@ -20,9 +20,8 @@ from replay import fold
 from replay.engine import ARBITER, Fact, MalformedCommand, RuleViolation, Viewer, fact_visible
 from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
-from replay.history import begin, new_genesis
-from replay.record import COMMAND, SEED_REVEAL, Row, make_row
-from replay.standings import Standing, result_of, standings
+from replay.history import begin, new_genesis, record_version
+from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
     AlreadyStarted,
@@ -32,11 +31,15 @@ from service.errors import (
     GameNotFound,
     PermissionDenied,
     StaleSeq,
+    StoreConflict,
     WaitingForEntropy,
     describe,
 )
+from service.limits import Refolds, RefusalBudget, stored_refusal
 from service.live import Database, LiveGame, live_from_store, utc_now
 from service.store import Batch, NewGame, Rejection
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -153,6 +156,9 @@ class Games:
         self._finished: OrderedDict[str, None] = OrderedDict()
         self._loading = asyncio.Lock()  # loads go through the one store thread anyway
         self._pending: dict[str, Pending] = {}
+        self._finishing: set[asyncio.Task[Any]] = set()
+        self.refusals = RefusalBudget()
+        self.refolds = Refolds()
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
@@ -257,14 +263,18 @@ class Games:
             game_id,
             genesis.SerializeToString(deterministic=True) if seat_entropy else b"",
         )
-        await self.db.commit(Batch(games=[new]))
-        if seat_entropy:
-            self._pending[game_id] = Pending(genesis, server_seed, pack, {})
-        else:
-            self._go_live(genesis, server_seed, pack, row, table, facts)
-        for seat, token in enumerate(tokens):
-            self.credentials.add_seat(token, game_id, seat)
-        return Created(genesis, tokens)
+
+        async def record() -> Created:
+            await self.db.commit(Batch(games=[new]))
+            if seat_entropy:
+                self._pending[game_id] = Pending(genesis, server_seed, pack, {})
+            else:
+                self._go_live(genesis, server_seed, pack, row, table, facts)
+            for seat, token in enumerate(tokens):
+                self.credentials.add_seat(token, game_id, seat)
+            return Created(genesis, tokens)
+
+        return await self._to_the_end(record())
 
     @staticmethod
     def _first_row(
@@ -324,24 +334,12 @@ class Games:
         ]
         return found[: limit or None]
 
-    async def standings(self, tournament_id: str) -> tuple[list[Standing], int, int]:
-        """A tournament's standings from its finished games: (lines, finished, running)."""
-        if not tournament_id:
-            raise BadRequest("tournament_id is required", field="tournament_id")
-        listed = await self.summaries(tournament_id=tournament_id)
-        if not listed:
-            raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
-        results = []
-        for summary in listed:
-            if summary.over:
-                game = await self.get(summary.game_id)
-                results.append(result_of(game.genesis, game.table))
-        return standings(results), len(results), len(listed) - len(results)
-
     async def load_pending(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
         for stored in await self.db.call(self.db.store.pending):
             draft = record_pb2.Genesis.FromString(stored.draft)
+            # none of its rows is written yet, so it starts in the current record format
+            draft.record_version = draft.record_version or CURRENT_VERSION
             pack = engine_of(draft.game_kind).load_pack(stored.pack_body)
             self._pending[stored.game_id] = Pending(
                 draft, stored.server_seed, pack, dict(stored.entropy)
@@ -359,6 +357,11 @@ class Games:
         if not 1 <= len(entropy) <= 1024:
             raise BadRequest("entropy is 1 to 1024 bytes", field="entropy")
         seat = int(actor.removeprefix("seat:"))
+        return await self._to_the_end(self._join(pending, game_id, seat, entropy))
+
+    async def _join(
+        self, pending: Pending, game_id: str, seat: int, entropy: bytes
+    ) -> tuple[bool, list[int]]:
         async with pending.lock:
             if game_id not in self._pending:
                 raise AlreadyStarted("this game has started: seat entropy comes before the deal")
@@ -395,12 +398,54 @@ class Games:
         """Check a command against the rules and record it; refusals are recorded too."""
         game = await self.get(game_id)
         body = command.SerializeToString(deterministic=True)
+        return await self._to_the_end(
+            self._submit(game, caller, command_id, expected_seq, command, body)
+        )
+
+    async def _to_the_end(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run ``work`` to its end whatever happens to the caller.
+
+        Once a command is queued, its commit and the advance in memory are the commit's
+        business: a deadline or a cancellation only means the caller misses the answer,
+        and a retry with the same command_id is answered ``replayed``.
+        """
+        task = asyncio.create_task(work)
+        self._finishing.add(task)
+        task.add_done_callback(self._forget)
+        return await asyncio.shield(task)
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._finishing.discard(task)
+        if not task.cancelled():
+            task.exception()  # its caller may be gone; the error went to it if it was there
+
+    async def drain(self) -> None:
+        """Wait for every command already taken to be recorded (graceful shutdown)."""
+        while self._finishing:
+            await asyncio.wait(set(self._finishing))
+
+    async def _submit(
+        self,
+        game: LiveGame,
+        caller: Caller,
+        command_id: str,
+        expected_seq: int | None,
+        command: record_pb2.Command,
+        body: bytes,
+    ) -> Accepted:
         async with game.lock:
             try:
-                actor, viewer = caller.actor(game_id), caller.viewer(game_id)
-                return await self._decide(
-                    game, actor, viewer, command_id, expected_seq, command, body
-                )
+                actor, viewer = caller.actor(game.game_id), caller.viewer(game.game_id)
+                try:
+                    return await self._decide(
+                        game, actor, viewer, command_id, expected_seq, command, body
+                    )
+                except StoreConflict:
+                    # memory was behind the log: take the log as the truth and decide again
+                    await self._reload(game)
+                    return await self._decide(
+                        game, actor, viewer, command_id, expected_seq, command, body
+                    )
             except (
                 RuleViolation,
                 MalformedCommand,
@@ -408,8 +453,14 @@ class Games:
                 CommandIdReused,
                 PermissionDenied,
             ) as error:
-                await self._reject(game, caller.label(game_id), command_id, body, error)
+                await self._reject(game, caller.label(game.game_id), command_id, body, error)
                 raise
+
+    async def _reload(self, game: LiveGame) -> None:
+        """Fold a game from the store again, so memory and log agree."""
+        stored = await self.db.call(self.db.store.load, game.game_id)
+        if stored is not None:
+            game.reload(stored)
 
     async def _decide(
         self,
@@ -421,7 +472,7 @@ class Games:
         command: record_pb2.Command,
         body: bytes,
     ) -> Accepted:
-        if command_id in game.command_ids:
+        if (actor, command_id) in game.command_ids:
             return self._retry(game, command_id, body, actor, viewer)
         if expected_seq is not None and expected_seq != game.last_seq:
             raise StaleSeq(
@@ -444,6 +495,8 @@ class Games:
             game.rows[-1].hash,
             state_hash(table),
             command_id,
+            version=record_version(game.genesis),  # a game keeps the format it began in
+            server_seed=game.server_seed,
         )
         rows, tables, all_facts = [row], [table], [tuple(facts)]
         if fold.is_over(table):
@@ -468,16 +521,17 @@ class Games:
             now,
             after.hash,
             state_hash(table),
+            version=record_version(game.genesis),
         )
 
     def _retry(
         self, game: LiveGame, command_id: str, body: bytes, actor: str, viewer: Viewer
     ) -> Accepted:
-        seq = game.command_ids[command_id]
+        seq = game.command_ids[actor, command_id]
         row = game.rows[seq - 1]
-        if row.body != body or row.actor != actor:
+        if row.body != body:
             raise CommandIdReused(
-                f"command_id {command_id!r} was used for another command (or sender) at seq {seq}",
+                f"you used command_id {command_id!r} for another command at seq {seq}",
                 seq=str(seq),
             )
         facts = visible_facts(game.facts[seq - 1], viewer, game.over)
@@ -486,7 +540,12 @@ class Games:
     async def _reject(
         self, game: LiveGame, actor: str, command_id: str, body: bytes, error: Exception
     ) -> None:
+        """Store a refusal, bounded, unless its sender is past its budget (then only counted)."""
         code, reason, message, metadata = describe(error)
+        unstored = self.refusals.take(game.game_id, actor)
+        if unstored is None:
+            return
+        body, message = stored_refusal(body, message, unstored)
         rejected = Rejection(
             game.game_id,
             game.last_seq,

@@ -7,7 +7,6 @@ bids, so only the arbiter gets them; once the seed is revealed the record is pub
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -21,12 +20,13 @@ from feastlog.v1 import record_pb2
 from replay.audit import AuditReport, verify
 from replay.engine import Viewer
 from replay.explain import explain, what_if
+from replay.record import COMMAND
 from service.app import Games
 from service.auth import Caller
 from service.convert import struct, structs
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame
-from service.replay_service import checked_seq
+from service.replay_service import checked_seq, parse_actor
 from service.store import Rejection, StoredGame
 
 
@@ -60,6 +60,7 @@ def report_message(report: AuditReport, redact: bool = False) -> pb.AuditReport:
         points=list(outcome.points) if outcome else [],
         winners=list(outcome.winners) if outcome else [],
         notes=list(report.notes),
+        record_version=report.record_version,
     )
 
 
@@ -100,13 +101,21 @@ def explanation_lines(found: dict[str, Any]) -> list[str]:
 def what_if_for(
     game: LiveGame, seq: int, actor: str, command: record_pb2.Command
 ) -> dict[str, Any]:
-    """What-if at ``seq`` of a game (seq 2.. n; the genesis has no table before it)."""
+    """What-if at ``seq`` of a game (seq 2.. n; the genesis has no table before it).
+
+    Without an actor, the command is tried as sent by the actor of row ``seq``.
+    """
     seq = checked_seq(game, seq)
     if seq < 2:
         raise BadRequest("what-if needs a seq after the genesis (2 or more)", field="seq")
     if command.WhichOneof("game") is None:
         raise BadRequest("the command is empty", field="command")
-    return what_if(game, seq, actor or game.rows[seq - 1].actor, command)
+    seats = len(game.genesis.seats)
+    if not actor and game.rows[seq - 1].kind != COMMAND:
+        raise BadRequest(
+            f"row {seq} is not a command: say who acts (seat:N or arbiter)", field="actor"
+        )
+    return what_if(game, seq, parse_actor(actor or game.rows[seq - 1].actor, seats), command)
 
 
 def visible_rejections(
@@ -159,7 +168,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self, request: pb.VerifyGameRequest, context: grpc.aio.ServicerContext
     ) -> pb.VerifyGameResponse:
         viewer = self.caller(context).viewer(request.game_id)
-        report = await asyncio.to_thread(audit_stored, await self.stored(request.game_id))
+        report = await self.games.refolds.run(audit_stored, await self.stored(request.game_id))
         redact = not report.over and viewer.role != "arbiter"
         return pb.VerifyGameResponse(report=report_message(report, redact))
 
@@ -167,14 +176,13 @@ class AuditService(pb_grpc.AuditServiceServicer):
     async def VerifyAllGames(
         self, request: pb.VerifyAllGamesRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.VerifyAllGamesResponse]:
-        caller = self.caller(context)
+        self.games.credentials.organiser(self.caller(context))
         summaries = await self.games.db.call(self.games.db.store.summaries)
         kinds = [(s[0], record_pb2.Genesis.FromString(s[1]).game_kind) for s in summaries]
         ids = [g for g, kind in kinds if not request.game_kind or kind == request.game_kind]
-        for game_id in reversed(ids):  # oldest first
-            report = await asyncio.to_thread(audit_stored, await self.stored(game_id))
-            redact = not report.over and caller.role != "organiser"
-            yield pb.VerifyAllGamesResponse(report=report_message(report, redact), total=len(ids))
+        for game_id in reversed(ids):  # oldest first; a cancelled call stops between games
+            report = await self.games.refolds.run(audit_stored, await self.stored(game_id))
+            yield pb.VerifyAllGamesResponse(report=report_message(report), total=len(ids))
 
     @unary
     async def ExplainEvent(

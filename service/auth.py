@@ -105,22 +105,31 @@ class Credentials:
         self._seats[token_sha256(token)] = (game_id, seat)
 
     def caller(self, metadata: Sequence[tuple[str, str | bytes]]) -> Caller:
-        """The caller named by ``authorization: Bearer ...`` metadata (anonymous when absent)."""
-        value = next((v for k, v in metadata if k == "authorization"), None)
-        if value is None:
+        """The caller named by ``authorization: Bearer ...`` metadata (anonymous when absent).
+
+        Credentials that are sent are always checked: a malformed or unknown token is
+        refused, never taken for a spectator.
+        """
+        values = [v for k, v in metadata if k == "authorization"]
+        if not values:
             return Caller("anonymous")
-        text = value.decode() if isinstance(value, bytes) else value
-        scheme, _, token = text.partition(" ")
+        if len(values) > 1:
+            raise Unauthenticated("send one authorization header, not several")
+        text = values[0].decode(errors="replace") if isinstance(values[0], bytes) else values[0]
+        scheme, _, token = text.strip().partition(" ")
+        token = token.strip()
         if scheme.lower() != "bearer" or not token:
             raise Unauthenticated("authorization must be 'Bearer <token>'")
-        if hmac.compare_digest(token.strip(), self._organiser):
+        if self._organiser and hmac.compare_digest(token.encode(), self._organiser.encode()):
             return Caller("organiser")
-        found = self._seats.get(token_sha256(token.strip()))
+        found = self._seats.get(token_sha256(token))
         if found is None:
             raise Unauthenticated("this token is not known to this server")
         return Caller("seat", found[0], found[1])
 
     def organiser(self, caller: Caller) -> None:
         """Refuse unless the caller holds the organiser key."""
+        if caller.role == "anonymous":
+            raise Unauthenticated("this needs the organiser key (authorization: Bearer ...)")
         if caller.role != "organiser":
             raise PermissionDenied("only the organiser (or arbiter) can do this")

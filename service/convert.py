@@ -37,6 +37,8 @@ def event(step: Step) -> pb.RecordEvent:
         state_hash=row.state_hash,
         recorded_at=row.recorded_at,
         view=struct(step.view),
+        prev_hash=row.prev_hash,
+        commitment=row.commitment,
     )
     if step.command is not None:
         out.command.CopyFrom(step.command)

@@ -1,12 +1,16 @@
 """The service's errors and the one table that maps them to gRPC statuses.
 
 Every error leaves as a ``google.rpc.Status`` with one ``ErrorInfo`` (domain ``feastlog``,
-an UPPER_SNAKE_CASE reason, metadata naming the broken rule or the bad field).
+an UPPER_SNAKE_CASE reason, metadata naming the broken rule or the bad field). A failure
+of the server itself (the store, or a bug) leaves with an ``incident_id`` in the metadata;
+its cause goes to the server log under the same id, never to the client.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -19,6 +23,8 @@ from replay.engine import MalformedCommand, PackError, RuleViolation
 from replay.games import UnknownGameKind
 
 DOMAIN = "feastlog"
+
+log = logging.getLogger("feastlog")
 
 
 class ServiceError(Exception):
@@ -36,6 +42,30 @@ class BadRequest(ServiceError):
     """A request field is missing or wrong."""
 
     reason = "BAD_REQUEST"
+
+
+class UndecodableRequest(BadRequest):
+    """The request bytes are not a valid message of the RPC's request type."""
+
+    reason = "UNDECODABLE_REQUEST"
+
+
+class UnknownFields(BadRequest):
+    """The request carries fields this server does not know (they would ride into the record)."""
+
+    reason = "UNKNOWN_FIELDS"
+
+
+class FieldTooLong(BadRequest):
+    """A string, bytes or list field longer than its bound."""
+
+    reason = "FIELD_TOO_LONG"
+
+
+class RequestTooLarge(ServiceError):
+    """The request is larger than its RPC takes."""
+
+    reason = "REQUEST_TOO_LARGE"
 
 
 class GameNotFound(ServiceError):
@@ -92,11 +122,45 @@ class StoreLocked(ServiceError):
     reason = "STORE_LOCKED"
 
 
+class StoreUnavailable(ServiceError):
+    """The store failed to read or write; the cause is in the server log under the incident."""
+
+    reason = "STORE_UNAVAILABLE"
+
+
+class StoreConflict(StoreUnavailable):
+    """A write clashed with what is stored (a seq or key already taken): memory was behind."""
+
+    reason = "STORE_CONFLICT"
+
+
+class InternalError(ServiceError):
+    """An unexpected failure on the server; the cause is in the server log under the incident."""
+
+    reason = "INTERNAL_ERROR"
+
+
+def new_incident_id() -> str:
+    """A fresh id that ties a client's error to its line in the server log."""
+    return "inc_" + secrets.token_hex(6)
+
+
+def unexpected(error: Exception) -> InternalError:
+    """An unexpected exception as an error the client may see; the cause goes to the log."""
+    incident = new_incident_id()
+    log.error("incident %s: unexpected %s", incident, type(error).__name__, exc_info=error)
+    return InternalError(
+        f"the server failed to answer this request (incident {incident})",
+        incident_id=incident,
+    )
+
+
 # The one mapping: exception class -> gRPC code.  Order matters only for subclasses.
 STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     MalformedCommand: grpc.StatusCode.INVALID_ARGUMENT,
     PackError: grpc.StatusCode.INVALID_ARGUMENT,
     BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    RequestTooLarge: grpc.StatusCode.RESOURCE_EXHAUSTED,
     UnknownGameKind: grpc.StatusCode.INVALID_ARGUMENT,
     RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
     WaitingForEntropy: grpc.StatusCode.FAILED_PRECONDITION,
@@ -108,6 +172,8 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
     StoreLocked: grpc.StatusCode.UNAVAILABLE,
+    StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
+    InternalError: grpc.StatusCode.INTERNAL,
 }
 
 
@@ -147,7 +213,7 @@ G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
 
 
 def unary(method: F) -> F:
-    """Turn known errors raised by a unary servicer method into rich statuses."""
+    """Turn errors raised by a unary servicer method into rich statuses."""
 
     @functools.wraps(method)
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
@@ -155,12 +221,16 @@ def unary(method: F) -> F:
             return await method(self, request, context)
         except KNOWN as error:
             await context.abort_with_status(to_status(error))
+        except grpc.aio.AbortError:
+            raise
+        except Exception as error:
+            await context.abort_with_status(to_status(unexpected(error)))
 
     return wrapper  # type: ignore[return-value]
 
 
 def streaming(method: G) -> G:
-    """Turn known errors raised by a streaming servicer method into rich statuses."""
+    """Turn errors raised by a streaming servicer method into rich statuses."""
 
     @functools.wraps(method)
     async def wrapper(
@@ -171,5 +241,9 @@ def streaming(method: G) -> G:
                 yield item
         except KNOWN as error:
             await context.abort_with_status(to_status(error))
+        except grpc.aio.AbortError:
+            raise
+        except Exception as error:
+            await context.abort_with_status(to_status(unexpected(error)))
 
     return wrapper  # type: ignore[return-value]

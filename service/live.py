@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -21,9 +22,12 @@ from replay.fold import Table
 from replay.games import engine
 from replay.history import Folded, refold
 from replay.record import Row
+from service.errors import StoreUnavailable
 from service.store import Batch, Store, StoredGame
 
 T = TypeVar("T")
+
+log = logging.getLogger("feastlog.store")
 
 
 def utc_now() -> str:
@@ -41,6 +45,7 @@ class Database:
         self._waiting: list[tuple[Batch, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
+        self._writing = False
         self.commits = 0
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
@@ -51,12 +56,21 @@ class Database:
         """Start the writer task."""
         self._writer = asyncio.create_task(self._write_loop(), name="feastlog-writer")
 
+    @property
+    def queued(self) -> int:
+        """How many batches wait for the writer now."""
+        return len(self._waiting)
+
     async def commit(self, batch: Batch) -> None:
-        """Queue a batch and return once it is committed."""
+        """Queue a batch and return once it is committed.
+
+        A waiter that is cancelled only stops waiting: the batch is written (or refused)
+        all the same, so the outcome never depends on who is still listening.
+        """
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting.append((batch, done))
         self._wake.set()
-        await done
+        await asyncio.shield(done)
 
     async def _write_loop(self) -> None:
         while True:
@@ -65,31 +79,69 @@ class Database:
             waiting, self._waiting = self._waiting, []
             if not waiting:
                 continue
+            self._writing = True
+            try:
+                await self._write(waiting)
+            except Exception as error:  # a bug here must not leave a waiter hanging
+                for _, done in waiting:
+                    _settle(done, error)
+            finally:
+                self._writing = False
+
+    async def _write(self, waiting: list[tuple[Batch, asyncio.Future[None]]]) -> None:
+        """All waiting batches in one transaction; after a failure, each batch alone.
+
+        Writing each alone after a failed group commit means a failing write fails only
+        the commands it concerns, never another game's.
+        """
+        if len(waiting) > 1:
             merged = Batch()
             for batch, _ in waiting:
                 merged.extend(batch)
             try:
                 await self.call(self.store.write, merged)
+            except StoreUnavailable as error:  # its cause is logged under its incident id
+                log.warning(
+                    "a group commit of %d batches failed (incident %s); writing each alone",
+                    len(waiting),
+                    error.metadata["incident_id"],
+                )
+            except Exception:
+                log.exception(
+                    "a group commit of %d batches failed; writing each alone", len(waiting)
+                )
+            else:
                 self.commits += 1
-                outcome: BaseException | None = None
-            except Exception as error:  # every waiter learns its rows were not written
-                outcome = error
-            for _, done in waiting:
-                if done.done():
-                    continue
-                if outcome is None:
-                    done.set_result(None)
-                else:
-                    done.set_exception(outcome)
+                for _, done in waiting:
+                    _settle(done, None)
+                return
+        for batch, done in waiting:
+            try:
+                await self.call(self.store.write, batch)
+            except Exception as error:
+                _settle(done, error)
+            else:
+                self.commits += 1
+                _settle(done, None)
 
     async def close(self) -> None:
         """Finish waiting writes, stop the writer and close the file."""
-        while self._waiting:
+        while self._waiting or self._writing:
             await asyncio.sleep(0.01)
         if self._writer is not None:
             self._writer.cancel()
         await self.call(self.store.close)
         self._thread.shutdown(wait=True)
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    """Tell one waiter how its batch ended."""
+    if done.done():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
 
 
 @dataclass
@@ -104,7 +156,9 @@ class LiveGame:
     rows: list[Row]
     tables: list[Table]
     facts: list[tuple[Fact, ...]]
-    command_ids: dict[str, int] = field(default_factory=dict)
+    # keyed by (actor, command_id): an id is its sender's own, so nobody can probe another
+    # seat's ids (a client may name them after its sealed bids)
+    command_ids: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     watchers: set[asyncio.Queue[int]] = field(default_factory=set)
 
@@ -135,7 +189,15 @@ class LiveGame:
         self.facts += facts
         for row in rows:
             if row.command_id:
-                self.command_ids[row.command_id] = row.seq
+                self.command_ids[row.actor, row.command_id] = row.seq
+        for queue in self.watchers:
+            queue.put_nowait(self.last_seq)
+
+    def reload(self, stored: StoredGame) -> None:
+        """Take the stored record as the truth again, after memory and log disagreed."""
+        fresh = live_from_store(stored)
+        self.rows, self.tables, self.facts = fresh.rows, fresh.tables, fresh.facts
+        self.command_ids = fresh.command_ids
         for queue in self.watchers:
             queue.put_nowait(self.last_seq)
 

@@ -30,15 +30,34 @@ from service.live import LiveGame, live_from_folded
 from service.store import Store, StoredGame
 
 
-def viewer_for(caller: Caller, game_id: str, requested: str) -> Viewer:
+def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
+    """A viewer named in a request (``seat:N``, ``spectator``, ``arbiter``) of a game of
+    ``seats`` seats, or BadRequest naming the field."""
+    try:
+        viewer = Viewer.parse(text)
+    except ValueError as bad:
+        raise BadRequest(
+            f"{field} {text!r} is not seat:N, spectator or arbiter", field=field
+        ) from bad
+    if viewer.seat is not None and not 0 <= viewer.seat < seats:
+        raise BadRequest(f"{field} {text!r}: this game has seats 0 to {seats - 1}", field=field)
+    return viewer
+
+
+def parse_actor(text: str, seats: int, field: str = "actor") -> str:
+    """An actor named in a request (``seat:N`` or ``arbiter``), in the record's spelling."""
+    actor = parse_viewer(text, seats, field)
+    if actor.role == "spectator":
+        raise BadRequest(f"{field}: a spectator makes no moves; use seat:N or arbiter", field=field)
+    return str(actor)
+
+
+def viewer_for(caller: Caller, game: LiveGame, requested: str) -> Viewer:
     """The viewer a caller asks for: its own, a spectator's, or (arbiter only) anyone's."""
-    own = caller.viewer(game_id)
+    own = caller.viewer(game.game_id)
     if not requested:
         return own
-    try:
-        wanted = Viewer.parse(requested)
-    except ValueError as bad:
-        raise BadRequest(str(bad), field="viewer") from bad
+    wanted = parse_viewer(requested, len(game.genesis.seats))
     if own.role != "arbiter" and wanted.role != "spectator" and wanted != own:
         raise PermissionDenied(f"{own} cannot look at the game as {wanted}")
     return wanted
@@ -131,7 +150,7 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         self, request: pb.GetStateAtRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStateAtResponse:
         game = await self.games.get(request.game_id)
-        viewer = viewer_for(self.caller(context), request.game_id, request.viewer)
+        viewer = viewer_for(self.caller(context), game, request.viewer)
         step = state_at(game, request.seq, viewer)
         return pb.GetStateAtResponse(
             event=event(step),
@@ -145,7 +164,7 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         self, request: pb.StreamReplayRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.StreamReplayResponse]:
         game = await self.games.get(request.game_id)
-        viewer = viewer_for(self.caller(context), request.game_id, request.viewer)
+        viewer = viewer_for(self.caller(context), game, request.viewer)
         for step in steps(game, request.from_seq, request.to_seq, viewer):
             yield pb.StreamReplayResponse(event=event(step))
 
@@ -157,7 +176,7 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         stored = await self.games.db.call(self.games.db.store.load, request.game_id)
         if stored is None:
             raise GameNotFound(f"there is no game {request.game_id!r}", game_id=request.game_id)
-        text, complete = export_text(stored, viewer)
+        text, complete = await self.games.refolds.run(export_text, stored, viewer)
         name = f"{request.game_id}.feastlog.json"
         return pb.ExportRecordResponse(content=text.encode(), file_name=name, complete=complete)
 

@@ -15,7 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from feastlog.v1 import audit_service_pb2, replay_service_pb2, tournament_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service import audit_service, replay_service, tournament_service
+from service import audit_service, limits, replay_service, tournament_service
 from service.app import Games
 from service.auth import Caller, Credentials, organiser_key
 from service.convert import event, struct, structs
@@ -146,6 +146,7 @@ class Running:
         if self.http is not None:
             await self.http.cleanup()
         await self.server.stop(grace)
+        await self.games.drain()  # commands already taken are recorded, callers or not
         await self.db.close()
 
 
@@ -158,7 +159,9 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     credentials = Credentials(key, await db.call(store.seat_tokens))
     games = Games(db, credentials)
     await games.load_pending()
-    server = grpc.aio.server()
+    server = grpc.aio.server(
+        interceptors=[limits.Guard(credentials)], options=limits.server_options()
+    )
     pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
     replay_service.add_to(server, games)
     audit_service.add_to(server, games)

@@ -1,7 +1,8 @@
 """The DuckDB event store: the only module that speaks to DuckDB.
 
 Tables:
-- ``events``: every game's rows (genesis, commands, seed reveal), keyed by (game_id, seq);
+- ``events``: every game's rows (genesis, commands, seed reveal), keyed by (game_id, seq),
+  each under its record's format version (the ``commitment`` column is empty in format 1);
 - ``rejections``: refused commands, outside the chain;
 - ``seats``: seat names and the sha256 of each seat token (never the token);
 - ``seeds``: each game's server seed, kept out of the rows until the reveal row;
@@ -15,15 +16,24 @@ Driver errors are translated here, once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import duckdb
 
 from feastlog.v1 import record_pb2
 from replay.record import Row
-from service.errors import StoreLocked
+from service.errors import StoreConflict, StoreLocked, StoreUnavailable, new_incident_id
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+log = logging.getLogger("feastlog.store")
+OR_IGNORE = "INSERT OR IGNORE"
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
@@ -37,6 +47,7 @@ CREATE TABLE IF NOT EXISTS events (
     prev_hash VARCHAR NOT NULL,
     hash VARCHAR NOT NULL,
     state_hash VARCHAR NOT NULL,
+    commitment VARCHAR NOT NULL DEFAULT '',
     PRIMARY KEY (game_id, seq)
 );
 CREATE TABLE IF NOT EXISTS rejections (
@@ -80,9 +91,18 @@ CREATE TABLE IF NOT EXISTS packs (
 );
 """
 
+# Files written before record format 2 have no commitment column: it is added in place,
+# empty for their rows (format 1 has no commitments), and nothing else changes.
+MIGRATIONS = """
+ALTER TABLE events ADD COLUMN IF NOT EXISTS commitment VARCHAR DEFAULT '';
+"""
+
 ROW_COLUMNS = (
-    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash"
+    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash, "
+    "commitment"
 )
+# Reading a file opened read-only that predates the column: every row is format 1.
+_FORMAT_1_COLUMNS = ROW_COLUMNS.replace("commitment", "'' AS commitment")
 
 
 @dataclass(frozen=True)
@@ -153,6 +173,51 @@ class StoredGame:
     seat_names: tuple[str, ...]
 
 
+def translated(method: Callable[P, R]) -> Callable[P, R]:
+    """Translate the driver's errors into the store's own, once, here.
+
+    The cause goes to the server log under an incident id; the error the client may see
+    carries only the id.
+    """
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except duckdb.Error as error:
+            incident = new_incident_id()
+            log.error(
+                "incident %s: the store failed in %s: %s: %s",
+                incident,
+                method.__name__,
+                type(error).__name__,
+                error,
+            )
+            if isinstance(error, duckdb.ConstraintException):
+                raise StoreConflict(
+                    f"the game store refused a write that was out of date (incident {incident}); "
+                    "try again",
+                    incident_id=incident,
+                ) from error
+            if method.__name__ != "write":
+                message = f"the game store failed to read (incident {incident}); try again"
+            else:
+                message = (
+                    f"the game store failed to write (incident {incident}); try again: "
+                    "a command sent again with its command_id is recorded once"
+                )
+            raise StoreUnavailable(message, incident_id=incident) from error
+
+    return wrapper
+
+
+def _rollback(con: duckdb.DuckDBPyConnection) -> None:
+    """End a failed transaction; one that already ended (a failed COMMIT) needs nothing."""
+    # a transaction that is over already needs nothing: the first error is the one to report
+    with contextlib.suppress(duckdb.Error):
+        con.execute("ROLLBACK")
+
+
 class Store:
     """An open DuckDB file holding game records."""
 
@@ -169,59 +234,35 @@ class Store:
             raise
         if not read_only:
             self.con.execute(SCHEMA)
+            self.con.execute(MIGRATIONS)
         self.path = path
+        self.row_columns = ROW_COLUMNS if self._has_commitments() else _FORMAT_1_COLUMNS
+
+    def _has_commitments(self) -> bool:
+        """Whether the events table has its commitment column (a read-only older file has not)."""
+        found = self.con.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' "
+            "AND column_name = 'commitment'"
+        ).fetchone()
+        return bool(found and found[0])
 
     def close(self) -> None:
         """Close the file (checkpointing the write-ahead log)."""
         self.con.close()
 
+    @translated
     def write(self, batch: Batch) -> None:
         """Commit a batch in one transaction: all of it or none of it."""
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            for game in batch.games:
-                game_id = game.genesis.game_id if game.genesis else game.game_id
-                con.execute(
-                    "INSERT INTO packs SELECT ?, ?, ?, ? WHERE NOT EXISTS "
-                    "(SELECT 1 FROM packs WHERE sha256 = ?)",
-                    [
-                        game.pack_sha256,
-                        game.game_kind,
-                        game.pack_id,
-                        game.pack_body,
-                        game.pack_sha256,
-                    ],
-                )
-                con.execute("INSERT INTO seeds VALUES (?, ?)", [game_id, game.server_seed])
-                con.executemany(
-                    "INSERT INTO seats VALUES (?, ?, ?, ?)",
-                    [[game_id, i, n, t] for i, (n, t) in enumerate(game.seats)],
-                )
-                if game.genesis is None:
-                    con.execute("INSERT INTO pending_games VALUES (?, ?)", [game_id, game.draft])
-            if batch.entropy:
-                con.executemany(
-                    "INSERT INTO seat_entropy VALUES (?, ?, ?)", [list(e) for e in batch.entropy]
-                )
-            for game_id in batch.started:
-                con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
-            rows = [g.genesis for g in batch.games if g.genesis is not None] + batch.rows
-            if rows:
-                con.executemany(
-                    f"INSERT INTO events ({ROW_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [_row_values(r) for r in rows],
-                )
-            if batch.rejections:
-                con.executemany(
-                    "INSERT INTO rejections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [list(vars(r).values()) for r in batch.rejections],
-                )
+            _write_rows(con, batch)
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            _rollback(con)
             raise
 
+    @translated
     def game_ids(self) -> list[str]:
         """Every game id, oldest first."""
         found = self.con.execute(
@@ -229,13 +270,15 @@ class Store:
         ).fetchall()
         return [r[0] for r in found]
 
+    @translated
     def rows(self, game_id: str) -> tuple[Row, ...]:
         """A game's rows in seq order."""
         found = self.con.execute(
-            f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = ? ORDER BY seq", [game_id]
+            f"SELECT {self.row_columns} FROM events WHERE game_id = ? ORDER BY seq", [game_id]
         ).fetchall()
         return tuple(_row(r) for r in found)
 
+    @translated
     def load(self, game_id: str) -> StoredGame | None:
         """A game's rows, seed, pack and seat names; None when there is no such game."""
         rows = self.rows(game_id)
@@ -257,6 +300,7 @@ class Store:
             tuple(n[0] for n in names),
         )
 
+    @translated
     def pending(self) -> list[PendingGame]:
         """Games waiting for seat entropy, with what each seat has sent so far."""
         found = self.con.execute(
@@ -281,6 +325,7 @@ class Store:
             )
         return out
 
+    @translated
     def seat_tokens(self) -> list[tuple[str, str, int]]:
         """(token sha256, game id, seat) for every seat of every game."""
         return [
@@ -288,6 +333,7 @@ class Store:
             for r in self.con.execute("SELECT token_sha256, game_id, seat FROM seats").fetchall()
         ]
 
+    @translated
     def rejections(self, game_id: str) -> list[Rejection]:
         """A game's refused commands, oldest first."""
         found = self.con.execute(
@@ -298,6 +344,7 @@ class Store:
             for r in found
         ]
 
+    @translated
     def summaries(self) -> list[tuple[str, bytes, int, bool, str]]:
         """(game id, genesis body, last seq, over, created at) per game, newest first."""
         found = self.con.execute(
@@ -307,6 +354,64 @@ class Store:
             "ORDER BY g.recorded_at DESC, g.game_id"
         ).fetchall()
         return [(r[0], bytes(r[1]), int(r[2]), bool(r[3]), r[4]) for r in found]
+
+
+# Rows per INSERT statement: many rows in one VALUES list, never executemany (which
+# DuckDB runs row by row, its slowest path), and bounded so a statement stays small.
+ROWS_PER_INSERT = 256
+
+
+def _insert(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    columns: str,
+    rows: Sequence[Sequence[object]],
+    verb: str = "INSERT",
+) -> None:
+    """Insert rows with multi-row VALUES statements."""
+    for start in range(0, len(rows), ROWS_PER_INSERT):
+        chunk = rows[start : start + ROWS_PER_INSERT]
+        marks = "(" + ", ".join("?" * len(chunk[0])) + ")"
+        con.execute(
+            f"{verb} INTO {table} ({columns}) VALUES {', '.join([marks] * len(chunk))}",
+            [value for row in chunk for value in row],
+        )
+
+
+def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
+    """Everything a batch writes, one statement per table."""
+    games = batch.games
+    ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
+    packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
+    if packs:  # the same pack serves many games: stored once, by its sha256
+        _insert(con, "packs", "sha256, game_kind, pack_id, body", list(packs.values()), OR_IGNORE)
+    if games:
+        seeds = [[i, g.server_seed] for i, g in zip(ids, games, strict=True)]
+        _insert(con, "seeds", "game_id, server_seed", seeds)
+        seats = [
+            [i, seat, name, token]
+            for i, g in zip(ids, games, strict=True)
+            for seat, (name, token) in enumerate(g.seats)
+        ]
+        if seats:
+            _insert(con, "seats", "game_id, seat, name, token_sha256", seats)
+    drafts = [[i, g.draft] for i, g in zip(ids, games, strict=True) if g.genesis is None]
+    if drafts:
+        _insert(con, "pending_games", "game_id, draft", drafts)
+    if batch.entropy:
+        _insert(con, "seat_entropy", "game_id, seat, entropy", [list(e) for e in batch.entropy])
+    for game_id in batch.started:
+        con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
+    rows = [g.genesis for g in games if g.genesis is not None] + batch.rows
+    if rows:
+        _insert(con, "events", ROW_COLUMNS, [_row_values(r) for r in rows])
+    if batch.rejections:
+        _insert(
+            con,
+            "rejections",
+            ", ".join(f.name for f in fields(Rejection)),
+            [list(vars(r).values()) for r in batch.rejections],
+        )
 
 
 def _pack_sha_of(genesis_row: Row) -> str:
@@ -325,11 +430,22 @@ def _row_values(row: Row) -> list[object]:
         row.prev_hash,
         row.hash,
         row.state_hash,
+        row.commitment,
     ]
 
 
 def _row(values: tuple[Any, ...]) -> Row:
-    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state = values
+    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state, commit = values
     return Row(
-        game_id, int(seq), kind, actor, command_id, bytes(body), recorded_at, prev, hash_, state
+        game_id,
+        int(seq),
+        kind,
+        actor,
+        command_id,
+        bytes(body),
+        recorded_at,
+        prev,
+        hash_,
+        state,
+        commit or "",
     )

@@ -210,6 +210,10 @@ def test_rejections_rulings_and_an_export_verified_offline(
     )
     assert result.exit_code == 0, result.output
     result = runner.invoke(cli, ["audit", "--all", "--server", server.address])
+    assert result.exit_code != 0 and "organiser" in result.output  # verify-all is theirs
+    result = runner.invoke(
+        cli, ["audit", "--all", "--server", server.address, "--organiser-key", server.key]
+    )
     assert result.exit_code == 0 and "1 games" not in result.output
     server.stop()
     (tmp_path / "games.duckdb").unlink()  # no server, no database: the file alone

@@ -1,0 +1,366 @@
+"""Bounded input: what every feastlog RPC checks before its servicer runs.
+
+One interceptor (``Guard``) wraps the handler of every method of the feastlog services,
+found by its path, so a new RPC is covered without edits here:
+
+- the caller's credentials are resolved on every call: a malformed or unknown bearer
+  token is refused with UNAUTHENTICATED even where a spectator may call;
+- the request bytes go through a checked deserializer: bytes over the RPC's size limit
+  (RESOURCE_EXHAUSTED), bytes that are not the request type (INVALID_ARGUMENT,
+  UNDECODABLE_REQUEST), fields this server does not know anywhere in the message
+  (UNKNOWN_FIELDS: they would ride inside a command into the chain) and strings, bytes or
+  lists longer than their bound (FIELD_TOO_LONG, naming the field) are refused.
+
+Every refusal is one of the errors of ``service.errors`` and leaves through its table.
+Requests refused here never reach a game, so they are not stored as rejections.
+
+Refused commands that do reach a game are stored bounded (``stored_refusal``) and at
+most at a sender's pace (``RefusalBudget``); whole-record folds that any caller can ask
+for run one at a time off the event loop (``Refolds``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias, TypeVar
+
+import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor, ServiceDescriptor
+from google.protobuf.message import DecodeError, Message
+from google.protobuf.unknown_fields import UnknownFieldSet
+
+from feastlog.v1 import (
+    audit_service_pb2,
+    game_service_pb2,
+    replay_service_pb2,
+    tournament_service_pb2,
+)
+from service.auth import Credentials
+from service.errors import (
+    FieldTooLong,
+    RequestTooLarge,
+    ServiceError,
+    UndecodableRequest,
+    UnknownFields,
+    to_status,
+)
+
+# The services the guard covers: every method of these, whatever is added to them.
+SERVICES: tuple[ServiceDescriptor, ...] = tuple(
+    module.DESCRIPTOR.services_by_name[name]
+    for module, name in (
+        (game_service_pb2, "GameService"),
+        (replay_service_pb2, "ReplayService"),
+        (audit_service_pb2, "AuditService"),
+        (tournament_service_pb2, "TournamentService"),
+    )
+)
+
+KIB = 1024
+T = TypeVar("T")
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+
+# The longest value a request field takes, by field name in any request message:
+# characters for strings, bytes for bytes.  Ids are far shorter than their bounds
+# (game ids are 18 characters); texts are an arbiter's notes and reasons.
+FIELD_BOUNDS: dict[str, int] = {
+    "game_id": 64,
+    "command_id": 128,
+    "tournament_id": 64,
+    "players": 40,  # each player's name
+    "game_kind": 32,
+    "viewer": 32,
+    "actor": 32,
+    "text": 2000,
+    "reason": 500,
+    "seed": 32,
+    "entropy": 1024,
+    "content_pack": 1024 * KIB,  # an organiser's own pack; the shipped ones are 3-16 KB
+}
+OPTION_BOUND = 64  # each rule option's key and value
+STRING_BOUND = 128  # any other string (card ids, ingredients, recipe names)
+BYTES_BOUND = 1024  # any other bytes
+LIST_BOUND = 64  # elements of any list or map (a hand, a bid, the players, the options)
+
+# Request bytes an RPC takes: this, plus the bound of any field of the request larger
+# than it (a content pack).  The server-wide gRPC limit is the largest of these.
+REQUEST_BYTES = 64 * KIB
+
+
+def request_limit(request_type: Descriptor) -> int:
+    """The most bytes a request of this type may have."""
+    large = [FIELD_BOUNDS.get(f.name, 0) for f in request_type.fields]
+    return REQUEST_BYTES + sum(b for b in large if b > REQUEST_BYTES)
+
+
+def methods() -> list[tuple[str, Any]]:
+    """Every guarded method as (``/package.Service/Method`` path, method descriptor)."""
+    return [(f"/{s.full_name}/{m.name}", m) for s in SERVICES for m in s.methods]
+
+
+def server_options() -> list[tuple[str, int]]:
+    """gRPC server options: no request larger than the largest any RPC takes."""
+    largest = max(request_limit(m.input_type) for _, m in methods())
+    return [("grpc.max_receive_message_length", largest)]
+
+
+def _bound(field: FieldDescriptor) -> int:
+    default = BYTES_BOUND if field.type == FieldDescriptor.TYPE_BYTES else STRING_BOUND
+    return FIELD_BOUNDS.get(field.name, default)
+
+
+def _check_value(field: FieldDescriptor, value: Any, path: str, bound: int) -> None:
+    if field.type == FieldDescriptor.TYPE_MESSAGE:
+        check_fields(value, path)
+    elif field.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
+        unit = "characters" if field.type == FieldDescriptor.TYPE_STRING else "bytes"
+        if len(value) > bound:
+            raise FieldTooLong(
+                f"{path} is {len(value)} {unit} long; it takes at most {bound}",
+                field=path,
+                limit=str(bound),
+            )
+
+
+def _check_list(field: FieldDescriptor, values: Any, path: str) -> None:
+    if len(values) > LIST_BOUND:
+        raise FieldTooLong(
+            f"{path} has {len(values)} entries; it takes at most {LIST_BOUND}",
+            field=path,
+            limit=str(LIST_BOUND),
+        )
+    entry = field.message_type
+    if entry is not None and entry.GetOptions().map_entry:
+        key, value = entry.fields_by_name["key"], entry.fields_by_name["value"]
+        option = field.name == "options"
+        for k in values:
+            _check_value(key, k, f"{path} key", OPTION_BOUND if option else _bound(key))
+            bound = OPTION_BOUND if option else _bound(value)
+            _check_value(value, values[k], f"{path}[{k!r}]", bound)
+        return
+    for i, item in enumerate(values):
+        _check_value(field, item, f"{path}[{i}]", _bound(field))
+
+
+def check_fields(message: Message, path: str = "") -> None:
+    """Refuse unknown fields and over-long values anywhere in ``message``."""
+    found = UnknownFieldSet(message)
+    unknown = sorted({found[i].field_number for i in range(len(found))})
+    if unknown:
+        where = path or "the request"
+        numbers = ", ".join(str(n) for n in unknown)
+        raise UnknownFields(
+            f"{where} carries field number(s) {numbers}, which this server does not know; "
+            "send only the fields of feastlog.v1",
+            field=path or "request",
+            unknown_fields=",".join(f"{path or message.DESCRIPTOR.name}#{n}" for n in unknown),
+        )
+    for field, value in message.ListFields():
+        where = f"{path}.{field.name}" if path else field.name
+        if field.is_repeated:
+            _check_list(field, value, where)
+        else:
+            _check_value(field, value, where, _bound(field))
+
+
+@dataclass(frozen=True)
+class Refused:
+    """What the checked deserializer hands on instead of a request it refuses."""
+
+    error: ServiceError
+
+
+def checked_deserializer(request_type: Any) -> Callable[[bytes], Message | Refused]:
+    """Parse request bytes, or a ``Refused`` saying in plain words why not."""
+    name = request_type.DESCRIPTOR.full_name
+    limit = request_limit(request_type.DESCRIPTOR)
+
+    def deserialize(raw: bytes) -> Message | Refused:
+        if len(raw) > limit:
+            return Refused(
+                RequestTooLarge(
+                    f"the request is {len(raw)} bytes; this call takes at most {limit}",
+                    limit=str(limit),
+                )
+            )
+        try:
+            request: Message = request_type.FromString(raw)
+            check_fields(request)
+        except DecodeError:
+            return Refused(
+                UndecodableRequest(f"the request bytes are not a {name} message", field="request")
+            )
+        except ServiceError as error:
+            return Refused(error)
+        return request
+
+    return deserialize
+
+
+class Guard(grpc.aio.ServerInterceptor):
+    """Checks credentials and request bytes on every feastlog RPC (see the module doc)."""
+
+    def __init__(self, credentials: Credentials) -> None:
+        streamed = [path for path, method in methods() if method.client_streaming]
+        if streamed:  # fail at start, not at the first call, when an RPC needs more
+            raise NotImplementedError(f"the guard checks unary requests; {streamed[0]} streams")
+        self.credentials = credentials
+        self._request_types = {
+            path: message_factory.GetMessageClass(method.input_type) for path, method in methods()
+        }
+        self._guarded: dict[str, Handler] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        """The method's handler, guarded when it is a feastlog method."""
+        handler = await continuation(handler_call_details)
+        path = handler_call_details.method
+        if handler is None or path not in self._request_types:
+            return handler
+        guarded = self._guarded.get(path)
+        if guarded is None:
+            guarded = self._guarded[path] = self._guard(path, handler)
+        return guarded
+
+    def _guard(self, path: str, handler: Handler) -> Handler:
+        deserializer = checked_deserializer(self._request_types[path])
+        if handler.unary_stream is not None:
+            return handler._replace(  # type: ignore[attr-defined]
+                request_deserializer=deserializer,
+                unary_stream=self._streaming(handler.unary_stream),
+            )
+        if handler.unary_unary is not None:
+            return handler._replace(  # type: ignore[attr-defined]
+                request_deserializer=deserializer, unary_unary=self._unary(handler.unary_unary)
+            )
+        raise NotImplementedError(f"{path}: the guard checks unary requests only")  # see __init__
+
+    async def _admit(self, request: Any, context: grpc.aio.ServicerContext) -> None:
+        """Abort the call unless its credentials and request pass."""
+        try:
+            self.credentials.caller(tuple(context.invocation_metadata() or ()))
+        except ServiceError as error:
+            await context.abort_with_status(to_status(error))
+        if isinstance(request, Refused):
+            await context.abort_with_status(to_status(request.error))
+
+    def _unary(self, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            await self._admit(request, context)
+            return await behaviour(request, context)
+
+        return guarded
+
+    def _streaming(self, behaviour: Callable[..., Any]) -> Callable[..., AsyncIterator[Any]]:
+        async def guarded(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            await self._admit(request, context)
+            replies = behaviour(request, context)
+            if inspect.isawaitable(replies):  # a handler that writes through the context
+                await replies
+                return
+            async for reply in replies:
+                yield reply
+
+        return guarded
+
+
+# A refused command's row keeps at most this many bytes of the command.  A longer one
+# keeps exactly its first REFUSED_BODY_KEPT bytes, and its message says so with the
+# whole command's length and sha256: a body of exactly this length is always a cut one
+# (whole bodies are kept only when shorter), so nobody decodes a prefix as a command.
+REFUSED_BODY_KEPT = 4 * KIB
+REFUSED_MESSAGE_KEPT = 500
+
+
+def body_is_whole(body: bytes) -> bool:
+    """Whether a stored refused command is the whole command (not a cut prefix)."""
+    return len(body) < REFUSED_BODY_KEPT
+
+
+def stored_refusal(body: bytes, message: str, unstored: int) -> tuple[bytes, str]:
+    """The body and message a refusal's row keeps: bounded, saying what was cut or skipped."""
+    notes = []
+    if len(message) > REFUSED_MESSAGE_KEPT:
+        message = message[:REFUSED_MESSAGE_KEPT] + "…"
+    if not body_is_whole(body):
+        digest = hashlib.sha256(body).hexdigest()
+        notes.append(
+            f"command cut: {len(body)} bytes, sha256 {digest}; "
+            f"the first {REFUSED_BODY_KEPT} bytes are kept"
+        )
+        body = body[:REFUSED_BODY_KEPT]
+    if unstored:
+        notes.append(f"{unstored} earlier refusal(s) of this sender were not stored (rate limit)")
+    return body, " ".join([message, *(f"[{n}]" for n in notes)])
+
+
+class Refolds:
+    """Whole-record folds (verification, export, standings) run one at a time, each in a
+    worker thread: however many callers ask, the event loop keeps answering, and a
+    cancelled call stops waiting (its fold of one game finishes unseen)."""
+
+    def __init__(self) -> None:
+        self._one = asyncio.Semaphore(1)
+
+    async def run(self, fold: Callable[..., T], *args: Any) -> T:
+        """``fold(*args)`` in a worker thread, after the folds asked for before it."""
+        async with self._one:
+            return await asyncio.to_thread(fold, *args)
+
+
+@dataclass
+class _Bucket:
+    tokens: float
+    at: float
+    unstored: int = 0
+
+
+class RefusalBudget:
+    """A token bucket per (game, sender) for storing refusals.
+
+    Every refusal is answered with its status; past the budget it is counted instead of
+    stored, and the sender's next stored refusal says how many were skipped.  A sender
+    may have ``burst`` refusals stored at once and ``per_minute`` more each minute.
+    """
+
+    def __init__(
+        self,
+        burst: int = 20,
+        per_minute: float = 12,
+        clock: Callable[[], float] = time.monotonic,
+        senders: int = 10_000,
+    ) -> None:
+        self.burst = burst
+        self.rate = per_minute / 60
+        self.clock = clock
+        self.senders = senders
+        self.unstored = 0  # refusals answered but not stored, since the server started
+        self._buckets: OrderedDict[tuple[str, str], _Bucket] = OrderedDict()
+
+    def take(self, game_id: str, sender: str) -> int | None:
+        """None: do not store this refusal; else store it (with how many were skipped)."""
+        now = self.clock()
+        key = (game_id, sender)
+        bucket = self._buckets.pop(key, None) or _Bucket(float(self.burst), now)
+        self._buckets[key] = bucket  # most recently used last
+        bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate)
+        bucket.at = now
+        while len(self._buckets) > self.senders:  # memory stays bounded: forget the oldest
+            self._buckets.popitem(last=False)
+        if bucket.tokens < 1:
+            bucket.unstored += 1
+            self.unstored += 1
+            return None
+        bucket.tokens -= 1
+        skipped, bucket.unstored = bucket.unstored, 0
+        return skipped

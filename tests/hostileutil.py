@@ -1,0 +1,335 @@
+"""Hostile clients for tests: every RPC called with raw bytes, taken from the descriptors.
+
+``populate`` puts a few games on a server (one running with a seat to act, another game,
+one waiting for seat entropy, one finished, all in one tournament); ``TEMPLATES`` holds a
+valid request per RPC aimed at them; ``call_raw`` sends any bytes to any RPC and returns
+the status it got.  The fuzz test and the authorisation matrix share them.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from google.protobuf import message_factory
+from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
+from google.protobuf.message import Message
+
+from cli.client import as_dict
+from cli.client import error_info as client_error_info
+from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import record_pb2
+from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import tournament_service_pb2 as tpb
+from service.limits import methods
+from tests.serverutil import bearer, stub
+
+TOURNAMENT = "hostile-cup"
+SEED = bytes(range(32))
+PRINCIPALS = ("none", "malformed", "unknown", "organiser", "own", "other", "foreign")
+
+
+@dataclass
+class Targets:
+    """The games a hostile client aims at, and every seat token of them."""
+
+    key: str
+    running: str  # a Menu Masters game where one seat is to act
+    own: int  # the seat to act in ``running``
+    other: int  # a seat of ``running`` not to act
+    foreign: str  # another running game
+    pending: str  # a game waiting for seat entropy
+    finished: str  # a game the arbiter closed
+    move: record_pb2.Command  # a legal command for ``own`` now
+    tokens: dict[str, list[str]] = field(default_factory=dict)
+
+    def metadata(self, principal: str, game_id: str) -> tuple[tuple[str, str], ...]:
+        """Call metadata for a principal, relative to the game a request names."""
+        own, other = (0, 1) if game_id == self.pending else (self.own, self.other)
+        tokens = {
+            "none": None,
+            "unknown": "seat_" + "x" * 32,
+            "organiser": self.key,
+            "own": self.tokens[game_id][own],
+            "other": self.tokens[game_id][other],
+            "foreign": self.tokens[self.foreign][0],
+        }
+        if principal == "malformed":
+            return (("authorization", "Bearer"),)
+        return bearer(tokens[principal])
+
+
+def populate(address: str, key: str) -> Targets:
+    """Put the target games on a server."""
+    client = stub(address)
+    org = bearer(key)
+    made: dict[str, pb.CreateGameResponse] = {}
+    for name, kind, players, entropy in (
+        ("running", "menu-masters", ["Ann", "Brian", "Celia"], False),
+        ("foreign", "bon-appetit", ["Dora", "Emil"], False),
+        ("pending", "picky-eaters", ["Fay", "Gus", "Hal"], True),
+        ("finished", "picky-eaters", ["Ida", "Jon"], False),
+    ):
+        request = pb.CreateGameRequest(
+            game_kind=kind,
+            players=players,
+            seed=SEED,
+            tournament_id=TOURNAMENT,
+            seat_entropy=entropy,
+        )
+        made[name] = client.CreateGame(request, metadata=org)
+    close = record_pb2.ArbiterCommand(reason="test over", close_game=record_pb2.CloseGame())
+    client.SubmitCommand(
+        pb.SubmitCommandRequest(
+            game_id=made["finished"].game_id,
+            command_id="close",
+            command=record_pb2.Command(arbiter=close),
+        ),
+        metadata=org,
+    )
+    running = made["running"].game_id
+    client.SubmitCommand(  # a second row, so that what-if has a seq 2 to try
+        pb.SubmitCommandRequest(
+            game_id=running, command_id="note", command=record_pb2.Command(arbiter=_note("hi"))
+        ),
+        metadata=org,
+    )
+    view = as_dict(client.GetView(pb.GetViewRequest(game_id=running)).view)
+    own = int(view["to_act"][0])
+    tokens = {g.game_id: [t.token for t in g.seat_tokens] for g in made.values()}
+    legal = client.ListLegalCommands(
+        pb.ListLegalCommandsRequest(game_id=running), metadata=bearer(tokens[running][own])
+    )
+    return Targets(
+        key,
+        running,
+        own,
+        (own + 1) % 3,
+        made["foreign"].game_id,
+        made["pending"].game_id,
+        made["finished"].game_id,
+        legal.commands[0],
+        tokens,
+    )
+
+
+def _note(text: str) -> record_pb2.ArbiterCommand:
+    return record_pb2.ArbiterCommand(reason="matrix", note=record_pb2.Note(text=text))
+
+
+# A valid request per RPC, aimed at the target games: (request, the game it names).
+Template = Callable[[Targets], tuple[Message, str]]
+TEMPLATES: dict[str, Template] = {
+    "/feastlog.v1.GameService/CreateGame": lambda t: (
+        pb.CreateGameRequest(game_kind="bon-appetit", players=["Kim", "Lou"]),
+        t.running,
+    ),
+    "/feastlog.v1.GameService/JoinGame": lambda t: (
+        pb.JoinGameRequest(game_id=t.pending, entropy=b"e" * 32),
+        t.pending,
+    ),
+    "/feastlog.v1.GameService/SubmitCommand": lambda t: (
+        pb.SubmitCommandRequest(game_id=t.running, command_id=uuid.uuid4().hex, command=t.move),
+        t.running,
+    ),
+    "/feastlog.v1.GameService/GetView": lambda t: (pb.GetViewRequest(game_id=t.running), t.running),
+    "/feastlog.v1.GameService/ListLegalCommands": lambda t: (
+        pb.ListLegalCommandsRequest(game_id=t.running),
+        t.running,
+    ),
+    "/feastlog.v1.GameService/WatchGame": lambda t: (
+        pb.WatchGameRequest(game_id=t.running, from_seq=1),
+        t.running,
+    ),
+    "/feastlog.v1.GameService/ListGames": lambda t: (
+        pb.ListGamesRequest(tournament_id=TOURNAMENT),
+        t.running,
+    ),
+    "/feastlog.v1.ReplayService/GetStateAt": lambda t: (
+        rpb.GetStateAtRequest(game_id=t.running, seq=1, viewer=f"seat:{t.own}"),
+        t.running,
+    ),
+    "/feastlog.v1.ReplayService/StreamReplay": lambda t: (
+        rpb.StreamReplayRequest(game_id=t.running, viewer=f"seat:{t.own}"),
+        t.running,
+    ),
+    "/feastlog.v1.ReplayService/ExportRecord": lambda t: (
+        rpb.ExportRecordRequest(game_id=t.running),
+        t.running,
+    ),
+    "/feastlog.v1.AuditService/VerifyGame": lambda t: (
+        apb.VerifyGameRequest(game_id=t.running),
+        t.running,
+    ),
+    "/feastlog.v1.AuditService/VerifyAllGames": lambda t: (apb.VerifyAllGamesRequest(), t.running),
+    "/feastlog.v1.AuditService/ExplainEvent": lambda t: (
+        apb.ExplainEventRequest(game_id=t.running, seq=1),
+        t.running,
+    ),
+    "/feastlog.v1.AuditService/WhatIf": lambda t: (
+        apb.WhatIfRequest(game_id=t.running, seq=2, actor=f"seat:{t.own}", command=t.move),
+        t.running,
+    ),
+    "/feastlog.v1.AuditService/ListRejections": lambda t: (
+        apb.ListRejectionsRequest(game_id=t.running),
+        t.running,
+    ),
+    "/feastlog.v1.AuditService/SubmitRuling": lambda t: (
+        apb.SubmitRulingRequest(
+            game_id=t.running, command_id=uuid.uuid4().hex, ruling=_note("matrix")
+        ),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/GetStandings": lambda t: (
+        tpb.GetStandingsRequest(tournament_id=TOURNAMENT),
+        t.running,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the server answered: a status, its details, the ErrorInfo reason, a reply."""
+
+    code: grpc.StatusCode
+    details: str = ""
+    reason: str | None = None  # None: no ErrorInfo came with the status
+    reply: bytes = b""
+
+
+def rpc_paths() -> list[tuple[str, MethodDescriptor]]:
+    """Every feastlog RPC, from the service descriptors."""
+    return methods()
+
+
+def call_raw(
+    channel: grpc.Channel,
+    method: MethodDescriptor,
+    raw: bytes,
+    metadata: tuple[tuple[str, str], ...] = (),
+    timeout: float = 20.0,
+) -> Answer:
+    """Send raw request bytes to an RPC; a stream answers with its first reply or its status."""
+    path = f"/{method.containing_service.full_name}/{method.name}"
+    try:
+        if method.server_streaming:
+            streaming: Any = channel.unary_stream(path)
+            stream = streaming(raw, metadata=metadata, timeout=timeout)
+            try:
+                first = next(stream)
+            except StopIteration:
+                return Answer(stream.code())
+            stream.cancel()
+            return Answer(grpc.StatusCode.OK, reply=first)
+        unary: Any = channel.unary_unary(path)
+        reply = unary(raw, metadata=metadata, timeout=timeout)
+        return Answer(grpc.StatusCode.OK, reply=reply)
+    except grpc.RpcError as error:
+        info = client_error_info(error)
+        return Answer(error.code(), error.details() or "", info.reason if info else None)
+
+
+def message_class(descriptor: Descriptor) -> Any:
+    """The Python class of a message type."""
+    return message_factory.GetMessageClass(descriptor)
+
+
+STRINGS = [
+    "",
+    "seat:0",
+    "seat:",
+    "seat:0:1",
+    "seat:99",
+    "seat:-1",
+    "arbiter",
+    "spectator",
+    "bon-appetit",
+    "menu-masters",
+    "名前\u202e\u0000😀",
+    "ǅ\u0301" * 3,
+    "x" * 129,
+]
+INTS = [0, 1, 2, 3, -1, 7, 1_000_000]
+
+
+def random_message(
+    descriptor: Descriptor, rng: random.Random, ids: list[str], depth: int = 0
+) -> Message:
+    """A random message of a type: any field may be set, to plausible or hostile values."""
+    out: Message = message_class(descriptor)()
+    for f in descriptor.fields:
+        if rng.random() < 0.4 or (f.message_type and depth > 4):
+            continue
+        values = getattr(out, f.name)
+        if f.message_type and f.message_type.GetOptions().map_entry:
+            key_field, value_field = (
+                f.message_type.fields_by_name["key"],
+                f.message_type.fields_by_name["value"],
+            )
+            for _ in range(rng.randint(1, 3)):
+                values[_scalar(key_field, rng, ids)] = _scalar(value_field, rng, ids)
+        elif f.is_repeated:
+            for _ in range(rng.randint(0, 3)):
+                if f.message_type:
+                    values.add().CopyFrom(random_message(f.message_type, rng, ids, depth + 1))
+                else:
+                    values.append(_scalar(f, rng, ids))
+        elif f.message_type:
+            values.CopyFrom(random_message(f.message_type, rng, ids, depth + 1))
+        else:
+            setattr(out, f.name, _scalar(f, rng, ids))
+    return out
+
+
+def _scalar(f: FieldDescriptor, rng: random.Random, ids: list[str]) -> Any:
+    if f.type == FieldDescriptor.TYPE_STRING:
+        return rng.choice([*STRINGS, *ids, "".join(chr(rng.randint(32, 0x2FFF)) for _ in range(8))])
+    if f.type == FieldDescriptor.TYPE_BYTES:
+        return rng.randbytes(rng.choice([0, 1, 32, 33, 200]))
+    if f.type == FieldDescriptor.TYPE_BOOL:
+        return rng.random() < 0.5
+    if f.type in (FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT):
+        return rng.choice([0.0, -1.5, 1e300])
+    if f.type == FieldDescriptor.TYPE_ENUM:
+        numbers = [v.number for v in f.enum_type.values] if f.enum_type else []
+        return rng.choice([*numbers, 99, -3])
+    wide = f.cpp_type in (FieldDescriptor.CPPTYPE_INT64, FieldDescriptor.CPPTYPE_UINT64)
+    extra = [2**62, -(2**62)] if wide else [2**31 - 1, -(2**31)]
+    return rng.choice([*INTS, *extra])
+
+
+def unknown_field(number: int = 2903) -> bytes:
+    """The bytes of a varint field with a number no feastlog message has."""
+    tag = number << 3
+    out = bytearray()
+    while True:
+        byte, tag = tag & 0x7F, tag >> 7
+        out.append(byte | (0x80 if tag else 0))
+        if not tag:
+            return bytes(out) + b"\x01"
+
+
+def mutate(raw: bytes, rng: random.Random) -> bytes:
+    """A valid request's bytes, damaged one way or another."""
+    data = bytearray(raw)
+    how = rng.randrange(6)
+    if how == 0 and data:
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
+    elif how == 1 and data:
+        del data[rng.randrange(len(data)) :]
+    elif how == 2:
+        at = rng.randrange(len(data) + 1)
+        data[at:at] = rng.randbytes(rng.randint(1, 8))
+    elif how == 3:
+        data += bytes(data)  # two copies merge: repeated fields double
+    elif how == 4:
+        data += unknown_field(rng.randint(100, 50_000))
+    else:
+        data += b"\x0a" + bytes([0x7F])  # a length that runs past the end
+    return bytes(data)

@@ -1,0 +1,94 @@
+"""Who may call what: every RPC (from the descriptors) × every kind of caller.
+
+Callers: none (a spectator), a malformed and an unknown token, the organiser, the seat
+the request concerns, another seat of the same game, and a seat of another game.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+
+from tests.hostileutil import PRINCIPALS, TEMPLATES, Targets, call_raw, populate, rpc_paths
+from tests.serverutil import ThreadedServer
+
+OK = grpc.StatusCode.OK
+UNAUTH = grpc.StatusCode.UNAUTHENTICATED
+DENIED = grpc.StatusCode.PERMISSION_DENIED
+RULES = grpc.StatusCode.FAILED_PRECONDITION
+
+G, R, A, T = (f"/feastlog.v1.{s}Service/" for s in ("Game", "Replay", "Audit", "Tournament"))
+
+# Expected status per RPC, in the order of PRINCIPALS:
+# none, malformed, unknown, organiser, own seat, other seat, other game's seat.
+# fmt: off
+EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
+    G + "CreateGame": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    # each seat sends its own entropy: the "other" seat joins as itself
+    G + "JoinGame": (UNAUTH, UNAUTH, UNAUTH, DENIED, OK, OK, DENIED),
+    # the other seat is not to act: a rule refuses it
+    G + "SubmitCommand": (UNAUTH, UNAUTH, UNAUTH, DENIED, OK, RULES, DENIED),
+    G + "GetView": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    G + "ListLegalCommands": (UNAUTH, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    G + "WatchGame": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    G + "ListGames": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    # as the own seat's viewer: only that seat and the arbiter
+    R + "GetStateAt": (DENIED, UNAUTH, UNAUTH, OK, OK, DENIED, DENIED),
+    R + "StreamReplay": (DENIED, UNAUTH, UNAUTH, OK, OK, DENIED, DENIED),
+    # a running game's record holds sealed commands: the arbiter's alone
+    R + "ExportRecord": (DENIED, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    A + "VerifyGame": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    A + "VerifyAllGames": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    A + "ExplainEvent": (DENIED, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    A + "WhatIf": (DENIED, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    A + "ListRejections": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    A + "SubmitRuling": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    T + "GetStandings": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+}
+# fmt: on
+
+# Callers that may change the game go last, so that each cell sees the same game.
+ORDER = ("none", "malformed", "unknown", "foreign", "other", "organiser", "own")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedServer, Targets]]:
+    server = ThreadedServer(Path(tmp_path_factory.mktemp("matrix")) / "games.duckdb")
+    try:
+        yield server, populate(server.address, server.key)
+    finally:
+        server.stop()
+
+
+def test_every_rpc_has_an_expected_row_and_a_request() -> None:
+    paths = [path for path, _ in rpc_paths()]
+    assert [p for p in paths if p not in EXPECTED] == [], "RPCs without an expected row"
+    assert [p for p in paths if p not in TEMPLATES] == [], "RPCs without a request template"
+    assert sorted(EXPECTED) == sorted(paths), "rows for RPCs that do not exist"
+
+
+def test_authorisation_matrix(served: tuple[ThreadedServer, Targets]) -> None:
+    server, targets = served
+    channel = grpc.insecure_channel(server.address)
+    got: dict[tuple[str, str], grpc.StatusCode] = {}
+    for path, method in rpc_paths():
+        for principal in ORDER:
+            request, game_id = TEMPLATES[path](targets)
+            answer = call_raw(
+                channel, method, request.SerializeToString(), targets.metadata(principal, game_id)
+            )
+            got[path, principal] = answer.code
+            if answer.code != OK:
+                assert answer.reason, f"{path} as {principal}: {answer.code} without ErrorInfo"
+    cells = [(p, who) for p, _ in rpc_paths() for who in PRINCIPALS]
+    wrong = [
+        f"{p.rsplit('/', 1)[1]} as {who}: got {got[p, who].name}, "
+        f"expected {EXPECTED[p][PRINCIPALS.index(who)].name}"
+        for p, who in cells
+        if got[p, who] != EXPECTED[p][PRINCIPALS.index(who)]
+    ]
+    print(f"authorisation matrix: {len(cells) - len(wrong)} / {len(cells)} cells as expected")
+    assert wrong == []

@@ -1,0 +1,367 @@
+"""Bounded input: field bounds, unknown fields, undecodable bytes, bad actors and viewers,
+refusals stored bounded and rate limited, expensive RPCs kept for the organiser."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import picky_eaters_pb2 as pe
+from feastlog.v1 import record_pb2
+from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from feastlog.v1 import tournament_service_pb2 as tpb
+from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
+from service import audit_service, tournament_service
+from service.auth import Credentials
+from service.errors import FieldTooLong, Unauthenticated, UnknownFields
+from service.limits import (
+    REFUSED_BODY_KEPT,
+    RefusalBudget,
+    body_is_whole,
+    check_fields,
+    server_options,
+    stored_refusal,
+)
+from tests.hostileutil import TOURNAMENT, Targets, call_raw, populate, rpc_paths, unknown_field
+from tests.serverutil import ThreadedServer, bearer, error_info, stub
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedServer, Targets]]:
+    server = ThreadedServer(Path(tmp_path_factory.mktemp("hostile")) / "games.duckdb")
+    try:
+        yield server, populate(server.address, server.key)
+    finally:
+        server.stop()
+
+
+def refused(call: Any, *args: Any, **kwargs: Any) -> grpc.RpcError:
+    """The error a call fails with (the test fails if it succeeds)."""
+    with pytest.raises(grpc.RpcError) as failed:
+        call(*args, **kwargs)
+    return failed.value
+
+
+def last_seq(server: ThreadedServer, game_id: str) -> int:
+    """A game's last seq, as the arbiter sees it."""
+    view = stub(server.address).GetView(
+        pb.GetViewRequest(game_id=game_id), metadata=bearer(server.key)
+    )
+    return int(view.seq)
+
+
+def rejections(server: ThreadedServer, game_id: str) -> list[apb.Rejection]:
+    """A game's stored refusals, as the arbiter sees them."""
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+    found = audit.ListRejections(
+        apb.ListRejectionsRequest(game_id=game_id), metadata=bearer(server.key)
+    )
+    return list(found.rejections)
+
+
+# ---- the checks themselves -------------------------------------------------------------
+
+
+def test_unknown_fields_are_found_inside_a_command_and_named() -> None:
+    inner = pe.PickyEatersCommand.FromString(
+        pe.PickyEatersCommand(pass_round=pe.PickyEatersPass()).SerializeToString()
+        + unknown_field(77)
+    )
+    request = pb.SubmitCommandRequest(game_id="g", command=record_pb2.Command(picky_eaters=inner))
+    request = pb.SubmitCommandRequest.FromString(request.SerializeToString())
+    with pytest.raises(UnknownFields) as found:
+        check_fields(request)
+    assert found.value.metadata["field"] == "command.picky_eaters"
+    assert found.value.metadata["unknown_fields"] == "command.picky_eaters#77"
+    check_fields(pb.SubmitCommandRequest(game_id="g", command=record_pb2.Command()))
+
+
+@pytest.mark.parametrize(
+    ("request_message", "field"),
+    [
+        (pb.SubmitCommandRequest(command_id="c" * 129), "command_id"),
+        (pb.CreateGameRequest(players=["Ann", "B" * 41]), "players[1]"),
+        (pb.CreateGameRequest(options={"k" * 65: "1"}), "options key"),
+        (pb.CreateGameRequest(options={"k": "v" * 65}), "options['k']"),
+        (pb.CreateGameRequest(tournament_id="t" * 65), "tournament_id"),
+        (pb.CreateGameRequest(players=[str(i) for i in range(65)]), "players"),
+        (pb.GetViewRequest(game_id="g" * 65), "game_id"),
+        (
+            apb.SubmitRulingRequest(
+                ruling=record_pb2.ArbiterCommand(reason="r" * 501, note=record_pb2.Note())
+            ),
+            "ruling.reason",
+        ),
+        (
+            apb.SubmitRulingRequest(
+                ruling=record_pb2.ArbiterCommand(reason="r", note=record_pb2.Note(text="n" * 2001))
+            ),
+            "ruling.note.text",
+        ),
+        (apb.WhatIfRequest(actor="seat:" + "1" * 40), "actor"),
+    ],
+)
+def test_over_long_fields_are_refused_naming_the_field(request_message: Any, field: str) -> None:
+    with pytest.raises(FieldTooLong) as found:
+        check_fields(request_message)
+    assert found.value.metadata["field"] == field
+    assert field.split("[")[0].split(" ")[0] in found.value.message
+
+
+def test_the_largest_request_is_a_content_pack() -> None:
+    (name, largest), *_ = server_options()
+    assert name == "grpc.max_receive_message_length"
+    assert 1024 * 1024 < largest < 2 * 1024 * 1024
+
+
+def test_a_refused_command_is_kept_cut_with_its_length_and_digest() -> None:
+    body = bytes(range(256)) * 40
+    kept, message = stored_refusal(body, "Ann cannot do that", 0)
+    assert len(kept) == REFUSED_BODY_KEPT and kept == body[:REFUSED_BODY_KEPT]
+    assert not body_is_whole(kept)
+    assert "10240 bytes" in message and "sha256 " in message
+    small, said = stored_refusal(b"\x08\x01", "m" * 5000, 3)
+    assert small == b"\x08\x01" and body_is_whole(small)
+    assert len(said) < 700 and "3 earlier refusal(s)" in said
+
+
+def test_the_refusal_budget_is_a_token_bucket_per_sender() -> None:
+    now = [0.0]
+    budget = RefusalBudget(burst=3, per_minute=6, clock=lambda: now[0])
+    assert [budget.take("g", "seat:0") for _ in range(5)] == [0, 0, 0, None, None]
+    assert budget.take("g", "seat:1") == 0  # another sender has its own bucket
+    now[0] += 10  # one more at 6 a minute
+    assert budget.take("g", "seat:0") == 2  # stored, saying two were skipped
+    assert budget.take("g", "seat:0") is None
+    assert budget.unstored == 3
+
+
+def test_credentials_sent_are_always_checked() -> None:
+    credentials = Credentials("org_key", [])
+    for metadata in (
+        [("authorization", "Bearer")],
+        [("authorization", "Bearer    ")],
+        [("authorization", "Basic org_key")],
+        [("authorization", "Bearer org_key"), ("authorization", "Bearer x")],
+        [("authorization", "Bearer seat_unknown")],
+    ):
+        with pytest.raises(Unauthenticated):
+            credentials.caller(metadata)
+    assert credentials.caller([("authorization", "Bearer org_key")]).role == "organiser"
+    assert credentials.caller([]).role == "anonymous"
+    with pytest.raises(Unauthenticated):  # an empty organiser key is never matched
+        Credentials("", []).caller([("authorization", "Bearer  ")])
+
+
+# ---- through a real server ---------------------------------------------------------------
+
+
+def test_undecodable_bytes_are_invalid_argument_in_plain_words(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, _ = served
+    channel = grpc.insecure_channel(server.address)
+    for path, method in rpc_paths():
+        answer = call_raw(channel, method, b"\xff\xff\xff", bearer(server.key))
+        assert answer.code == grpc.StatusCode.INVALID_ARGUMENT, path
+        assert answer.reason == "UNDECODABLE_REQUEST", path
+        assert "DecodeError" not in answer.details and "Traceback" not in answer.details
+        assert method.input_type.full_name in answer.details
+
+
+def test_bounded_fields_are_refused_and_change_nothing(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, targets = served
+    client = stub(server.address)
+    own = bearer(targets.tokens[targets.running][targets.own])
+    before = last_seq(server, targets.running), len(rejections(server, targets.running))
+    huge_id = pb.SubmitCommandRequest(
+        game_id=targets.running, command_id="c" * 4000, command=targets.move
+    )
+    error = refused(client.SubmitCommand, huge_id, metadata=own)
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert error_info(error).metadata["field"] == "command_id"
+    create = pb.CreateGameRequest(game_kind="bon-appetit", players=["Ann", "x" * 100])
+    error = refused(client.CreateGame, create, metadata=bearer(server.key))
+    assert error_info(error).metadata["field"] == "players[1]"
+    create = pb.CreateGameRequest(
+        game_kind="bon-appetit", players=["A", "B"], options={"o" * 99: ""}
+    )
+    error = refused(client.CreateGame, create, metadata=bearer(server.key))
+    assert error_info(error).reason == "FIELD_TOO_LONG"
+    assert (last_seq(server, targets.running), len(rejections(server, targets.running))) == before
+
+
+def test_unknown_fields_in_a_command_never_ride_into_the_chain(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, targets = served
+    channel = grpc.insecure_channel(server.address)
+    method = dict(rpc_paths())["/feastlog.v1.GameService/SubmitCommand"]
+    which = targets.move.WhichOneof("game") or ""
+    inner: Any = getattr(targets.move, which)
+    command = record_pb2.Command()
+    getattr(command, which).CopyFrom(
+        type(inner).FromString(inner.SerializeToString() + unknown_field(99) * 1000)
+    )
+    request = pb.SubmitCommandRequest(game_id=targets.running, command_id="u1", command=command)
+    before = last_seq(server, targets.running), len(rejections(server, targets.running))
+    own = bearer(targets.tokens[targets.running][targets.own])
+    answer = call_raw(channel, method, request.SerializeToString(), own)
+    assert (answer.code, answer.reason) == (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_FIELDS")
+    assert f"command.{which}" in answer.details and "99" in answer.details
+    assert (last_seq(server, targets.running), len(rejections(server, targets.running))) == before
+
+
+@pytest.mark.parametrize("actor", ["seat:", "seat:0:1", "seat:9", "seat:-1", "spectator", "x"])
+def test_what_if_with_a_bad_actor_is_invalid_argument(
+    served: tuple[ThreadedServer, Targets], actor: str
+) -> None:
+    server, targets = served
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+    request = apb.WhatIfRequest(game_id=targets.running, seq=2, actor=actor, command=targets.move)
+    error = refused(audit.WhatIf, request, metadata=bearer(server.key))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    assert error_info(error).metadata["field"] == "actor"
+
+
+def test_what_if_in_place_of_a_seed_reveal_needs_an_actor(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, targets = served
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+    close = record_pb2.Command(
+        arbiter=record_pb2.ArbiterCommand(reason="again", note=record_pb2.Note(text="n"))
+    )
+    request = apb.WhatIfRequest(game_id=targets.finished, seq=3, command=close)
+    error = refused(audit.WhatIf, request, metadata=bearer(server.key))
+    assert error_info(error).metadata["field"] == "actor"
+    request.actor = "arbiter"
+    answer = audit.WhatIf(request, metadata=bearer(server.key))
+    assert answer.legal  # a note on a closed game: rulings go on after the end
+
+
+def test_a_viewer_outside_the_game_is_invalid_argument(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, targets = served
+    replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(server.address))
+    for viewer in ("seat:3", "seat:1:2", "seat:"):
+        request = rpb.GetStateAtRequest(game_id=targets.running, viewer=viewer)
+        error = refused(replay.GetStateAt, request, metadata=bearer(server.key))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert error_info(error).metadata["field"] == "viewer"
+
+
+def test_verify_all_games_is_the_organisers(served: tuple[ThreadedServer, Targets]) -> None:
+    server, targets = served
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+    seat = bearer(targets.tokens[targets.running][targets.own])
+    for metadata, code in (
+        (seat, grpc.StatusCode.PERMISSION_DENIED),
+        ((), grpc.StatusCode.UNAUTHENTICATED),
+    ):
+        error = refused(
+            lambda m: list(audit.VerifyAllGames(apb.VerifyAllGamesRequest(), metadata=m)), metadata
+        )
+        assert error.code() == code
+    reports = list(audit.VerifyAllGames(apb.VerifyAllGamesRequest(), metadata=bearer(server.key)))
+    assert reports and all(r.report.ok for r in reports)
+
+
+def test_a_cancelled_verify_all_stops_between_games(
+    served: tuple[ThreadedServer, Targets], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, _ = served
+    audited: list[str] = []
+    folding, release = threading.Event(), threading.Event()
+    real = audit_service.audit_stored
+
+    def slow(stored: Any) -> Any:
+        audited.append(stored.rows[0].game_id)
+        if len(audited) == 2:  # the first call's second game waits until the test says
+            folding.set()
+            release.wait(timeout=60)
+        return real(stored)
+
+    monkeypatch.setattr(audit_service, "audit_stored", slow)
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+    stream = audit.VerifyAllGames(apb.VerifyAllGamesRequest(), metadata=bearer(server.key))
+    total = next(stream).total
+    assert total >= 3 and folding.wait(timeout=60)
+    stream.cancel()
+    # Bulk verification folds one game at a time, whoever asks: a new call can only get
+    # through while the first call's second game is still folding if the first call
+    # stopped when it was cancelled.
+    again = audit.VerifyAllGames(
+        apb.VerifyAllGamesRequest(), metadata=bearer(server.key), timeout=60
+    )
+    assert len(list(again)) == total
+    release.set()
+    assert len(audited) == 2 + total
+
+
+def test_refusals_are_stored_bounded_and_at_a_senders_pace(tmp_path: Path) -> None:
+    server = ThreadedServer(tmp_path / "games.duckdb")
+    try:
+        client = stub(server.address)
+        game = client.CreateGame(
+            pb.CreateGameRequest(game_kind="picky-eaters", players=["Ann", "Bob"]),
+            metadata=bearer(server.key),
+        )
+        big = pe.PickyEatersPrepareRecipe(
+            recipe="r",
+            substitutions=[
+                pe.PickyEatersSubstitution(ingredient="i", cards=["c" * 128] * 64) for _ in range(7)
+            ],
+        )
+        command = record_pb2.Command(picky_eaters=pe.PickyEatersCommand(prepare_recipe=big))
+        assert len(command.SerializeToString()) > 50_000
+        for i in range(60):
+            request = pb.SubmitCommandRequest(
+                game_id=game.game_id, command_id=f"big-{i}", command=command
+            )
+            error = refused(
+                client.SubmitCommand, request, metadata=bearer(game.seat_tokens[i % 2].token)
+            )
+            assert error.code() in (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                grpc.StatusCode.INVALID_ARGUMENT,
+            )
+        stored = rejections(server, game.game_id)
+        budget = server.running.games.refusals
+        assert 2 * budget.burst <= len(stored) < 60  # a burst per seat, a few refilled
+        assert budget.unstored == 60 - len(stored)
+        assert {r.actor for r in stored} == {"seat:0", "seat:1"}
+        for rejection in stored:
+            assert "command cut:" in rejection.message and "sha256 " in rejection.message
+            assert not rejection.HasField("command")  # a prefix is never shown as a command
+    finally:
+        server.stop()
+
+
+def test_standings_of_a_large_tournament_are_the_organisers(
+    served: tuple[ThreadedServer, Targets], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, targets = served
+    standings = tpb_grpc.TournamentServiceStub(grpc.insecure_channel(server.address))
+    request = tpb.GetStandingsRequest(tournament_id=TOURNAMENT)
+    assert standings.GetStandings(request).games_finished == 1
+    monkeypatch.setattr(tournament_service, "OPEN_STANDINGS_GAMES", 2)
+    seat = bearer(targets.tokens[targets.running][targets.own])
+    assert refused(standings.GetStandings, request, metadata=seat).code() == (
+        grpc.StatusCode.PERMISSION_DENIED
+    )
+    assert refused(standings.GetStandings, request).code() == grpc.StatusCode.UNAUTHENTICATED
+    reply = standings.GetStandings(request, metadata=bearer(server.key))
+    assert reply.games_finished == 1 and reply.games_running >= 2
