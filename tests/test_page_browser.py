@@ -206,7 +206,7 @@ def test_rulings_and_refusals_are_marked_on_the_timeline(
     assert "BA-BID-SIZE" in refused and "Ann" in refused
     page.locator("[data-mark=ruling]").click()
     assert "clock stopped" in page.locator("#now").inner_text()
-    page.screenshot(path=screenshots / "bon-appetit-seat0-refusal.png")
+    page.screenshot(path=screenshots / "bon-appetit-seat0-timeline.png")
     assert page.errors == []
 
 
