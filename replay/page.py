@@ -216,6 +216,11 @@ def page_data(
 ) -> dict[str, Any]:
     """Everything the page draws, as JSON-able data."""
     names = [s.name for s in genesis.seats]
+    entries = step_entries(engine, names, seen)
+    # every card a view names is in the first view or in the value of some patch
+    named = [
+        e["view"] if "view" in e else [op[1] for op in e["patch"] if len(op) == 2] for e in entries
+    ]
     return {
         "game": {
             "id": genesis.game_id,
@@ -229,8 +234,8 @@ def page_data(
             "seed_commitment": genesis.seed_commitment,
         },
         "viewer": {"id": str(viewer), "label": viewer_label(viewer, names)},
-        "cards": faces_for(genesis.game_kind, pack, [s.view for s in seen]),
-        "steps": step_entries(engine, names, seen),
+        "cards": faces_for(genesis.game_kind, pack, named),
+        "steps": entries,
         "rejections": [
             {"after_seq": r.after_seq, "actor": r.actor, "rule_id": r.rule_id, "message": r.message}
             for r in refusals

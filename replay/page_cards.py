@@ -8,7 +8,7 @@ holds it or where it lies.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from replay.bon_appetit_rules import dish_card
@@ -73,13 +73,16 @@ def strings_in(value: Any) -> Iterator[str]:
             yield from strings_in(item)
 
 
-def faces_for(kind: str, pack: Any, views: list[dict[str, Any]]) -> dict[str, Face]:
-    """The faces of the cards the given views name (none for a kind or pack not known)."""
+def faces_for(kind: str, pack: Any, values: Iterable[Any]) -> dict[str, Face]:
+    """The faces of the cards the given views (or parts of views) name.
+
+    None for a kind or pack not known.
+    """
     make = _FACES.get(kind)
     if make is None or pack is None:
         return {}
     faces = make(pack)
     named: set[str] = set()
-    for view in views:
-        named.update(strings_in(view))
+    for value in values:
+        named.update(strings_in(value))
     return {key: face for key, face in faces.items() if key in named}

@@ -24,7 +24,7 @@ from replay.engine import ARBITER, SPECTATOR, Viewer
 from replay.export import export_record, to_text
 from replay.history import refold
 from replay.page import apply_patch, csp_hash, view_patch
-from replay.page_cards import strings_in
+from replay.page_cards import faces_for, strings_in
 from service.live import live_from_folded
 from service.pages import page_html
 from service.replay_service import OfflineFile, state_at
@@ -80,6 +80,8 @@ def test_patches_rebuild_every_view_of_every_kind(stored: tuple[Path, dict[str, 
         data = data_of(page_html(game, ARBITER))
         expected = [state_at(game, s, ARBITER).view for s in range(1, game.last_seq + 1)]
         assert views_of(data) == expected
+        assert data["cards"] == faces_for(game.genesis.game_kind, game.pack, expected)
+        assert data["cards"], "every kind names some card by id or name"
         assert [s["seq"] for s in data["steps"]] == list(range(1, game.last_seq + 1))
         assert "view" in data["steps"][0] and all("patch" in s for s in data["steps"][1:])
     assert view_patch({"a": [1, 2], "b": 1}, {"a": [1, 3]}) == [[["a", 1], 3], [["b"]]]
