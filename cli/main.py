@@ -16,6 +16,7 @@ from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
 from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
 from cli.play import play_command
+from cli.replay_html import write_replay_html
 from cli.scale_bench import bench_scale_command
 from cli.season import SEASON_COMMANDS
 from cli.tournament import standings_command
@@ -27,8 +28,9 @@ from replay.narrative import as_seen_then, header, row_lines
 from replay.record import Row
 from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
 from service.errors import CannotOpenStore, StoreLocked
-from service.server import CannotListen, create_server, serve_forever
+from service.server import CannotListen, Running, create_server, serve_forever
 from service.store import Store
+from service.web import serve_http
 
 DEFAULT_DB = "feastlog.duckdb"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -84,11 +86,18 @@ def cli() -> None:
     type=click.IntRange(0, 65535),
     help="0 picks a free port.",
 )
-def serve_command(db_path: str, host: str, port: int) -> None:
+@click.option(
+    "--http",
+    "http_port",
+    type=click.IntRange(0, 65535),
+    help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
+)
+def serve_command(db_path: str, host: str, port: int, http_port: int | None) -> None:
     """Serve the gRPC API on a DuckDB file (made on first start, owner-only).
 
     Exit codes: 0 after a clean shutdown (SIGINT, SIGTERM), 2 for a bad option, 3 when
     the database, the organiser key or the port cannot be used (one line on stderr).
+    --http adds the web pages: live replays and a tournament board.
     """
     # incidents (a failing store, a bug) go to stderr, each with the id its client was given
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -101,6 +110,8 @@ def serve_command(db_path: str, host: str, port: int) -> None:
         click.echo(f"feastlog listening on {host}:{running.port}")
         click.echo(f"database: {Path(db_path).resolve()}")
         click.echo(f"organiser key: {running.key_source}")
+        if http_port is not None:
+            click.echo(f"web pages on http://{host}:{await start_pages(running, host, http_port)}/")
         sys.stdout.flush()
         await serve_forever(running)
 
@@ -108,6 +119,17 @@ def serve_command(db_path: str, host: str, port: int) -> None:
         asyncio.run(run())
     except KeyboardInterrupt:  # Ctrl-C before the server was up: nothing to drain
         raise SystemExit(130) from None
+
+
+async def start_pages(running: Running, host: str, port: int) -> int:
+    """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
+    try:
+        return await serve_http(running, host, port)
+    except OSError as bad:
+        await running.stop()
+        raise Unavailable(
+            f"cannot serve web pages on {host}:{port}: {bad.strerror or bad}"
+        ) from bad
 
 
 def kind_argument() -> Any:
@@ -290,6 +312,12 @@ def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
 @click.option("--organiser-key", envvar=KEY_ENV)
 @click.option("--at", "at", type=int, help="Stop at this seq and show the table after it.")
 @click.option("--as", "as_viewer", help="seat:N, spectator or arbiter: see what they saw.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False),
+    help="Write the replay page to FILE instead: one HTML file that opens from disk.",
+)
 def replay_command(
     game_id: str,
     server: str | None,
@@ -297,13 +325,20 @@ def replay_command(
     organiser_key: str | None,
     at: int | None = None,
     as_viewer: str | None = None,
+    html_file: str | None = None,
 ) -> None:
     """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).
 
     GAME_ID may also be a file written by ``feastlog export`` of a finished game; then
     --at and --as show what that viewer saw at that seq while the game ran (a seat: its own
     hand and private draws, the others' counts), although the finished record is public.
+    --html FILE draws it instead, step by step, as --as VIEWER saw it.
     """
+    if html_file:
+        key = require_key(organiser_key) if server else None
+        viewer = parse_viewer(as_viewer)
+        click.echo(write_replay_html(game_id, html_file, viewer, server, db_path, key))
+        return
     if game_id.endswith(".json") and Path(game_id).is_file():
         lines = replay_export(Path(game_id), at, parse_viewer(as_viewer))
     elif at is not None or as_viewer:

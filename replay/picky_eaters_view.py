@@ -12,12 +12,14 @@ from typing import Any
 
 from replay.engine import Fact, Viewer
 from replay.picky_eaters_checks import to_act
-from replay.picky_eaters_rules import OVER, State, game_over_fact
+from replay.picky_eaters_rules import OVER, State, game_over_fact, score_table
 
 
 def view(state: State, viewer: Viewer) -> dict[str, Any]:
     """The state as ``viewer`` may see it."""
     pack = state.pack
+    # points so far: public, as Recipes in play, their Items and revealed Guests are
+    points = [int(row["points"]) for row in score_table(state)]
     players = []
     for seat, player in enumerate(state.players):
         players.append(
@@ -33,6 +35,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
                 ],
                 "silverware": list(player.silverware),
                 "slots_used": player.slots_used,
+                "points": points[seat],
             }
         )
     out: dict[str, Any] = {

@@ -88,9 +88,11 @@ def visible_facts(facts: Sequence[Fact], viewer: Viewer, public: bool) -> tuple[
 
 
 def step_for(game: LiveGame, seq: int, viewer: Viewer) -> Step:
-    """Row ``seq`` of a live game as ``viewer`` may see it."""
+    """Row ``seq`` of a live game as ``viewer`` saw it then (all of it from the seed reveal on)."""
     row, table = game.rows[seq - 1], game.tables[seq - 1]
-    public = game.over
+    # the record becomes public with the reveal row, not before: a replay of a finished
+    # game as a seat shows what that seat saw at each seq
+    public = row.kind == SEED_REVEAL
     command = None
     if row.kind == COMMAND:
         decoded = record_pb2.Command.FromString(row.body)

@@ -8,6 +8,7 @@ import signal
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -145,9 +146,12 @@ class Running:
     db: Database
     organiser_key: str
     key_source: str
+    http: Any = None  # the web pages' aiohttp runner, when serving them (service/web.py)
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Drain in-flight calls, then close the database."""
+        """Stop the web pages, drain in-flight calls, then close the database."""
+        if self.http is not None:
+            await self.http.cleanup()
         await self.server.stop(grace)
         await self.games.drain()  # commands already taken are recorded, callers or not
         await self.db.close()
