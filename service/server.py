@@ -9,12 +9,11 @@ from dataclasses import dataclass
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from feastlog.v1 import audit_service_pb2, replay_service_pb2, tournament_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service import audit_service, limits, replay_service, tournament_service
+from service import audit_service, limits, reflection, replay_service, tournament_service
 from service.app import Games
 from service.auth import Caller, Credentials, organiser_key
 from service.convert import event, struct, structs
@@ -124,7 +123,7 @@ SERVICE_NAMES = (
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     health.SERVICE_NAME,
-    reflection.SERVICE_NAME,
+    *reflection.SERVICE_NAMES,
 )
 
 
@@ -164,7 +163,7 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     tournament_service.add_to(server, games)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(SERVICE_NAMES, server)
+    reflection.enable(SERVICE_NAMES[:5], server)  # v1 and v1alpha
     port = server.add_insecure_port(address)
     await server.start()
     for name in (*SERVICE_NAMES[:4], ""):
