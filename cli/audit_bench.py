@@ -26,7 +26,7 @@ from replay.engine import Viewer
 from replay.export import decoded
 from replay.fold import Table, state_hash
 from replay.history import begin, new_genesis
-from replay.record import COMMAND, SEED_REVEAL, Row, make_row
+from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from service.audit_service import audit_stored
 from service.replay_service import OfflineFile, state_at
 from service.server import create_server
@@ -53,8 +53,12 @@ def build(
     stop_after: int | None = None,
     game_id: str | None = None,
     rulings: dict[int, record_pb2.ArbiterCommand] | None = None,
+    version: int = CURRENT_VERSION,
 ) -> Built:
-    """Play random legal commands from a fixed seed; rulings go in after the given seq."""
+    """Play random legal commands from a fixed seed; rulings go in after the given seq.
+
+    ``version`` is the record format the rows are written in.
+    """
     engine = games.engine(kind)
     seed = bytes([seed_byte]) * 32
     pack_bytes = engine.default_pack_bytes()
@@ -62,7 +66,9 @@ def build(
     names = NAMES[:players]
     game_id = game_id or f"g_test{seed_byte:02d}{players}"
     created_at = f"2026-01-01T00:00:{seed_byte:02d}Z"
-    genesis = new_genesis(game_id, kind, names, {}, pack_bytes, pack, seed, created_at)
+    genesis = new_genesis(
+        game_id, kind, names, {}, pack_bytes, pack, seed, created_at, version=version
+    )
     first, table, _ = begin(genesis, seed, pack)
     rows = [first]
     chooser = random.Random(seed_byte)
@@ -79,16 +85,34 @@ def build(
             sent += 1
         table, _ = fold.step(table, actor, command)
         rows.append(
-            _next(rows[-1], COMMAND, actor, command.SerializeToString(), table, f"c{len(rows)}")
+            _next(
+                rows[-1],
+                COMMAND,
+                actor,
+                command.SerializeToString(),
+                table,
+                f"c{len(rows)}",
+                seed,
+                version,
+            )
         )
     if fold.is_over(table):
         reveal = record_pb2.SeedReveal(server_seed=seed).SerializeToString()
-        rows.append(_next(rows[-1], SEED_REVEAL, "server", reveal, table, ""))
+        rows.append(_next(rows[-1], SEED_REVEAL, "server", reveal, table, "", seed, version))
     return Built(rows, seed, pack_bytes, table, names)
 
 
-def _next(prev: Row, kind: str, actor: str, body: bytes, table: Table, command_id: str) -> Row:
-    """The row after ``prev``."""
+def _next(
+    prev: Row,
+    kind: str,
+    actor: str,
+    body: bytes,
+    table: Table,
+    command_id: str,
+    seed: bytes,
+    version: int,
+) -> Row:
+    """The row after ``prev`` in a record of format ``version``."""
     return make_row(
         prev.game_id,
         prev.seq + 1,
@@ -99,6 +123,8 @@ def _next(prev: Row, kind: str, actor: str, body: bytes, table: Table, command_i
         prev.hash,
         state_hash(table),
         command_id,
+        version=version,
+        server_seed=seed,
     )
 
 

@@ -28,7 +28,7 @@ from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from replay import games
-from replay.audit import AuditReport
+from replay.audit import AuditReport, summary_line
 from replay.engine import ARBITER, Viewer
 from replay.explain import explain
 from replay.export import BadExport, verify_document
@@ -184,23 +184,13 @@ def report_dict(message: apb.AuditReport) -> dict[str, Any]:
     return found
 
 
-def report_line(found: dict[str, Any]) -> str:
-    """One line per game: OK, or the first bad seq and what differs there."""
-    if found["ok"]:
-        extra = "" if found["states_checked"] else " (chain only: seed not revealed)"
-        return f"{found['game_id']}: OK, {found['rows']} rows{extra}"
-    first = [f for f in found["faults"] if f["seq"] == found["first_bad_seq"]]
-    what = "; ".join(f"{f['kind']}: {f['message']}".rstrip(": ") for f in first)
-    return f"{found['game_id']}: FAILED at seq {found['first_bad_seq']}: {what}"
-
-
 def show_reports(reports: Sequence[dict[str, Any]], as_json: bool) -> None:
     """Print reports: JSON, or one line each and a total."""
     if as_json:
         echo_json(reports if len(reports) != 1 else reports[0])
         return
     for found in reports:
-        click.echo(report_line(found))
+        click.echo(summary_line(found))
     if len(reports) > 1:
         bad = sum(1 for r in reports if not r["ok"])
         click.echo(f"{len(reports)} games, {len(reports) - bad} verified, {bad} failed")

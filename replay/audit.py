@@ -1,17 +1,22 @@
 """Verifying a stored record from the record alone (DESIGN.md sections 2 and 3).
 
-``verify`` checks, in this order: the rows are seq 1..n with no gap and in order; every
-row's hash is sha256(prev_hash || canonical bytes) and links to the row before; the seed
-revealed at the end matches the genesis commitment; the content pack matches its sha256;
-the ruleset is the one this build folds; then it refolds the record, re-checking every
-command under the recorded rules and options, re-deriving every shuffle and draw from the
-seed, and comparing every state hash; finally the final scores against a claimed result.
+``verify`` reads every row under the record's own format version (its genesis) and checks,
+in this order: the rows are seq 1..n with no gap and in order; every row's hash is
+sha256(prev_hash || canonical bytes) and links to the row before (format 2: and the
+genesis and seed reveal open their unsalted commitments); the seed revealed at the end
+matches the genesis commitment; then, format 2, every command row opens its commitment
+under the salt re-derived from that seed (before the reveal only the links can be
+checked); the content pack matches its sha256; the ruleset is the one this build folds;
+then it refolds the record, re-checking every command under the recorded rules and
+options, re-deriving every shuffle and draw from the seed, and comparing every state
+hash; finally the final scores against a claimed result.
 
 The report names the first bad seq and every kind of fault found there:
 
 - ``missing``: a seq is absent (a row was deleted), or the game ended with no seed reveal;
 - ``reordered``: rows out of seq order, or a row linking to a row that comes later;
-- ``hash``: a row's hash is not the hash of its content (its bytes were edited);
+- ``hash``: a row's hash is not the hash of its content (its bytes were edited), or, in
+  format 2, a row's body or command_id does not match its commitment;
 - ``seed``: the revealed seed does not match the commitment;
 - ``pack``: the content pack does not match the sha256 in the genesis;
 - ``rule``: a command breaks a rule when re-checked (or a row cannot be applied at all);
@@ -32,8 +37,18 @@ from feastlog.v1 import record_pb2
 from replay import fold, games
 from replay.engine import MalformedCommand, Outcome, RuleViolation
 from replay.fold import Table, state_hash
-from replay.history import apply_row, genesis_of, seed_of
-from replay.record import COMMAND, GENESIS, SEED_REVEAL, ZERO_HASH, Row
+from replay.history import apply_row, genesis_of, record_version, seed_of
+from replay.record import (
+    COMMAND,
+    FORMAT_2,
+    GENESIS,
+    SEED_REVEAL,
+    VERSIONS,
+    ZERO_HASH,
+    Row,
+    row_salt,
+    salted,
+)
 from replay.rng import seed_commitment
 
 MISSING = "missing"
@@ -70,6 +85,7 @@ class AuditReport:
     faults: tuple[Fault, ...]
     outcome: Outcome | None = None
     notes: tuple[str, ...] = field(default=())
+    record_version: int = 1
 
     @property
     def ok(self) -> bool:
@@ -104,20 +120,27 @@ class AuditReport:
             if self.outcome is None
             else {"points": list(self.outcome.points), "winners": list(self.outcome.winners)},
             "notes": list(self.notes),
+            "record_version": self.record_version,
         }
 
     def summary(self) -> str:
         """One line: OK, or the first bad seq and what differs there."""
-        if self.ok:
-            extra = "" if self.states_checked else " (chain only: seed not revealed)"
-            return f"{self.game_id}: OK, {self.rows} rows{extra}"
-        first = [f for f in self.faults if f.seq == self.first_bad_seq]
-        what = "; ".join(f"{f.kind}: {f.message}" for f in first)
-        return f"{self.game_id}: FAILED at seq {self.first_bad_seq}: {what}"
+        return summary_line(self.to_dict())
 
 
-def check_chain(rows: Sequence[Row]) -> list[Fault]:
-    """Seq order, gaps and the hash chain."""
+def summary_line(found: dict[str, Any]) -> str:
+    """One line for a report as ``AuditReport.to_dict`` gives it (or a server sent it)."""
+    if found["ok"]:
+        extra = "" if found["states_checked"] else " (chain only: seed not revealed)"
+        shape = f"{found['rows']} rows, record format {found['record_version']}"
+        return f"{found['game_id']}: OK, {shape}{extra}"
+    first = [f for f in found["faults"] if f["seq"] == found["first_bad_seq"]]
+    what = "; ".join(f"{f['kind']}: {f['message']}".rstrip(": ") for f in first)
+    return f"{found['game_id']}: FAILED at seq {found['first_bad_seq']}: {what}"
+
+
+def check_chain(rows: Sequence[Row], version: int) -> list[Fault]:
+    """Seq order, gaps, the hash chain, and (format 2) the commitments of unsalted rows."""
     faults: list[Fault] = []
     seqs = [r.seq for r in rows]
     position = {r.hash: i for i, r in enumerate(rows)}
@@ -132,7 +155,7 @@ def check_chain(rows: Sequence[Row]) -> list[Fault]:
             )
         elif row.seq < want:
             faults.append(Fault(row.seq, REORDERED, f"seq {row.seq} comes after seq {prev_seq}"))
-        intact = row.expected_hash() == row.hash
+        intact = row.expected_hash(version) == row.hash
         if row.prev_hash != prev_hash:
             linked = position.get(row.prev_hash, -1)
             if linked > i:
@@ -141,7 +164,20 @@ def check_chain(rows: Sequence[Row]) -> list[Fault]:
                 faults.append(Fault(row.seq, MISSING, "it links to a row that is not before it"))
         if not intact:
             faults.append(Fault(row.seq, HASH, "the row's hash does not match its content"))
+        elif version == FORMAT_2 and not salted(row.kind) and not row.opens(b""):
+            faults.append(Fault(row.seq, HASH, "the row's body does not match its commitment"))
         prev_seq, prev_hash, prev_intact = max(prev_seq, row.seq), row.hash, intact
+    return faults
+
+
+def check_commitments(rows: Sequence[Row], server_seed: bytes) -> list[Fault]:
+    """Format 2: every command row opens its commitment under the salt from the seed."""
+    faults = []
+    for row in rows:
+        if salted(row.kind) and not row.opens(row_salt(server_seed, row.game_id, row.seq)):
+            faults.append(
+                Fault(row.seq, HASH, "the command or its command_id does not match the commitment")
+            )
     return faults
 
 
@@ -213,15 +249,24 @@ def verify(
         fault = Fault(1, MISSING, "the record does not start with its genesis row")
         game_id = rows[0].game_id if rows else ""
         return AuditReport(game_id, "", len(rows), 0, False, False, (fault,))
-    faults = check_chain(rows)
     try:
         genesis = genesis_of(rows[0])
     except DecodeError:
-        faults.append(Fault(1, HASH, "the genesis row does not decode"))
-        return AuditReport(rows[0].game_id, "", len(rows), 0, False, False, tuple(faults))
+        fault = Fault(1, HASH, "the genesis row does not decode")
+        return AuditReport(rows[0].game_id, "", len(rows), 0, False, False, (fault,))
+    version = record_version(genesis)
+    if version not in VERSIONS:
+        fault = Fault(1, RULE, f"record format version {version} is unknown to this build")
+        return AuditReport(genesis.game_id, genesis.game_kind, len(rows), 0, False, False, (fault,))
+    faults = check_chain(rows, version)
     seed, seed_faults = _seed_for(rows, genesis, server_seed)
     faults += seed_faults
     notes: list[str] = []
+    if version == FORMAT_2 and seed is not None:
+        faults += check_commitments(rows, seed)
+    elif version == FORMAT_2:
+        hidden = sum(1 for r in rows if salted(r.kind))
+        notes.append(f"commitments of {hidden} command rows not opened: the seed is not revealed")
     checked, outcome, table = 0, None, None
     if hashlib.sha256(pack_bytes).hexdigest() != genesis.pack_sha256:
         faults.append(Fault(1, PACK, "the content pack does not match the genesis sha256"))
@@ -256,6 +301,7 @@ def verify(
         ordered,
         outcome,
         tuple(notes),
+        version,
     )
 
 

@@ -1,10 +1,12 @@
 """The portable record: one self-contained JSON file per game (docs/record-format.md).
 
-An export holds the rows exactly as stored (bodies as hex, with their hashes), the
-content pack the genesis names, the server seed once it is revealed (it is copied from
-the reveal row, so a record without one has no seed anywhere), and the claimed final
-result.  ``verify_document`` checks it with nothing but this file and this package.
-The ``decoded`` entries are for people reading the file; verification never trusts them.
+An export holds the rows exactly as stored (bodies as hex, with their hashes, and in
+format 2 their commitments), the content pack the genesis names, the server seed once it
+is revealed (it is copied from the reveal row, so a record without one has no seed
+anywhere), and the claimed final result.  The file's ``version`` is the record's format
+version (its genesis says which); a format-1 record exports exactly as before format 2.
+``verify_document`` checks it with nothing but this file and this package.  The
+``decoded`` entries are for people reading the file; verification never trusts them.
 """
 
 from __future__ import annotations
@@ -20,11 +22,10 @@ from google.protobuf.message import Message
 from feastlog.v1 import record_pb2
 from replay.audit import AuditReport, verify
 from replay.engine import Outcome
-from replay.history import revealed_seed
-from replay.record import COMMAND, GENESIS, SEED_REVEAL, Row
+from replay.history import record_version, revealed_seed
+from replay.record import COMMAND, FORMAT_1, GENESIS, SEED_REVEAL, VERSIONS, Row
 
 FORMAT = "feastlog-record"
-VERSION = 1
 _MESSAGES: dict[str, type[Message]] = {
     GENESIS: record_pb2.Genesis,
     COMMAND: record_pb2.Command,
@@ -54,9 +55,9 @@ def decoded(row: Row) -> dict[str, Any]:
     return out
 
 
-def row_entry(row: Row) -> dict[str, Any]:
-    """One row as the export stores it."""
-    return {
+def row_entry(row: Row, version: int) -> dict[str, Any]:
+    """One row as the export stores it (with its commitment from format 2 on)."""
+    entry = {
         "seq": row.seq,
         "kind": row.kind,
         "actor": row.actor,
@@ -68,6 +69,9 @@ def row_entry(row: Row) -> dict[str, Any]:
         "state_hash": row.state_hash,
         "decoded": decoded(row),
     }
+    if version != FORMAT_1:
+        entry["commitment"] = row.commitment
+    return entry
 
 
 def _pack_entry(pack_bytes: bytes) -> dict[str, str]:
@@ -84,19 +88,20 @@ def export_record(
     """The export document of a record; the seed appears only if the record reveals it."""
     seed = revealed_seed(rows)
     genesis = record_pb2.Genesis.FromString(rows[0].body)
+    version = record_version(genesis)
     result = None
     if outcome is not None and seed is not None:
         result = {"points": list(outcome.points), "winners": list(outcome.winners)}
     return {
         "format": FORMAT,
-        "version": VERSION,
+        "version": version,
         "game_id": genesis.game_id,
         "game_kind": genesis.game_kind,
         "ruleset_version": genesis.ruleset_version,
         "content_pack": {"sha256": genesis.pack_sha256, **_pack_entry(pack_bytes)},
         "server_seed": seed.hex() if seed is not None else None,
         "result": result,
-        "rows": [row_entry(r) for r in rows],
+        "rows": [row_entry(r, version) for r in rows],
     }
 
 
@@ -118,6 +123,7 @@ def _row(game_id: str, entry: dict[str, Any]) -> Row:
         str(entry["prev_hash"]),
         str(entry["hash"]),
         str(entry["state_hash"]),
+        str(entry.get("commitment", "")),
     )
 
 
@@ -125,8 +131,9 @@ def load_record(text: str) -> Record:
     """Read an export; raises BadExport for anything that is not one."""
     try:
         document = json.loads(text)
-        if document.get("format") != FORMAT or document.get("version") != VERSION:
-            raise BadExport(f"not a {FORMAT} version {VERSION} file")
+        if document.get("format") != FORMAT or document.get("version") not in VERSIONS:
+            known = " or ".join(str(v) for v in VERSIONS)
+            raise BadExport(f"not a {FORMAT} file of version {known}")
         rows = tuple(_row(document["game_id"], e) for e in document["rows"])
         pack = document["content_pack"]
         pack_bytes = pack["text"].encode("utf-8") if "text" in pack else bytes.fromhex(pack["hex"])

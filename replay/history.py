@@ -15,7 +15,17 @@ from feastlog.v1 import record_pb2
 from replay import fold, games
 from replay.engine import Fact
 from replay.fold import Table
-from replay.record import COMMAND, GENESIS, SEED_REVEAL, SERVER, ZERO_HASH, Row, make_row
+from replay.record import (
+    COMMAND,
+    CURRENT_VERSION,
+    FORMAT_1,
+    GENESIS,
+    SEED_REVEAL,
+    SERVER,
+    ZERO_HASH,
+    Row,
+    make_row,
+)
 from replay.rng import seed_commitment
 
 
@@ -33,6 +43,11 @@ class Folded:
 def genesis_of(row: Row) -> record_pb2.Genesis:
     """Decode a genesis row."""
     return record_pb2.Genesis.FromString(row.body)
+
+
+def record_version(genesis: record_pb2.Genesis) -> int:
+    """The record's format version: the genesis field, where 0 (absent) means format 1."""
+    return genesis.record_version or FORMAT_1
 
 
 def command_of(row: Row) -> record_pb2.Command:
@@ -70,6 +85,7 @@ def new_genesis(
     created_at: str,
     seed_supplied: bool = False,
     tournament_id: str = "",
+    version: int = CURRENT_VERSION,
 ) -> record_pb2.Genesis:
     """A genesis row's content: every option spelled out, the seed only as its commitment."""
     engine = games.engine(kind)
@@ -85,6 +101,8 @@ def new_genesis(
         seed_supplied=seed_supplied,
         tournament_id=tournament_id,
         created_at=created_at,
+        # format 1 leaves the field out, so its genesis bytes are what earlier builds wrote
+        record_version=0 if version == FORMAT_1 else version,
     )
 
 
@@ -103,6 +121,7 @@ def begin(
         genesis.created_at,
         ZERO_HASH,
         fold.state_hash(table),
+        version=record_version(genesis),
     )
     return row, table, facts
 

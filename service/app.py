@@ -20,8 +20,8 @@ from replay import fold
 from replay.engine import ARBITER, Fact, MalformedCommand, RuleViolation, Viewer, fact_visible
 from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
-from replay.history import begin, new_genesis
-from replay.record import COMMAND, SEED_REVEAL, Row, make_row
+from replay.history import begin, new_genesis, record_version
+from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
     AlreadyStarted,
@@ -334,6 +334,8 @@ class Games:
         """Take up the games still waiting for seat entropy (at server start)."""
         for stored in await self.db.call(self.db.store.pending):
             draft = record_pb2.Genesis.FromString(stored.draft)
+            # none of its rows is written yet, so it starts in the current record format
+            draft.record_version = draft.record_version or CURRENT_VERSION
             pack = engine_of(draft.game_kind).load_pack(stored.pack_body)
             self._pending[stored.game_id] = Pending(
                 draft, stored.server_seed, pack, dict(stored.entropy)
@@ -466,7 +468,7 @@ class Games:
         command: record_pb2.Command,
         body: bytes,
     ) -> Accepted:
-        if command_id in game.command_ids:
+        if (actor, command_id) in game.command_ids:
             return self._retry(game, command_id, body, actor, viewer)
         if expected_seq is not None and expected_seq != game.last_seq:
             raise StaleSeq(
@@ -489,6 +491,8 @@ class Games:
             game.rows[-1].hash,
             state_hash(table),
             command_id,
+            version=record_version(game.genesis),  # a game keeps the format it began in
+            server_seed=game.server_seed,
         )
         rows, tables, all_facts = [row], [table], [tuple(facts)]
         if fold.is_over(table):
@@ -513,16 +517,17 @@ class Games:
             now,
             after.hash,
             state_hash(table),
+            version=record_version(game.genesis),
         )
 
     def _retry(
         self, game: LiveGame, command_id: str, body: bytes, actor: str, viewer: Viewer
     ) -> Accepted:
-        seq = game.command_ids[command_id]
+        seq = game.command_ids[actor, command_id]
         row = game.rows[seq - 1]
-        if row.body != body or row.actor != actor:
+        if row.body != body:
             raise CommandIdReused(
-                f"command_id {command_id!r} was used for another command (or sender) at seq {seq}",
+                f"you used command_id {command_id!r} for another command at seq {seq}",
                 seq=str(seq),
             )
         facts = visible_facts(game.facts[seq - 1], viewer, game.over)

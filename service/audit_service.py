@@ -69,6 +69,7 @@ def report_message(report: AuditReport, redact: bool = False) -> pb.AuditReport:
         points=list(outcome.points) if outcome else [],
         winners=list(outcome.winners) if outcome else [],
         notes=list(report.notes),
+        record_version=report.record_version,
     )
 
 

@@ -101,6 +101,8 @@ def event(step: Step, game_field: str) -> pb.RecordEvent:
         state_hash=row.state_hash,
         recorded_at=row.recorded_at,
         view=struct(step.view),
+        prev_hash=row.prev_hash,
+        commitment=row.commitment,
         typed_facts=typed_facts(game_field, step.facts),
         typed_view=typed.view_message(game_field, step.view),
         typed_actor=participant(row.actor),

@@ -156,7 +156,9 @@ class LiveGame:
     rows: list[Row]
     tables: list[Table]
     facts: list[tuple[Fact, ...]]
-    command_ids: dict[str, int] = field(default_factory=dict)
+    # keyed by (actor, command_id): an id is its sender's own, so nobody can probe another
+    # seat's ids (a client may name them after its sealed bids)
+    command_ids: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     watchers: set[asyncio.Queue[int]] = field(default_factory=set)
 
@@ -187,7 +189,7 @@ class LiveGame:
         self.facts += facts
         for row in rows:
             if row.command_id:
-                self.command_ids[row.command_id] = row.seq
+                self.command_ids[row.actor, row.command_id] = row.seq
         for queue in self.watchers:
             queue.put_nowait(self.last_seq)
 

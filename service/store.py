@@ -1,7 +1,8 @@
 """The DuckDB event store: the only module that speaks to DuckDB.
 
 Tables:
-- ``events``: every game's rows (genesis, commands, seed reveal), keyed by (game_id, seq);
+- ``events``: every game's rows (genesis, commands, seed reveal), keyed by (game_id, seq),
+  each under its record's format version (the ``commitment`` column is empty in format 1);
 - ``rejections``: refused commands, outside the chain;
 - ``seats``: seat names and the sha256 of each seat token (never the token);
 - ``seeds``: each game's server seed, kept out of the rows until the reveal row;
@@ -46,6 +47,7 @@ CREATE TABLE IF NOT EXISTS events (
     prev_hash VARCHAR NOT NULL,
     hash VARCHAR NOT NULL,
     state_hash VARCHAR NOT NULL,
+    commitment VARCHAR NOT NULL DEFAULT '',
     PRIMARY KEY (game_id, seq)
 );
 CREATE TABLE IF NOT EXISTS rejections (
@@ -89,9 +91,18 @@ CREATE TABLE IF NOT EXISTS packs (
 );
 """
 
+# Files written before record format 2 have no commitment column: it is added in place,
+# empty for their rows (format 1 has no commitments), and nothing else changes.
+MIGRATIONS = """
+ALTER TABLE events ADD COLUMN IF NOT EXISTS commitment VARCHAR DEFAULT '';
+"""
+
 ROW_COLUMNS = (
-    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash"
+    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash, "
+    "commitment"
 )
+# Reading a file opened read-only that predates the column: every row is format 1.
+_FORMAT_1_COLUMNS = ROW_COLUMNS.replace("commitment", "'' AS commitment")
 
 
 @dataclass(frozen=True)
@@ -223,7 +234,17 @@ class Store:
             raise
         if not read_only:
             self.con.execute(SCHEMA)
+            self.con.execute(MIGRATIONS)
         self.path = path
+        self.row_columns = ROW_COLUMNS if self._has_commitments() else _FORMAT_1_COLUMNS
+
+    def _has_commitments(self) -> bool:
+        """Whether the events table has its commitment column (a read-only older file has not)."""
+        found = self.con.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' "
+            "AND column_name = 'commitment'"
+        ).fetchone()
+        return bool(found and found[0])
 
     def close(self) -> None:
         """Close the file (checkpointing the write-ahead log)."""
@@ -253,7 +274,7 @@ class Store:
     def rows(self, game_id: str) -> tuple[Row, ...]:
         """A game's rows in seq order."""
         found = self.con.execute(
-            f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = ? ORDER BY seq", [game_id]
+            f"SELECT {self.row_columns} FROM events WHERE game_id = ? ORDER BY seq", [game_id]
         ).fetchall()
         return tuple(_row(r) for r in found)
 
@@ -409,11 +430,22 @@ def _row_values(row: Row) -> list[object]:
         row.prev_hash,
         row.hash,
         row.state_hash,
+        row.commitment,
     ]
 
 
 def _row(values: tuple[Any, ...]) -> Row:
-    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state = values
+    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state, commit = values
     return Row(
-        game_id, int(seq), kind, actor, command_id, bytes(body), recorded_at, prev, hash_, state
+        game_id,
+        int(seq),
+        kind,
+        actor,
+        command_id,
+        bytes(body),
+        recorded_at,
+        prev,
+        hash_,
+        state,
+        commit or "",
     )

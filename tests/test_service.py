@@ -289,10 +289,35 @@ def test_stale_expected_seq_is_aborted_and_retries_are_idempotent(
         served, game_id, tokens[0], bid(gem), grpc.StatusCode.ALREADY_EXISTS, command_id="c-1"
     )
     assert out["reason"] == "COMMAND_ID_REUSED"
-    out = refused(
-        served, game_id, tokens[2], bid(), grpc.StatusCode.ALREADY_EXISTS, command_id="c-1"
+
+
+def test_a_command_id_is_its_senders_own_and_cannot_be_probed(served: ThreadedServer) -> None:
+    """Another seat's ids answer like unused ones: a stale probe is ABORTED either way."""
+    game_id, tokens = new_game(served)
+    submit(served, game_id, tokens[0], bid(), command_id="bid-none", expected_seq=1)
+    used = refused(
+        served,
+        game_id,
+        tokens[1],
+        bid(),
+        grpc.StatusCode.ABORTED,
+        command_id="bid-none",
+        expected_seq=1,
     )
-    assert out["reason"] == "COMMAND_ID_REUSED"  # the same bytes from another seat
+    unused = refused(
+        served,
+        game_id,
+        tokens[1],
+        bid(),
+        grpc.StatusCode.ABORTED,
+        command_id="bid-blue",
+        expected_seq=1,
+    )
+    assert used["reason"] == "STALE_EXPECTED_SEQ"
+    assert used == unused  # word for word: nothing says the id was taken
+    # the same id from another seat is that seat's own new command
+    brian = submit(served, game_id, tokens[1], bid(), command_id="bid-none", expected_seq=2)
+    assert brian.seq == 3 and not brian.replayed
 
 
 def test_views_hide_other_hands_and_sealed_bids(served: ThreadedServer) -> None:

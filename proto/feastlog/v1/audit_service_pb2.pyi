@@ -112,6 +112,7 @@ class AuditReport(_message.Message):
     POINTS_FIELD_NUMBER: _builtins.int
     WINNERS_FIELD_NUMBER: _builtins.int
     NOTES_FIELD_NUMBER: _builtins.int
+    RECORD_VERSION_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game_kind: _builtins.str
@@ -123,6 +124,8 @@ class AuditReport(_message.Message):
     over: _builtins.bool
     first_bad_seq: _builtins.int
     """0 when ok."""
+    record_version: _builtins.int
+    """The record's format version (docs/record-format.md): 1, or 2 with salted commitments."""
     kind: _view_pb2.GameKind.ValueType
     """`game_kind`, typed."""
     @_builtins.property
@@ -150,11 +153,12 @@ class AuditReport(_message.Message):
         points: _abc.Iterable[_builtins.int] | None = ...,
         winners: _abc.Iterable[_builtins.int] | None = ...,
         notes: _abc.Iterable[_builtins.str] | None = ...,
+        record_version: _builtins.int = ...,
         kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commands_checked", b"commands_checked", "faults", b"faults", "first_bad_seq", b"first_bad_seq", "game_id", b"game_id", "game_kind", b"game_kind", "kind", b"kind", "notes", b"notes", "ok", b"ok", "over", b"over", "points", b"points", "rows", b"rows", "states_checked", b"states_checked", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commands_checked", b"commands_checked", "faults", b"faults", "first_bad_seq", b"first_bad_seq", "game_id", b"game_id", "game_kind", b"game_kind", "kind", b"kind", "notes", b"notes", "ok", b"ok", "over", b"over", "points", b"points", "record_version", b"record_version", "rows", b"rows", "states_checked", b"states_checked", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

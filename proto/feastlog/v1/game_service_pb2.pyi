@@ -428,6 +428,8 @@ class RecordEvent(_message.Message):
     RECORDED_AT_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
     GENESIS_FIELD_NUMBER: _builtins.int
+    PREV_HASH_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
     TYPED_FACTS_FIELD_NUMBER: _builtins.int
     TYPED_VIEW_FIELD_NUMBER: _builtins.int
     TYPED_ACTOR_FIELD_NUMBER: _builtins.int
@@ -439,6 +441,15 @@ class RecordEvent(_message.Message):
     hash: _builtins.str
     state_hash: _builtins.str
     recorded_at: _builtins.str
+    prev_hash: _builtins.str
+    """The hash of the row before (64 zeros for the genesis): with `commitment` and the
+    public fields above, a watcher re-derives `hash` (docs/record-format.md).
+    """
+    commitment: _builtins.str
+    """The row's commitment to its command bytes and command_id (record format 2; empty in
+    format 1). A command's salt comes from the server seed, so it can be opened only after
+    the seed reveal; until then it lets nobody test a guess about a sealed command.
+    """
     @_builtins.property
     def command(self) -> _record_pb2.Command:
         """The command, when the caller may see it (sealed bids stay hidden until revealed)."""
@@ -478,13 +489,15 @@ class RecordEvent(_message.Message):
         recorded_at: _builtins.str = ...,
         view: _struct_pb2.Struct | None = ...,
         genesis: _record_pb2.Genesis | None = ...,
+        prev_hash: _builtins.str = ...,
+        commitment: _builtins.str = ...,
         typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
         typed_view: _view_pb2.TableView | None = ...,
         typed_actor: _view_pb2.Participant | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "genesis", b"genesis", "typed_actor", b"typed_actor", "typed_view", b"typed_view", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command", b"command", "facts", b"facts", "genesis", b"genesis", "hash", b"hash", "kind", b"kind", "recorded_at", b"recorded_at", "seq", b"seq", "state_hash", b"state_hash", "typed_actor", b"typed_actor", "typed_facts", b"typed_facts", "typed_view", b"typed_view", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command", b"command", "commitment", b"commitment", "facts", b"facts", "genesis", b"genesis", "hash", b"hash", "kind", b"kind", "prev_hash", b"prev_hash", "recorded_at", b"recorded_at", "seq", b"seq", "state_hash", b"state_hash", "typed_actor", b"typed_actor", "typed_facts", b"typed_facts", "typed_view", b"typed_view", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
