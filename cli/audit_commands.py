@@ -32,7 +32,7 @@ from replay.audit import AuditReport, summary_line
 from replay.engine import ARBITER, Viewer
 from replay.explain import explain
 from replay.export import BadExport, verify_document
-from replay.narrative import header, row_lines
+from replay.narrative import check_viewer, header, row_lines
 from replay.record import Row
 from service.audit_service import (
     audit_stored,
@@ -124,6 +124,11 @@ def replay_as(
         found = offline(lambda: steps(game, 1, at or 0, chosen))
         genesis, view, seen_as = game.genesis, found[-1].view, str(chosen)
         rows = [(s.row.seq, s.row.kind, s.row.actor, list(s.facts)) for s in found]
+    if viewer is not None:
+        try:
+            check_viewer(genesis, viewer)
+        except ValueError as bad:
+            raise AuditError(str(bad)) from bad
     engine = games.engine(genesis.game_kind)
     names = [s.name for s in genesis.seats]
     lines = header(genesis, engine)

@@ -19,8 +19,9 @@ from cli.play import play_command
 from cli.tournament import standings_command
 from feastlog.v1 import game_service_pb2 as pb
 from replay import games
+from replay.engine import ARBITER, Viewer
 from replay.history import refold
-from replay.narrative import header, row_lines
+from replay.narrative import as_seen_then, header, row_lines
 from replay.record import Row
 from service.auth import KEY_ENV, find_organiser_key
 from service.errors import StoreLocked
@@ -271,10 +272,12 @@ def replay_command(
 ) -> None:
     """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).
 
-    GAME_ID may also be a file written by ``feastlog export`` of a finished game.
+    GAME_ID may also be a file written by ``feastlog export`` of a finished game; then
+    --at and --as show what that viewer saw at that seq while the game ran (a seat: its own
+    hand and private draws, the others' counts), although the finished record is public.
     """
     if game_id.endswith(".json") and Path(game_id).is_file():
-        lines = replay_export(Path(game_id))
+        lines = replay_export(Path(game_id), at, parse_viewer(as_viewer))
     elif at is not None or as_viewer:
         viewer = parse_viewer(as_viewer)
         lines = replay_as(game_id, at, viewer, server, db_path, require_key(organiser_key))
@@ -303,8 +306,8 @@ def replay_offline(db_path: str, game_id: str) -> list[str]:
     return narrate_record(stored.rows, stored.server_seed, stored.pack_body)
 
 
-def replay_export(path: Path) -> list[str]:
-    """Narrate a finished game from its exported record alone."""
+def replay_export(path: Path, at: int | None = None, viewer: Viewer | None = None) -> list[str]:
+    """Narrate a finished game from its exported record alone (up to ``at``, as ``viewer``)."""
     from replay.export import BadExport, load_record
 
     try:
@@ -316,7 +319,13 @@ def replay_export(path: Path) -> list[str]:
             f"{path}: the game was still running when exported, so its seed is not revealed; "
             "replay it through the server"
         )
-    return narrate_record(record.rows, record.server_seed, record.pack_bytes)
+    if at is None and viewer is None:
+        return narrate_record(record.rows, record.server_seed, record.pack_bytes)
+    folded = refold(record.rows, record.server_seed, record.pack_bytes)
+    try:
+        return as_seen_then(folded, at, viewer or ARBITER)
+    except ValueError as bad:
+        raise FeastlogError(f"{path}: {bad}") from bad
 
 
 def narrate_record(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> list[str]:
@@ -385,8 +394,12 @@ def rules_command(kind: str, as_json: bool) -> None:
         click.echo(json.dumps([to_plain(r) for r in engine.rules.values()], indent=1))
         return
     click.echo(f"{engine.title}, ruleset {engine.ruleset_version}: {len(engine.rules)} rules")
+    click.echo(
+        f"rulesets folded: {', '.join(engine.rulesets)} (new games: {engine.ruleset_version})"
+    )
     for rule in engine.rules.values():
         mark = " (interpretation)" if rule.interpretation else ""
+        mark += "" if rule.refuses else " (never refuses)"
         click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
     defaults = ", ".join(f"{k}={v}" for k, v in engine.option_defaults.items())
     click.echo(f"options (defaults): {defaults}")

@@ -75,6 +75,10 @@ class Seat:
         reply = self.stub.ListLegalCommands(
             pb.ListLegalCommandsRequest(game_id=self.game_id), metadata=self.meta
         )
+        if reply.partial:
+            click.echo(
+                f"(the first {len(reply.commands)} legal moves of more; or type one as JSON)"
+            )
         return list(reply.commands)
 
     def send(self, command: record_pb2.Command, seq: int) -> pb.SubmitCommandResponse:

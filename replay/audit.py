@@ -6,7 +6,7 @@ sha256(prev_hash || canonical bytes) and links to the row before (format 2: and 
 genesis and seed reveal open their unsalted commitments); the seed revealed at the end
 matches the genesis commitment; then, format 2, every command row opens its commitment
 under the salt re-derived from that seed (before the reveal only the links can be
-checked); the content pack matches its sha256; the ruleset is the one this build folds;
+checked); the content pack matches its sha256; the ruleset is one this build folds;
 then it refolds the record, re-checking every command under the recorded rules and
 options, re-deriving every shuffle and draw from the seed, and comparing every state
 hash; finally the final scores against a claimed result.
@@ -271,7 +271,7 @@ def verify(
     if hashlib.sha256(pack_bytes).hexdigest() != genesis.pack_sha256:
         faults.append(Fault(1, PACK, "the content pack does not match the genesis sha256"))
     elif genesis.game_kind not in games.KINDS or (
-        games.engine(genesis.game_kind).ruleset_version != genesis.ruleset_version
+        genesis.ruleset_version not in games.engine(genesis.game_kind).rulesets
     ):
         faults.append(
             Fault(1, RULE, f"ruleset {genesis.game_kind} {genesis.ruleset_version} is unknown")

@@ -68,6 +68,9 @@ OPTION_DEFAULTS: Mapping[str, str] = {
     "tie_break_value": "alone",
     "max_bid": "rulebook",
 }
+# Ruleset versions this build folds, each with its option defaults (one so far).
+RULESET = "1"
+RULESETS: Mapping[str, Mapping[str, str]] = {"1": OPTION_DEFAULTS}
 OPTION_CHOICES = {
     "gem_ability": ("per_bid", "per_gem"),
     "tie_break_value": ("alone", "cumulative"),
@@ -123,9 +126,15 @@ def _options(seats: int, options: Mapping[str, str]) -> dict[str, str]:
 
 
 def setup(
-    seats: Sequence[str], options: Mapping[str, str], pack: Pack, rng: Rng
+    seats: Sequence[str],
+    options: Mapping[str, str],
+    pack: Pack,
+    rng: Rng,
+    ruleset: str = RULESET,
 ) -> tuple[State, list[Fact]]:
     """Gem Card, dishes, bag, starting hands, starting player; then round 1 begins."""
+    if ruleset not in RULESETS:
+        raise ValueError(f"Bon Appetit! has no ruleset {ruleset!r}")
     if not 2 <= len(seats) <= 4:
         raise RuleViolation("BA-SEATS", f"Bon Appetit! is for 2 to 4 players, not {len(seats)}")
     chosen = _options(len(seats), options)
@@ -412,7 +421,9 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
     if kind == "bids_revealed":
         label = "Tie-break bids" if fact["tie_round"] else "Bids"
         line = f"{label} revealed: " + "; ".join(_bid_line(b, names) for b in fact["bids"]) + "."
-        if fact["tied"]:
+        if fact.get("all_zero"):
+            line += " No tied player adds a gem." if fact["tie_round"] else " Every bid is 0."
+        elif fact["tied"]:
             line += (
                 f" Tied at {fact['highest']}: " + ", ".join(names[s] for s in fact["tied"]) + "."
             )
@@ -449,9 +460,12 @@ class BonAppetitEngine:
 
     kind = KIND
     title = "Bon Appetit!"
-    ruleset_version = "1"
+    ruleset_version = RULESET
+    rulesets = RULESETS
     min_seats = 2
     max_seats = 4
+    seats_rule = "BA-SEATS"
+    end_rule = "BA-END"
     rules: Mapping[str, Rule] = RULES
     rng_labels = RNG_LABELS
     option_defaults = OPTION_DEFAULTS
@@ -466,10 +480,15 @@ class BonAppetitEngine:
         return packs.load_pack(data)
 
     def setup(
-        self, seats: Sequence[str], options: Mapping[str, str], pack: Pack, rng: Rng
+        self,
+        seats: Sequence[str],
+        options: Mapping[str, str],
+        pack: Pack,
+        rng: Rng,
+        ruleset: str = RULESET,
     ) -> tuple[State, list[Fact]]:
         """The state after setup and round 1's new dish."""
-        return setup(seats, options, pack, rng)
+        return setup(seats, options, pack, rng, ruleset)
 
     def apply(self, state: State, seat: int, command: Message) -> tuple[State, list[Fact]]:
         """Check and apply a command."""

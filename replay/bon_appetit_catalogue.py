@@ -16,26 +16,31 @@ RULES: Mapping[str, Rule] = catalogue(
         "BA-SETUP-GEM-CARD",
         "Setup: Set up the Gem Card",
         "Draw one gem of each colour from the bag: the first drawn is worth 1, ... the fourth 4.",
+        refuses=False,
     ),
     Rule(
         "BA-SETUP-DISHES",
         "Setup: Prepare the Dish Cards",
         "Shuffle the 13 dishes, remove 1 unseen, lay 3 face up in the Menu row.",
+        refuses=False,
     ),
     Rule(
         "BA-SETUP-BAG",
         "Setup: Receive starting gems",
         "The other 16 gems go in the bag (3 of each colour, 12, with 2 players).",
+        refuses=False,
     ),
     Rule(
         "BA-SETUP-HANDS",
         "Setup: Receive starting gems",
         "Each player secretly draws 5 gems (4 with 4 players) and keeps them in hand.",
+        refuses=False,
     ),
     Rule(
         "BA-SETUP-FIRST",
         "Setup: Choose the starting player",
         "A starting player is chosen (option first_seat: at random, or a given seat).",
+        refuses=False,
     ),
     Rule(
         "BA-OPTIONS",
@@ -47,9 +52,13 @@ RULES: Mapping[str, Rule] = catalogue(
         "BA-HIDDEN-GEMS",
         "Setup: Receive starting gems",
         "Gems in hand are secret: others see how many, never which.",
+        refuses=False,
     ),
     Rule(
-        "BA-ROUNDS", "Playing the Game", "The game lasts 12 rounds, one dish auctioned each round."
+        "BA-ROUNDS",
+        "Playing the Game",
+        "The game lasts 12 rounds, one dish auctioned each round.",
+        refuses=False,
     ),
     Rule(
         "BA-PHASES",
@@ -62,6 +71,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "1. New Dish Phase",
         "The rightmost Menu card goes to the middle, the others slide right, a new card "
         "fills the row while the deck lasts.",
+        refuses=False,
     ),
     Rule(
         "BA-TURN",
@@ -75,76 +85,94 @@ RULES: Mapping[str, Rule] = catalogue(
         "With 2 players a bid holds gems of at most 3 different colours.",
     ),
     Rule("BA-BID-OWN", "2. Bidding Phase", "A player bids only gems from their own hand."),
-    Rule("BA-REVEAL", "2. Bidding Phase", "When everyone has bid, all bids are revealed."),
+    Rule(
+        "BA-REVEAL",
+        "2. Bidding Phase",
+        "When everyone has bid, all bids are revealed.",
+        refuses=False,
+    ),
     Rule(
         "BA-BID-VALUE",
         "2. Bidding Phase",
         "A bid is worth the sum of the current Gem Card values of its gems.",
+        refuses=False,
     ),
     Rule(
         "BA-HIGHEST-WINS",
         "2. Bidding Phase",
         "The highest bid wins the auction and takes the dish.",
+        refuses=False,
     ),
-    Rule("BA-ZERO-LOSES", "Bidding 0 Gems", "A bid of 0 gems loses the auction."),
-    Rule("BA-ALL-ZERO", "Bidding 0 Gems", "If every bid is 0, the dish is removed."),
+    Rule("BA-ZERO-LOSES", "Bidding 0 Gems", "A bid of 0 gems loses the auction.", refuses=False),
+    Rule("BA-ALL-ZERO", "Bidding 0 Gems", "If every bid is 0, the dish is removed.", refuses=False),
     Rule(
         "BA-TIE",
         "Resolving Ties",
         "Players tied for the highest bid leave their bids on the table and bid again "
         "from their hand; the highest second bid wins.",
+        refuses=False,
     ),
     Rule(
         "BA-TIE-UNRESOLVED",
         "Resolving Ties",
         "A tie that cannot be resolved removes the dish; no one wins.",
+        refuses=False,
     ),
     Rule(
         "BA-GEM-ABILITY",
         "Special Abilities",
         "A gem ability makes a colour worth more, only for the dish's owner.",
+        refuses=False,
     ),
     Rule(
         "BA-DISH-ABILITY",
         "Special Abilities",
         "A dish ability adds value when bidding for a dish type or a named dish, only with "
         "at least 1 gem bid.",
+        refuses=False,
     ),
     Rule(
         "BA-LOSERS-KEEP",
         "3. Gem Value Adjustment Phase",
         "Everyone but the winner keeps the gems they bid.",
+        refuses=False,
     ),
     Rule(
         "BA-VALUE-DOWN",
         "3. Gem Value Adjustment Phase",
         "Each colour the winner paid goes down 1 on the Gem Card (minimum 1).",
+        refuses=False,
     ),
     Rule(
         "BA-VALUE-UP",
         "3. Gem Value Adjustment Phase",
         "Each colour the winner did not pay goes up 1 on the Gem Card (maximum 4).",
+        refuses=False,
     ),
     Rule(
         "BA-PAY-TO-BAG",
         "3. Gem Value Adjustment Phase",
         "The winner returns the gems they paid to the bag.",
+        refuses=False,
     ),
     Rule(
         "BA-CLEANUP-DRAW",
         "4. Cleanup Phase",
         "Clockwise from the left of the last auction winner, each player whose initial bid "
         "was 0 draws 1 gem, until all have drawn or the bag is empty.",
+        refuses=False,
     ),
     Rule(
         "BA-CLEANUP-INITIAL-ONLY",
         "4. Cleanup Phase",
         "Only initial bids of 0 count: a 0 in a tie-break earns no draw.",
+        refuses=False,
     ),
     Rule(
         "BA-CLEANUP-LAST",
         "4. Cleanup Phase",
         "With no dish left in the Menu row there is no cleanup: the game ends.",
+        refuses=False,
     ),
     Rule(
         "BA-END",
@@ -155,13 +183,17 @@ RULES: Mapping[str, Rule] = catalogue(
         "BA-SCORE",
         "Game End",
         "Each player scores the points of the dishes in front of them; the highest wins.",
+        refuses=False,
     ),
     Rule(
         "BA-TIEBREAK-GEMS",
         "Game End",
         "A tie goes to the tied player with the most valuable gems remaining.",
+        refuses=False,
     ),
-    Rule("BA-SHARED-VICTORY", "Game End", "Still tied, the players share the victory."),
+    Rule(
+        "BA-SHARED-VICTORY", "Game End", "Still tied, the players share the victory.", refuses=False
+    ),
     Rule(
         "BA-I1",
         "DESIGN 8",
@@ -170,6 +202,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "rounds repeat among the still tied; a round adding no gem, or no tied player with "
         "gems, leaves the tie unresolved.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I2",
@@ -177,6 +210,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "The winner pays every gem they put down (first and tie-break "
         "bids); those colours go down, the others up; the losers take theirs back.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I3",
@@ -184,25 +218,35 @@ RULES: Mapping[str, Rule] = catalogue(
         "A gem ability adds its bonus once to a bid holding at least one "
         "gem of its colour (option gem_ability: per_bid | per_gem).",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I4",
         "DESIGN 8",
         "Dish abilities apply to tie-break bids too, again only with at least one gem.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I5",
         "DESIGN 8",
         "With no winner yet, cleanup draws start with the starting player.",
         True,
+        refuses=False,
     ),
-    Rule("BA-I6", "DESIGN 8", "Gem values change only when someone wins the dish.", True),
+    Rule(
+        "BA-I6",
+        "DESIGN 8",
+        "Gem values change only when someone wins the dish.",
+        True,
+        refuses=False,
+    ),
     Rule(
         "BA-I7",
         "DESIGN 8",
         "The final tie-break sums the current Gem Card values of the gems left in hand.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I8",
@@ -210,6 +254,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "Hand sizes are public, colours are not; a sealed bid still "
         "counts in its bidder's hand size until it is revealed.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I9",
@@ -217,6 +262,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "A bidder with no gem in hand cannot choose: their bid "
         "of 0 is sealed automatically and they are not waited for.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I10",
@@ -224,6 +270,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "Seat order is clockwise: the left of seat k is k+1; "
         "cleanup draws are made automatically (drawing is never worse).",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I11",
@@ -231,6 +278,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "At setup the first of the 3 dishes drawn lies "
         "rightmost (auctioned first); the new card of each round enters at the left.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I12",
@@ -238,6 +286,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "Abilities of several owned dishes add up; a dish's own "
         "ability never helps in the auction for it.",
         True,
+        refuses=False,
     ),
     Rule(
         "BA-I13",
@@ -245,5 +294,6 @@ RULES: Mapping[str, Rule] = catalogue(
         "The Fugu Platter example shows a 4-gem bid with 3 players against the 0-3 rule: the "
         "rule wins by default (option max_bid: rulebook | four, four following the example).",
         True,
+        refuses=False,
     ),
 )

@@ -223,7 +223,9 @@ def reveal(state: State) -> tuple[State, list[Fact]]:
             "dish": auction.dish.name,
             "bids": bids,
             "highest": top,
-            "tied": tied if len(tied) > 1 else [],
+            # a bid of 0 loses (BA-ZERO-LOSES): bids all at 0 are no tie (BA-ALL-ZERO)
+            "tied": tied if len(tied) > 1 and top > 0 else [],
+            "all_zero": top == 0,
         }
     ]
     if auction.tie_round == 0 and top == 0:

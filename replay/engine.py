@@ -1,9 +1,9 @@
 """The protocol every rules engine follows, and the values they share.
 
-An engine is a module-level object with the game's facts (kind, ruleset version, seat
+An engine is a module-level object with the game's facts (kind, ruleset versions, seat
 counts, rule catalogue, RNG labels, option defaults) and pure functions:
 
-- ``setup(seats, options, pack, rng) -> (state, facts)``
+- ``setup(seats, options, pack, rng, ruleset) -> (state, facts)``
 - ``apply(state, seat, command) -> (state, facts)``, raising ``RuleViolation`` or
   ``MalformedCommand``; automatic steps run inside the ``apply`` that triggers them
 - ``to_act(state)``, ``legal_commands(state, seat)``, ``is_over(state)``,
@@ -14,6 +14,16 @@ counts, rule catalogue, RNG labels, option defaults) and pure functions:
 rules read it directly.  State is plain frozen dataclasses holding an ``Rng``.
 Facts are JSON-able dicts with a ``"type"``; a fact with ``"private_to": k`` is seen only
 by seat ``k`` (and the arbiter) until the game ends.
+
+Ruleset versions: a recorded game always folds under the ruleset version its genesis
+names.  ``rulesets`` maps every version this build folds to that version's option
+defaults; ``ruleset_version`` is the one new games are recorded with.  A version that
+changes play gets a new number, and the state of the older versions keeps its shape (so
+their recorded state hashes still match).
+
+``legal_commands`` lists every legal command, up to ``LEGAL_CAP`` of them: an engine
+stops enumerating after ``LEGAL_CAP + 1`` and ``capped`` cuts the list and says whether
+it is partial.
 """
 
 from __future__ import annotations
@@ -28,6 +38,14 @@ from replay.rng import Rng
 
 Fact = dict[str, Any]
 
+# The most commands a ListLegalCommands answer lists; beyond it the answer says "partial".
+LEGAL_CAP = 1000
+
+
+def capped(commands: Sequence[Message]) -> tuple[list[Message], bool]:
+    """At most ``LEGAL_CAP`` commands, and whether more were found (the list is partial)."""
+    return list(commands[:LEGAL_CAP]), len(commands) > LEGAL_CAP
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -37,6 +55,8 @@ class Rule:
     section: str
     text: str
     interpretation: bool = False  # True for a reading of an ambiguity (DESIGN section 8)
+    # False for a rule no command can break (setup, flow, scoring): no refusal cites it
+    refuses: bool = True
 
 
 def catalogue(*rules: Rule) -> Mapping[str, Rule]:
@@ -130,12 +150,15 @@ class Engine(Protocol):
 
     kind: str
     title: str
-    ruleset_version: str
+    ruleset_version: str  # the version new games are recorded with
+    rulesets: Mapping[str, Mapping[str, str]]  # every version folded -> its option defaults
     min_seats: int
     max_seats: int
+    seats_rule: str  # the rule id a wrong number of seats breaks
+    end_rule: str  # the rule id a command after the game's end breaks
     rules: Mapping[str, Rule]
     rng_labels: tuple[str, ...]
-    option_defaults: Mapping[str, str]
+    option_defaults: Mapping[str, str]  # the options of ``ruleset_version``
     command_field: str  # the field of feastlog.v1.Command holding this game's commands
 
     def default_pack_bytes(self) -> bytes:
@@ -145,9 +168,14 @@ class Engine(Protocol):
         """Parse and validate a content pack; raise ``PackError`` naming the bad card."""
 
     def setup(
-        self, seats: Sequence[str], options: Mapping[str, str], pack: Any, rng: Rng
+        self,
+        seats: Sequence[str],
+        options: Mapping[str, str],
+        pack: Any,
+        rng: Rng,
+        ruleset: str,
     ) -> tuple[Any, list[Fact]]:
-        """The state at the start of the game, and the facts of setting up."""
+        """The state at the start of a game under ``ruleset``, and the facts of setting up."""
 
     def apply(self, state: Any, seat: int, command: Message) -> tuple[Any, list[Fact]]:
         """Check ``command`` by ``seat`` against the rules and apply it."""
@@ -156,7 +184,7 @@ class Engine(Protocol):
         """The seats that may send a command now."""
 
     def legal_commands(self, state: Any, seat: int) -> list[Message]:
-        """Commands ``seat`` may send now, sorted (a representative set where huge)."""
+        """Every command ``seat`` may send now, sorted; at most ``LEGAL_CAP + 1`` of them."""
 
     def is_over(self, state: Any) -> bool:
         """Whether the game has ended."""

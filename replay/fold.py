@@ -70,16 +70,33 @@ def engine_of(genesis: record_pb2.Genesis) -> Engine:
     return games.engine(genesis.game_kind)
 
 
+def ruleset_of(genesis: record_pb2.Genesis) -> str:
+    """The ruleset version a genesis folds under; ValueError for one this build lacks.
+
+    A genesis naming no version (only hand-built test records) folds under the current one.
+    """
+    engine = engine_of(genesis)
+    version = genesis.ruleset_version or engine.ruleset_version
+    if version not in engine.rulesets:
+        folded = ", ".join(engine.rulesets)
+        raise ValueError(
+            f"{engine.title} ruleset {version!r} is not one this build folds ({folded})"
+        )
+    return version
+
+
 def start(genesis: record_pb2.Genesis, server_seed: bytes, pack: Any) -> tuple[Table, list[Fact]]:
     """The table after setup, from the genesis row, the server seed and the loaded pack.
 
     The game seed mixes in the seats' entropy recorded in the genesis, if any (DESIGN 3).
+    The genesis's ruleset version picks the rules and the defaults of options it omits.
     """
     engine = engine_of(genesis)
+    version = ruleset_of(genesis)
     rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
-    options = {**engine.option_defaults, **dict(genesis.options)}
+    options = {**engine.rulesets[version], **dict(genesis.options)}
     seats = tuple(s.name for s in genesis.seats)
-    game, facts = engine.setup(seats, options, pack, rng)
+    game, facts = engine.setup(seats, options, pack, rng, version)
     return Table(genesis.game_kind, game, (0,) * len(seats)), facts
 
 
@@ -104,11 +121,28 @@ def step(table: Table, actor: str, command: record_pb2.Command) -> tuple[Table, 
         raise MalformedCommand(
             "command", f"this is a {engine.title} game; the command is for {which}"
         )
-    if table.closed or table.voided:
-        raise RuleViolation("FL-GAME-CLOSED", "the arbiter has ended this game")
+    check_open(table)
     seat = int(actor.removeprefix("seat:"))
     game, facts = engine.apply(table.game, seat, getattr(command, which))
     return replace(table, game=game), facts
+
+
+def check_open(table: Table) -> None:
+    """Refuse a move once the game has ended.
+
+    One rule id per refusal: an arbiter's close or void cites FL-GAME-CLOSED; a game that
+    ended by its rulebook cites the game's own end rule (BA-END, MM-GAME-OVER,
+    PE-GAME-END) and names FL-GAME-CLOSED in the message, so both rules are cited.
+    """
+    if table.closed or table.voided:
+        raise RuleViolation("FL-GAME-CLOSED", "the arbiter has ended this game")
+    engine = games.engine(table.kind)
+    if engine.is_over(table.game):
+        raise RuleViolation(
+            engine.end_rule,
+            f"this game of {engine.title} has ended by its rules: no command is taken "
+            "after the end (FL-GAME-CLOSED)",
+        )
 
 
 def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[Fact]]:

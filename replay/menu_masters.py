@@ -13,19 +13,48 @@ at the top of a line may complete Menus, then buys (PurchaseIngredient) or leave
 (LeaveLine, which ends the turn); after buying they may complete more Menus and end with
 FinishPurchaseTurn, or, holding a 7th card, must complete a Menu or discard (a discard
 ends the turn).  The turn never ends by itself after a purchase, so whether a chef could
-complete a secret Menu is never revealed.  A chef at the top of a line who cannot pay
-leaves it automatically; an empty window is a sold-out store (MM-I3, MM-I9).
+complete a secret Menu is never revealed.  An empty window is a sold-out store (MM-I9).
 
-RNG labels, in the order first consumed: ``menu-masters/produce-stand-deck``,
-``menu-masters/butcher-shop-deck``, ``menu-masters/bakery-deck`` (setup shuffles; later
-each discard shuffles its card back into its deck with the deck's label),
-``menu-masters/first-seat`` (only with ``first_seat = random``: ``uniform(n)``),
-``menu-masters/menu-deck`` (setup shuffle).  Secret Menus are dealt one at a time
-clockwise from the First Chef, twice round, from the top of the shuffled Menu deck;
-then 3 community Menus.  Decks are tuples, top first.
+Ruleset versions (a game folds under the version its genesis names):
 
-Options: ``first_seat`` (``random`` or a seat number), ``round_limit`` (the game ends
-after the clean-up of this round at the latest, MM-I7; default 30).
+- ``2`` (new games): a chef at the top of a line who cannot pay, or whose store has sold
+  out, still has the turn: they may complete Menus, then leave (MM-I3); the turn passes
+  by itself when nothing is possible in it, judged from public information only
+  (``menu_masters_possible``).  The game ends by the rulebook (the round of a third
+  Menu), or after a clean-up once no Menu left can be completed with the cards left
+  (MM-I7); ``round_limit`` is off unless the organiser sets it.
+- ``1``: such a chef left the line without a turn (a sold-out store's whole line at
+  once); the game also ended when no Menu or no ingredient was left, or after round 30
+  (``round_limit``).
+
+Randomness, so that a deal can be re-derived from this text alone (DESIGN section 3).
+Decks are sequences, top first; drawing takes the top card.  RNG labels, in the order
+first consumed:
+
+1. ``menu-masters/produce-stand-deck``, ``menu-masters/butcher-shop-deck``,
+   ``menu-masters/bakery-deck``: at setup, each store's cards in pack file order are
+   shuffled with their deck's label; the top 3 go to the window (in that order), the
+   rest is the deck.  With 4 or more chefs the Supermarket window then takes the top
+   card of the Produce Stand, Butcher Shop and Bakery decks, in that order.
+2. ``menu-masters/first-seat``: ``uniform(n)`` for the First Chef, only with
+   ``first_seat = random``.
+3. ``menu-masters/menu-deck``: the Menus in pack file order are shuffled; secret Menus
+   are dealt one at a time clockwise from the First Chef, twice round, from the top;
+   the next 3 are the community row, the rest the Menu deck.  A completed community
+   Menu is replaced at once by the top of the Menu deck, in the same place of the row.
+4. Discards: a discarded card goes to the bottom of its store's deck (the deck as it is
+   then, top first, with the card appended last), and that whole sequence is shuffled
+   with the deck's label, continuing that label's stream where it stopped.  This is the
+   only later use of the deck labels.
+
+Restocking at clean-up draws from the top of each deck, Produce Stand, Butcher Shop,
+Bakery in turn, until the window holds 3 (a short deck leaves it short, MM-I9); with 4
+or more chefs the Supermarket then takes the top card of each of those decks, in that
+order, whose store has no card in the Supermarket window.
+
+Options: ``first_seat`` (``random`` or a seat number), ``round_limit`` (``off``, or the
+game ends after the clean-up of this round at the latest, MM-I7; default ``off``; ruleset
+1: ``30``).
 """
 
 from __future__ import annotations
@@ -39,7 +68,8 @@ from google.protobuf.message import Message
 from feastlog.v1 import menu_masters_pb2 as pb
 from replay import menu_masters_flow as flow
 from replay import menu_masters_view as views
-from replay.engine import Fact, Outcome, Rule, RuleViolation, Viewer, catalogue
+from replay.engine import Fact, Outcome, RuleViolation, Viewer
+from replay.menu_masters_catalogue import RULES
 from replay.menu_masters_pack import DECKS, Pack, default_pack_bytes, load_pack
 from replay.menu_masters_state import (
     BANK_PER_CHEF,
@@ -58,272 +88,30 @@ from replay.menu_masters_state import (
     WINDOW,
     Chef,
     State,
+    StateV2,
     StoreBoard,
 )
 from replay.rng import Rng
 
-_S, _P, _B, _M, _C, _E = (
-    "Setup",
-    "Step 1: Place Pawns",
-    "Step 2: Purchase Ingredients",
-    "Completing Menus",
-    "Step 3: Clean Up",
-    "Scoring and Winning the Game",
-)
-RULES: Mapping[str, Rule] = catalogue(
-    Rule(
-        "MM-SETUP-STORES",
-        _S,
-        "Stores in order Produce Stand, Butcher Shop, Bakery; each deck shuffled separately; "
-        "3 cards face up in each window.",
-    ),
-    Rule(
-        "MM-SETUP-SUPERMARKET",
-        _S,
-        "With 4+ chefs the Supermarket is added, holding 1 card from each of the other three "
-        "decks.",
-    ),
-    Rule(
-        "MM-SETUP-COINS",
-        _S,
-        "Each chef has 4 Chef Caps and 6 coins; the bank holds 2 coins per chef; the rest of "
-        "the 48 coins go back in the box.",
-    ),
-    Rule(
-        "MM-SETUP-MENUS",
-        _S,
-        "Menus shuffled; 2 secret Menus dealt to each chef; 3 community Menus face up.",
-    ),
-    Rule(
-        "MM-SETUP-FIRST-CHEF",
-        _S,
-        "One chef receives the First Chef token (option first_seat: random or a seat).",
-    ),
-    Rule(
-        "MM-GAME-OVER",
-        _E,
-        "No command is taken once the game is over.",
-    ),
-    Rule(
-        "MM-TURN-ORDER",
-        "Playing the Game",
-        "Only the chef whose turn it is may act.",
-    ),
-    Rule(
-        "MM-STEP",
-        "Playing the Game",
-        "Pawns are placed in Step 1; buying, leaving lines, Menus and discards belong to Step 2.",
-    ),
-    Rule(
-        "MM-PLACE-ORDER",
-        _P,
-        "From the First Chef clockwise, chefs place 1 Chef Cap at a time until all 4 are placed.",
-    ),
-    Rule(
-        "MM-PLACE-LINE",
-        _P,
-        "To buy, a Chef Cap joins a store's line at the bottom of its stack; no limit on the line.",
-    ),
-    Rule(
-        "MM-PLACE-OWN",
-        _P,
-        "A Chef Cap on a store's deck owns it for the round; one owner per store; a chef may "
-        "own several.",
-    ),
-    Rule(
-        "MM-PLACE-COIN",
-        _P,
-        "Once per round a Chef Cap may collect 1 coin from the bank, only while the bank has "
-        "coins.",
-    ),
-    Rule(
-        "MM-PURCHASE-ORDER",
-        _B,
-        "Stores resolve in order: Produce Stand, Butcher Shop, Bakery, Supermarket.",
-    ),
-    Rule(
-        "MM-PURCHASE-FIFO",
-        _B,
-        "The Chef Cap on top of the stack buys first: first in, first out.",
-    ),
-    Rule(
-        "MM-PURCHASE-ONE",
-        _B,
-        "One ingredient per turn: any card in that store's window.",
-    ),
-    Rule(
-        "MM-PURCHASE-COST",
-        _B,
-        "The cost is the number of pawns in the stack at that moment, whoever's they are.",
-    ),
-    Rule(
-        "MM-COINS-OWNER",
-        _B,
-        "Coins spent go on the store deck to its owner, who collects them at clean-up.",
-    ),
-    Rule(
-        "MM-COINS-NEXT-ROUND",
-        _P,
-        "Coins earned or collected this round cannot be spent until the next round.",
-    ),
-    Rule(
-        "MM-COINS-UNOWNED",
-        _C,
-        "Coins spent at an unowned store: with 2 chefs they stay for the store's next owner; "
-        "otherwise back to the bank.",
-    ),
-    Rule(
-        "MM-LEAVE-LINE",
-        _B,
-        "On their turn, before buying, a chef may take their Chef Cap out of the line without"
-        " buying.",
-    ),
-    Rule(
-        "MM-SOLD-OUT",
-        _B,
-        "When the store's 3 ingredients are sold it is sold out; the rest of the line may not"
-        " buy there this round.",
-    ),
-    Rule(
-        "MM-BASKET-SIZE",
-        _B,
-        "At most 6 ingredients in a basket: a 7th forces a Menu to be completed or a card "
-        "discarded.",
-    ),
-    Rule(
-        "MM-DISCARD",
-        _B,
-        "Only with a 7th card may a chef discard; a discard is shuffled back into its store deck.",
-    ),
-    Rule(
-        "MM-MENU-SOURCE",
-        _M,
-        "A chef completes Menus from their own secret hand or the community row.",
-    ),
-    Rule(
-        "MM-MENU-INGREDIENTS",
-        _M,
-        "Every ingredient on the Menu is fulfilled once, by cards in the chef's basket, each "
-        "card used once.",
-    ),
-    Rule(
-        "MM-MENU-REPLACE",
-        _M,
-        "A completed community Menu is replaced at once from the Menu deck; secret Menus are "
-        "not replaced.",
-    ),
-    Rule(
-        "MM-POWER-FOOD",
-        "Power Foods",
-        "Two cards of the same ingredient fulfil any ingredient of that store; the higher "
-        "star value scores.",
-    ),
-    Rule(
-        "MM-CLEANUP-OWNERS",
-        _C,
-        "Owners pick up their Chef Cap and collect the coins spent at their store.",
-    ),
-    Rule(
-        "MM-CLEANUP-COIN",
-        _C,
-        "Chefs who took a bank coin pick up their Chef Cap and the coin.",
-    ),
-    Rule(
-        "MM-CLEANUP-RESTOCK",
-        _C,
-        "Stores are restocked from their decks; the Supermarket gets 1 card from each deck.",
-    ),
-    Rule(
-        "MM-CLEANUP-FIRST-CHEF",
-        _C,
-        "The First Chef token passes clockwise.",
-    ),
-    Rule(
-        "MM-END-THIRD-MENU",
-        _E,
-        "When a chef completes 3 Menus, all chefs finish the round and then score.",
-    ),
-    Rule(
-        "MM-SCORE",
-        _E,
-        "Score the stars of ingredients used in completed Menus (dual cards: the matching "
-        "ingredient); leftovers score nothing.",
-    ),
-    Rule(
-        "MM-TIE",
-        _E,
-        "Tied chefs: the most coins wins; still tied, they share the victory.",
-    ),
-    Rule(
-        "MM-I1",
-        "Contents",
-        "2 to 6 chefs; the Supermarket is used with 4 or more; with 3 or more chefs unowned "
-        "coins return to the bank.",
-        True,
-    ),
-    Rule(
-        "MM-I2",
-        _P,
-        "A chef may not own a store where they stand in line, nor join a line where they own.",
-        True,
-    ),
-    Rule(
-        "MM-I3",
-        _B,
-        "Each pawn is one purchase turn; a chef who cannot pay leaves the line "
-        "(automatically); a sold-out store's line leaves.",
-        True,
-    ),
-    Rule(
-        "MM-I4",
-        _M,
-        "Menus are completed on the chef's own purchase turn, before or after buying "
-        "(FinishPurchaseTurn ends it after buying).",
-        True,
-    ),
-    Rule(
-        "MM-I5",
-        "Power Foods",
-        "A dual card fulfils one of its two ingredients; a Power Food is two cards that both "
-        "show the same ingredient.",
-        True,
-    ),
-    Rule(
-        "MM-I6",
-        _E,
-        "After the round of a third Menu (clean-up included) the game is scored.",
-        True,
-    ),
-    Rule(
-        "MM-I7",
-        _E,
-        "The game also ends after a clean-up when no Menu is left to complete, no ingredient "
-        "is left to buy, or at round_limit.",
-        True,
-    ),
-    Rule(
-        "MM-I8",
-        _P,
-        "A chef with nowhere to place a Chef Cap (owns every store, no coin to take) keeps it"
-        " off the board this round.",
-        True,
-    ),
-    Rule(
-        "MM-I9",
-        _C,
-        "A store deck that runs out leaves its window short; a store with an empty window is "
-        "sold out.",
-        True,
-    ),
-)
-
-OPTION_DEFAULTS: Mapping[str, str] = {"first_seat": "random", "round_limit": "30"}
+OPTION_DEFAULTS: Mapping[str, str] = {"first_seat": "random", "round_limit": "off"}
+# Every ruleset version this build folds, with its option defaults (ruleset 1: a limit of 30).
+RULESET = "2"
+RULESETS: Mapping[str, Mapping[str, str]] = {
+    "1": {"first_seat": "random", "round_limit": "30"},
+    "2": OPTION_DEFAULTS,
+}
 MIN_SEATS, MAX_SEATS = 2, 6
 
 _COMMON = ("MM-GAME-OVER", "MM-TURN-ORDER", "MM-STEP")
 CHECKS: Mapping[str, tuple[str, ...]] = {
     "place_pawn": (*_COMMON, "MM-PLACE-ORDER", "MM-I1", "MM-I2", "MM-PLACE-OWN", "MM-PLACE-COIN"),
-    "purchase": (*_COMMON, "MM-PURCHASE-FIFO", "MM-PURCHASE-ONE", "MM-PURCHASE-COST"),
+    "purchase": (
+        *_COMMON,
+        "MM-PURCHASE-FIFO",
+        "MM-PURCHASE-ONE",
+        "MM-SOLD-OUT",
+        "MM-PURCHASE-COST",
+    ),
     "leave_line": (*_COMMON, "MM-PURCHASE-FIFO", "MM-LEAVE-LINE"),
     "complete_menus": (
         *_COMMON,
@@ -348,16 +136,30 @@ def _option_seat(options: Mapping[str, str], seats: int, rng: Rng) -> tuple[int,
     return int(value), rng
 
 
+def _round_limit(options: Mapping[str, str], ruleset: str) -> int:
+    """The option round_limit as a number of rounds; 0 for "off" (no limit)."""
+    limit = options.get("round_limit", RULESETS[ruleset]["round_limit"])
+    if limit == "off":
+        return 0
+    if not limit.isdigit() or int(limit) < 1:
+        raise ValueError(f"round_limit must be 'off' or a positive number, not {limit!r}")
+    return int(limit)
+
+
 def setup(
-    seats: Sequence[str], options: Mapping[str, str], pack: Pack, rng: Rng
+    seats: Sequence[str],
+    options: Mapping[str, str],
+    pack: Pack,
+    rng: Rng,
+    ruleset: str = RULESET,
 ) -> tuple[State, list[Fact]]:
     """Stores, decks, windows, coins, First Chef and Menus, as the rulebook's Setup says."""
     n = len(seats)
+    if ruleset not in RULESETS:
+        raise ValueError(f"Menu Masters has no ruleset {ruleset!r}")
     if not MIN_SEATS <= n <= MAX_SEATS:
         raise RuleViolation("MM-I1", f"Menu Masters is for 2 to 6 chefs, not {n}")
-    limit = options.get("round_limit", OPTION_DEFAULTS["round_limit"])
-    if not limit.isdigit() or int(limit) < 1:
-        raise ValueError(f"round_limit must be a positive number, not {limit!r}")
+    limit = _round_limit(options, ruleset)
     decks = []
     for deck, label in zip(DECKS, DECK_LABELS, strict=True):
         shuffled, rng = rng.shuffle(label, [c.id for c in pack.cards if c.deck == deck])
@@ -380,10 +182,12 @@ def setup(
         for s, name in enumerate(seats)
     )
     bank = BANK_PER_CHEF * n
-    state = State(
-        pack, int(limit), rng, 1, PLACE, first, first, chefs, tuple(stores), bank,
+    fields = (
+        pack, limit, rng, 1, PLACE, first, first, chefs, tuple(stores), bank,
         BOX_COINS - (START_COINS + BANK_PER_CHEF) * n, menu_deck, community, None, None, "",
     )  # fmt: skip
+    # ruleset 1 keeps the state shape its games were recorded with
+    state = State(*fields) if ruleset == "1" else StateV2(*fields, ruleset=int(ruleset))
     facts: list[Fact] = [
         {
             "type": "setup",
@@ -436,9 +240,12 @@ class MenuMastersEngine:
 
     kind = KIND
     title = "Menu Masters"
-    ruleset_version = "1"
+    ruleset_version = RULESET
+    rulesets = RULESETS
     min_seats = MIN_SEATS
     max_seats = MAX_SEATS
+    seats_rule = "MM-I1"
+    end_rule = "MM-GAME-OVER"
     rules = RULES
     rng_labels = (*DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL)
     option_defaults = OPTION_DEFAULTS
@@ -453,10 +260,15 @@ class MenuMastersEngine:
         return load_pack(data)
 
     def setup(
-        self, seats: Sequence[str], options: Mapping[str, str], pack: Any, rng: Rng
+        self,
+        seats: Sequence[str],
+        options: Mapping[str, str],
+        pack: Any,
+        rng: Rng,
+        ruleset: str = RULESET,
     ) -> tuple[State, list[Fact]]:
         """The state after Setup."""
-        return setup(seats, options, pack, rng)
+        return setup(seats, options, pack, rng, ruleset)
 
     def apply(self, state: Any, seat: int, command: Message) -> tuple[State, list[Fact]]:
         """Check and apply a command."""
@@ -467,7 +279,7 @@ class MenuMastersEngine:
         return to_act(state)
 
     def legal_commands(self, state: Any, seat: int) -> list[Message]:
-        """Legal commands, sorted; Menus: one way per completable Menu (representative)."""
+        """Every legal command, sorted (up to LEGAL_CAP + 1: Menus can combine many ways)."""
         return views.legal_commands(state, seat, to_act(state))
 
     def is_over(self, state: Any) -> bool:

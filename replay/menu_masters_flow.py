@@ -13,6 +13,7 @@ from feastlog.v1 import menu_masters_pb2 as pb
 from replay.engine import Fact, Outcome, RuleViolation
 from replay.menu_masters_menus import Completed, check_completion, use_plain
 from replay.menu_masters_pack import DECKS
+from replay.menu_masters_possible import blocked, menu_still_possible, nothing_to_do
 from replay.menu_masters_state import (
     BASKET,
     DECK_LABELS,
@@ -105,33 +106,43 @@ def _next_placer(state: State, last: int, facts: list[Fact]) -> Result:
 
 
 def _advance(state: State, facts: list[Fact]) -> Result:
-    """MM-PURCHASE-ORDER, MM-I3: start the next purchase turn, or clean up."""
+    """MM-PURCHASE-ORDER, MM-I3: start the next purchase turn, or clean up.
+
+    Ruleset 1 removes a chef who cannot buy without a turn.  From ruleset 2 that chef has
+    the turn (to complete Menus, then leave), which passes by itself when nothing is
+    possible in it (judged from public information, see ``menu_masters_possible``).
+    """
     while state.turn is None:
         index = next((i for i, s in enumerate(state.stores) if s.line), None)
         if index is None:
             return _clean_up(state, facts)
         store = state.stores[index]
         top, cost = store.line[0], len(store.line)
-        if not store.window:
+        why = blocked(state, index, top)
+        if why == "sold_out" and state.version == 1:
             facts.append(_sold_out(index, store.line))
             state = with_store(state, index, line=())
-        elif state.chefs[top].coins < cost:
-            state = with_store(state, index, line=store.line[1:])
-            facts.append(
-                {
-                    "type": "left_line",
-                    "seat": top,
-                    "store": store_name(index),
-                    "reason": "cannot_pay",
-                }
-                | {"cost": cost, "coins": state.chefs[top].coins}
-            )
+        elif why and (state.version == 1 or nothing_to_do(state, top)):
+            state, fact = _leave(state, index, why)
+            facts.append(fact)
         else:
             state = evolve(state, turn=Turn(top, index, False))
-            facts.append(
-                {"type": "turn_started", "seat": top, "store": store_name(index), "cost": cost}
-            )
+            fact = {"type": "turn_started", "seat": top, "store": store_name(index), "cost": cost}
+            facts.append(fact | ({"cannot_buy": why} if why else {}))
     return state, facts
+
+
+def _leave(state: State, index: int, why: str) -> tuple[State, Fact]:
+    """The chef at the top of a line who cannot buy leaves it without a turn to play."""
+    store = state.stores[index]
+    top, cost = store.line[0], len(store.line)
+    state = with_store(state, index, line=store.line[1:])
+    fact: Fact = {"type": "left_line", "seat": top, "store": store_name(index), "reason": why}
+    if why == "cannot_pay":
+        fact |= {"cost": cost, "coins": state.chefs[top].coins}
+    if state.version > 1:
+        fact["nothing_to_do"] = True
+    return state, fact
 
 
 def _sold_out(index: int, line: tuple[int, ...]) -> Fact:
@@ -156,11 +167,19 @@ def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
     title = store_name(turn.store, title=True)
     if turn.bought:
         raise RuleViolation("MM-PURCHASE-ONE", f"{name} already bought an ingredient this turn")
+    if not store.window:  # ruleset 2: the rest of the line still has its turns
+        raise RuleViolation(
+            "MM-SOLD-OUT", f"the {title} is sold out: {name} may complete Menus, then leave"
+        )
     if card_id not in store.window:
         raise RuleViolation("MM-PURCHASE-ONE", f"{card_id} is not in the {title} window")
     cost = len(store.line)
-    if state.chefs[seat].coins < cost:  # _advance lets no such turn start; kept for safety
-        raise RuleViolation("MM-PURCHASE-COST", f"{name} cannot pay {cost} coins")
+    if state.chefs[seat].coins < cost:  # ruleset 2: the chef still has the turn
+        raise RuleViolation(
+            "MM-PURCHASE-COST",
+            f"{name} has {state.chefs[seat].coins} coins and cannot pay {cost}: "
+            "complete Menus, then leave the line",
+        )
     window = tuple(c for c in store.window if c != card_id)
     line = store.line[1:]
     state = with_store(state, turn.store, window=window, line=line, pot=store.pot + cost)
@@ -175,9 +194,11 @@ def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
         | {"coins_left": chef.coins - cost, "basket": len(chef.basket) + 1}
         | {"shows": _shows(state, card_id)}
     ]
-    if not window:
+    if not window and state.version == 1:
         facts.append(_sold_out(turn.store, line))
         state = with_store(state, turn.store, line=())
+    elif not window:  # ruleset 2: the rest of the line keeps its turns, without buying
+        facts.append(_sold_out(turn.store, ()) | {"in_line": list(line)})
     if len(chef.basket) + 1 > BASKET:
         facts.append({"type": "basket_full", "seat": seat, "basket": len(chef.basket) + 1})
     return evolve(state, turn=evolve(turn, bought=True)), facts
@@ -209,10 +230,14 @@ def complete_menus(state: State, seat: int, move: pb.CompleteMenus) -> Result:
         raise malformed("complete_menus.menus", "name at least one Menu")
     for k, completion in enumerate(move.menus):
         views_menu(state, completion.menu_id, f"complete_menus.menus[{k}].menu_id")
-    _turn(state, seat)
+    turn = _turn(state, seat)
     facts: list[Fact] = []
     for completion in move.menus:
         state = _complete_one(state, seat, completion, facts)
+    why = "" if turn.bought else blocked(state, turn.store, seat)
+    if why and nothing_to_do(state, seat):  # ruleset 2 only: ruleset 1 has no such turn
+        state, fact = _leave(evolve(state, turn=None), turn.store, why)
+        return _advance(state, [*facts, fact])
     return state, facts
 
 
@@ -367,6 +392,10 @@ def _end_reason(state: State) -> str:
     """MM-I6, MM-I7: why the game ends after this clean-up, or "" to play on."""
     if state.third_menu_by is not None:
         return "third_menu"
+    if state.version > 1:
+        if not menu_still_possible(state):
+            return "no_menu_possible"
+        return "round_limit" if state.round_limit and state.round >= state.round_limit else ""
     if not (state.menu_deck or state.community or any(c.menus for c in state.chefs)):
         return "no_menus_left"
     if not any(s.window or s.deck for s in state.stores):

@@ -14,7 +14,7 @@ Each basket card serves at most once.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -101,10 +101,13 @@ def _fulfilment_use(pack: Pack, fulfilment: pb.Fulfilment, field: str, chef: str
         raise MalformedCommand(
             f"{field}.power_food.ingredient", f"no ingredient {power.ingredient!r}"
         )
-    if len(power.card_ids) != 2:
-        raise MalformedCommand(f"{field}.power_food.card_ids", "a Power Food is exactly 2 cards")
     for card_id in power.card_ids:
         _known_card(pack, card_id, f"{field}.power_food.card_ids")
+    if len(power.card_ids) != 2:
+        raise RuleViolation(
+            "MM-POWER-FOOD",
+            f"{chef}: a Power Food is 2 cards of the same ingredient, not {len(power.card_ids)}",
+        )
     use = power_food_use(pack, fulfilment.ingredient, power.ingredient, power.card_ids)
     if use is None:
         raise RuleViolation(
@@ -128,19 +131,49 @@ def find_completion(pack: Pack, basket: Sequence[str], menu: MenuCard) -> tuple[
     return _search(pack, tuple(basket), menu.ingredients, ())
 
 
-def _options(pack: Pack, basket: tuple[str, ...], ingredient: str) -> list[Use]:
-    """Every Use of basket cards for ``ingredient``: single cards, then Power Foods."""
-    out = [u for c in basket if (u := single_use(pack, ingredient, c)) is not None]
+def all_completions(pack: Pack, basket: Sequence[str], menu: MenuCard) -> Iterator[tuple[Use, ...]]:
+    """Every way to fulfil ``menu`` from ``basket``, each set of Uses once.
+
+    Fulfilments follow the Menu's ingredient order; a Power Food's two cards are in basket
+    order.  Where a Menu names an ingredient twice, the same Uses in another order are the
+    same way and are given once.
+    """
+    seen: set[tuple[tuple[str, tuple[str, ...], str], ...]] = set()
+    for uses in _every(pack, tuple(basket), menu.ingredients, ()):
+        key = tuple(sorted((u.ingredient, u.cards, u.power_food) for u in uses))
+        if key not in seen:
+            seen.add(key)
+            yield uses
+
+
+def _every(
+    pack: Pack, basket: tuple[str, ...], needs: tuple[str, ...], done: tuple[Use, ...]
+) -> Iterator[tuple[Use, ...]]:
+    """Backtracking over the Menu's needs, yielding every complete fulfilment."""
+    if not needs:
+        yield done
+        return
+    for use in _options(pack, basket, needs[0]):
+        rest = tuple(c for c in basket if c not in use.cards)
+        yield from _every(pack, rest, needs[1:], (*done, use))
+
+
+def _options(pack: Pack, basket: tuple[str, ...], ingredient: str) -> Iterator[Use]:
+    """Every Use of basket cards for ``ingredient``: single cards, then Power Foods.
+
+    A generator, so a search that succeeds with single cards never pairs up a large basket.
+    """
+    for card_id in basket:
+        use = single_use(pack, ingredient, card_id)
+        if use is not None:
+            yield use
     store = pack.store_of(ingredient)
-    for first, second in combinations(basket, 2):
-        a, b = pack.card(first), pack.card(second)
-        if a.deck != store or b.deck != store:
-            continue
-        for made_of in a.ingredients:
+    same_store = [c for c in basket if pack.card(c).deck == store]
+    for first, second in combinations(same_store, 2):
+        for made_of in pack.card(first).ingredients:
             use = power_food_use(pack, ingredient, made_of, (first, second))
             if use is not None:
-                out.append(use)
-    return out
+                yield use
 
 
 def _search(

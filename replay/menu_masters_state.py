@@ -92,6 +92,28 @@ class State:
     third_menu_by: int | None  # the first chef to complete a third Menu
     end: str  # why the game ended, "" while it runs
 
+    @property
+    def version(self) -> int:
+        """The ruleset version: 1 for this class, whose shape is ruleset 1's."""
+        return 1
+
+
+@dataclass(frozen=True)
+class StateV2(State):
+    """The state from ruleset 2 on: ruleset 1's fields and the ruleset version.
+
+    The version is a field here and not in ``State``, so ruleset 1 games keep exactly the
+    state shape (and so the state hashes) they were recorded with, while a later version
+    enters the state hash of its own games.
+    """
+
+    ruleset: int = 2
+
+    @property
+    def version(self) -> int:
+        """The ruleset version this game follows."""
+        return self.ruleset
+
 
 def evolve(value: T, **changes: Any) -> T:
     """A copy of a frozen state dataclass with fields changed.

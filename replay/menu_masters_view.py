@@ -7,14 +7,16 @@ Deck orders (store decks, Menu deck): the arbiter only.  After the game ends, ev
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import combinations
 from typing import Any
 
 from google.protobuf.message import Message
 
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay.engine import Fact, MalformedCommand, Viewer
-from replay.menu_masters_menus import completion_message, find_completion
+from replay.engine import LEGAL_CAP, Fact, MalformedCommand, Viewer
+from replay.menu_masters_menus import Use, all_completions, completion_message
+from replay.menu_masters_possible import blocked
 from replay.menu_masters_state import BASKET, OVER, PLACE, STORE_TITLES, STORES, State
 
 
@@ -48,7 +50,10 @@ def whose_turn(state: State, seat: int) -> str:
 
 
 def legal_commands(state: State, seat: int, acting: frozenset[int]) -> list[Message]:
-    """Sorted legal commands; Menus: one fulfilment per completable Menu, one Menu each."""
+    """Every legal command, sorted; Menus: every set completable together, every way.
+
+    Enumeration stops after ``LEGAL_CAP + 1`` commands (the caller reports a partial list).
+    """
     if seat not in acting:
         return []
     out: list[pb.MenuMastersCommand] = []
@@ -62,21 +67,56 @@ def legal_commands(state: State, seat: int, acting: frozenset[int]) -> list[Mess
         if not chef.coin_waiting and state.bank > 0:
             out.append(_place(pb.STORE_UNSPECIFIED, pb.PLACEMENT_COLLECT_COIN))
     elif state.turn is not None:
-        for menu_id in (*chef.menus, *state.community):
-            uses = find_completion(state.pack, chef.basket, state.pack.menu(menu_id))
-            if uses is not None:
-                menus = [completion_message(menu_id, uses)]
-                out.append(pb.MenuMastersCommand(complete_menus=pb.CompleteMenus(menus=menus)))
+        turn, store = state.turn, state.stores[state.turn.store]
         if len(chef.basket) > BASKET:
             for card_id in sorted(set(chef.basket)):
                 out.append(pb.MenuMastersCommand(discard=pb.DiscardIngredient(card_id=card_id)))
-        elif state.turn.bought:
+        elif turn.bought:
             out.append(pb.MenuMastersCommand(finish_turn=pb.FinishPurchaseTurn()))
         else:
-            for card_id in state.stores[state.turn.store].window:
-                out.append(pb.MenuMastersCommand(purchase=pb.PurchaseIngredient(card_id=card_id)))
+            if chef.coins >= len(store.line):  # ruleset 2 gives a turn to a chef who cannot pay
+                for card_id in store.window:
+                    buy = pb.PurchaseIngredient(card_id=card_id)
+                    out.append(pb.MenuMastersCommand(purchase=buy))
             out.append(pb.MenuMastersCommand(leave_line=pb.LeaveLine()))
+        out += _completions(state, seat, LEGAL_CAP + 1 - len(out))
     return sorted(out, key=lambda c: c.SerializeToString(deterministic=True))
+
+
+def _completions(state: State, seat: int, room: int) -> list[pb.MenuMastersCommand]:
+    """CompleteMenus commands: each set of Menus the chef can see, with disjoint cards.
+
+    Sets are taken smallest first, Menus in the order secret hand then community row, and
+    each Menu in every way ``all_completions`` gives; at most ``room`` commands.
+    """
+    chef, pack = state.chefs[seat], state.pack
+    ways = {m: list(all_completions(pack, chef.basket, pack.menu(m))) for m in chef.menus}
+    ways |= {m: list(all_completions(pack, chef.basket, pack.menu(m))) for m in state.community}
+    open_menus = [m for m, found in ways.items() if found]
+    out: list[pb.MenuMastersCommand] = []
+    for size in range(1, len(open_menus) + 1):
+        for group in combinations(open_menus, size):
+            for chosen in _disjoint(group, ways, frozenset()):
+                menus = [completion_message(m, uses) for m, uses in zip(group, chosen, strict=True)]
+                out.append(pb.MenuMastersCommand(complete_menus=pb.CompleteMenus(menus=menus)))
+                if len(out) >= room:
+                    return out
+    return out
+
+
+def _disjoint(
+    group: Sequence[str], ways: dict[str, list[tuple[Use, ...]]], used: frozenset[str]
+) -> Iterator[tuple[tuple[Use, ...], ...]]:
+    """One way per Menu of ``group``, no basket card used twice across them."""
+    if not group:
+        yield ()
+        return
+    for uses in ways[group[0]]:
+        cards = {c for u in uses for c in u.cards}
+        if cards & used:
+            continue
+        for rest in _disjoint(group[1:], ways, used | cards):
+            yield (uses, *rest)
 
 
 def _place(store: int, placement: int) -> pb.MenuMastersCommand:
@@ -156,6 +196,8 @@ def view(state: State, viewer: Viewer, acting: list[int]) -> dict[str, Any]:
         cost = len(state.stores[state.turn.store].line)
         out["turn"] = {"seat": state.turn.seat, "store": store_name(state.turn.store)}
         out["turn"] |= {"bought": state.turn.bought, "cost": None if state.turn.bought else cost}
+        if not state.turn.bought:
+            out["turn"]["cannot_buy"] = blocked(state, state.turn.store, state.turn.seat) or None
     if everything:
         out["menu_deck"] = list(state.menu_deck)
     if over:
@@ -175,6 +217,20 @@ def _who(names: Sequence[str], seats: Sequence[int]) -> str:
     """Seat names joined in plain English."""
     named = [names[s] for s in seats]
     return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+
+
+_END_WORDS = {
+    "third_menu": "a chef completed a third Menu",
+    "no_menu_possible": "no Menu can be completed any more with the cards left",
+    "no_menus_left": "no Menu left",
+    "no_ingredients_left": "no ingredient left",
+    "round_limit": "the round limit",
+}
+
+
+def _verb(seats: Sequence[int], verb: str) -> str:
+    """``leaves`` for one chef, ``leave`` for several."""
+    return f"{verb}s" if len(seats) == 1 else verb
 
 
 def _coins(count: int) -> str:
@@ -203,15 +259,28 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
     if kind == "purchase_started":
         return "Every Chef Cap is placed: the stores open, Produce Stand first."
     if kind == "turn_started":
+        cannot = fact.get("cannot_buy")
+        if cannot == "sold_out":
+            return (
+                f"{who} is at the top of the {store} line: it is sold out, but Menus may be done."
+            )
+        if cannot == "cannot_pay":
+            return (
+                f"{who} is at the top of the {store} line and cannot pay {fact['cost']}, "
+                "but may complete Menus before leaving."
+            )
         return f"{who} is at the top of the {store} line: ingredients cost {fact['cost']}."
     if kind == "basket_full":
         return f"{who} has 7 ingredients and must complete a Menu or discard one."
     if kind == "restocked":
         return f"The {store} is restocked with {', '.join(fact['cards'])}."
     if kind == "pawns_unplaced":
-        return (
-            f"{who} has nowhere to place {fact['count']} Chef Cap(s) and keeps them off the board."
+        caps = (
+            "1 Chef Cap and keeps it"
+            if fact["count"] == 1
+            else f"{fact['count']} Chef Caps and keeps them"
         )
+        return f"{who} has nowhere to place {caps} off the board."
     if kind == "purchased":
         where = {
             "owner": f"paid to {names[fact['paid_to']]}" if fact["paid_to"] is not None else ""
@@ -221,11 +290,23 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         card = f"{fact['card']} ({' / '.join(s + '★' for s in fact['shows'])})"
         return f"{who} buys {card} at the {store} for {_coins(fact['cost'])}, {paid}."
     if kind == "left_line":
-        reason = {"chose": "leaves", "cannot_pay": f"cannot pay {fact.get('cost')} and leaves"}
+        idle = ", with nothing else to do," if fact.get("nothing_to_do") else ""
+        reason = {
+            "chose": "leaves",
+            "cannot_pay": f"cannot pay {fact.get('cost')}{idle} and leaves",
+            "sold_out": f"finds it sold out{idle} and leaves",
+        }
         return f"{who} {reason[fact['reason']]} the {store} line."
     if kind == "sold_out":
-        left = f"; {_who(names, fact['left'])} leave the line" if fact["left"] else ""
-        return f"The {store} is sold out{left}."
+        left, waiting = fact["left"], fact.get("in_line", [])
+        if left:
+            return f"The {store} is sold out; {_who(names, left)} {_verb(left, 'leave')} the line."
+        if waiting:
+            return (
+                f"The {store} is sold out; {_who(names, waiting)} "
+                f"{_verb(waiting, 'stay')} in line but may not buy there."
+            )
+        return f"The {store} is sold out."
     if kind == "menu_completed":
         used = ", ".join(
             f"{u['ingredient']} with {' + '.join(u['cards'])}"
@@ -250,9 +331,11 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
     if kind == "owner_collected":
         return f"{who} collects {_coins(fact['coins'])} from the {store}."
     if kind == "coins_stay":
-        return f"{_coins(fact['coins'])} stay on the {store} board for its next owner."
+        stay = "stays" if fact["coins"] == 1 else "stay"
+        return f"{_coins(fact['coins'])} {stay} on the {store} board for its next owner."
     if kind == "coins_to_bank":
-        return f"{_coins(fact['coins'])} from the unowned {store} go back to the bank."
+        go = "goes" if fact["coins"] == 1 else "go"
+        return f"{_coins(fact['coins'])} from the unowned {store} {go} back to the bank."
     if kind == "bank_coin_collected":
         return f"{who} picks up the bank coin."
     if kind == "first_chef_passed":
@@ -262,7 +345,8 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
         return f"Coins after round {fact['round']}: {held}; bank {fact['bank']}."
     if kind == "game_over":
         scores = ", ".join(f"{names[s]} {p}" for s, p in enumerate(fact["points"]))
-        reason, winners = fact["reason"].replace("_", " "), _who(names, fact["winners"])
+        ended = _END_WORDS.get(fact["reason"], fact["reason"])
+        winners = _who(names, fact["winners"])
         verb = "wins" if len(fact["winners"]) == 1 else "share the victory"
-        return f"Game over ({reason}): {scores} stars; {winners} {verb}."
+        return f"Game over ({ended}): {scores} stars; {winners} {verb}."
     return None

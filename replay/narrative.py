@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from feastlog.v1 import record_pb2
-from replay.engine import Engine, Fact
+from replay import fold
+from replay.engine import Engine, Fact, Viewer, fact_visible
+from replay.games import engine as engine_of
+from replay.history import Folded
 from replay.record import Row
 
 
@@ -53,3 +57,36 @@ def _ruling(fact: Fact, names: Sequence[str]) -> str:
         "close_game": "the game is closed",
     }.get(str(fact["ruling"]), str(fact["ruling"]))
     return f"Arbiter ruling: {what} (reason: {fact['reason']})"
+
+
+def check_viewer(genesis: record_pb2.Genesis, viewer: Viewer) -> None:
+    """ValueError, in words, for a seat the game does not have."""
+    seats = len(genesis.seats)
+    if viewer.role == "seat" and not 0 <= (viewer.seat or 0) < seats:
+        named = ", ".join(f"seat:{i} ({s.name})" for i, s in enumerate(genesis.seats))
+        raise ValueError(f"there is no seat {viewer.seat} in this game; its seats are {named}")
+
+
+def as_seen_then(folded: Folded, at: int | None, viewer: Viewer) -> list[str]:
+    """The game up to seq ``at`` as ``viewer`` saw it then, and the table after ``at``.
+
+    What a seat saw then: the facts it was shown while the game ran (its own private ones,
+    not the others'), and the table with its own hand and the others' counts.  Rows after
+    the end of the game were public to everyone.  ValueError for an unknown seat or seq.
+    """
+    genesis = folded.genesis
+    check_viewer(genesis, viewer)
+    last = len(folded.rows) if at is None else at
+    if not 1 <= last <= len(folded.rows):
+        raise ValueError(f"seq {last} is not in this record: it has seqs 1 to {len(folded.rows)}")
+    engine = engine_of(genesis.game_kind)
+    names = [s.name for s in genesis.seats]
+    lines = header(genesis, engine)
+    for row, table, facts in zip(folded.rows[:last], folded.tables, folded.facts, strict=False):
+        public = fold.is_over(table)
+        shown = [f for f in facts if public or fact_visible(f, viewer)]
+        lines += row_lines(engine, row, shown, names)
+    table = folded.tables[last - 1]
+    lines.append(f"-- the table after seq {last}, as {viewer} saw it --")
+    view = engine.view(table.game, viewer)
+    return lines + json.dumps(view, indent=1, sort_keys=True).splitlines()

@@ -11,12 +11,22 @@ RNG labels, in the order they are consumed:
 2. ``picky-eaters/guest-deck``: shuffle of the Guest deck at setup, from guest ids sorted;
 3. ``picky-eaters/first-seat``: ``uniform(n)`` for the first player when the option
    ``first_seat`` is ``random``;
-4. ``picky-eaters/reshuffle``: each refill of the Food deck from the discard pile (sorted
-   first), whenever a card must be drawn from an empty deck (PE-I7).
+4. ``picky-eaters/reshuffle``: each refill of the Food deck: the discard pile, sorted
+   by card id, is shuffled and becomes the deck.  When, depends on ``deck_refill``:
+   ``when_empty`` (ruleset 2 default, PE-DECK-REFILL as printed: "If the Food Deck is
+   ever empty, shuffle the discard pile to form a new Food Deck"): whenever the deck is
+   empty and the discard pile is not, at once — while cards are drawn, right after the
+   card that empties the deck, and otherwise at the end of the command that left it so;
+   ``on_draw`` (PE-I7, ruleset 1's only reading): only when a card must be drawn from an
+   empty deck.
+
+Ruleset versions: ``2`` (new games) adds the option ``deck_refill`` (default
+``when_empty``); ``1`` always refilled on a draw.  Refusals are the same in both.
 
 Options: ``first_seat`` (``random`` or a seat number), ``small_table_variant`` (``on``: the
 2- and 3-player Market of 6 and deal of 6), ``hot_plate_blocks_items`` (``off``; ``on``: a
-Recipe with Hot Plate takes no opponent's Item, PE-I2).
+Recipe with Hot Plate takes no opponent's Item, PE-I2), ``deck_refill`` (``when_empty``
+or ``on_draw``; ruleset 2).
 
 Flow: each round reveals a Guest, fills the Market, deals (from the first player, PE-I8);
 seats over 10 cards then send ``discard_down`` (phase ``discard-down``, together); then one
@@ -25,10 +35,11 @@ action each in turn (phase ``play``).  A player who takes an 11th card sends
 discarded, the first player card moves clockwise and the next round starts; after round 5
 the game is scored.
 
-``legal_commands`` is a representative set: every Market card, Pass, each preparable
-Recipe once (with the first cards that fit, with one 3-for-1 where exactly one ingredient
-is missing, and once per Recipe it may replace), every Item on every Recipe it may go on,
-two discard-to-draw pairs, and two ways to discard down.
+``legal_commands`` gives every legal command up to ``LEGAL_CAP`` (see
+``picky_eaters_moves``): Pass, every Market card, every Item on every Recipe it may go
+on, every pair to discard to draw, every way to prepare each Recipe in hand (each set of
+ingredient cards, each 3-for-1, each Recipe it may replace), and every set of cards to
+discard down.
 """
 
 from __future__ import annotations
@@ -45,13 +56,16 @@ from replay.picky_eaters_pack import Pack, default_pack_bytes, load_pack
 from replay.picky_eaters_rules import (
     DISCARD_DOWN,
     HAND_LIMIT,
+    ON_DRAW,
     OVER,
     PLAY,
     ROUNDS,
     RULES,
+    WHEN_EMPTY,
     PlacedRecipe,
     Player,
     State,
+    StateV2,
     deal_size,
     game_over_fact,
     market_size,
@@ -70,17 +84,33 @@ OPTION_DEFAULTS: Mapping[str, str] = {
     "first_seat": "random",
     "small_table_variant": "on",
     "hot_plate_blocks_items": "off",
+    "deck_refill": WHEN_EMPTY,
+}
+# Every ruleset version this build folds, with its option defaults.
+RULESET = "2"
+RULESETS: Mapping[str, Mapping[str, str]] = {
+    "1": {k: v for k, v in OPTION_DEFAULTS.items() if k != "deck_refill"},
+    "2": OPTION_DEFAULTS,
 }
 
 
 def setup(
-    seats: Sequence[str], options: Mapping[str, str], pack: Pack, rng: Rng
+    seats: Sequence[str],
+    options: Mapping[str, str],
+    pack: Pack,
+    rng: Rng,
+    ruleset: str = RULESET,
 ) -> tuple[State, list[Fact]]:
     """Shuffle both decks, give out the first player card and start round 1."""
     n = len(seats)
+    if ruleset not in RULESETS:
+        raise ValueError(f"Picky Eaters has no ruleset {ruleset!r}")
     if not 2 <= n <= 6:
         raise RuleViolation("PE-I1", f"Picky Eaters is for 2 to 6 players, not {n}")
-    opts = {**OPTION_DEFAULTS, **options}
+    opts = {**RULESETS[ruleset], **options}
+    unknown = sorted(set(opts) - set(RULESETS[ruleset]))
+    if unknown:
+        raise MalformedCommand(f"options.{unknown[0]}", f"ruleset {ruleset} has no such option")
     variant = _switch(opts, "small_table_variant")
     blocks = _switch(opts, "hot_plate_blocks_items")
     food, rng = rng.shuffle(FOOD_DECK, pack.food_cards)
@@ -91,7 +121,13 @@ def setup(
         first = int(opts["first_seat"])
     else:
         raise MalformedCommand("options.first_seat", "use 'random' or a seat number")
-    state = State(
+    shape: dict[str, Any] = {}
+    if ruleset != "1":  # ruleset 1 keeps the state shape its games were recorded with
+        if opts["deck_refill"] not in (WHEN_EMPTY, ON_DRAW):
+            raise MalformedCommand("options.deck_refill", "use 'when_empty' or 'on_draw'")
+        shape["deck_refill"] = opts["deck_refill"]
+    state = (StateV2 if shape else State)(
+        **shape,
         pack_source=pack.source,
         players=tuple(Player(name) for name in seats),
         small_table_variant=variant,
@@ -130,6 +166,17 @@ def _switch(options: Mapping[str, str], key: str) -> bool:
 def apply(state: State, seat: int, command: pb.PickyEatersCommand) -> tuple[State, list[Fact]]:
     """Check the command in the fixed order of ``checks`` and apply it."""
     action = check_command(state, seat, command)
+    state, facts = _act(state, seat, command, action)
+    if state.refill == WHEN_EMPTY and not state.food_deck and state.discard:
+        state, refill = _reshuffle(state)  # PE-DECK-REFILL: "if the Food Deck is ever empty"
+        facts = [*facts, refill]
+    return state, facts
+
+
+def _act(
+    state: State, seat: int, command: pb.PickyEatersCommand, action: str
+) -> tuple[State, list[Fact]]:
+    """Carry out a checked command, with every automatic step it triggers."""
     if action == "take_from_market":
         return _take(state, seat, command.take_from_market.card)
     if action == "prepare_recipe":
@@ -258,21 +305,33 @@ def _set_player(state: State, seat: int, **changes: Any) -> State:
     return replace(state, players=tuple(players))
 
 
+def _reshuffle(state: State) -> tuple[State, Fact]:
+    """The discard pile, sorted, shuffled into a new Food deck."""
+    deck, rng = state.rng.shuffle(RESHUFFLE, sorted(state.discard))
+    state = replace(state, food_deck=deck, discard=(), rng=rng)
+    return state, {"type": "deck_reshuffled", "cards": len(deck)}
+
+
 def _draw(state: State, count: int) -> tuple[State, tuple[str, ...], list[Fact]]:
-    """Up to ``count`` cards off the Food deck, refilling it from the discard pile (PE-I7)."""
-    deck, discard, rng = state.food_deck, state.discard, state.rng
+    """Up to ``count`` cards off the Food deck, refilling it from the discard pile.
+
+    A deck found empty when a card must be drawn is refilled first (both readings); with
+    ``when_empty`` the card that empties the deck refills it at once (PE-DECK-REFILL).
+    """
     drawn: list[str] = []
     facts: list[Fact] = []
     while len(drawn) < count:
-        if not deck:
-            if not discard:
+        if not state.food_deck:
+            if not state.discard:
                 break
-            deck, rng = rng.shuffle(RESHUFFLE, sorted(discard))
-            discard = ()
-            facts.append({"type": "deck_reshuffled", "cards": len(deck)})
-        drawn.append(deck[0])
-        deck = deck[1:]
-    return replace(state, food_deck=deck, discard=discard, rng=rng), tuple(drawn), facts
+            state, fact = _reshuffle(state)
+            facts.append(fact)
+        drawn.append(state.food_deck[0])
+        state = replace(state, food_deck=state.food_deck[1:])
+        if state.refill == WHEN_EMPTY and not state.food_deck and state.discard:
+            state, fact = _reshuffle(state)
+            facts.append(fact)
+    return state, tuple(drawn), facts
 
 
 def _next_turn(state: State, facts: list[Fact]) -> tuple[State, list[Fact]]:
@@ -377,9 +436,12 @@ class PickyEatersEngine:
 
     kind = KIND
     title = "Picky Eaters"
-    ruleset_version = "1"
+    ruleset_version = RULESET
+    rulesets = RULESETS
     min_seats = 2
     max_seats = 6
+    seats_rule = "PE-I1"
+    end_rule = "PE-GAME-END"
     rules = RULES
     rng_labels = (FOOD_DECK, GUEST_DECK, FIRST_SEAT, RESHUFFLE)
     option_defaults = OPTION_DEFAULTS
@@ -394,10 +456,15 @@ class PickyEatersEngine:
         return load_pack(data)
 
     def setup(
-        self, seats: Sequence[str], options: Mapping[str, str], pack: Pack, rng: Rng
+        self,
+        seats: Sequence[str],
+        options: Mapping[str, str],
+        pack: Pack,
+        rng: Rng,
+        ruleset: str = RULESET,
     ) -> tuple[State, list[Fact]]:
         """The state after setup and round 1's deal."""
-        return setup(seats, options, pack, rng)
+        return setup(seats, options, pack, rng, ruleset)
 
     def apply(self, state: State, seat: int, command: Any) -> tuple[State, list[Fact]]:
         """Check and apply one command."""
@@ -408,7 +475,7 @@ class PickyEatersEngine:
         return to_act(state)
 
     def legal_commands(self, state: State, seat: int) -> list[Any]:
-        """A representative, sorted set of legal commands."""
+        """Every legal command, sorted (up to LEGAL_CAP + 1)."""
         return legal_commands(state, seat)
 
     def is_over(self, state: State) -> bool:

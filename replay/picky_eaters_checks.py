@@ -1,8 +1,10 @@
 """Picky Eaters: the checks every command passes, in the order ``checks()`` lists them.
 
-Each check raises ``MalformedCommand`` (nonsense ids) or ``RuleViolation`` (a rule broken,
-in the players' words).  ``apply`` and ``legal_commands`` share these functions, so a
-command offered as legal is exactly one that ``apply`` accepts.
+A command is malformed (``MalformedCommand``) only when it names no action, a card id that
+is no card of the pack, or an ingredient the pack does not know.  Everything else a
+well-formed command can get wrong breaks a rule and raises ``RuleViolation`` with the
+rule's id, in the players' words: a card of the wrong kind, a card named twice, a card not
+in hand, a wrong turn.  ``apply`` and ``legal_commands`` share these functions.
 """
 
 from __future__ import annotations
@@ -35,25 +37,27 @@ from replay.picky_eaters_rules import (
     placed,
 )
 
-COMMON = ("PE-GAME-END", "PE-TURN-ORDER", "PE-HAND-LIMIT-DEAL", "PE-HAND-LIMIT")
+COMMON = ("PE-GAME-END", "PE-PASS", "PE-TURN-ORDER", "PE-HAND-LIMIT-DEAL", "PE-HAND-LIMIT")
 CHECKS: dict[str, tuple[str, ...]] = {
-    "take_from_market": (*COMMON, "PE-TAKE-MARKET"),
+    "take_from_market": (*COMMON, "PE-MARKET-NO-REFILL", "PE-TAKE-MARKET"),
     "prepare_recipe": (
         *COMMON,
+        "PE-PREPARE-INGREDIENTS",
+        "PE-I9",
         "PE-HAND-CARDS",
         "PE-SUBSTITUTE-ONCE",
         "PE-SUBSTITUTE",
-        "PE-PREPARE-INGREDIENTS",
+        "PE-ITEM-SILVERWARE",
         "PE-REPLACE",
         "PE-REPLACE-HOT-PLATE",
         "PE-SLOTS",
     ),
     "play_item": (
         *COMMON,
+        "PE-ITEM-PLAY",
         "PE-HAND-CARDS",
         "PE-ITEM-SILVERWARE",
         "PE-SLOTS",
-        "PE-ITEM-PLAY",
         "PE-ITEM-EXTRA-SEASONING",
         "PE-ITEM-HERBS",
         "PE-I2",
@@ -75,23 +79,23 @@ def to_act(state: State) -> frozenset[int]:
 
 
 def well_formed(state: State, command: pb.PickyEatersCommand) -> str:
-    """The action's name, once every card id in it is a card of the right kind."""
+    """The action's name, once every card id in it is a card of the pack."""
     action = command.WhichOneof("action")
     if action is None:
         raise MalformedCommand("action", "the command names no action")
     if action == "take_from_market":
-        _ids(state, "take_from_market.card", [command.take_from_market.card], None)
+        _ids(state, "take_from_market.card", [command.take_from_market.card])
     elif action == "prepare_recipe":
         _prepare_well_formed(state, command.prepare_recipe)
     elif action == "play_item":
         play = command.play_item
-        _ids(state, "play_item.item", [play.item], ITEM)
+        _ids(state, "play_item.item", [play.item])
         if play.recipe:
-            _ids(state, "play_item.recipe", [play.recipe], RECIPE)
+            _ids(state, "play_item.recipe", [play.recipe])
     elif action == "discard_to_draw":
-        _ids(state, "discard_to_draw.cards", command.discard_to_draw.cards, None)
+        _ids(state, "discard_to_draw.cards", command.discard_to_draw.cards)
     elif action == "discard_down":
-        _ids(state, "discard_down.cards", command.discard_down.cards, None)
+        _ids(state, "discard_down.cards", command.discard_down.cards)
     return action
 
 
@@ -113,8 +117,8 @@ def check_command(state: State, seat: int, command: pb.PickyEatersCommand) -> st
 
 
 def _prepare_well_formed(state: State, prep: pb.PickyEatersPrepareRecipe) -> None:
-    _ids(state, "prepare_recipe.recipe", [prep.recipe], RECIPE)
-    _ids(state, "prepare_recipe.ingredients", prep.ingredients, INGREDIENT)
+    _ids(state, "prepare_recipe.recipe", [prep.recipe])
+    _ids(state, "prepare_recipe.ingredients", prep.ingredients)
     known = {i.name for i in state.pack.ingredients}
     for sub in prep.substitutions:
         if sub.ingredient not in known:
@@ -122,27 +126,26 @@ def _prepare_well_formed(state: State, prep: pb.PickyEatersPrepareRecipe) -> Non
                 "prepare_recipe.substitutions.ingredient",
                 f"{sub.ingredient!r} is not an ingredient of this pack",
             )
-        _ids(state, "prepare_recipe.substitutions.cards", sub.cards, None)
+        _ids(state, "prepare_recipe.substitutions.cards", sub.cards)
     if prep.replaces:
-        _ids(state, "prepare_recipe.replaces", [prep.replaces], RECIPE)
-    named = [prep.recipe, *prep.ingredients, *(c for s in prep.substitutions for c in s.cards)]
-    _distinct("prepare_recipe", named)
+        _ids(state, "prepare_recipe.replaces", [prep.replaces])
 
 
-def _ids(state: State, field: str, cards: Sequence[str], kind: str | None) -> None:
+def _ids(state: State, field: str, cards: Sequence[str]) -> None:
+    """MalformedCommand for an id that is no Food card of the pack."""
     for card in cards:
-        found = state.pack.kind_of(card)
-        if found is None:
+        if state.pack.kind_of(card) is None:
             raise MalformedCommand(field, f"{card!r} is not a Food card of this pack")
-        if kind is not None and found != kind:
-            raise MalformedCommand(field, f"{card!r} is not an {kind} card")
-    _distinct(field, cards)
 
 
-def _distinct(field: str, cards: Sequence[str]) -> None:
-    twice = [c for c, n in Counter(cards).items() if n > 1]
-    if twice:
-        raise MalformedCommand(field, f"{twice[0]!r} is named twice")
+def _twice(cards: Sequence[str]) -> str | None:
+    """The first card named more than once, or None."""
+    return next((c for c, n in Counter(cards).items() if n > 1), None)
+
+
+def _card(state: State, card: str) -> str:
+    """A card in players' words: "Tomato (ing-012)"."""
+    return f"{state.pack.name_of(card)} ({card})"
 
 
 def check_common(state: State, seat: int, action: str) -> None:
@@ -151,6 +154,10 @@ def check_common(state: State, seat: int, action: str) -> None:
         raise RuleViolation("PE-GAME-END", "the game is over: all players passed in round 5")
     name = _name(state, seat)
     if seat not in to_act(state):
+        if state.phase == PLAY and 0 <= seat < len(state.players) and state.players[seat].passed:
+            raise RuleViolation(
+                "PE-PASS", f"{name} has passed and takes no more actions this round"
+            )
         waiting = ", ".join(_name(state, s) for s in sorted(to_act(state)))
         raise RuleViolation("PE-TURN-ORDER", f"it is not {name}'s turn; waiting for {waiting}")
     over = len(state.players[seat].hand) - HAND_LIMIT
@@ -167,10 +174,15 @@ def check_common(state: State, seat: int, action: str) -> None:
 
 
 def check_discard_down(state: State, seat: int, cards: Sequence[str]) -> None:
-    """Exactly the cards over 10, all from the player's hand."""
+    """Exactly the cards over 10, each named once, all from the player's hand."""
     over = len(state.players[seat].hand) - HAND_LIMIT
+    rule = "PE-HAND-LIMIT-DEAL" if state.phase == DISCARD_DOWN else "PE-HAND-LIMIT"
+    twice = _twice(cards)
+    if twice is not None:
+        raise RuleViolation(
+            rule, f"{_card(state, twice)} is named twice: discard {over} different cards"
+        )
     if len(cards) != over:
-        rule = "PE-HAND-LIMIT-DEAL" if state.phase == DISCARD_DOWN else "PE-HAND-LIMIT"
         raise RuleViolation(
             rule, f"{_name(state, seat)} must discard exactly {over} cards, not {len(cards)}"
         )
@@ -189,7 +201,12 @@ def check_in_hand(state: State, seat: int, cards: Iterable[str]) -> None:
 
 
 def check_take(state: State, seat: int, card: str) -> None:
-    """The card lies in the Market."""
+    """The Market is not empty, and the card lies in it."""
+    if not state.market:
+        raise RuleViolation(
+            "PE-MARKET-NO-REFILL",
+            "the Market is empty; it is refilled only at the beginning of the next round",
+        )
     if card not in state.market:
         raise RuleViolation(
             "PE-TAKE-MARKET",
@@ -200,6 +217,11 @@ def check_take(state: State, seat: int, card: str) -> None:
 
 def check_discard_to_draw(state: State, seat: int, cards: Sequence[str]) -> None:
     """Exactly 2 cards from the hand."""
+    twice = _twice(cards)
+    if twice is not None:
+        raise RuleViolation(
+            "PE-DISCARD-DRAW", f"{_card(state, twice)} is named twice: discard 2 different cards"
+        )
     if len(cards) != DISCARD_TO_DRAW:
         raise RuleViolation(
             "PE-DISCARD-DRAW",
@@ -212,6 +234,7 @@ def check_prepare(state: State, seat: int, prep: pb.PickyEatersPrepareRecipe) ->
     """The Recipe, its ingredients (or one 3-for-1), the replaced Recipe and the slots."""
     name, pack = _name(state, seat), state.pack
     subs = list(prep.substitutions)
+    _prepare_kinds(state, prep)
     check_in_hand(
         state, seat, [prep.recipe, *prep.ingredients, *(c for s in subs for c in s.cards)]
     )
@@ -249,6 +272,12 @@ def check_prepare(state: State, seat: int, prep: pb.PickyEatersPrepareRecipe) ->
             f"{dish.name} needs {', '.join(dish.ingredients)}; {name} gave {detail}",
         )
     if prep.replaces:
+        if prep.replaces in state.players[seat].silverware:
+            raise RuleViolation(
+                "PE-ITEM-SILVERWARE",
+                f"{pack.name_of(prep.replaces)} permanently takes up a Recipe slot: "
+                f"{name} cannot replace it with a Recipe",
+            )
         if owner_of(state, prep.replaces) != seat:
             raise RuleViolation(
                 "PE-REPLACE",
@@ -265,9 +294,48 @@ def check_prepare(state: State, seat: int, prep: pb.PickyEatersPrepareRecipe) ->
         )
 
 
+def _prepare_kinds(state: State, prep: pb.PickyEatersPrepareRecipe) -> None:
+    """A Recipe card, Ingredient cards, and no card used twice (PE-I9 for the 3-for-1)."""
+    pack = state.pack
+    if pack.kind_of(prep.recipe) != RECIPE:
+        raise RuleViolation(
+            "PE-PREPARE-INGREDIENTS", f"{_card(state, prep.recipe)} is not a Recipe card"
+        )
+    for card in prep.ingredients:
+        if pack.kind_of(card) != INGREDIENT:
+            raise RuleViolation(
+                "PE-PREPARE-INGREDIENTS",
+                f"{_card(state, card)} is not an Ingredient card: a Recipe takes its listed "
+                "ingredients (or 3 cards in place of one)",
+            )
+    twice = _twice(list(prep.ingredients))
+    if twice is not None:
+        raise RuleViolation(
+            "PE-PREPARE-INGREDIENTS",
+            f"{_card(state, twice)} is named twice: each ingredient is a card of its own",
+        )
+    used = {prep.recipe, *prep.ingredients}
+    standing_in = [c for sub in prep.substitutions for c in sub.cards]
+    reused = next((c for c in standing_in if c in used), None) or _twice(standing_in)
+    if reused is not None:
+        raise RuleViolation(
+            "PE-I9",
+            f"{_card(state, reused)} is used twice: the 3 cards standing in for an ingredient "
+            "are other cards of the hand than the Recipe and its ingredients",
+        )
+
+
 def check_item(state: State, seat: int, item: str, recipe: str) -> None:
     """Where the Item may go: its effect, the target's owner, Hot Plate and uniqueness."""
     name, pack = _name(state, seat), state.pack
+    if pack.kind_of(item) != ITEM:
+        raise RuleViolation(
+            "PE-ITEM-PLAY", f"{_card(state, item)} is not an Item card: only Items are played"
+        )
+    if recipe and pack.kind_of(recipe) != RECIPE:
+        raise RuleViolation(
+            "PE-ITEM-PLAY", f"{_card(state, recipe)} is not a Recipe: an Item goes on a Recipe"
+        )
     check_in_hand(state, seat, [item])
     kind = pack.item_of[item]
     if kind.effect == FANCY_SILVERWARE:

@@ -34,6 +34,9 @@ NOTCH_DOWN = {
     "restriction": "restriction",
 }
 
+WHEN_EMPTY = "when_empty"  # PE-DECK-REFILL read literally: at once (ruleset 2 default)
+ON_DRAW = "on_draw"  # PE-I7: only when a card must be drawn (ruleset 1)
+
 DISCARD_DOWN = "discard-down"  # after the deal, seats over 10 cards discard (together)
 PLAY = "play"  # one action each in turn
 OVER = "over"
@@ -48,19 +51,29 @@ RULES: Mapping[str, Rule] = catalogue(
         "PE-SETUP-SHUFFLE",
         S_SETUP,
         "Shuffle the Food deck (ingredients, recipes, items) and the Guest deck.",
+        refuses=False,
     ),
     Rule(
         "PE-FIRST-PLAYER",
         S_SETUP,
         "The first player card goes to one player (option first_seat: a seat, or random).",
+        refuses=False,
     ),
-    Rule("PE-ROUNDS", S_PLAY, "The game has 5 rounds."),
-    Rule("PE-GUEST-REVEAL", S_PLAY, "Each round starts by revealing 1 new Guest."),
-    Rule("PE-MARKET-FILL", S_PLAY, "Fill the Market face up with 2 Food cards per player."),
+    Rule("PE-ROUNDS", S_PLAY, "The game has 5 rounds.", refuses=False),
+    Rule("PE-GUEST-REVEAL", S_PLAY, "Each round starts by revealing 1 new Guest.", refuses=False),
     Rule(
-        "PE-MARKET-DISCARD", S_PLAY, "Cards left in the Market at the end of a round are discarded."
+        "PE-MARKET-FILL",
+        S_PLAY,
+        "Fill the Market face up with 2 Food cards per player.",
+        refuses=False,
     ),
-    Rule("PE-DEAL", S_PLAY, "Deal 5 secret Food cards to each player."),
+    Rule(
+        "PE-MARKET-DISCARD",
+        S_PLAY,
+        "Cards left in the Market at the end of a round are discarded.",
+        refuses=False,
+    ),
+    Rule("PE-DEAL", S_PLAY, "Deal 5 secret Food cards to each player.", refuses=False),
     Rule("PE-HAND-LIMIT-DEAL", S_PLAY, "After the deal, players over 10 cards discard down to 10."),
     Rule(
         "PE-TURN-ORDER",
@@ -71,9 +84,14 @@ RULES: Mapping[str, Rule] = catalogue(
         "PE-FIRST-PLAYER-PASS",
         S_PLAY,
         "At the end of a round the first player card passes clockwise.",
+        refuses=False,
     ),
-    Rule("PE-VARIANT-MARKET", S_VAR, "With 2 or 3 players the Market holds 6 cards."),
-    Rule("PE-VARIANT-DEAL", S_VAR, "With 2 or 3 players each player is dealt 6 cards."),
+    Rule(
+        "PE-VARIANT-MARKET", S_VAR, "With 2 or 3 players the Market holds 6 cards.", refuses=False
+    ),
+    Rule(
+        "PE-VARIANT-DEAL", S_VAR, "With 2 or 3 players each player is dealt 6 cards.", refuses=False
+    ),
     Rule("PE-HAND-CARDS", S_ACT, "Cards you prepare, play or discard come from your own hand."),
     Rule("PE-TAKE-MARKET", S_ACT, "Get Food: take 1 card from the Market."),
     Rule("PE-MARKET-NO-REFILL", S_MORE, "The Market is refilled only at the start of a round."),
@@ -118,15 +136,23 @@ RULES: Mapping[str, Rule] = catalogue(
         S_MORE,
         "No player ends a turn with more than 10 cards: over 10, they discard down to 10.",
     ),
-    Rule("PE-DECK-REFILL", S_MORE, "An empty Food deck is refilled by shuffling the discard pile."),
+    Rule(
+        "PE-DECK-REFILL",
+        S_MORE,
+        "If the Food Deck is ever empty, shuffle the discard pile to form a new Food Deck: "
+        "at once, whenever the deck is empty and the discard pile is not (ruleset 2 "
+        "default, option deck_refill=when_empty).",
+        refuses=False,
+    ),
     Rule("PE-GAME-END", S_END, "The game ends once all players have passed in round 5."),
-    Rule("PE-SCORE-RECIPE", S_SCORE, "Each Recipe in play is worth 2 points."),
+    Rule("PE-SCORE-RECIPE", S_SCORE, "Each Recipe in play is worth 2 points.", refuses=False),
     Rule(
         "PE-SCORE-GUESTS",
         S_SCORE,
         "Each revealed Guest listing a Recipe: Favorite +4, Like +2, Dislike -1, Restriction -3.",
+        refuses=False,
     ),
-    Rule("PE-WINNER", S_SCORE, "The player with the most points wins."),
+    Rule("PE-WINNER", S_SCORE, "The player with the most points wins.", refuses=False),
     Rule("PE-I1", S_D8, "2 to 6 players (6 player aids).", True),
     Rule(
         "PE-I2",
@@ -141,27 +167,38 @@ RULES: Mapping[str, Rule] = catalogue(
         "Extra Seasoning: Favorite -> Like -> Dislike -> Restriction (stays), "
         "for each Guest listing the Recipe.",
         True,
+        refuses=False,
     ),
     Rule(
         "PE-I4",
         S_D8,
         "Herbs count favorites after downgrades; Silverware counts Recipes, not itself.",
         True,
+        refuses=False,
     ),
-    Rule("PE-I5", S_D8, "A tie goes to the player later in the first round's turn order.", True),
+    Rule(
+        "PE-I5",
+        S_D8,
+        "A tie goes to the player later in the first round's turn order.",
+        True,
+        refuses=False,
+    ),
     Rule(
         "PE-I6",
         "Additional Rules (interpretation)",
         "A player who takes an 11th card "
         "discards down (DiscardDown command) before the next player acts.",
         True,
+        refuses=False,
     ),
     Rule(
         "PE-I7",
         "Additional Rules (interpretation)",
-        "The Food deck is refilled when a card "
-        "must be drawn from it; with deck and discard both empty no card comes.",
+        "Option deck_refill=on_draw (ruleset 1's only reading): the Food deck is refilled "
+        "only when a card must be drawn from it; with deck and discard both empty no card "
+        "comes.",
         True,
+        refuses=False,
     ),
     Rule(
         "PE-I8",
@@ -169,6 +206,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "Cards are dealt in turn order from the first "
         "player, each player's cards at once, after the Market is filled.",
         True,
+        refuses=False,
     ),
     Rule(
         "PE-I9",
@@ -184,6 +222,7 @@ RULES: Mapping[str, Rule] = catalogue(
         "Fancy Silverware is played in front of you, "
         "not on a Recipe; each copy takes a slot and scores.",
         True,
+        refuses=False,
     ),
 )
 
@@ -236,6 +275,27 @@ class State:
     def pack(self) -> Pack:
         """The content pack this game uses."""
         return pack_from_source(self.pack_source)
+
+    @property
+    def refill(self) -> str:
+        """When an empty Food deck is refilled: ruleset 1 only on a draw (PE-I7)."""
+        return ON_DRAW
+
+
+@dataclass(frozen=True)
+class StateV2(State):
+    """The state from ruleset 2 on: ruleset 1's fields and the option deck_refill.
+
+    The option is a field here and not in ``State``, so ruleset 1 games keep exactly the
+    state shape (and so the state hashes) they were recorded with.
+    """
+
+    deck_refill: str = "when_empty"
+
+    @property
+    def refill(self) -> str:
+        """When an empty Food deck is refilled: "when_empty" (PE-DECK-REFILL) or "on_draw"."""
+        return self.deck_refill
 
 
 def market_size(seats: int, variant: bool) -> int:

@@ -2,6 +2,8 @@
 
     python scripts/make_fixtures.py bon-appetit 3 1   # kind, players, seed byte
 
+Games are recorded under the game's current ruleset version, which the file name says.
+
 Each fixture is one JSON file: the server seed, the content pack and every stored row.
 The tests refold them and compare every hash, so a released ruleset can never drift.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from cli.client import new_game, play_with_bots
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from replay.history import genesis_of
 from service.server import create_server
 from service.store import Store, StoredGame
 
@@ -60,7 +63,8 @@ def main() -> int:
         stored = store.load(game_id)
         store.close()
     assert stored is not None
-    out = FIXTURES / f"{kind}-{players}p-seed{seed_byte}.json"
+    ruleset = genesis_of(stored.rows[0]).ruleset_version
+    out = FIXTURES / f"{kind}-ruleset{ruleset}-{players}p-seed{seed_byte}.json"
     out.write_text(json.dumps(as_json(stored), indent=1) + "\n")
     print(f"wrote {out} ({len(stored.rows)} rows)")
     return 0

@@ -17,7 +17,15 @@ from google.protobuf.message import Message
 
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.engine import ARBITER, Fact, MalformedCommand, RuleViolation, Viewer, fact_visible
+from replay.engine import (
+    ARBITER,
+    Fact,
+    MalformedCommand,
+    RuleViolation,
+    Viewer,
+    capped,
+    fact_visible,
+)
 from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis, record_version
@@ -222,6 +230,7 @@ class Games:
                 f"{engine.title} is for {engine.min_seats} to {engine.max_seats} players, "
                 f"not {len(names)}",
                 field="players",
+                rule_id=engine.seats_rule,
             )
         if any(not n for n in names) or len(set(names)) != len(names):
             raise BadRequest("player names must be non-empty and different", field="players")
@@ -478,7 +487,7 @@ class Games:
         if (command.WhichOneof("game") == "arbiter") != (actor == "arbiter"):
             raise PermissionDenied("rulings need the organiser key; moves need a seat token")
         if not game.may_continue():
-            raise RuleViolation("FL-GAME-CLOSED", "this game has ended; no more commands")
+            fold.check_open(game.table)  # raises, citing the game's end rule or the closure
         table, facts = fold.step(game.table, actor, command)
         now = utc_now()
         row = make_row(
@@ -562,16 +571,18 @@ class Games:
         viewer = caller.viewer(game_id)
         return game, viewer, game.engine.view(game.table.game, viewer)
 
-    async def legal(self, caller: Caller, game_id: str) -> tuple[int, list[record_pb2.Command]]:
-        """The commands the caller's seat may send now."""
+    async def legal(
+        self, caller: Caller, game_id: str
+    ) -> tuple[int, list[record_pb2.Command], bool]:
+        """The commands the caller's seat may send now (up to LEGAL_CAP), and if partial."""
         game = await self.get(game_id)
         actor = caller.actor(game_id)
         if actor == "arbiter" or not game.may_continue():
-            return game.last_seq, []
+            return game.last_seq, [], False
         seat = int(actor.removeprefix("seat:"))
-        inner = game.engine.legal_commands(game.table.game, seat)
+        inner, partial = capped(game.engine.legal_commands(game.table.game, seat))
         commands = [wrap_command(game.engine.command_field, c) for c in inner]
-        return game.last_seq, commands
+        return game.last_seq, commands, partial
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> AsyncIterator[Step]:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""

@@ -114,8 +114,8 @@ class GameService(pb_grpc.GameServiceServicer):
     async def ListLegalCommands(
         self, request: pb.ListLegalCommandsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListLegalCommandsResponse:
-        seq, commands = await self.games.legal(self.caller(context), request.game_id)
-        return pb.ListLegalCommandsResponse(seq=seq, commands=commands)
+        seq, commands, partial = await self.games.legal(self.caller(context), request.game_id)
+        return pb.ListLegalCommandsResponse(seq=seq, commands=commands, partial=partial)
 
     @streaming
     async def WatchGame(

@@ -653,3 +653,24 @@ def test_golden_setup_for_a_fixed_seed() -> None:
     ]
     assert [hand(state, s) for s in range(3)] == ["bbgry", "bggrr", "bgryy"]
     assert state.first_seat == 2 and state.set_aside[0].name == "Mango Sticky Rice"
+
+
+def test_BA_ALL_ZERO_a_round_of_zero_bids_is_no_tie() -> None:
+    """BA-ALL-ZERO, BA-ZERO-LOSES. "If your bid was 0 (you bid with an empty hand), you
+    automatically lose the auction for the current Dish Card. If all players make a bid of
+    0, the Dish Card is removed from the game." Nobody is tied at 0: the fact lists no one
+    as tied, and the narration says the dish is removed."""
+    state = position(["b", "g", "y"])
+    state, facts = play(state, (0, bid("")), (1, bid("")), (2, bid("")))
+    (revealed,) = of(facts, "bids_revealed")
+    assert revealed["tied"] == [] and revealed["all_zero"] is True and revealed["highest"] == 0
+    assert not of(facts, "tie_break_started")
+    lines = [ENGINE.narrate(f, NAMES) for f in facts]
+    text = " ".join(line for line in lines if line)
+    assert "Tied" not in text and "Every bid is 0." in text
+    assert "No one wins the Fugu Platter (every bid was 0): it is removed." in text
+    state = position(["bg", "bg", "r"])
+    state, facts = play(state, (0, bid("b")), (1, bid("b")), (2, bid("")))
+    (revealed,) = of(facts, "bids_revealed")
+    assert revealed["tied"] == [0, 1] and revealed["all_zero"] is False  # a real tie at 1
+    assert "Tied at 1: Ann, Brian." in str(ENGINE.narrate(revealed, NAMES))

@@ -118,6 +118,10 @@ def test_rules_lists_the_catalogue() -> None:
     assert result.exit_code == 0, result.output
     assert "BA-BID-SIZE" in result.output and "BA-I1" in result.output
     assert "options (defaults):" in result.output and "gem_ability=per_bid" in result.output
+    assert "BA-SCORE                 [Game End] (never refuses)" in result.output
+    masters = CliRunner().invoke(cli, ["rules", "menu-masters"])
+    assert "rulesets folded: 1, 2 (new games: 2)" in masters.output
+    assert "round_limit=off" in masters.output
 
 
 def test_new_takes_an_organisers_own_pack_and_refuses_a_broken_one(

@@ -21,8 +21,13 @@ def test_engine_is_registered_with_its_facts():
         "Menu Masters",
         "menu_masters",
     )
-    assert (ENGINE.min_seats, ENGINE.max_seats, ENGINE.ruleset_version) == (2, 6, "1")
-    assert ENGINE.option_defaults == {"first_seat": "random", "round_limit": "30"}
+    assert (ENGINE.min_seats, ENGINE.max_seats, ENGINE.ruleset_version) == (2, 6, "2")
+    assert ENGINE.option_defaults == {"first_seat": "random", "round_limit": "off"}
+    assert ENGINE.rulesets == {
+        "1": {"first_seat": "random", "round_limit": "30"},
+        "2": {"first_seat": "random", "round_limit": "off"},
+    }
+    assert (ENGINE.seats_rule, ENGINE.end_rule) == ("MM-I1", "MM-GAME-OVER")
     assert ENGINE.rng_labels == (
         "menu-masters/produce-stand-deck",
         "menu-masters/butcher-shop-deck",

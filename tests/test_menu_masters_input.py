@@ -74,13 +74,16 @@ def test_malformed_commands_raise_malformed(field, command):
 
 
 def test_power_food_needs_exactly_two_cards_and_a_way():
+    """MM-POWER-FOOD "2 of the same ingredient can be combined to create a Power Food": one
+    card (or three) is a well-formed command breaking that rule; no way at all is malformed."""
     state = _purchase_turn()
     one = pb.Fulfilment(
         ingredient="tomato", power_food=pb.PowerFood(ingredient="broccoli", card_ids=["produce-01"])
     )
     command = complete(pb.MenuCompletion(menu_id="menu-05", fulfilments=[one]))
-    with pytest.raises(MalformedCommand):
+    with pytest.raises(RuleViolation) as caught:
         ENGINE.apply(state, 0, command)
+    assert caught.value.rule_id == "MM-POWER-FOOD" and "not 1" in caught.value.message
     empty = complete(
         pb.MenuCompletion(menu_id="menu-05", fulfilments=[pb.Fulfilment(ingredient="tomato")])
     )

@@ -1,9 +1,12 @@
-"""Seeded random legal playouts of Menu Masters through the fold, 2 to 6 chefs.
+"""Seeded random legal playouts of Menu Masters through the fold, 2 to 6 chefs, under
+every ruleset version this build folds.
 
 Bots choose among ``legal_commands`` only, biased toward progress (complete a Menu when
 they can, buy what their Menus need).  Every game must end; coins and cards are
 conserved after every command; refolding the same commands gives the same state at every
 row (state hashes compared at every row for a share of the games, equal states for all).
+Under ruleset 2 a chef who cannot buy has a turn; across the playouts such turns complete
+Menus.
 """
 
 from __future__ import annotations
@@ -18,15 +21,15 @@ from replay.menu_masters import ENGINE
 from replay.menu_masters_state import all_cards, coins_in_play
 from tests.test_menu_masters_support import NAMES, PACK
 
-GAMES_PER_COUNT = 40
-HASHED_PER_COUNT = GAMES_PER_COUNT  # games whose state hash is compared at every row
+GAMES_PER_COUNT = 20  # per ruleset version
+HASHED_PER_COUNT = 10  # games whose state hash is compared at every row
 ALL_CARDS = sorted([c.id for c in PACK.cards] + [m.id for m in PACK.menus])
 
 
-def genesis(n: int) -> record_pb2.Genesis:
-    """A Menu Masters genesis row for ``n`` chefs."""
+def genesis(n: int, ruleset: str = ENGINE.ruleset_version) -> record_pb2.Genesis:
+    """A Menu Masters genesis row for ``n`` chefs under ``ruleset``."""
     seats = [record_pb2.SeatInfo(name=name) for name in NAMES[:n]]
-    return record_pb2.Genesis(game_kind="menu-masters", seats=seats)
+    return record_pb2.Genesis(game_kind="menu-masters", ruleset_version=ruleset, seats=seats)
 
 
 def needs(state, seat: int) -> set[str]:
@@ -80,26 +83,28 @@ def check_invariants(table: fold.Table, n: int) -> None:
         assert len(chef.basket) <= (7 if acting else 6)
 
 
-def play(seed: int, n: int, hashed: bool) -> int:
-    """One seeded game; returns the number of commands."""
+def play(seed: int, n: int, hashed: bool, ruleset: str = ENGINE.ruleset_version) -> list[dict]:
+    """One seeded game; returns every fact."""
     rng = random.Random(seed)
     server_seed = bytes([seed % 256, n]) * 16
-    table, _ = fold.start(genesis(n), server_seed, PACK)
+    table, facts = fold.start(genesis(n, ruleset), server_seed, PACK)
+    assert table.game.version == int(ruleset)
     check_invariants(table, n)
     commands, states = [], [table.game]
     hashes = [fold.state_hash(table)] if hashed else []
     while not fold.is_over(table):
         (seat,) = ENGINE.to_act(table.game)
         command = record_pb2.Command(menu_masters=choose(table.game, seat, rng))
-        table, _ = fold.step(table, f"seat:{seat}", command)
+        table, new = fold.step(table, f"seat:{seat}", command)
+        facts += new
         check_invariants(table, n)
         commands.append((seat, command))
         states.append(table.game)
         if hashed:
             hashes.append(fold.state_hash(table))
-        assert len(commands) < 5000, "the game must end"
+        assert len(commands) < 8000, "the game must end"
     assert ENGINE.is_over(table.game) and ENGINE.to_act(table.game) == frozenset()
-    again, _ = fold.start(genesis(n), server_seed, PACK)
+    again, _ = fold.start(genesis(n, ruleset), server_seed, PACK)
     assert again.game == states[0]
     if hashed:
         assert fold.state_hash(again) == hashes[0]
@@ -109,12 +114,37 @@ def play(seed: int, n: int, hashed: bool) -> int:
         if hashed:
             assert fold.state_hash(again) == hashes[k]
     assert fold.state_hash(again) == fold.state_hash(table)
-    return len(commands)
+    return facts
 
 
+def menus_in_turns_without_buying(facts: list[dict]) -> int:
+    """Menus completed in purchase turns of chefs who could not buy (ruleset 2, MM-I3)."""
+    completed, blocked = 0, False
+    for fact in facts:
+        if fact["type"] == "turn_started":
+            blocked = "cannot_buy" in fact
+        elif fact["type"] in ("left_line", "turn_finished", "discarded", "purchased"):
+            blocked = False
+        elif fact["type"] == "menu_completed" and blocked:
+            completed += 1
+    return completed
+
+
+@pytest.mark.parametrize("ruleset", sorted(ENGINE.rulesets))
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
-def test_playouts_end_conserve_and_refold(n):
-    lengths = []
+def test_playouts_end_conserve_and_refold(n, ruleset):
+    ends: dict[str, int] = {}
+    blocked_menus = 0
     for seed in range(GAMES_PER_COUNT):
-        lengths.append(play(seed * 7 + n, n, hashed=seed < HASHED_PER_COUNT))
-    assert len(lengths) == GAMES_PER_COUNT
+        facts = play(seed * 7 + n, n, hashed=seed < HASHED_PER_COUNT, ruleset=ruleset)
+        (over,) = [f for f in facts if f["type"] == "game_over"]
+        ends[over["reason"]] = ends.get(over["reason"], 0) + 1
+        blocked_menus += menus_in_turns_without_buying(facts)
+        if ruleset == "1":
+            assert not any("cannot_buy" in f for f in facts if f["type"] == "turn_started")
+    assert sum(ends.values()) == GAMES_PER_COUNT
+    if ruleset == "2":
+        assert "round_limit" not in ends  # off by default
+        assert blocked_menus > 0  # the turn a chef who cannot buy now has is used
+    else:
+        assert blocked_menus == 0

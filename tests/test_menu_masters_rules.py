@@ -272,6 +272,7 @@ def test_MM_COINS_NEXT_ROUND_coins_earned_this_round_cannot_be_spent():
             "reason": "cannot_pay",
             "cost": 1,
             "coins": 0,
+            "nothing_to_do": True,  # an empty basket completes no Menu: the turn passes
         }
     ]
     assert state.chefs[0].coins == 3  # collected at clean-up, for next round
@@ -305,8 +306,8 @@ def test_MM_LEAVE_LINE_without_buying_before_buying_only():
     rejected(state, 1, leave(), "MM-LEAVE-LINE")
 
 
-def test_MM_SOLD_OUT_after_three_sales_the_rest_of_the_line_leaves():
-    state = window(new_game(3), PRODUCE, ["produce-01", "produce-08", "produce-15"])
+def test_MM_SOLD_OUT_ruleset_1_after_three_sales_the_rest_of_the_line_leaves():
+    state = window(new_game(3, ruleset="1"), PRODUCE, ["produce-01", "produce-08", "produce-15"])
     state, _ = purchasing(state, {PRODUCE: [0, 1, 2, 0, 1], BAKERY: [2]})
     state, facts = run(
         state,
@@ -323,8 +324,8 @@ def test_MM_SOLD_OUT_after_three_sales_the_rest_of_the_line_leaves():
     assert state.turn is not None and state.turn.store == BAKERY
 
 
-def test_MM_I3_a_chef_who_cannot_pay_leaves_and_cost_is_the_stack_now():
-    state = give(new_game(3), 1, coins=2)
+def test_MM_I3_ruleset_1_a_chef_who_cannot_pay_leaves_and_cost_is_the_stack_now():
+    state = give(new_game(3, ruleset="1"), 1, coins=2)
     state, facts = purchasing(state, {PRODUCE: [1, 0, 2]})
     assert of_type(facts, "left_line")[0] | {} == {
         "type": "left_line",
@@ -343,7 +344,7 @@ def test_MM_I3_a_chef_who_cannot_pay_leaves_and_cost_is_the_stack_now():
 
 
 def test_MM_I9_an_exhausted_deck_leaves_the_window_short_and_an_empty_window_is_sold_out():
-    state = window(new_game(3), PRODUCE, ["produce-01"])
+    state = window(new_game(3, ruleset="1"), PRODUCE, ["produce-01"])
     state = replace(state, stores=(replace(state.stores[0], deck=()), *state.stores[1:]))
     state, _ = purchasing(state, {PRODUCE: [0, 1]})
     state, facts = run(state, (0, buy("produce-01")))
@@ -637,18 +638,18 @@ def test_MM_TIE_most_coins_then_shared_victory():
     assert ENGINE.outcome(state).tiebreak == (3, 5, 5)
 
 
-def test_MM_I7_round_limit_and_no_menus_left_end_the_game():
-    state = new_game(2, round_limit="1")
+def test_MM_I7_ruleset_1_round_limit_and_no_menus_left_end_the_game():
+    state = new_game(2, ruleset="1", round_limit="1")
     state, facts = purchasing(state, {})
     assert state.step == OVER and state.end == "round_limit"
     assert of_type(facts, "game_over")[0]["reason"] == "round_limit"
-    state = new_game(2)
+    state = new_game(2, ruleset="1")
+    assert state.round_limit == 30 and ENGINE.rulesets["1"]["round_limit"] == "30"
     chefs = tuple(replace(c, menus=()) for c in state.chefs)
     state = replace(state, chefs=chefs, community=(), menu_deck=())
     state, _ = purchasing(state, {})
     assert state.end == "no_menus_left"
-    state = new_game(2)
+    state = new_game(2, ruleset="1")
     stores = tuple(replace(s, deck=(), window=()) for s in state.stores)
     state, _ = purchasing(replace(state, stores=stores), {})
     assert state.end == "no_ingredients_left"
-    assert ENGINE.option_defaults["round_limit"] == "30"

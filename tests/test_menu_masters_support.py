@@ -26,10 +26,12 @@ NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay")
 PRODUCE, BUTCHER, BAKERY, MARKET = 0, 1, 2, 3
 
 
-def new_game(n: int = 3, first: str = "0", names: Sequence[str] = NAMES, **options: str) -> State:
-    """A game just set up, with a fixed seed."""
-    opts = {"first_seat": first, "round_limit": "30", **options}
-    return setup(tuple(names[:n]), opts, PACK, Rng(b"\x07" * 32))[0]
+def new_game(
+    n: int = 3, first: str = "0", names: Sequence[str] = NAMES, ruleset: str = "2", **options: str
+) -> State:
+    """A game just set up under ``ruleset``, with a fixed seed."""
+    opts = {"first_seat": first, **options}
+    return setup(tuple(names[:n]), opts, PACK, Rng(b"\x07" * 32), ruleset)[0]
 
 
 def _remove(state: State, ids: set[str]) -> State:

@@ -46,13 +46,18 @@ def test_PE_TAKE_MARKET_take_one_card_and_the_turn_passes():
 
 
 def test_PE_TAKE_MARKET_PE_MARKET_NO_REFILL_taken_card_is_gone_until_next_round():
-    """The Market is not refilled during the round: the same card cannot be taken twice."""
-    state = position(market=[ing("corn")])
+    """ "Take 1 card from the Market. Do NOT replace or refill it." and "The Market only gets
+    refilled at the beginning of each round.": a card taken is gone; an empty Market stays
+    empty."""
+    state = position(market=[ing("corn"), ing("rice")])
     state, _ = ENGINE.apply(state, 0, take(ing("corn")))
-    assert state.market == ()
+    assert state.market == (ing("rice"),)
     message = refused(state, 1, take(ing("corn")), "PE-TAKE-MARKET")
     assert "not in the Market" in message
-    assert refused(state, 1, take(ing("rice")), "PE-TAKE-MARKET")
+    state, _ = ENGINE.apply(state, 1, take(ing("rice")))
+    assert state.market == ()
+    message = refused(state, 0, take(ing("corn")), "PE-MARKET-NO-REFILL")
+    assert "refilled only at the beginning of the next round" in message
 
 
 def test_PE_PREPARE_INGREDIENTS_discards_ingredients_and_places_recipe():
@@ -277,10 +282,9 @@ def test_PE_HAND_LIMIT_PE_I6_eleventh_card_is_discarded_before_play_goes_on():
     refused(state, 0, pass_(), "PE-HAND-LIMIT")
     refused(state, 1, pass_(), "PE-TURN-ORDER")
     refused(state, 0, down(hand[0], hand[1]), "PE-HAND-LIMIT")
-    assert [c.WhichOneof("action") for c in ENGINE.legal_commands(state, 0)] == [
-        "discard_down",
-        "discard_down",
-    ]
+    legal = ENGINE.legal_commands(state, 0)  # every card of the 11 is a way to discard down
+    assert [c.WhichOneof("action") for c in legal] == ["discard_down"] * 11
+    assert sorted(c.discard_down.cards[0] for c in legal) == sorted([*hand, ing("rice")])
     state, facts = ENGINE.apply(state, 0, down(ing("rice")))
     assert len(state.players[0].hand) == 10 and state.turn == 1
     assert facts[0] == {"type": "discarded_down", "seat": 0, "cards": [ing("rice")]}

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from feastlog.v1 import picky_eaters_pb2 as pb
 from replay.picky_eaters import ENGINE
 from replay.picky_eaters_pack import Pack
-from replay.picky_eaters_rules import PLAY, PlacedRecipe, Player, State
+from replay.picky_eaters_rules import PLAY, PlacedRecipe, Player, State, StateV2
 from replay.rng import Rng
 
 PACK: Pack = ENGINE.load_pack(ENGINE.default_pack_bytes())
@@ -35,8 +35,12 @@ def position(
     discard: Sequence[str] = (),
     variant: bool = True,
     blocks: bool = False,
+    deck_refill: str | None = None,
 ) -> State:
-    """A constructed position; unplaced Food cards form the deck (sorted) unless given."""
+    """A constructed position; unplaced Food cards form the deck (sorted) unless given.
+
+    Ruleset 1's state shape unless ``deck_refill`` is given (ruleset 2's option).
+    """
     recipes = recipes or {}
     silverware = silverware or {}
     players = []
@@ -57,7 +61,9 @@ def position(
     used = [c for p in players for c in cards_of(p)] + list(market) + list(discard)
     if deck is None:
         deck = [c for c in PACK.food_cards if c not in set(used)]
-    return State(
+    shape: dict[str, str] = {} if deck_refill is None else {"deck_refill": deck_refill}
+    return (StateV2 if shape else State)(
+        **shape,
         pack_source=PACK.source,
         players=tuple(players),
         small_table_variant=variant,

@@ -41,22 +41,23 @@ def start():
         (Command(), "action"),
         (take("ingredient-unicorn-1"), "take_from_market.card"),
         (take(""), "take_from_market.card"),
-        (prepare(ing("eggplant")), "prepare_recipe.recipe"),
-        (prepare("recipe-moussaka", ["recipe-pizza"]), "prepare_recipe.ingredients"),
-        (prepare("recipe-moussaka", [MOUSSAKA[0], MOUSSAKA[0]]), "prepare_recipe.ingredients"),
+        (prepare("recipe-unicorn"), "prepare_recipe.recipe"),
+        (prepare("recipe-moussaka", ["ingredient-unicorn-1"]), "prepare_recipe.ingredients"),
         (
             prepare("recipe-moussaka", MOUSSAKA[:2], [("saffron", filler(3))]),
             "prepare_recipe.substitutions.ingredient",
         ),
         (
-            prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", [MOUSSAKA[0], *filler(2)])]),
-            "prepare_recipe",
+            prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", ["nonsense", *filler(2)])]),
+            "prepare_recipe.substitutions.cards",
         ),
-        (prepare("recipe-moussaka", MOUSSAKA, replaces=ing("corn")), "prepare_recipe.replaces"),
-        (item("recipe-pizza"), "play_item.item"),
-        (item("item-extra-seasoning-1", ing("corn")), "play_item.recipe"),
+        (
+            prepare("recipe-moussaka", MOUSSAKA, replaces="recipe-unicorn"),
+            "prepare_recipe.replaces",
+        ),
+        (item("item-unicorn-1"), "play_item.item"),
+        (item("item-extra-seasoning-1", "recipe-unicorn"), "play_item.recipe"),
         (draw("nonsense", ing("corn")), "discard_to_draw.cards"),
-        (draw(ing("corn"), ing("corn")), "discard_to_draw.cards"),
         (
             Command(discard_down=pb.PickyEatersDiscardDown(cards=["guest-billie"])),
             "discard_down.cards",
@@ -64,7 +65,7 @@ def start():
     ],
 )
 def test_malformed_commands_name_the_field(command, field):
-    """Empty oneof, unknown ids, wrong kinds of card, a card named twice."""
+    """Malformed means only: an empty oneof, or an id or ingredient the pack does not know."""
     state = start()
     with pytest.raises(MalformedCommand) as caught:
         ENGINE.apply(state, 0, command)
@@ -81,6 +82,19 @@ def test_malformed_commands_name_the_field(command, field):
         (0, item("item-extra-seasoning-1", "recipe-moussaka"), "PE-ITEM-PLAY"),
         (0, draw(MOUSSAKA[0]), "PE-DISCARD-DRAW"),
         (0, Command(discard_down=pb.PickyEatersDiscardDown(cards=[ing("beef")])), "PE-HAND-LIMIT"),
+        # well-formed commands naming the wrong kind of card, or a card twice: each a rule
+        (0, prepare(ing("eggplant")), "PE-PREPARE-INGREDIENTS"),
+        (0, prepare("recipe-moussaka", ["recipe-pizza"]), "PE-PREPARE-INGREDIENTS"),
+        (0, prepare("recipe-moussaka", [MOUSSAKA[0], MOUSSAKA[0]]), "PE-PREPARE-INGREDIENTS"),
+        (
+            0,
+            prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", [MOUSSAKA[0], *filler(2)])]),
+            "PE-I9",
+        ),
+        (0, prepare("recipe-moussaka", MOUSSAKA, replaces=ing("corn")), "PE-REPLACE"),
+        (0, item("recipe-pizza"), "PE-ITEM-PLAY"),
+        (0, item("item-extra-seasoning-1", ing("corn")), "PE-ITEM-PLAY"),
+        (0, draw(ing("corn"), ing("corn")), "PE-DISCARD-DRAW"),
     ],
 )
 def test_refused_moves_cite_their_rule_and_change_nothing(seat, command, rule_id):
@@ -97,7 +111,7 @@ def test_checks_list_rule_ids_of_the_catalogue_in_order():
     """checks() names catalogue ids; apply's first refusal is the first failing one."""
     for command in (take(ing("corn")), prepare("recipe-moussaka"), item("x"), draw(), pass_()):
         ids = ENGINE.checks(command)
-        assert ids[:2] == ("PE-GAME-END", "PE-TURN-ORDER")
+        assert ids[:3] == ("PE-GAME-END", "PE-PASS", "PE-TURN-ORDER")
         assert set(ids) <= set(ENGINE.rules)
     assert ENGINE.checks(Command()) == ()
 

@@ -1,4 +1,5 @@
-"""Seeded random legal playouts of Picky Eaters through the fold, for 2 to 6 players.
+"""Seeded random legal playouts of Picky Eaters through the fold, for 2 to 6 players,
+under every ruleset version this build folds.
 
 Every game ends after round 5 with a game_over fact; every card is accounted for at every
 row; refolding the same commands gives the same state hash at every row.
@@ -16,14 +17,15 @@ from replay.picky_eaters import ENGINE
 from replay.picky_eaters_rules import ROUNDS
 from tests.test_picky_eaters_helpers import PACK, assert_conserved
 
-GAMES_PER_COUNT = 40
+GAMES_PER_COUNT = 20  # per ruleset version
 PROGRESS = ("prepare_recipe", "play_item")
 
 
-def genesis(n: int, seed: int) -> record_pb2.Genesis:
-    """A genesis row for ``n`` players; the first seat drawn at random."""
+def genesis(n: int, seed: int, ruleset: str = ENGINE.ruleset_version) -> record_pb2.Genesis:
+    """A genesis row for ``n`` players under ``ruleset``; the first seat drawn at random."""
     return record_pb2.Genesis(
         game_kind="picky-eaters",
+        ruleset_version=ruleset,
         seats=[record_pb2.SeatInfo(name=f"P{k}") for k in range(n)],
         options={"first_seat": "random", "hot_plate_blocks_items": "on" if seed % 2 else "off"},
     )
@@ -40,10 +42,13 @@ def choose(commands: list, chooser: random.Random):
     return chooser.choice(commands)
 
 
-def play(n: int, seed: int) -> tuple[list[tuple[str, record_pb2.Command]], list[str], list]:
+def play(
+    n: int, seed: int, ruleset: str = ENGINE.ruleset_version
+) -> tuple[list[tuple[str, record_pb2.Command]], list[str], list]:
     """Play one game; return the commands, the state hash after each row and all facts."""
     server_seed = bytes([seed % 256, n]) * 16
-    table, facts = fold.start(genesis(n, seed), server_seed, PACK)
+    table, facts = fold.start(genesis(n, seed, ruleset), server_seed, PACK)
+    assert table.game.refill == ("on_draw" if ruleset == "1" else "when_empty")
     chooser = random.Random(seed * 10 + n)
     rows: list[tuple[str, record_pb2.Command]] = []
     hashes = [fold.state_hash(table)]
@@ -65,13 +70,14 @@ def play(n: int, seed: int) -> tuple[list[tuple[str, record_pb2.Command]], list[
     return rows, hashes, all_facts
 
 
+@pytest.mark.parametrize("ruleset", sorted(ENGINE.rulesets))
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
-def test_random_playouts_end_conserve_cards_and_refold_identically(n):
-    """40 seeded games per player count: end after round 5, refold to the same hashes."""
+def test_random_playouts_end_conserve_cards_and_refold_identically(n, ruleset):
+    """Seeded games per player count: end after round 5, refold to the same hashes."""
     prepared = 0
     for seed in range(GAMES_PER_COUNT):
-        rows, hashes, facts = play(n, seed)
-        table, _ = fold.start(genesis(n, seed), bytes([seed % 256, n]) * 16, PACK)
+        rows, hashes, facts = play(n, seed, ruleset)
+        table, _ = fold.start(genesis(n, seed, ruleset), bytes([seed % 256, n]) * 16, PACK)
         assert fold.state_hash(table) == hashes[0]
         for (actor, command), expected in zip(rows, hashes[1:], strict=True):
             table, _ = fold.step(table, actor, command)

@@ -92,3 +92,29 @@ def test_every_game_kind_replays_exports_verifies_and_explains(kind: str) -> Non
     assert found["checks"] and all(c["text"] for c in found["checks"])
     answer = what_if(folded, 2, rows[1].actor, command_of(rows[1]))
     assert answer["legal"] and answer["state_hash"] == rows[1].state_hash
+
+
+def test_replay_of_an_export_honours_at_and_as(tmp_path: Path) -> None:
+    """``feastlog replay EXPORT.json --at N --as seat:K``: what seat K saw at seq N."""
+    done = build(players=3, seed_byte=7)
+    exported = tmp_path / "game.json"
+    exported.write_text(to_text(export_record(done.rows, done.pack_bytes)))
+    code, whole = run("replay", str(exported))
+    assert code == 0 and "Game over" in whole
+    code, out = run("replay", str(exported), "--at", "4", "--as", "seat:1")
+    assert code == 0, out
+    assert "-- the table after seq 4, as seat:1 saw it --" in out and "Game over" not in out
+    view = json.loads(out[out.index("{") :])
+    folded = refold(done.rows, done.seed, done.pack_bytes)
+    then = folded.tables[3].game
+    assert view["round"] == then.round and not view["over"]
+    assert [("hand" in s) for s in view["seats"]] == [False, True, False]
+    assert view["seats"][1]["hand"] == list(then.players[1].hand)
+    code, out = run("replay", str(exported), "--at", "4", "--as", "arbiter")
+    assert code == 0 and all("hand" in s for s in json.loads(out[out.index("{") :])["seats"])
+    wrong_seat = CliRunner().invoke(cli, ["replay", str(exported), "--as", "seat:7"])
+    assert wrong_seat.exit_code == 1 and "Traceback" not in wrong_seat.output
+    assert "there is no seat 7 in this game" in wrong_seat.output
+    assert "seat:2 (Celia)" in wrong_seat.output
+    too_far = CliRunner().invoke(cli, ["replay", str(exported), "--at", str(len(done.rows) + 1)])
+    assert too_far.exit_code == 1 and f"it has seqs 1 to {len(done.rows)}" in too_far.output

@@ -267,10 +267,12 @@ def test_unknown_game_is_not_found(served: ThreadedServer) -> None:
 
 
 def test_a_bid_after_the_game_ended_is_refused(served: ThreadedServer) -> None:
+    """BA-END ("At the end of the round when the final Dish Card is bid for, the game
+    ends."): the refusal's rule_id is the game's end rule; its message cites FL-GAME-CLOSED."""
     game_id, tokens = new_game(served)
     play_to_end(stub(served.address), game_id, tokens, seed=11)
     out = refused(served, game_id, tokens[0], bid(), grpc.StatusCode.FAILED_PRECONDITION)
-    assert out["rule_id"] == "FL-GAME-CLOSED"
+    assert out["rule_id"] == "BA-END" and "FL-GAME-CLOSED" in out["message"]
 
 
 def test_stale_expected_seq_is_aborted_and_retries_are_idempotent(

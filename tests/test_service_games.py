@@ -149,3 +149,68 @@ def test_a_bad_rule_option_value_is_invalid_argument(
     info = error_info(caught.value)
     assert info.reason == "BAD_REQUEST" and info.metadata["field"] == "options"
     assert option in (caught.value.details() or "")
+
+
+@pytest.mark.parametrize("kind", games.KINDS)
+@pytest.mark.parametrize("count", [1, 7])
+def test_a_wrong_number_of_seats_is_a_bad_request_citing_the_seats_rule(
+    served: ThreadedServer, kind: str, count: int
+) -> None:
+    """PE-I1 "2 to 6 players (6 player aids)", MM-I1 "2 to 6 chefs", BA-SEATS "2 to 4
+    players": the refusal is BAD_REQUEST on the players field, with the engine's rule id."""
+    import grpc
+
+    from tests.serverutil import error_info
+
+    engine = games.engine(kind)
+    client = stub(served.address)
+    with pytest.raises(grpc.RpcError) as caught:
+        create(client, served.key, kind, [f"P{k}" for k in range(count)])
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info = error_info(caught.value)
+    assert info.reason == "BAD_REQUEST" and info.metadata["field"] == "players"
+    assert info.metadata["rule_id"] == engine.seats_rule and engine.seats_rule in engine.rules
+    assert f"{engine.min_seats} to {engine.max_seats} players, not {count}" in (
+        caught.value.details() or ""
+    )
+
+
+def test_list_legal_commands_is_whole_or_says_it_is_partial(
+    served: ThreadedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every legal command up to LEGAL_CAP; beyond it the first LEGAL_CAP and partial=true."""
+    from replay.bon_appetit import BonAppetitEngine
+    from replay.engine import LEGAL_CAP
+    from tests.serverutil import bearer
+
+    client = stub(served.address)
+    game = create(client, served.key, "bon-appetit", NAMES[:3], seed=bytes([9]) * 32)
+    token = game.seat_tokens[0].token
+    request = pb.ListLegalCommandsRequest(game_id=game.game_id)
+    whole = client.ListLegalCommands(request, metadata=bearer(token))
+    live = served.call(served.running.games.get(game.game_id))
+    engine = games.engine("bon-appetit")
+    assert not whole.partial
+    expected = engine.legal_commands(live.table.game, 0)
+    assert [c.bon_appetit for c in whole.commands] == expected
+    real = BonAppetitEngine.legal_commands
+    monkeypatch.setattr(
+        BonAppetitEngine,
+        "legal_commands",
+        lambda self, state, seat: (real(self, state, seat) * LEGAL_CAP)[: LEGAL_CAP + 1],
+    )
+    capped = client.ListLegalCommands(request, metadata=bearer(token))
+    assert capped.partial and len(capped.commands) == LEGAL_CAP
+
+
+def test_the_cap_is_documented_where_client_developers_read() -> None:
+    """The proto comment and the README state LEGAL_CAP, the number the service applies."""
+    from pathlib import Path
+
+    from replay.engine import LEGAL_CAP
+
+    root = Path(__file__).resolve().parent.parent
+    proto = (root / "proto" / "feastlog" / "v1" / "game_service.proto").read_text()
+    assert f"up to {LEGAL_CAP} of them" in proto and f"a cap of {LEGAL_CAP} commands" in proto
+    assert f"the first {LEGAL_CAP + 1} the engine finds" in proto
+    assert f"up to {LEGAL_CAP} " in (root / "README.md").read_text()

@@ -372,18 +372,30 @@ class ListLegalCommandsResponse(_message.Message):
 
     SEQ_FIELD_NUMBER: _builtins.int
     COMMANDS_FIELD_NUMBER: _builtins.int
+    PARTIAL_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
+    partial: _builtins.bool
+    """True when there are more legal commands than the 1000 listed."""
     @_builtins.property
-    def commands(self) -> _containers.RepeatedCompositeFieldContainer[_record_pb2.Command]: ...
+    def commands(self) -> _containers.RepeatedCompositeFieldContainer[_record_pb2.Command]:
+        """Every command the caller's seat may send now, sorted by their serialized bytes, up to
+        a cap of 1000 commands. Commands that differ only in the order of the cards they name
+        count once (Menu Masters: every set of Menus completable together, every way to fulfil
+        each; Picky Eaters: every way to prepare each Recipe, every pair to discard, every set
+        of cards to discard down). Beyond the cap, the first 1001 the engine finds are sorted
+        and the first 1000 returned, and `partial` is true.
+        """
+
     def __init__(
         self,
         *,
         seq: _builtins.int = ...,
         commands: _abc.Iterable[_record_pb2.Command] | None = ...,
+        partial: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commands", b"commands", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commands", b"commands", "partial", b"partial", "seq", b"seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

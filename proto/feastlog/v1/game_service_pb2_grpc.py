@@ -106,7 +106,8 @@ class GameServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListLegalCommands(self, request, context):
-        """The commands the caller's seat may send now.
+        """The commands the caller's seat may send now: every legal command, up to 1000 of them
+        (see ListLegalCommandsResponse.partial).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -44,7 +44,9 @@ class GameServiceStub:
     GetView: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.GetViewRequest, _game_service_pb2.GetViewResponse]
     """The game as the caller may see it: a seat its own hand, a spectator the public table."""
     ListLegalCommands: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.ListLegalCommandsRequest, _game_service_pb2.ListLegalCommandsResponse]
-    """The commands the caller's seat may send now."""
+    """The commands the caller's seat may send now: every legal command, up to 1000 of them
+    (see ListLegalCommandsResponse.partial).
+    """
     WatchGame: _grpc.UnaryStreamMultiCallable[_game_service_pb2.WatchGameRequest, _game_service_pb2.WatchGameResponse]
     """Every row from a seq on: the stored ones first, then live, redacted for the caller."""
     ListGames: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.ListGamesRequest, _game_service_pb2.ListGamesResponse]
@@ -66,7 +68,9 @@ class GameServiceAsyncStub(GameServiceStub):
     GetView: _aio.UnaryUnaryMultiCallable[_game_service_pb2.GetViewRequest, _game_service_pb2.GetViewResponse]  # type: ignore[assignment]
     """The game as the caller may see it: a seat its own hand, a spectator the public table."""
     ListLegalCommands: _aio.UnaryUnaryMultiCallable[_game_service_pb2.ListLegalCommandsRequest, _game_service_pb2.ListLegalCommandsResponse]  # type: ignore[assignment]
-    """The commands the caller's seat may send now."""
+    """The commands the caller's seat may send now: every legal command, up to 1000 of them
+    (see ListLegalCommandsResponse.partial).
+    """
     WatchGame: _aio.UnaryStreamMultiCallable[_game_service_pb2.WatchGameRequest, _game_service_pb2.WatchGameResponse]  # type: ignore[assignment]
     """Every row from a seq on: the stored ones first, then live, redacted for the caller."""
     ListGames: _aio.UnaryUnaryMultiCallable[_game_service_pb2.ListGamesRequest, _game_service_pb2.ListGamesResponse]  # type: ignore[assignment]
@@ -115,7 +119,9 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _game_service_pb2.ListLegalCommandsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_game_service_pb2.ListLegalCommandsResponse, _abc.Awaitable[_game_service_pb2.ListLegalCommandsResponse]]:
-        """The commands the caller's seat may send now."""
+        """The commands the caller's seat may send now: every legal command, up to 1000 of them
+        (see ListLegalCommandsResponse.partial).
+        """
 
     @_abc_1.abstractmethod
     def WatchGame(
