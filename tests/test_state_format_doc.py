@@ -2,9 +2,9 @@
 
 The page's tables list each dataclass's fields in order (checked against the dataclasses);
 every dataclass a folded game of any kind holds has a table; every state of seeded games
-of each kind, as canonical JSON, has the types the tables give; and the worked example is
-recomputed from the page alone: its bytes are canonical, validate against the tables and
-hash to the golden record's state hash.
+of each kind and ruleset, as canonical JSON, has the types the tables give; and the worked
+example is recomputed from the page alone: its bytes are canonical, validate against the
+tables and hash to the golden record's state hash.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -123,14 +124,14 @@ def test_each_table_lists_its_dataclass_fields_in_order(name: str) -> None:
 def test_every_state_of_seeded_games_is_as_the_page_says(kind: str) -> None:
     engine = games.engine(kind)
     documented = {dataclass_of(name) for name in TABLES}
-    for seats in (engine.min_seats, engine.max_seats):
-        for row, (table, _) in enumerate(playout(kind, seats, 5)):
+    for ruleset, seats in itertools.product(engine.rulesets, (engine.min_seats, engine.max_seats)):
+        for row, (table, _) in enumerate(playout(kind, seats, 5, ruleset)):
             if row % 3:  # every third state: the shapes repeat, the checks are not free
                 continue
             missing = set(held_classes(table)) - documented
             assert not missing, f"no table in docs/state-format.md for {missing}"
             plain = to_plain(table)
-            assert fits(plain, "replay.fold.Table"), f"{kind} {seats} seats, state {row}"
+            assert fits(plain, "replay.fold.Table"), f"{kind} {ruleset} {seats} seats, state {row}"
 
 
 def test_the_worked_example_is_recomputed_from_the_page() -> None:

@@ -23,12 +23,17 @@ from replay.engine import ARBITER, SPECTATOR, Fact, Viewer
 SEEDS = {"bon-appetit": 4, "menu-masters": 1, "picky-eaters": 2}
 
 
-def playout(kind: str, seats: int, seed: int) -> Iterator[tuple[fold.Table, list[Fact]]]:
-    """Every table of a seeded random legal game, with the facts that led to it."""
+def playout(
+    kind: str, seats: int, seed: int, ruleset: str = ""
+) -> Iterator[tuple[fold.Table, list[Fact]]]:
+    """Every table of a seeded random legal game (the latest ruleset by default), with the
+    facts that led to it."""
     engine = games.engine(kind)
     pack = engine.load_pack(engine.default_pack_bytes())
     genesis = record_pb2.Genesis(
-        game_kind=kind, seats=[record_pb2.SeatInfo(name=f"P{k}") for k in range(seats)]
+        game_kind=kind,
+        ruleset_version=ruleset,
+        seats=[record_pb2.SeatInfo(name=f"P{k}") for k in range(seats)],
     )
     table, facts = fold.start(genesis, bytes([seed, seats]) * 16, pack)
     chooser = random.Random(seed * 100 + seats)
@@ -57,10 +62,12 @@ def round_trips_fact(field: str, fact: Fact) -> None:
 @pytest.mark.parametrize("kind", games.KINDS)
 def test_every_view_and_fact_of_seeded_games_round_trips(kind: str) -> None:
     engine = games.engine(kind)
+    rulesets = sorted(engine.rulesets)
     seen: set[str] = set()
     for seats in range(engine.min_seats, engine.max_seats + 1):
         for seed in range(SEEDS[kind]):
-            for row, (table, facts) in enumerate(playout(kind, seats, seed)):
+            ruleset = rulesets[(seats + seed + 1) % len(rulesets)]  # every ruleset in turn
+            for row, (table, facts) in enumerate(playout(kind, seats, seed, ruleset)):
                 # the arbiter and a spectator after every row; each seat in turn
                 for viewer in (ARBITER, SPECTATOR, Viewer.of_seat(row % seats)):
                     round_trips_view(engine.command_field, engine.view(table.game, viewer))
