@@ -80,7 +80,7 @@ out.view = {
 try {
   await call(games, "SubmitCommand", {
     game_id: created.game_id, command_id: "js-1",
-    command: { bon_appetit: { bid: { gems: ["GEM_RED", "GEM_RED", "GEM_RED", "GEM_RED"] } } },
+    command: { bon_appetit: { bid: { gems: ["BON_APPETIT_GEM_RED", "BON_APPETIT_GEM_RED", "BON_APPETIT_GEM_RED", "BON_APPETIT_GEM_RED"] } } },
   }, ann);
   out.illegal = "accepted";
 } catch (error) {

@@ -699,7 +699,7 @@ class BonAppetitBidsRevealed(_message.Message):
     all_zero: _builtins.bool
     """True when every bid is 0 (no tie: the dish is removed, BA-ALL-ZERO)."""
     @_builtins.property
-    def bids(self) -> _containers.RepeatedCompositeFieldContainer[Global___BonAppetitBid]:
+    def bids(self) -> _containers.RepeatedCompositeFieldContainer[Global___BonAppetitRevealedBid]:
         """Each bid with its breakdown, in seat order."""
 
     @_builtins.property
@@ -712,7 +712,7 @@ class BonAppetitBidsRevealed(_message.Message):
         round: _builtins.int = ...,
         tie_round: _builtins.int = ...,
         dish: _builtins.str = ...,
-        bids: _abc.Iterable[Global___BonAppetitBid] | None = ...,
+        bids: _abc.Iterable[Global___BonAppetitRevealedBid] | None = ...,
         highest: _builtins.int = ...,
         tied: _abc.Iterable[_builtins.int] | None = ...,
         all_zero: _builtins.bool | None = ...,
@@ -728,7 +728,7 @@ class BonAppetitBidsRevealed(_message.Message):
 Global___BonAppetitBidsRevealed: _TypeAlias = BonAppetitBidsRevealed  # noqa: Y015
 
 @_typing.final
-class BonAppetitBid(_message.Message):
+class BonAppetitRevealedBid(_message.Message):
     """One revealed bid and how its total was reached."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -778,7 +778,7 @@ class BonAppetitBid(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___BonAppetitBid: _TypeAlias = BonAppetitBid  # noqa: Y015
+Global___BonAppetitRevealedBid: _TypeAlias = BonAppetitRevealedBid  # noqa: Y015
 
 @_typing.final
 class BonAppetitGemAbilityBonus(_message.Message):
