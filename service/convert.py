@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ ROLE_OF_NAME: dict[str, view_pb2.Role.ValueType] = {
     "anonymous": view_pb2.ROLE_ANONYMOUS,
 }
 NAME_OF_ROLE = {role: name for name, role in ROLE_OF_NAME.items()}
+SEAT_NAME = re.compile(r"seat:(\d+)(?: of game (\S+))?")  # the second: a refusal's sender
 
 
 def struct(value: dict[str, Any]) -> struct_pb2.Struct:
@@ -67,13 +69,19 @@ def kind_text(text: str, kind: int, field: str = "kind") -> str:
 
 def participant(name: str) -> view_pb2.Participant:
     """An actor or viewer name ("seat:2", "spectator", …) as a Participant."""
-    if name.startswith("seat:") and name[5:].isdigit():
-        return view_pb2.Participant(role=view_pb2.ROLE_SEAT, seat=int(name[5:]))
+    seat = SEAT_NAME.fullmatch(name)
+    if seat:
+        other = seat.group(2) or ""
+        return view_pb2.Participant(
+            role=view_pb2.ROLE_SEAT, seat=int(seat.group(1)), other_game_id=other
+        )
     return view_pb2.Participant(role=ROLE_OF_NAME.get(name, view_pb2.ROLE_UNSPECIFIED))
 
 
 def participant_text(text: str, typed_one: view_pb2.Participant, field: str) -> str:
     """The actor or viewer a request names by string, by Participant, or by both (agreeing)."""
+    if typed_one.other_game_id:
+        raise BadRequest(f"{field}.other_game_id is for refusals only", field=field)
     if typed_one.role == view_pb2.ROLE_UNSPECIFIED:
         if typed_one.seat:
             raise BadRequest(f"{field}.role is needed with a seat", field=f"{field}.role")

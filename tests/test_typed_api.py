@@ -17,6 +17,7 @@ from feastlog.v1 import record_pb2, view_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from replay import typed
+from service.convert import participant, participant_text
 from tests.serverutil import ThreadedServer, bearer, error_info, play_to_end, stub
 
 
@@ -155,3 +156,23 @@ def test_a_string_and_its_typed_twin_must_agree(server: ThreadedServer) -> None:
         metadata=bearer(server.key),
     )
     assert reply.viewer == "seat:1" and reply.typed_viewer == asked
+
+
+@pytest.mark.parametrize(
+    ("name", "role", "seat", "other"),
+    [
+        ("seat:2", view_pb2.ROLE_SEAT, 2, ""),
+        ("seat:0 of game g_other", view_pb2.ROLE_SEAT, 0, "g_other"),
+        ("spectator", view_pb2.ROLE_SPECTATOR, 0, ""),
+        ("arbiter", view_pb2.ROLE_ARBITER, 0, ""),
+        ("server", view_pb2.ROLE_SERVER, 0, ""),
+        ("anonymous", view_pb2.ROLE_ANONYMOUS, 0, ""),
+    ],
+)
+def test_every_actor_and_viewer_name_has_its_participant(
+    name: str, role: int, seat: int, other: str
+) -> None:
+    found = participant(name)
+    assert (found.role, found.seat, found.other_game_id) == (role, seat, other)
+    if not other and role != view_pb2.ROLE_SERVER:  # what a request may name, back again
+        assert participant_text("", found, "typed_viewer") == name

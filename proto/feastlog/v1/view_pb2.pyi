@@ -85,25 +85,31 @@ Global___Role: _TypeAlias = Role  # noqa: Y015
 @_typing.final
 class Participant(_message.Message):
     """A participant: the typed twin of the actor and viewer strings ("seat:2", "spectator",
-    "arbiter", "server", "anonymous").
+    "arbiter", "server", "anonymous", and in a Rejection "seat:2 of game g_…").
     """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     ROLE_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
+    OTHER_GAME_ID_FIELD_NUMBER: _builtins.int
     role: Global___Role.ValueType
     seat: _builtins.int
     """The seat number (from 0), with ROLE_SEAT; 0 otherwise."""
+    other_game_id: _builtins.str
+    """With ROLE_SEAT in a Rejection: the game whose seat token sent the refused command,
+    when it is not the game refused ("seat:2 of game g_…"); empty otherwise.
+    """
     def __init__(
         self,
         *,
         role: Global___Role.ValueType = ...,
         seat: _builtins.int = ...,
+        other_game_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["role", b"role", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["other_game_id", b"other_game_id", "role", b"role", "seat", b"seat"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
