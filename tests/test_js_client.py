@@ -55,7 +55,7 @@ def test_a_node_client_reads_typed_views_and_rich_errors_and_plays(tmp_path: Pat
         truth = as_dict(then.event.view)
         view = seen["view"]
         assert view["member"] == "bon_appetit"
-        assert view["viewer"] == {"role": "ROLE_SEAT", "seat": 0}
+        assert view["viewer"] == {"role": "ROLE_SEAT", "seat": 0, "other_game_id": ""}
         assert view["own_hand"] == truth["seats"][0]["hand"]
         assert view["others_hidden"] == [True, True]
         assert view["dish"] == truth["dish"]["name"] and view["to_act"] == [0, 1, 2]
@@ -69,8 +69,8 @@ def test_a_node_client_reads_typed_views_and_rich_errors_and_plays(tmp_path: Pat
         assert seen["facts"] == ["bid_sealed"] and seen["sealed_by"] == 0
         rows = seen["replay"]
         assert [r["seq"] for r in rows] == [1, 2]
-        assert rows[0]["actor"] == {"role": "ROLE_SERVER", "seat": 0}
-        assert rows[1]["actor"] == {"role": "ROLE_SEAT", "seat": 0}
+        assert rows[0]["actor"] == {"role": "ROLE_SERVER", "seat": 0, "other_game_id": ""}
+        assert rows[1]["actor"] == {"role": "ROLE_SEAT", "seat": 0, "other_game_id": ""}
         assert "round_started" in rows[0]["facts"] and rows[1]["facts"] == ["bid_sealed"]
         assert not any(r["ann_hand_shown"] for r in rows)  # a spectator sees no hand
         view_now = stub(server.address).GetView(pb.GetViewRequest(game_id=seen["game_id"]))

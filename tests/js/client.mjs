@@ -80,7 +80,7 @@ out.view = {
 try {
   await call(games, "SubmitCommand", {
     game_id: created.game_id, command_id: "js-1",
-    command: { bon_appetit: { bid: { gems: ["BON_APPETIT_GEM_RED", "BON_APPETIT_GEM_RED", "BON_APPETIT_GEM_RED", "BON_APPETIT_GEM_RED"] } } },
+    command: { bon_appetit: { bid: { gems: Array(4).fill("BON_APPETIT_GEM_RED") } } },
   }, ann);
   out.illegal = "accepted";
 } catch (error) {
@@ -90,7 +90,7 @@ try {
 }
 
 // A legal bid from the typed hand: its first gem. The server's list must hold it.
-const gem = `GEM_${seats[0].hand.values[0].toUpperCase()}`;
+const gem = `BON_APPETIT_GEM_${seats[0].hand.values[0].toUpperCase()}`;
 const legal = await call(games, "ListLegalCommands", { game_id: created.game_id }, ann);
 out.bid = gem;
 out.bid_listed = legal.commands.some(
