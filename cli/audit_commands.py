@@ -41,7 +41,7 @@ from service.audit_service import (
     visible_rejections,
     what_if_for,
 )
-from service.auth import KEY_ENV, find_organiser_key
+from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
 from service.errors import ServiceError
 from service.replay_service import OfflineFile, export_text, state_at, steps
 from service.store import Store
@@ -76,6 +76,8 @@ def rpc(server: str, key: str | None, call: Callable[[grpc.aio.Channel, Any], An
         return asyncio.run(run())
     except grpc.aio.AioRpcError as error:
         raise AuditError(f"{error.code().name}: {error.details()}") from error
+    except OrganiserKeyError as refused:
+        raise AuditError(str(refused)) from refused
 
 
 def offline(fn: Callable[[], T]) -> T:

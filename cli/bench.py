@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import statistics
 import subprocess
 import tempfile
@@ -115,7 +116,7 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
 @click.option("--seed", default=1, show_default=True, type=int, help="Bots' choices.")
 def bench_command(kind: str, players: int, levels: str, seed: int) -> None:
     """Commands per second through a real server beside its health-check rate; fold rate."""
-    key = "org_bench"
+    key = "org_" + secrets.token_urlsafe(32)  # the server refuses a short key
     with tempfile.TemporaryDirectory() as tmp:
         db_path = Path(tmp) / "bench.duckdb"
         proc, address = start_server(db_path, key)

@@ -23,18 +23,26 @@ from replay.engine import ARBITER, Viewer
 from replay.history import refold
 from replay.narrative import as_seen_then, header, row_lines
 from replay.record import Row
-from service.auth import KEY_ENV, find_organiser_key
-from service.errors import StoreLocked
-from service.server import create_server, serve_forever
+from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
+from service.errors import CannotOpenStore, StoreLocked
+from service.server import CannotListen, create_server, serve_forever
 from service.store import Store
 
 DEFAULT_DB = "feastlog.duckdb"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
+# Why a server cannot start, each in one line: exit code 3.
+CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen)
 
 
 class FeastlogError(click.ClickException):
     """A failure reported in plain words, exit code 1."""
+
+
+class Unavailable(FeastlogError):
+    """The database, the organiser key or the port cannot be used: exit code 3."""
+
+    exit_code = 3
 
 
 def parse_seed(text: str | None) -> bytes:
@@ -52,7 +60,10 @@ def parse_seed(text: str | None) -> bytes:
 
 def require_key(explicit: str | None) -> str | None:
     """The organiser key from the option, the environment or the key file here."""
-    return find_organiser_key(explicit)
+    try:
+        return find_organiser_key(explicit)
+    except OrganiserKeyError as refused:
+        raise Unavailable(str(refused)) from refused
 
 
 @click.group()
@@ -64,24 +75,37 @@ def cli() -> None:
 @cli.command("serve")
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=50051, show_default=True, type=int, help="0 picks a free port.")
+@click.option(
+    "--port",
+    default=50051,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="0 picks a free port.",
+)
 def serve_command(db_path: str, host: str, port: int) -> None:
-    """Serve the gRPC API on a DuckDB file (made on first start)."""
+    """Serve the gRPC API on a DuckDB file (made on first start, owner-only).
+
+    Exit codes: 0 after a clean shutdown (SIGINT, SIGTERM), 2 for a bad option, 3 when
+    the database, the organiser key or the port cannot be used (one line on stderr).
+    """
     # incidents (a failing store, a bug) go to stderr, each with the id its client was given
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def run() -> None:
         try:
             running = await create_server(db_path, f"{host}:{port}")
-        except StoreLocked as locked:
-            raise FeastlogError(locked.message) from locked
+        except CANNOT_START as refused:
+            raise Unavailable(str(refused)) from refused
         click.echo(f"feastlog listening on {host}:{running.port}")
         click.echo(f"database: {Path(db_path).resolve()}")
         click.echo(f"organiser key: {running.key_source}")
         sys.stdout.flush()
         await serve_forever(running)
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:  # Ctrl-C before the server was up: nothing to drain
+        raise SystemExit(130) from None
 
 
 def kind_argument() -> Any:
@@ -188,6 +212,8 @@ def run_rpc(coroutine: Any) -> Any:
         return asyncio.run(coroutine)
     except grpc.aio.AioRpcError as error:
         raise FeastlogError(f"{error.code().name}: {error.details()}") from error
+    except CANNOT_START as refused:  # an embedded server (no --server) could not start
+        raise Unavailable(str(refused)) from refused
 
 
 @cli.command("demo")
@@ -297,6 +323,8 @@ def replay_offline(db_path: str, game_id: str) -> list[str]:
         store = Store(db_path, read_only=True)
     except StoreLocked as locked:
         raise FeastlogError(locked.message + " (or use --server)") from locked
+    except CannotOpenStore as unusable:
+        raise Unavailable(unusable.message) from unusable
     try:
         stored = store.load(game_id)
     finally:

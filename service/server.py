@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import signal
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -16,7 +18,7 @@ from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from replay import typed
 from service import audit_service, limits, reflection, replay_service, tournament_service
 from service.app import Games
-from service.auth import Caller, Credentials, organiser_key
+from service.auth import Caller, Credentials, OrganiserKeyError, organiser_key
 from service.convert import (
     event,
     kind_enum,
@@ -26,7 +28,7 @@ from service.convert import (
     structs,
     typed_facts,
 )
-from service.errors import streaming, unary
+from service.errors import CannotOpenStore, streaming, unary
 from service.live import Database
 from service.store import Store
 
@@ -164,17 +166,40 @@ class Running:
         await self.db.close()
 
 
+class CannotListen(Exception):
+    """The server's address cannot be listened on: taken, not this machine's, unknown host."""
+
+
+# A second server on a taken port must fail, not share it: gRPC sets SO_REUSEPORT by
+# default, and the kernel would then split new connections between the two.
+SERVER_OPTIONS = (("grpc.so_reuseport", 0),)
+
+
 async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
-    """Open the store and start serving on ``address`` (port 0 picks a free port)."""
+    """Open the store and start serving on ``address`` (port 0 picks a free port).
+
+    Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
+    (one line each) and leave nothing open.
+    """
+    check_port_free(address)  # before any file is opened or made
     store = Store(db_path)
+    try:
+        key, key_source = organiser_key(db_path)
+    except OrganiserKeyError:
+        store.close()
+        raise
     db = Database(store)
     db.start()
-    key, key_source = organiser_key(db_path)
-    credentials = Credentials(key, await db.call(store.seat_tokens))
-    games = Games(db, credentials)
-    await games.load_pending()
+    try:
+        credentials = Credentials(key, await db.call(store.seat_tokens))
+        games = Games(db, credentials)
+        await games.load_pending()
+    except CannotOpenStore:
+        await db.close()
+        raise
     server = grpc.aio.server(
-        interceptors=[limits.Guard(credentials)], options=limits.server_options()
+        interceptors=[limits.Guard(credentials)],
+        options=[*limits.server_options(), *SERVER_OPTIONS],
     )
     pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
     replay_service.add_to(server, games)
@@ -183,11 +208,69 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable(SERVICE_NAMES[:5], server)  # v1 and v1alpha
-    port = server.add_insecure_port(address)
+    try:
+        port = listen(server, address)
+    except CannotListen:
+        await db.close()
+        raise
     await server.start()
     for name in (*SERVICE_NAMES[:4], ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return Running(server, port, games, db, key, key_source)
+
+
+def check_port_free(address: str) -> None:
+    """Refuse ``host:port`` when another process listens there (or it is not this machine's)."""
+    host, _, port_text = address.rpartition(":")
+    if not port_text.isdigit() or int(port_text) == 0:
+        return  # any free port, or an address form gRPC itself judges
+    try:
+        places = socket.getaddrinfo(
+            host.strip("[]") or None,
+            int(port_text),
+            type=socket.SOCK_STREAM,
+            flags=socket.AI_PASSIVE,
+        )
+    except socket.gaierror as failed:
+        raise CannotListen(
+            f"cannot listen on {address}: unknown host ({failed.strerror})"
+        ) from failed
+    problems = []
+    for family, kind, proto, _, place in places:
+        with socket.socket(family, kind, proto) as probe:
+            # As gRPC does: a port whose old connections linger in TIME_WAIT is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(place)
+            except OSError as failed:
+                problems.append(failed)
+    taken = [p for p in problems if p.errno == errno.EADDRINUSE]
+    # gRPC listens on every address it can bind; one taken address would split clients.
+    if taken or len(problems) == len(places):
+        raise CannotListen(_listen_problem(address, (taken or problems)[0]))
+
+
+def _listen_problem(address: str, failed: OSError) -> str:
+    """Why ``address`` cannot be listened on, and what to do, in one line."""
+    why = {
+        errno.EADDRINUSE: "the port is taken (another feastlog server?): stop it, or pick "
+        "another --port",
+        errno.EADDRNOTAVAIL: "that is not an address of this machine: pick another --host",
+        errno.EACCES: "permission denied (ports below 1024 need privileges): pick another --port",
+    }
+    return f"cannot listen on {address}: {why.get(failed.errno or 0, failed.strerror)}"
+
+
+def listen(server: grpc.aio.Server, address: str) -> int:
+    """Bind ``address`` for ``server``: the port it listens on (chosen by the system for 0)."""
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as failed:  # taken since we looked, or an address gRPC cannot use
+        raise CannotListen(
+            f"cannot listen on {address}: the port is taken or the address is not this "
+            "machine's: pick another --host or --port"
+        ) from failed
+    return port
 
 
 async def serve_forever(running: Running) -> None:

@@ -19,18 +19,35 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import duckdb
 
 from feastlog.v1 import record_pb2
 from replay.record import Row
-from service.errors import StoreConflict, StoreLocked, StoreUnavailable, new_incident_id
+from service.errors import (
+    CannotOpenStore,
+    StoreConflict,
+    StoreLocked,
+    StoreUnavailable,
+    new_incident_id,
+)
+from service.files import (
+    hold_private_umask,
+    make_private_folder,
+    mode_text,
+    release_private_umask,
+    tighten,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 log = logging.getLogger("feastlog.store")
 OR_IGNORE = "INSERT OR IGNORE"
@@ -218,24 +235,33 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
 
 
+def _read_at_start(method: Callable[[Store], T]) -> Callable[[Store], T]:
+    """A read the server makes before it serves: a driver error means the file is unusable."""
+
+    @functools.wraps(method)
+    def read(store: Store) -> T:
+        try:
+            return method(store)
+        except duckdb.Error as error:
+            raise _open_error(Path(store.path), error) from error
+
+    return read
+
+
 class Store:
     """An open DuckDB file holding game records."""
 
     def __init__(self, path: str, read_only: bool = False) -> None:
-        try:
-            self.con = duckdb.connect(path, read_only=read_only)
-        except duckdb.IOException as error:
-            if "lock" in str(error).lower():
-                raise StoreLocked(
-                    f"{path} is in use by another feastlog process (DuckDB allows one "
-                    "writer per file): stop that server, or talk to it with --server",
-                    path=path,
-                ) from error
-            raise
-        if not read_only:
-            self.con.execute(SCHEMA)
-            self.con.execute(MIGRATIONS)
         self.path = path
+        self._writing = not read_only
+        if self._writing:
+            # DuckDB makes the WAL and spill files itself, at any time while it is open.
+            hold_private_umask()
+        try:
+            self.con = _open(Path(path), read_only)
+        except BaseException:
+            self._release_umask()
+            raise
         self.row_columns = ROW_COLUMNS if self._has_commitments() else _FORMAT_1_COLUMNS
 
     def _has_commitments(self) -> bool:
@@ -249,6 +275,12 @@ class Store:
     def close(self) -> None:
         """Close the file (checkpointing the write-ahead log)."""
         self.con.close()
+        self._release_umask()
+
+    def _release_umask(self) -> None:
+        if self._writing:
+            self._writing = False
+            release_private_umask()
 
     @translated
     def write(self, batch: Batch) -> None:
@@ -300,7 +332,7 @@ class Store:
             tuple(n[0] for n in names),
         )
 
-    @translated
+    @_read_at_start
     def pending(self) -> list[PendingGame]:
         """Games waiting for seat entropy, with what each seat has sent so far."""
         found = self.con.execute(
@@ -325,7 +357,7 @@ class Store:
             )
         return out
 
-    @translated
+    @_read_at_start
     def seat_tokens(self) -> list[tuple[str, str, int]]:
         """(token sha256, game id, seat) for every seat of every game."""
         return [
@@ -412,6 +444,117 @@ def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             ", ".join(f.name for f in fields(Rejection)),
             [list(vars(r).values()) for r in batch.rejections],
         )
+
+
+def _open(file: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Connect to ``file`` (writing: in a 0700 folder made if missing, owner-only files)."""
+    _check_path(file, read_only)
+    try:
+        con = duckdb.connect(str(file), read_only=read_only)
+    except duckdb.Error as error:
+        raise _open_error(file, error) from error
+    try:
+        if not read_only:
+            con.execute(SCHEMA)
+            con.execute(MIGRATIONS)
+            _tighten_store_files(file)
+    except BaseException as error:
+        con.close()
+        if isinstance(error, duckdb.Error):
+            raise _open_error(file, error) from error
+        raise
+    return con
+
+
+def _check_path(file: Path, read_only: bool) -> None:
+    """Refuse, in one line, a path DuckDB could not open or write; make a missing folder."""
+    try:
+        if file.is_dir():
+            raise CannotOpenStore(
+                f"{file} is a folder, not a database file: pass a file path "
+                f"(for example --db {file / 'feastlog.duckdb'})",
+                path=str(file),
+            )
+        if read_only:
+            return
+        make_private_folder(file.parent)
+        if not file.parent.is_dir():
+            raise CannotOpenStore(
+                f"{file.parent} is a file, not a folder: pass --db with a path in a folder",
+                path=str(file),
+            )
+        if file.exists() and not file.stat().st_mode & stat.S_IWUSR:
+            raise CannotOpenStore(
+                f"{file} is read-only (mode {mode_text(file.stat().st_mode)}): to serve it, "
+                f"make it writable (chmod u+w {file}); offline commands read it as it is",
+                path=str(file),
+            )
+        # os.access, unlike a mode check, also sees a read-only file system.
+        if not os.access(file.parent, os.W_OK | os.X_OK):
+            raise CannotOpenStore(
+                f"cannot write in the folder {file.parent} (DuckDB keeps its write-ahead log "
+                "beside the database): make it writable, or pass --db with another path",
+                path=str(file),
+            )
+    except OSError as failed:
+        raise CannotOpenStore(
+            f"cannot open {file}: {failed.strerror or failed} ({failed.filename})", path=str(file)
+        ) from failed
+
+
+def _tighten_store_files(file: Path) -> None:
+    """Make the database, its WAL and its spill folder owner-only, saying so when they were not."""
+    for part in (file, Path(f"{file}.wal"), Path(f"{file}.tmp")):
+        try:
+            notice = tighten(part)
+        except OSError as failed:
+            raise CannotOpenStore(
+                f"{part} can be read by other users and only its owner can change that: "
+                f"chmod go-rwx {part} as its owner ({failed.strerror})",
+                path=str(file),
+            ) from failed
+        if notice:
+            log.warning(notice)
+
+
+def _open_error(file: Path, error: duckdb.Error) -> CannotOpenStore:
+    """A DuckDB error on opening ``file``, in one line that says what to do."""
+    text = (str(error).splitlines() or [type(error).__name__])[0]
+    lowered = text.lower()
+    if "could not set lock" in lowered or "conflicting lock" in lowered:
+        return StoreLocked(
+            f"{file} is in use by another feastlog process (DuckDB allows one "
+            "writer per file): stop that server, or talk to it with --server",
+            path=str(file),
+        )
+    if "not a valid duckdb database" in lowered:
+        empty = file.is_file() and file.stat().st_size == 0
+        what = "is empty (0 bytes)" if empty else "is not a DuckDB database file"
+        return CannotOpenStore(
+            f"{file} {what}: move it away to start a new store there, or pass --db with "
+            "the right file",
+            path=str(file),
+        )
+    damaged = {
+        "could not read enough bytes": "is truncated (it ends before its last block)",
+        "corrupt": "is corrupt (a checksum does not match)",
+        "checksum": "is corrupt (a checksum does not match)",
+    }
+    found = next((what for words, what in damaged.items() if words in lowered), None)
+    if found:
+        # Replaying the write-ahead log after a crash reads a second file.
+        which = f"the write-ahead log {file}.wal" if "replaying wal" in lowered else str(file)
+        return CannotOpenStore(
+            f"{which} {found}: restore it from a backup, or pass --db with another file",
+            path=str(file),
+        )
+    if "permission denied" in lowered:
+        return CannotOpenStore(
+            f"cannot open {file}: permission denied: serve it as the user who owns it, or "
+            "pass --db with another file",
+            path=str(file),
+        )
+    return CannotOpenStore(f"cannot open {file}: {text}", path=str(file))
 
 
 def _pack_sha_of(genesis_row: Row) -> str:
