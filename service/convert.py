@@ -16,11 +16,14 @@ from replay.record import Row
 from service.app import Step
 from service.errors import BadRequest
 
-# The typed twins of the game kind strings and of the actor and viewer names.
+# The typed twins of the game kind strings and of the actor and viewer names.  A kind's
+# enum value is its name in upper case: GAME_KIND_BON_APPETIT is "bon-appetit".
 KIND_OF_ENUM: dict[view_pb2.GameKind.ValueType, str] = {
-    view_pb2.GAME_KIND_BON_APPETIT: "bon-appetit",
-    view_pb2.GAME_KIND_MENU_MASTERS: "menu-masters",
-    view_pb2.GAME_KIND_PICKY_EATERS: "picky-eaters",
+    view_pb2.GameKind.ValueType(value.number): value.name.removeprefix("GAME_KIND_")
+    .lower()
+    .replace("_", "-")
+    for value in view_pb2.GameKind.DESCRIPTOR.values
+    if value.number != view_pb2.GAME_KIND_UNSPECIFIED
 }
 ENUM_OF_KIND = {kind: enum for enum, kind in KIND_OF_ENUM.items()}
 ROLE_OF_NAME: dict[str, view_pb2.Role.ValueType] = {

@@ -16,8 +16,8 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2, view_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from replay import typed
-from service.convert import participant, participant_text
+from replay import games, typed
+from service.convert import KIND_OF_ENUM, participant, participant_text
 from tests.serverutil import ThreadedServer, bearer, error_info, play_to_end, stub
 
 
@@ -176,3 +176,11 @@ def test_every_actor_and_viewer_name_has_its_participant(
     assert (found.role, found.seat, found.other_game_id) == (role, seat, other)
     if not other and role != view_pb2.ROLE_SERVER:  # what a request may name, back again
         assert participant_text("", found, "typed_viewer") == name
+
+
+def test_every_game_kind_has_its_typed_twin() -> None:
+    assert sorted(KIND_OF_ENUM.values()) == sorted(games.KINDS)
+    assert {
+        view_pb2.TableView.DESCRIPTOR.fields_by_name[games.engine(k).command_field].name
+        for k in games.KINDS
+    } == set(view_pb2.TableView.DESCRIPTOR.fields_by_name)
