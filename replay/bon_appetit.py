@@ -83,10 +83,10 @@ OPTION_RULES = {
     "max_bid": "BA-I13",
 }
 GEM_OF_ENUM = {
-    pb.GEM_BLUE: "blue",
-    pb.GEM_GREEN: "green",
-    pb.GEM_RED: "red",
-    pb.GEM_YELLOW: "yellow",
+    pb.BON_APPETIT_GEM_BLUE: "blue",
+    pb.BON_APPETIT_GEM_GREEN: "green",
+    pb.BON_APPETIT_GEM_RED: "red",
+    pb.BON_APPETIT_GEM_YELLOW: "yellow",
 }
 ENUM_OF_GEM = {colour: enum for enum, colour in GEM_OF_ENUM.items()}
 BID_CHECKS = ("BA-END", "BA-PHASES", "BA-TURN", "BA-BID-SIZE", "BA-BID-COLOURS", "BA-BID-OWN")
@@ -273,8 +273,8 @@ def _command(which: str, gems: Sequence[str]) -> pb.BonAppetitCommand:
     """A command message from colours."""
     enums = [ENUM_OF_GEM[g] for g in gems]
     if which == "bid":
-        return pb.BonAppetitCommand(bid=pb.Bid(gems=enums))
-    return pb.BonAppetitCommand(tie_break_bid=pb.TieBreakBid(gems=enums))
+        return pb.BonAppetitCommand(bid=pb.BonAppetitBid(gems=enums))
+    return pb.BonAppetitCommand(tie_break_bid=pb.BonAppetitTieBreakBid(gems=enums))
 
 
 def legal_commands(state: State, seat: int) -> list[pb.BonAppetitCommand]:

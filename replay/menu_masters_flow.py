@@ -42,12 +42,15 @@ def _step(state: State, step: str, message: str) -> None:
         raise RuleViolation("MM-STEP", message)
 
 
-def place_pawn(state: State, seat: int, move: pb.PlacePawn) -> Result:
+def place_pawn(state: State, seat: int, move: pb.MenuMastersPlacePawn) -> Result:
     """Step 1: put one Chef Cap in a line, on a store to own it, or on a bank coin."""
-    if move.placement not in pb.Placement.values() or move.placement == pb.PLACEMENT_UNSPECIFIED:
+    if (
+        move.placement not in pb.MenuMastersPlacement.values()
+        or move.placement == pb.MENU_MASTERS_PLACEMENT_UNSPECIFIED
+    ):
         raise malformed("place_pawn.placement", "choose line, own or collect_coin")
-    coin = move.placement == pb.PLACEMENT_COLLECT_COIN
-    if coin and move.store != pb.STORE_UNSPECIFIED:
+    coin = move.placement == pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN
+    if coin and move.store != pb.MENU_MASTERS_STORE_UNSPECIFIED:
         raise malformed("place_pawn.store", "collecting a coin takes no store")
     index = -1 if coin else store_index(move.store, "place_pawn.store")
     name = state.chefs[seat].name
@@ -65,7 +68,7 @@ def place_pawn(state: State, seat: int, move: pb.PlacePawn) -> Result:
             raise RuleViolation("MM-I1", "the Supermarket is used only with 4 or more chefs")
         store = state.stores[index]
         title = store_name(index, title=True)
-        if move.placement == pb.PLACEMENT_LINE:
+        if move.placement == pb.MENU_MASTERS_PLACEMENT_LINE:
             if store.owner == seat:
                 raise RuleViolation("MM-I2", f"{name} owns the {title} and cannot queue there")
             state = with_store(state, index, line=(*store.line, seat))
@@ -159,7 +162,7 @@ def _turn(state: State, seat: int) -> Turn:
     return state.turn
 
 
-def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
+def purchase(state: State, seat: int, move: pb.MenuMastersPurchaseIngredient) -> Result:
     """Buy one card from the window: pay the stack size, basket it, leave the stack."""
     card_id = views_card(state, move.card_id, "purchase.card_id")
     turn = _turn(state, seat)
@@ -210,7 +213,7 @@ def _shows(state: State, card_id: str) -> list[str]:
     return [f"{name} {stars}" for name, stars in zip(card.ingredients, card.stars, strict=True)]
 
 
-def leave_line(state: State, seat: int, move: pb.LeaveLine) -> Result:
+def leave_line(state: State, seat: int, move: pb.MenuMastersLeaveLine) -> Result:
     """Take the Chef Cap out of the line without buying; the turn ends."""
     turn = _turn(state, seat)
     if turn.bought:
@@ -224,7 +227,7 @@ def leave_line(state: State, seat: int, move: pb.LeaveLine) -> Result:
     return _advance(evolve(state, turn=None), [fact])
 
 
-def complete_menus(state: State, seat: int, move: pb.CompleteMenus) -> Result:
+def complete_menus(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> Result:
     """Complete Menus in order from the basket; community Menus are replaced at once."""
     if not move.menus:
         raise malformed("complete_menus.menus", "name at least one Menu")
@@ -242,7 +245,7 @@ def complete_menus(state: State, seat: int, move: pb.CompleteMenus) -> Result:
 
 
 def _complete_one(
-    state: State, seat: int, completion: pb.MenuCompletion, facts: list[Fact]
+    state: State, seat: int, completion: pb.MenuMastersMenuCompletion, facts: list[Fact]
 ) -> State:
     """One Menu: MM-MENU-SOURCE, then its fulfilments; then replace a community Menu."""
     chef, menu = state.chefs[seat], state.pack.menu(completion.menu_id)
@@ -286,7 +289,7 @@ def _complete_one(
     return state
 
 
-def discard(state: State, seat: int, move: pb.DiscardIngredient) -> Result:
+def discard(state: State, seat: int, move: pb.MenuMastersDiscardIngredient) -> Result:
     """With a 7th card: discard one, shuffled back into its store deck; the turn ends."""
     card_id = views_card(state, move.card_id, "discard.card_id")
     _turn(state, seat)
@@ -304,7 +307,7 @@ def discard(state: State, seat: int, move: pb.DiscardIngredient) -> Result:
     return _advance(evolve(state, turn=None), [fact])
 
 
-def finish_turn(state: State, seat: int, move: pb.FinishPurchaseTurn) -> Result:
+def finish_turn(state: State, seat: int, move: pb.MenuMastersFinishPurchaseTurn) -> Result:
     """End the purchase turn after buying."""
     turn = _turn(state, seat)
     chef = state.chefs[seat]

@@ -59,7 +59,11 @@ def power_food_use(pack: Pack, ingredient: str, made_of: str, pair: Sequence[str
 
 
 def check_completion(
-    pack: Pack, basket: Sequence[str], menu: MenuCard, completion: pb.MenuCompletion, chef: str
+    pack: Pack,
+    basket: Sequence[str],
+    menu: MenuCard,
+    completion: pb.MenuMastersMenuCompletion,
+    chef: str,
 ) -> tuple[Use, ...]:
     """The Uses of a chef's MenuCompletion, raising RuleViolation where it is wrong."""
     uses: list[Use] = []
@@ -80,7 +84,7 @@ def check_completion(
     return tuple(uses)
 
 
-def _fulfilment_use(pack: Pack, fulfilment: pb.Fulfilment, field: str, chef: str) -> Use:
+def _fulfilment_use(pack: Pack, fulfilment: pb.MenuMastersFulfilment, field: str, chef: str) -> Use:
     """One fulfilment checked on its own (is the card right for the ingredient)."""
     names = pack.ingredients()
     if fulfilment.ingredient not in names:
@@ -190,16 +194,20 @@ def _search(
     return None
 
 
-def completion_message(menu_id: str, uses: Sequence[Use]) -> pb.MenuCompletion:
+def completion_message(menu_id: str, uses: Sequence[Use]) -> pb.MenuMastersMenuCompletion:
     """The MenuCompletion a client would send for ``uses``."""
     fulfilments = []
     for use in uses:
         if use.power_food:
-            power = pb.PowerFood(ingredient=use.power_food, card_ids=list(use.cards))
-            fulfilments.append(pb.Fulfilment(ingredient=use.ingredient, power_food=power))
+            power = pb.MenuMastersPowerFood(ingredient=use.power_food, card_ids=list(use.cards))
+            fulfilments.append(
+                pb.MenuMastersFulfilment(ingredient=use.ingredient, power_food=power)
+            )
         else:
-            fulfilments.append(pb.Fulfilment(ingredient=use.ingredient, card_id=use.cards[0]))
-    return pb.MenuCompletion(menu_id=menu_id, fulfilments=fulfilments)
+            fulfilments.append(
+                pb.MenuMastersFulfilment(ingredient=use.ingredient, card_id=use.cards[0])
+            )
+    return pb.MenuMastersMenuCompletion(menu_id=menu_id, fulfilments=fulfilments)
 
 
 def use_plain(use: Use) -> dict[str, object]:

@@ -185,13 +185,11 @@ class Games:
             raise BadRequest("game_id is required", field="game_id")
         waiting = self._pending.get(game_id)
         if waiting is not None:
-            missing = [
-                s.name for i, s in enumerate(waiting.draft.seats) if i not in waiting.entropy
-            ]
+            missing = [i for i in range(len(waiting.draft.seats)) if i not in waiting.entropy]
+            names = ", ".join(waiting.draft.seats[i].name for i in missing)
             raise WaitingForEntropy(
-                f"the game starts once every seat has sent its entropy; waiting for "
-                f"{', '.join(missing)}",
-                waiting_for=",".join(missing),
+                f"the game starts once every seat has sent its entropy; waiting for {names}",
+                waiting_for=",".join(str(i) for i in missing),  # seat numbers, as JoinGame's
             )
         game = self._live.get(game_id)
         if game is None:

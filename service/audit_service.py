@@ -23,7 +23,15 @@ from replay.explain import explain, what_if
 from replay.record import COMMAND
 from service.app import Games
 from service.auth import Caller
-from service.convert import struct, structs
+from service.convert import (
+    kind_enum,
+    kind_text,
+    participant,
+    participant_text,
+    struct,
+    structs,
+    typed_facts,
+)
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame
 from service.replay_service import checked_seq, parse_actor
@@ -50,6 +58,7 @@ def report_message(report: AuditReport, redact: bool = False) -> pb.AuditReport:
     return pb.AuditReport(
         game_id=report.game_id,
         game_kind=report.game_kind,
+        kind=kind_enum(report.game_kind),
         ok=report.ok,
         rows=report.rows,
         commands_checked=report.commands_checked,
@@ -138,6 +147,7 @@ def rejection_message(rejection: Rejection) -> pb.Rejection:
         reason=rejection.reason,
         rule_id=rejection.rule_id,
         message=rejection.message,
+        typed_actor=participant(rejection.actor),
     )
     try:
         out.command.ParseFromString(rejection.body)
@@ -178,10 +188,11 @@ class AuditService(pb_grpc.AuditServiceServicer):
     ) -> AsyncIterator[pb.VerifyAllGamesResponse]:
         self.games.credentials.organiser(self.caller(context))
         db = self.games.db
-        total, _ = await db.read(Store.count_games, request.game_kind)
+        wanted = kind_text(request.game_kind, request.kind)
+        total, _ = await db.read(Store.count_games, wanted)
         # one ordered scan of the log on the read connection, a game at a time; a
         # cancelled call stops between games
-        games: Generator[StoredGame] = await db.read(Store.scan, None, request.game_kind)
+        games: Generator[StoredGame] = await db.read(Store.scan, None, wanted)
         try:
             while (stored := await db.read(lambda _, found=games: next(found, None))) is not None:
                 report = await self.games.refolds.run(audit_stored, stored)
@@ -204,7 +215,8 @@ class AuditService(pb_grpc.AuditServiceServicer):
     ) -> pb.WhatIfResponse:
         game = await self.games.get(request.game_id)
         require_public(game, self.caller(context).viewer(request.game_id))
-        found = what_if_for(game, request.seq, request.actor, request.command)
+        actor = participant_text(request.actor, request.typed_actor, "typed_actor")
+        found = what_if_for(game, request.seq, actor, request.command)
         return pb.WhatIfResponse(
             legal=found["legal"],
             rule_id=found.get("rule_id", ""),
@@ -213,6 +225,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
             facts=structs(found.get("facts", [])),
             lines=found.get("narrative", []),
             details=struct(found),
+            typed_facts=typed_facts(game.engine.command_field, found.get("facts", [])),
         )
 
     @unary
@@ -233,12 +246,14 @@ class AuditService(pb_grpc.AuditServiceServicer):
         done = await self.games.submit(
             self.caller(context), request.game_id, request.command_id, None, command
         )
+        game = await self.games.get(request.game_id)
         return pb.SubmitRulingResponse(
             seq=done.row.seq,
             hash=done.row.hash,
             state_hash=done.row.state_hash,
             facts=structs(done.facts),
             game_over=done.game_over,
+            typed_facts=typed_facts(game.engine.command_field, done.facts),
         )
 
 

@@ -12,15 +12,23 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from feastlog.v1 import audit_service_pb2, replay_service_pb2, tournament_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service import audit_service, limits, replay_service, tournament_service
+from replay import typed
+from service import audit_service, limits, reflection, replay_service, tournament_service
 from service.app import Games
 from service.auth import Caller, Credentials, OrganiserKeyError, organiser_key
-from service.convert import event, struct, structs
+from service.convert import (
+    event,
+    kind_enum,
+    kind_text,
+    participant,
+    struct,
+    structs,
+    typed_facts,
+)
 from service.errors import CannotOpenStore, streaming, unary
 from service.live import Database
 from service.store import Store
@@ -42,7 +50,7 @@ class GameService(pb_grpc.GameServiceServicer):
     ) -> pb.CreateGameResponse:
         created = await self.games.create(
             self.caller(context),
-            request.game_kind,
+            kind_text(request.game_kind, request.kind),
             list(request.players),
             dict(request.options),
             request.seed,
@@ -61,6 +69,7 @@ class GameService(pb_grpc.GameServiceServicer):
             seat_tokens=tokens,
             ruleset_version=g.ruleset_version,
             pack_sha256=g.pack_sha256,
+            kind=kind_enum(g.game_kind),
         )
 
     @unary
@@ -80,6 +89,7 @@ class GameService(pb_grpc.GameServiceServicer):
         done = await self.games.submit(
             self.caller(context), request.game_id, request.command_id, expected, request.command
         )
+        game = await self.games.get(request.game_id)
         return pb.SubmitCommandResponse(
             seq=done.row.seq,
             hash=done.row.hash,
@@ -87,6 +97,7 @@ class GameService(pb_grpc.GameServiceServicer):
             facts=structs(done.facts),
             game_over=done.game_over,
             replayed=done.replayed,
+            typed_facts=typed_facts(game.engine.command_field, done.facts),
         )
 
     @unary
@@ -94,7 +105,13 @@ class GameService(pb_grpc.GameServiceServicer):
         self, request: pb.GetViewRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetViewResponse:
         game, viewer, view = await self.games.view(self.caller(context), request.game_id)
-        return pb.GetViewResponse(seq=game.last_seq, viewer=str(viewer), view=struct(view))
+        return pb.GetViewResponse(
+            seq=game.last_seq,
+            viewer=str(viewer),
+            view=struct(view),
+            typed_view=typed.view_message(game.engine.command_field, view),
+            typed_viewer=participant(str(viewer)),
+        )
 
     @unary
     async def ListLegalCommands(
@@ -107,23 +124,21 @@ class GameService(pb_grpc.GameServiceServicer):
     async def WatchGame(
         self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchGameResponse]:
+        game = await self.games.get(request.game_id)
         steps = self.games.watch(self.caller(context), request.game_id, request.from_seq)
         async for step in steps:
-            yield pb.WatchGameResponse(event=event(step))
+            yield pb.WatchGameResponse(event=event(step, game.engine.command_field))
 
     @unary
     async def ListGames(
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListGamesResponse:
+        kind = kind_text(request.game_kind, request.kind)
         summaries, next_page = await self.games.summaries(
-            request.game_kind,
-            request.page_size or request.limit,
-            request.tournament_id,
-            request.page_token,
+            kind, request.page_size or request.limit, request.tournament_id, request.page_token
         )
-        return pb.ListGamesResponse(
-            games=[pb.GameSummary(**vars(s)) for s in summaries], next_page_token=next_page
-        )
+        games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in summaries]
+        return pb.ListGamesResponse(games=games, next_page_token=next_page)
 
 
 SERVICE_NAMES = (
@@ -132,7 +147,7 @@ SERVICE_NAMES = (
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     health.SERVICE_NAME,
-    reflection.SERVICE_NAME,
+    *reflection.SERVICE_NAMES,
 )
 
 
@@ -198,7 +213,7 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     tournament_service.add_to(server, games)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(SERVICE_NAMES, server)
+    reflection.enable(SERVICE_NAMES[:5], server)  # v1 and v1alpha
     try:
         port = listen(server, address)
     except CannotListen:

@@ -254,15 +254,15 @@ def _every_way(basket: Sequence[str], menu_id: str) -> set[tuple]:
     menu = PACK.menu(menu_id)
     slots = []
     for ingredient in menu.ingredients:
-        options = [pb.Fulfilment(ingredient=ingredient, card_id=card) for card in basket]
+        options = [pb.MenuMastersFulfilment(ingredient=ingredient, card_id=card) for card in basket]
         for pair in combinations(basket, 2):
             for made_of in PACK.card(pair[0]).ingredients:
-                power = pb.PowerFood(ingredient=made_of, card_ids=list(pair))
-                options.append(pb.Fulfilment(ingredient=ingredient, power_food=power))
+                power = pb.MenuMastersPowerFood(ingredient=made_of, card_ids=list(pair))
+                options.append(pb.MenuMastersFulfilment(ingredient=ingredient, power_food=power))
         slots.append(options)
     found = set()
     for chosen in product(*slots):
-        attempt = pb.MenuCompletion(menu_id=menu_id, fulfilments=list(chosen))
+        attempt = pb.MenuMastersMenuCompletion(menu_id=menu_id, fulfilments=list(chosen))
         try:
             uses = check_completion(PACK, basket, menu, attempt, "Ann")
         except RuleViolation:
