@@ -129,30 +129,35 @@ def _next(
     )
 
 
+def games_batch(built: list[Built]) -> Batch:
+    """Records as the service writes them: games, rows, and finished games' outcome rows."""
+    batch = Batch()
+    for b in built:
+        genesis = record_pb2.Genesis.FromString(b.rows[0].body)
+        batch.games.append(
+            NewGame(
+                b.rows[0],
+                [(n, hashlib.sha256(n.encode()).hexdigest()) for n in b.names],
+                b.seed,
+                genesis.pack_sha256,
+                genesis.game_kind,
+                genesis.pack_id,
+                b.pack_bytes,
+            )
+        )
+        batch.rows += b.rows[1:]
+        # a finished game's outcome rows go in with its rows, as the service writes them
+        batch.outcomes += projection.rows_of_stored(
+            StoredGame(tuple(b.rows), b.seed, b.pack_bytes, tuple(b.names))
+        )
+    return batch
+
+
 def store_games(path: Path, built: list[Built]) -> None:
     """Write records into a DuckDB file as the service would."""
     store = Store(str(path))
     try:
-        batch = Batch()
-        for b in built:
-            genesis = record_pb2.Genesis.FromString(b.rows[0].body)
-            batch.games.append(
-                NewGame(
-                    b.rows[0],
-                    [(n, hashlib.sha256(n.encode()).hexdigest()) for n in b.names],
-                    b.seed,
-                    genesis.pack_sha256,
-                    genesis.game_kind,
-                    genesis.pack_id,
-                    b.pack_bytes,
-                )
-            )
-            batch.rows += b.rows[1:]
-            # a finished game's outcome rows go in with its rows, as the service writes them
-            batch.outcomes += projection.rows_of_stored(
-                StoredGame(tuple(b.rows), b.seed, b.pack_bytes, tuple(b.names))
-            )
-        store.write(batch)
+        store.write(games_batch(built))
     finally:
         store.close()
 

@@ -30,6 +30,7 @@ from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
 from service.errors import CannotOpenStore, StoreLocked
 from service.server import CannotListen, Running, create_server, serve_forever
 from service.store import Store
+from service.store_api import is_postgres, shown
 from service.web import serve_http
 
 DEFAULT_DB = "feastlog.duckdb"
@@ -108,7 +109,9 @@ def serve_command(db_path: str, host: str, port: int, http_port: int | None) -> 
         except CANNOT_START as refused:
             raise Unavailable(str(refused)) from refused
         click.echo(f"feastlog listening on {host}:{running.port}")
-        click.echo(f"database: {Path(db_path).resolve()}")
+        click.echo(
+            f"database: {shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()}"
+        )
         click.echo(f"organiser key: {running.key_source}")
         if http_port is not None:
             click.echo(f"web pages on http://{host}:{await start_pages(running, host, http_port)}/")

@@ -49,7 +49,7 @@ from service.errors import (
 from service.limits import Refolds, RefusalBudget, stored_refusal
 from service.live import Database, LiveGame, live_from_store, utc_now
 from service.projection import Ending, KindStats, outcome_rows
-from service.store import Batch, Listed, NewGame, Rejection, Store
+from service.store import Batch, Listed, NewGame, Rejection
 
 T = TypeVar("T")
 
@@ -207,7 +207,7 @@ class Games:
         Neither the read nor the fold runs on the event loop or the writer's thread, so
         a game being loaded holds up no other game.
         """
-        stored = await self.db.read(Store.load, game_id)
+        stored = await self.db.read(lambda store: store.load(game_id))
         if stored is None:
             raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
         game = self._live.get(game_id)  # created here while it was read
@@ -347,7 +347,9 @@ class Games:
             raise BadRequest("page_size is 0 (the default) or more", field="page_size")
         size = min(limit or PAGE_SIZE, MAX_PAGE_SIZE)
         before = place_of(token)
-        found = await self.db.read(Store.listed, kind, tournament_id, before, size + 1)
+        found = await self.db.read(
+            lambda store: store.listed(kind, tournament_id, before, size + 1)
+        )
         page = found[:size]
         lines = [await self._summary(listed) for listed in page]
         return lines, page_token(page[-1]) if len(found) > size else ""
@@ -365,7 +367,7 @@ class Games:
         else:  # a running game not folded since start: its last seq, by index, kept
             last_seq = self._heads.get(listed.game_id, 0)
             if not last_seq:
-                last_seq = await self.db.read(Store.last_seq, listed.game_id)
+                last_seq = await self.db.read(lambda store: store.last_seq(listed.game_id))
                 self._heads[listed.game_id] = last_seq
             over = False
         return Summary(
@@ -386,15 +388,15 @@ class Games:
         """
         if not tournament_id:
             raise BadRequest("tournament_id is required", field="tournament_id")
-        listed = await self.db.read(Store.tournament_games, tournament_id)
+        listed = await self.db.read(lambda store: store.tournament_games(tournament_id))
         if not listed:
             raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
-        lines, finished = await self.db.read(Store.standings, tournament_id)
+        lines, finished = await self.db.read(lambda store: store.standings(tournament_id))
         return lines, finished, listed - finished
 
     async def stats(self, tournament_id: str = "") -> list[KindStats]:
         """Per game kind: games, win rate by seat, a figure; SQL over the projection."""
-        return await self.db.read(Store.stats, tournament_id)
+        return await self.db.read(lambda store: store.stats(tournament_id))
 
     async def load_pending(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""

@@ -35,7 +35,7 @@ from service.convert import (
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame
 from service.replay_service import checked_seq, parse_actor
-from service.store import Rejection, Store, StoredGame
+from service.store import Rejection, StoredGame
 
 
 def audit_stored(stored: StoredGame) -> AuditReport:
@@ -189,10 +189,10 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self.games.credentials.organiser(self.caller(context))
         db = self.games.db
         wanted = kind_text(request.game_kind, request.kind)
-        total, _ = await db.read(Store.count_games, wanted)
+        total, _ = await db.read(lambda store: store.count_games(wanted))
         # one ordered scan of the log on the read connection, a game at a time; a
         # cancelled call stops between games
-        games: Generator[StoredGame] = await db.read(Store.scan, None, wanted)
+        games: Generator[StoredGame] = await db.read(lambda store: store.scan(None, wanted))
         try:
             while (stored := await db.read(lambda _, found=games: next(found, None))) is not None:
                 report = await self.games.refolds.run(audit_stored, stored)

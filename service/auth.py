@@ -15,6 +15,7 @@ from pathlib import Path
 from replay.engine import ARBITER, SPECTATOR, Viewer
 from service.errors import PermissionDenied, Unauthenticated
 from service.files import exposed, make_private_folder, mode_text, write_new_private_file
+from service.store_api import is_postgres
 
 KEY_FILE = "feastlog-organiser.key"
 KEY_ENV = "FEASTLOG_ORGANISER_KEY"
@@ -27,7 +28,9 @@ class OrganiserKeyError(Exception):
 
 
 def key_path(db_path: str) -> Path:
-    """Where the organiser key lives: beside the database file."""
+    """Where the organiser key lives: beside the database file (a database server's: here)."""
+    if is_postgres(db_path):
+        return Path.cwd() / KEY_FILE
     return Path(db_path).resolve().parent / KEY_FILE
 
 

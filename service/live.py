@@ -23,7 +23,8 @@ from replay.games import engine
 from replay.history import Folded, refold
 from replay.record import Row
 from service.errors import StoreUnavailable
-from service.store import Batch, Store, StoredGame
+from service.store import Batch, StoredGame
+from service.store_api import EventStore
 
 T = TypeVar("T")
 
@@ -44,7 +45,7 @@ class Database:
     group commit.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: EventStore) -> None:
         self.store = store
         self.reader = store.reader()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")

@@ -31,7 +31,7 @@ from service.convert import (
 )
 from service.errors import CannotOpenStore, streaming, unary
 from service.live import Database
-from service.store import Store
+from service.store_api import open_store
 
 
 class GameService(pb_grpc.GameServiceServicer):
@@ -188,7 +188,7 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     (one line each) and leave nothing open.
     """
     check_port_free(address)  # before any file is opened or made
-    store = Store(db_path)
+    store = open_store(db_path)
     try:
         key, key_source = organiser_key(db_path)
     except OrganiserKeyError:

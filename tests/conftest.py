@@ -1,4 +1,5 @@
-"""Shared fixtures: a headless Chromium (Debian's) for the browser tests, screenshots."""
+"""Shared fixtures: a headless Chromium (Debian's) for the browser tests, screenshots, and
+the two store adapters (a DuckDB file, a PostgreSQL database) for the contract tests."""
 
 from __future__ import annotations
 
@@ -56,3 +57,22 @@ def screenshots() -> Path:
     """Where the browser tests leave their screenshots (git-ignored)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+ADAPTERS = ("duckdb", "postgresql")
+
+
+@pytest.fixture
+def postgres(request: pytest.FixtureRequest) -> str:
+    """The DSN of an empty PostgreSQL database for this test."""
+    from tests.pgutil import empty_database
+
+    return empty_database("test")
+
+
+@pytest.fixture(params=ADAPTERS)
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A ``--db`` value for each adapter: a new DuckDB file, an empty PostgreSQL database."""
+    if request.param == "duckdb":
+        return str(tmp_path / "feastlog.duckdb")
+    return str(request.getfixturevalue("postgres"))

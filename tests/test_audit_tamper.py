@@ -56,6 +56,10 @@ def audit(path: Path, *args: str) -> tuple[int, Any]:
     return result.exit_code, found
 
 
+# Runs one SQL statement (``?`` for each parameter) on the stored game's database.
+Run = Callable[..., None]
+
+
 def sql(path: Path, statement: str, *params: object) -> None:
     """Run one statement on the file, as someone with write access to it would."""
     con = duckdb.connect(str(path))
@@ -72,51 +76,49 @@ def test_an_untouched_file_verifies(tmp_path: Path, built: Built) -> None:
     assert isinstance(found, list) and all(r["ok"] for r in found) and len(found) == 2
 
 
-def _edit_command_bytes(path: Path, built: Built) -> int:
+def _edit_command_bytes(run: Run, built: Built) -> int:
     seq = 8
     body = bytearray(built.rows[seq - 1].body)
     body[-1] ^= 0x01
-    sql(path, "UPDATE events SET body = ? WHERE game_id = ? AND seq = ?", bytes(body), GAME, seq)
+    run("UPDATE events SET body = ? WHERE game_id = ? AND seq = ?", bytes(body), GAME, seq)
     return seq
 
 
-def _delete_row(path: Path, built: Built) -> int:
-    sql(path, "DELETE FROM events WHERE game_id = ? AND seq = 12", GAME)
+def _delete_row(run: Run, built: Built) -> int:
+    run("DELETE FROM events WHERE game_id = ? AND seq = 12", GAME)
     return 12
 
 
-def _swap_rows(path: Path, built: Built) -> int:
+def _swap_rows(run: Run, built: Built) -> int:
     for a, b in ((6, -6), (7, 6), (-6, 7)):
-        sql(path, "UPDATE events SET seq = ? WHERE game_id = ? AND seq = ?", b, GAME, a)
+        run("UPDATE events SET seq = ? WHERE game_id = ? AND seq = ?", b, GAME, a)
     return 6
 
 
-def _change_state_hash(path: Path, built: Built) -> int:
-    sql(path, "UPDATE events SET state_hash = ? WHERE game_id = ? AND seq = 9", "ab" * 32, GAME)
+def _change_state_hash(run: Run, built: Built) -> int:
+    run("UPDATE events SET state_hash = ? WHERE game_id = ? AND seq = 9", "ab" * 32, GAME)
     return 9
 
 
-def _reveal_other_seed(path: Path, built: Built) -> int:
+def _reveal_other_seed(run: Run, built: Built) -> int:
     other = record_pb2.SeedReveal(server_seed=b"\x07" * 32).SerializeToString()
-    sql(path, "UPDATE events SET body = ? WHERE game_id = ? AND kind = 'seed_reveal'", other, GAME)
+    run("UPDATE events SET body = ? WHERE game_id = ? AND kind = 'seed_reveal'", other, GAME)
     return len(built.rows)
 
 
-def _edit_command_id(path: Path, built: Built) -> int:
+def _edit_command_id(run: Run, built: Built) -> int:
     seq = 10
-    sql(path, "UPDATE events SET command_id = 'x' WHERE game_id = ? AND seq = ?", GAME, seq)
+    run("UPDATE events SET command_id = 'x' WHERE game_id = ? AND seq = ?", GAME, seq)
     return seq
 
 
-def _edit_commitment(path: Path, built: Built) -> int:
+def _edit_commitment(run: Run, built: Built) -> int:
     seq = 11
-    sql(
-        path, "UPDATE events SET commitment = ? WHERE game_id = ? AND seq = ?", "cd" * 32, GAME, seq
-    )
+    run("UPDATE events SET commitment = ? WHERE game_id = ? AND seq = ?", "cd" * 32, GAME, seq)
     return seq
 
 
-TAMPERING: dict[str, tuple[Callable[[Path, Built], int], str]] = {
+TAMPERING: dict[str, tuple[Callable[[Run, Built], int], str]] = {
     "edit one command's bytes": (_edit_command_bytes, "hash"),
     "delete a row": (_delete_row, "missing"),
     "swap two rows": (_swap_rows, "reordered"),
@@ -139,7 +141,7 @@ def test_tampering_in_the_duckdb_file_is_named_by_seq_and_kind(
     built = built_in(version)
     path = stored_file(tmp_path, built)
     tamper, kind = {**TAMPERING, **TAMPERING_2}[case]
-    seq = tamper(path, built)
+    seq = tamper(functools.partial(sql, path), built)
     code, found = audit(path, GAME)
     assert code == 1
     assert found["ok"] is False

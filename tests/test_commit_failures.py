@@ -91,6 +91,7 @@ class FlakyConnection:
 def wedge(server: ThreadedServer, game_id: str, lose_ack: bool = False) -> FlakyConnection:
     """Put a flaky connection under the running server's store."""
     store = server.running.db.store
+    assert isinstance(store, Store)  # a DuckDB file's connection is what is wedged
     flaky = FlakyConnection(store.con, game_id, lose_ack)
     server.call(server.running.db.call(setattr, store, "con", flaky))
     return flaky

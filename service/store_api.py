@@ -1,0 +1,134 @@
+"""What the service needs of an event store, and how a ``--db`` value picks one.
+
+Two adapters keep the same contract (``tests/test_store_contract.py`` runs the same
+suite on both):
+
+- ``service.store.Store``: a DuckDB file, the embedded default (one writing process);
+- ``service.store_pg.PgStore``: a PostgreSQL database (``--db postgresql://…``), which any
+  number of feastlog nodes share.
+
+The values they exchange with the service (``Batch``, ``Row``, ``StoredGame``…) are plain
+dataclasses; each adapter translates its driver's errors into the store's own
+(``StoreConflict`` when a write clashes with what is stored, ``StoreUnavailable`` when
+the store failed, ``CannotOpenStore`` when it cannot be opened), once, in its module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value picks
+    from replay.record import Row
+    from replay.standings import Standing
+    from service import projection
+    from service.store import Batch, Listed, PendingGame, Rejection, StoredGame
+
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+
+class EventStore(Protocol):
+    """An open store of game records: the log, seeds, seat tokens, packs and projection."""
+
+    path: str  # what to call it in messages (a DSN never shows its password)
+    read_only: bool
+
+    def close(self) -> None:
+        """Release the file or the connections."""
+
+    def reader(self) -> EventStore:
+        """The same store for reads on another thread."""
+
+    def write(self, batch: Batch) -> None:
+        """Commit a batch in one transaction: all of it or none of it.
+
+        Raises ``StoreConflict`` when a row's (game_id, seq), a sender's command_id in a
+        game or another key is taken already: the writer's memory was behind the log.
+        """
+
+    def load(self, game_id: str) -> StoredGame | None:
+        """A game's rows, seed, pack and seat names; None when there is no such game."""
+
+    def rows(self, game_id: str) -> tuple[Row, ...]:
+        """A game's rows in seq order."""
+
+    def last_seq(self, game_id: str) -> int:
+        """A game's last seq (0 when it has no rows yet)."""
+
+    def game_ids(self) -> list[str]:
+        """Every game id with rows, oldest first."""
+
+    def count_games(self, game_kind: str = "") -> tuple[int, int]:
+        """(games with rows, rows), of one kind or all."""
+
+    def scan(
+        self, part: tuple[int, int] | None = None, game_kind: str = ""
+    ) -> Generator[StoredGame]:
+        """Every game with rows, oldest first, from one ordered, streamed scan."""
+
+    def scan_numbered(
+        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+    ) -> Generator[tuple[int, StoredGame]]:
+        """(place in the game list, game) for every game with rows, in one streamed scan."""
+
+    def pending(self) -> list[PendingGame]:
+        """Games waiting for seat entropy, with what each seat has sent so far."""
+
+    def seat_of_token(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of a seat token's sha256; None if unknown. Any thread may call it."""
+
+    def rejections(self, game_id: str) -> list[Rejection]:
+        """A game's refused commands, oldest first."""
+
+    def listed(
+        self, game_kind: str = "", tournament_id: str = "", before: int = 0, limit: int = 50
+    ) -> list[Listed]:
+        """Up to ``limit`` games, newest first, listed before place ``before``."""
+
+    def known_games(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """Of these games, those stored, each with the hash of its last row ('' if none)."""
+
+    def tournament_games(self, tournament_id: str) -> int:
+        """How many games (running or finished) a tournament has."""
+
+    def projection_current(self) -> bool:
+        """Whether the outcomes projection is there, of this version."""
+
+    def stats(self, tournament_id: str = "") -> list[projection.KindStats]:
+        """Per game kind figures, SQL over the outcomes projection."""
+
+    def standings(self, tournament_id: str) -> tuple[list[Standing], int]:
+        """A tournament's standings and its finished games, SQL over the projection."""
+
+    def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
+        """Make the outcomes projection again from every game's rows, in one transaction."""
+
+
+def is_postgres(target: str) -> bool:
+    """Whether a ``--db`` value names a PostgreSQL database rather than a DuckDB file."""
+    return target.startswith(POSTGRES_SCHEMES)
+
+
+def shown(target: str) -> str:
+    """A ``--db`` value as it may be printed: a DSN's password left out."""
+    if not is_postgres(target):
+        return target
+    parts = urlsplit(target)
+    if parts.password is None:
+        return target
+    host = parts.hostname or ""
+    user = f"{parts.username}@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=f"{user}{host}{port}"))
+
+
+def open_store(target: str, read_only: bool = False) -> EventStore:
+    """The store a ``--db`` value names: a PostgreSQL DSN, or else a DuckDB file."""
+    if is_postgres(target):
+        from service.store_pg import PgStore
+
+        return PgStore(target, read_only=read_only)
+    from service.store import Store
+
+    return Store(target, read_only=read_only)
