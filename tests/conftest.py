@@ -76,3 +76,13 @@ def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "duckdb":
         return str(tmp_path / "feastlog.duckdb")
     return str(request.getfixturevalue("postgres"))
+
+
+@pytest.fixture(scope="module", params=ADAPTERS)
+def module_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A ``--db`` value for each adapter, shared by a test module's tests."""
+    if request.param == "duckdb":
+        return str(tmp_path_factory.mktemp("store") / "games.duckdb")
+    from tests.pgutil import empty_database
+
+    return empty_database(f"module:{request.module.__name__}")

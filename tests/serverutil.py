@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import random
 import signal
 import threading
@@ -18,19 +19,36 @@ from cli.client import as_dict, spawn_server
 from cli.client import error_info as client_error_info
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from service.auth import KEY_ENV
 from service.server import Running, create_server
+from service.store_api import is_postgres
 
 T = TypeVar("T")
 
 
-class ThreadedServer:
-    """A feastlog server on port 0 with its own event loop in a background thread."""
+# The organiser key of servers on a PostgreSQL database (their key file would be the
+# working folder's: the repository's).
+DATABASE_SERVER_KEY = "org_test-database-server-key-0123456789"
 
-    def __init__(self, db_path: Path) -> None:
+
+class ThreadedServer:
+    """A feastlog server on port 0 with its own event loop in a background thread.
+
+    ``db_path`` is a DuckDB file or a PostgreSQL DSN.
+    """
+
+    def __init__(self, db_path: Path | str) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.running: Running = self.call(create_server(str(db_path), "127.0.0.1:0"))
+        key = os.environ.get(KEY_ENV)
+        if is_postgres(str(db_path)) and not key:
+            os.environ[KEY_ENV] = DATABASE_SERVER_KEY  # read once, at start
+        try:
+            self.running: Running = self.call(create_server(str(db_path), "127.0.0.1:0"))
+        finally:
+            if key is None:
+                os.environ.pop(KEY_ENV, None)
         self.address = f"127.0.0.1:{self.running.port}"
         self.key = self.running.organiser_key
 

@@ -12,7 +12,7 @@ from feastlog.v1 import record_pb2
 from replay.fold import state_hash
 from replay.history import refold
 from replay.rng import derive_seed
-from service.store import Store
+from service.store_api import open_store
 from tests.serverutil import (
     ThreadedServer,
     bearer,
@@ -48,8 +48,8 @@ def refused(call: object, code: grpc.StatusCode) -> str:
     return error_info(caught.value).reason
 
 
-def test_a_game_waits_for_every_seats_entropy_across_a_restart(tmp_path: Path) -> None:
-    db = tmp_path / "games.duckdb"
+def test_a_game_waits_for_every_seats_entropy_across_a_restart(store_target: str) -> None:
+    db = store_target
     server = ThreadedServer(db)
     client = stub(server.address)
     game = create(client, server.key, seat_entropy=True)
@@ -92,7 +92,7 @@ def test_a_game_waits_for_every_seats_entropy_across_a_restart(tmp_path: Path) -
     assert list(genesis.seat_entropy) == [b"ann's dice", b"brian", b"celia"]
     server.stop()
 
-    store = Store(str(db), read_only=True)
+    store = open_store(db, read_only=True)
     stored = store.load(gid)
     store.close()
     assert stored is not None

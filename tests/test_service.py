@@ -1,4 +1,4 @@
-"""The service end to end: real servers on port 0, real DuckDB files."""
+"""The service end to end: real servers on port 0, on a real DuckDB file and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -126,8 +126,8 @@ def test_a_second_server_on_the_same_file_fails_at_start_with_a_clear_message(
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]:
-    server = ThreadedServer(tmp_path_factory.mktemp("svc") / "games.duckdb")
+def served(module_store: str) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(module_store)
     yield server
     server.stop()
 

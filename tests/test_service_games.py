@@ -24,8 +24,8 @@ def present(kind: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]:
-    server = ThreadedServer(tmp_path_factory.mktemp("kinds") / "games.duckdb")
+def served(module_store: str) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(module_store)
     yield server
     server.stop()
 

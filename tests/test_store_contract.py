@@ -392,6 +392,15 @@ def test_a_store_is_the_same_after_reopening(store_target: str, tmp_path: Path) 
 def test_both_stores_answer_the_same(postgres: str, tmp_path: Path) -> None:
     """The same games in a DuckDB file and in PostgreSQL: the same stats, standings, list."""
     games = [finished(kind, 80 + i, 2 + i % 3) for i, kind in enumerate(KINDS * 2)]
+    rulings = {
+        4: record_pb2.ArbiterCommand(reason="dispute", void_game=record_pb2.VoidGame()),
+        6: record_pb2.ArbiterCommand(reason="left", forfeit=record_pb2.Forfeit(seat=1)),
+        7: record_pb2.ArbiterCommand(
+            reason="slow play", score_adjustment=record_pb2.ScoreAdjustment(seat=0, points=-2)
+        ),
+    }
+    for seed_byte, (seq, ruling) in enumerate(rulings.items(), start=90):
+        games.append(build(players=3, seed_byte=seed_byte, rulings={seq: ruling}))
     answers = []
     for target in (str(tmp_path / "same.duckdb"), postgres):
         store = open_store(target)
@@ -403,4 +412,5 @@ def test_both_stores_answer_the_same(postgres: str, tmp_path: Path) -> None:
         finally:
             store.close()
     assert answers[0] == answers[1]
-    assert sum(s.games for s in answers[0][0]) == len(games)
+    assert sum(s.games for s in answers[0][0]) == len(games) - 1  # the void one has no result
+    assert answers[0][1][1] == len(games)
