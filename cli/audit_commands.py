@@ -21,7 +21,7 @@ import grpc
 from google.protobuf import json_format
 
 from cli.audit_bench import bench_audit_command
-from cli.client import as_dict, bearer
+from cli.client import as_dict, bearer, open_channel
 from cli.season import audit_all, export_all, workers_option
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
@@ -72,7 +72,7 @@ def rpc(server: str, key: str | None, call: Callable[[grpc.aio.Channel, Any], An
     """Run ``call(channel, metadata)`` against a server; gRPC errors become plain messages."""
 
     async def run() -> Any:
-        async with grpc.aio.insecure_channel(server) as channel:
+        async with open_channel(server) as channel:
             return await call(channel, bearer(find_organiser_key(key)))
 
     try:

@@ -26,7 +26,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cli.audit_bench import build
-from cli.client import bearer, new_game, play_with_bots, spawn_server
+from cli.client import bearer, new_game, open_channel, play_with_bots, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
@@ -81,7 +81,7 @@ async def bot_rate(
     address: str, key: str, kind: str, games: int, players: int, seed: int
 ) -> Throughput:
     """Play ``games`` bot games at once; then health checks from the same client."""
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with open_channel(address) as channel:
         stub = pb_grpc.GameServiceStub(channel)
         names = list(NAMES[:players])
         created = [await new_game(stub, key, kind, names) for _ in range(games)]
@@ -158,7 +158,7 @@ async def submit_only(
 
     With ``offered`` > 0, commands go out at that total rate, each at its scheduled time.
     """
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with open_channel(address) as channel:
         stub = pb_grpc.GameServiceStub(channel)
         planned = await plan_games(stub, key, kind, games, players, first)
         latencies: list[float] = []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import os
 import random
 import re
@@ -24,6 +25,88 @@ from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from service.server import create_server
 
 Metadata = tuple[tuple[str, str], ...]
+
+# Every call about a game carries its id in this header, so a load balancer in front of
+# many nodes (nginx: hash $http_x_feastlog_game consistent) sends a game's calls to the
+# node that has it folded in memory. Affinity only: any node answers every call correctly.
+ROUTING_HEADER = "x-feastlog-game"
+
+
+def _routing(request: Any) -> list[tuple[str, str]]:
+    """The routing header of a request that names a game (none for one that does not)."""
+    game_id = getattr(request, "game_id", "")
+    return [(ROUTING_HEADER, game_id)] if game_id else []
+
+
+def _routed(details: Any, request: Any) -> Any:
+    """An asyncio call's details with the routing header added."""
+    extra = _routing(request)
+    if not extra:
+        return details
+    metadata = grpc.aio.Metadata(*(details.metadata or ()), *extra)
+    return grpc.aio.ClientCallDetails(
+        details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
+    )
+
+
+def _routed_blocking(details: Any, request: Any) -> Any:
+    """A blocking call's details with the routing header added."""
+    extra = _routing(request)
+    if not extra:
+        return details
+    metadata = [*(details.metadata or ()), *extra]
+    return _SyncDetails(
+        details.method,
+        details.timeout,
+        metadata,
+        details.credentials,
+        details.wait_for_ready,
+        details.compression,
+    )
+
+
+class _GameRouting(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):
+    """Adds the routing header to every call of an asyncio channel."""
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        """A unary call, routed by its game."""
+        return await continuation(_routed(details, request), request)
+
+    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        """A server stream (WatchGame, replays), routed by its game."""
+        return await continuation(_routed(details, request), request)
+
+
+class _SyncDetails(
+    collections.namedtuple(
+        "_SyncDetails",
+        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
+    ),
+    grpc.ClientCallDetails,
+):
+    """Call details of a blocking channel (grpc gives no constructor for them)."""
+
+
+class _SyncGameRouting(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
+    """Adds the routing header to every call of a blocking channel."""
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        """A unary call, routed by its game."""
+        return continuation(_routed_blocking(details, request), request)
+
+    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
+        """A server stream, routed by its game."""
+        return continuation(_routed_blocking(details, request), request)
+
+
+def open_channel(address: str) -> grpc.aio.Channel:
+    """An asyncio channel to a server or a load balancer; calls carry the routing header."""
+    return grpc.aio.insecure_channel(address, interceptors=[_GameRouting()])
+
+
+def open_blocking_channel(address: str) -> grpc.Channel:
+    """A blocking channel to a server or a load balancer; calls carry the routing header."""
+    return grpc.intercept_channel(grpc.insecure_channel(address), _SyncGameRouting())
 
 
 def spawn_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
@@ -67,7 +150,7 @@ async def connect(
 ) -> AsyncIterator[Connection]:
     """A connection to ``server``, or to an embedded server on ``db_path`` when none is given."""
     if server:
-        async with grpc.aio.insecure_channel(server) as channel:
+        async with open_channel(server) as channel:
             yield Connection(channel, pb_grpc.GameServiceStub(channel), organiser_key)
         return
     running = await create_server(db_path, "127.0.0.1:0")

@@ -12,7 +12,7 @@ import click
 import grpc
 from google.protobuf import json_format
 
-from cli.client import as_dict, bearer
+from cli.client import as_dict, bearer, open_blocking_channel
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
@@ -30,7 +30,7 @@ class Seat:
     """One seat's connection: its token, the game, and what it has been told so far."""
 
     def __init__(self, address: str, game_id: str, token: str) -> None:
-        self.stub = pb_grpc.GameServiceStub(grpc.insecure_channel(address))
+        self.stub = pb_grpc.GameServiceStub(open_blocking_channel(address))
         self.game_id, self.meta = game_id, bearer(token)
         self.seen = 0
         self.engine: Any = None

@@ -18,22 +18,26 @@ const feastlog = grpc.loadPackageDefinition(definition).feastlog.v1;
 const games = new feastlog.GameService(address, grpc.credentials.createInsecure());
 const replays = new feastlog.ReplayService(address, grpc.credentials.createInsecure());
 
-function bearer(token) {
+// The token, and the game routing header: a load balancer in front of many nodes (nginx:
+// hash $http_x_feastlog_game consistent) sends each game's calls to the node that has it
+// folded in memory. Affinity only: any node answers correctly.
+function metadataFor(request, token) {
   const metadata = new grpc.Metadata();
   if (token) metadata.set("authorization", `Bearer ${token}`);
+  if (request.game_id) metadata.set("x-feastlog-game", request.game_id);
   return metadata;
 }
 
 function call(client, method, request, token) {
   return new Promise((resolve, reject) => {
-    client[method](request, bearer(token), (error, reply) => (error ? reject(error) : resolve(reply)));
+    client[method](request, metadataFor(request, token), (error, reply) => (error ? reject(error) : resolve(reply)));
   });
 }
 
 function stream(client, method, request, token) {
   return new Promise((resolve, reject) => {
     const replies = [];
-    const call = client[method](request, bearer(token));
+    const call = client[method](request, metadataFor(request, token));
     call.on("data", (reply) => replies.push(reply));
     call.on("error", reject);
     call.on("end", () => resolve(replies));
