@@ -65,12 +65,17 @@ def _routed_blocking(details: Any, request: Any) -> Any:
     )
 
 
-class _GameRouting(grpc.aio.UnaryUnaryClientInterceptor, grpc.aio.UnaryStreamClientInterceptor):
-    """Adds the routing header to every call of an asyncio channel."""
+# grpc.aio files an interceptor under the first kind it is, so one class per kind.
+class _GameRouting(grpc.aio.UnaryUnaryClientInterceptor):
+    """Adds the routing header to every unary call of an asyncio channel."""
 
     async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
         """A unary call, routed by its game."""
         return await continuation(_routed(details, request), request)
+
+
+class _GameStreamRouting(grpc.aio.UnaryStreamClientInterceptor):
+    """Adds the routing header to every server stream of an asyncio channel."""
 
     async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
         """A server stream (WatchGame, replays), routed by its game."""
@@ -101,7 +106,7 @@ class _SyncGameRouting(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientI
 
 def open_channel(address: str) -> grpc.aio.Channel:
     """An asyncio channel to a server or a load balancer; calls carry the routing header."""
-    return grpc.aio.insecure_channel(address, interceptors=[_GameRouting()])
+    return grpc.aio.insecure_channel(address, interceptors=[_GameRouting(), _GameStreamRouting()])
 
 
 def open_blocking_channel(address: str) -> grpc.Channel:

@@ -2,8 +2,10 @@
 
 It reads typed views and facts (proto/feastlog/v1/*_view.proto), decodes a refusal's
 google.rpc.ErrorInfo with the protos vendored in third_party/googleapis, and plays a legal
-bid. CI installs @grpc/grpc-js, @grpc/proto-loader and protobufjs and names the folder in
-FEASTLOG_NODE_MODULES; where that is not set, the test is skipped.
+bid. It goes through nginx (deploy/feastlog.nginx.conf), as clients of many nodes do, and
+sends each game's routing header. CI installs @grpc/grpc-js, @grpc/proto-loader,
+protobufjs and nginx and names the node folder in FEASTLOG_NODE_MODULES; where that is not
+set, the test is skipped.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from cli.client import as_dict
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from scripts.cluster import free_port, start_nginx, stop_process
 from tests.serverutil import ThreadedServer, bearer, stub
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,9 +39,18 @@ def test_a_node_client_reads_typed_views_and_rich_errors_and_plays(tmp_path: Pat
     script.write_text((ROOT / "tests" / "js" / "client.mjs").read_text())
     (tmp_path / "node_modules").symlink_to(Path(MODULES) / "node_modules")
     server = ThreadedServer(tmp_path / "games.duckdb")
+    front = free_port()
+    nginx = start_nginx(tmp_path / "nginx", front, [server.running.port])
     try:
         done = subprocess.run(
-            ["node", str(script), server.address, server.key, str(ROOT / "proto"), str(GOOGLEAPIS)],
+            [
+                "node",
+                str(script),
+                f"127.0.0.1:{front}",
+                server.key,
+                str(ROOT / "proto"),
+                str(GOOGLEAPIS),
+            ],
             capture_output=True,
             text=True,
             timeout=60,
@@ -75,5 +88,9 @@ def test_a_node_client_reads_typed_views_and_rich_errors_and_plays(tmp_path: Pat
         assert not any(r["ann_hand_shown"] for r in rows)  # a spectator sees no hand
         view_now = stub(server.address).GetView(pb.GetViewRequest(game_id=seen["game_id"]))
         assert view_now.seq == 2
+        routed = (tmp_path / "nginx" / "access.log").read_text().splitlines()
+        about_the_game = [line for line in routed if "/CreateGame" not in line]
+        assert about_the_game and all(line.startswith(seen["game_id"]) for line in about_the_game)
     finally:
+        stop_process(nginx, signal.SIGQUIT)
         server.stop()

@@ -1,0 +1,1 @@
+"""Developer scripts: proto generation, fixtures, benchmarks, the one-machine cluster."""
