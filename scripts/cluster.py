@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX_SNIPPET = ROOT / "deploy" / "feastlog.nginx.conf"
@@ -193,11 +194,27 @@ def set_up_feastlog_role(
     return f"postgresql://{role}:{password}@127.0.0.1:{server.port}/{database}"
 
 
+def without_password(dsn: str) -> tuple[str, str]:
+    """(the DSN without its password, the password): a command line is anyone's to read."""
+    parts = urlsplit(dsn)
+    if parts.password is None:
+        return dsn, ""
+    netloc = f"{parts.username}@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc)), parts.password
+
+
 def start_node(dsn: str, key: str, folder: Path, index: int, port: int = 0) -> tuple[int, int]:
-    """``feastlog serve --db DSN`` in its own session, logging to node-N.log: (pid, port)."""
+    """``feastlog serve --db DSN`` in its own session, logging to node-N.log: (pid, port).
+
+    The key and the database password go in the node's environment (``PGPASSWORD``, which
+    libpq reads), never on its command line, which other local users can read.
+    """
     port = port or free_port()
     log = folder / f"node-{index}.log"
+    dsn, password = without_password(dsn)
     env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
+    if password:
+        env["PGPASSWORD"] = password
     with log.open("a") as out:
         process = subprocess.Popen(
             [sys.executable, "-c", NODE_CODE, "serve", "--db", dsn, "--port", str(port)],
