@@ -37,11 +37,11 @@ from replay.explain import explain
 from replay.export import BadExport, verify_document
 from replay.narrative import check_viewer, header, row_lines
 from replay.record import Row
+from replay.visibility import refusals_for
 from service.audit_service import (
     audit_stored,
     explanation_lines,
     rejection_message,
-    visible_rejections,
     what_if_for,
 )
 from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
@@ -432,7 +432,7 @@ def rejections_command(
     else:
         source = OfflineFile(db_path)
         found = offline(lambda: source.read(lambda store: store.rejections(game_id)))
-        shown = [rejection_message(r) for r in visible_rejections(found, ARBITER, True)]
+        shown = [rejection_message(r) for r in refusals_for(ARBITER, found, over=True)]
     rows = [json_format.MessageToDict(r, preserving_proto_field_name=True) for r in shown]
     if as_json:
         echo_json(rows)

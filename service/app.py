@@ -15,24 +15,15 @@ from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from google.protobuf.message import Message
-
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.engine import (
-    ARBITER,
-    Fact,
-    MalformedCommand,
-    RuleViolation,
-    Viewer,
-    capped,
-    fact_visible,
-)
+from replay.engine import Fact, MalformedCommand, RuleViolation, Viewer, capped
 from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis, record_version
 from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from replay.standings import Standing
+from replay.visibility import Step, facts_for, seen
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
     AlreadyStarted,
@@ -70,46 +61,6 @@ class Accepted:
     facts: tuple[Fact, ...]
     game_over: bool
     replayed: bool
-
-
-@dataclass(frozen=True)
-class Step:
-    """One row as a viewer may see it."""
-
-    row: Row
-    command: record_pb2.Command | None
-    facts: tuple[Fact, ...]
-    view: dict[str, Any]
-
-
-def visible_facts(facts: Sequence[Fact], viewer: Viewer, public: bool) -> tuple[Fact, ...]:
-    """The facts ``viewer`` may see (everything once the record is public)."""
-    return tuple(f for f in facts if public or fact_visible(f, viewer))
-
-
-def step_for(game: LiveGame, seq: int, viewer: Viewer) -> Step:
-    """Row ``seq`` of a live game as ``viewer`` saw it then (all of it from the seed reveal on)."""
-    row, table = game.rows[seq - 1], game.tables[seq - 1]
-    # the record becomes public with the reveal row, not before: a replay of a finished
-    # game as a seat shows what that seat saw at each seq
-    public = row.kind == SEED_REVEAL
-    command = None
-    if row.kind == COMMAND:
-        decoded = record_pb2.Command.FromString(row.body)
-        if public or _command_visible(game, row.actor, decoded, viewer):
-            command = decoded
-    view = game.engine.view(table.game, ARBITER if public else viewer)
-    return Step(row, command, visible_facts(game.facts[seq - 1], viewer, public), view)
-
-
-def _command_visible(
-    game: LiveGame, actor: str, command: record_pb2.Command, viewer: Viewer
-) -> bool:
-    which = command.WhichOneof("game")
-    if which == "arbiter" or viewer.role == "arbiter" or actor == str(viewer):
-        return True
-    inner: Message = getattr(command, which or "")
-    return game.engine.command_public(inner)
 
 
 @dataclass(frozen=True)
@@ -574,7 +525,7 @@ class Games:
         game.advance(rows, tables, all_facts)
         self._settle(game)
         public = game.over
-        return Accepted(row, visible_facts(facts, viewer, public), public, False)
+        return Accepted(row, facts_for(viewer, facts, public), public, False)
 
     def _reveal_row(self, game: LiveGame, after: Row, table: Table, now: str) -> Row:
         body = record_pb2.SeedReveal(server_seed=game.server_seed).SerializeToString()
@@ -600,7 +551,7 @@ class Games:
                 f"you used command_id {command_id!r} for another command at seq {seq}",
                 seq=str(seq),
             )
-        facts = visible_facts(game.facts[seq - 1], viewer, game.over)
+        facts = facts_for(viewer, game.facts[seq - 1], game.over)
         return Accepted(row, facts, game.over, True)
 
     async def _reject(
@@ -655,7 +606,7 @@ class Games:
             next_seq = max(from_seq, 1)
             while True:
                 while next_seq <= game.last_seq:
-                    yield step_for(game, next_seq, viewer)
+                    yield seen(game, next_seq, viewer)
                     next_seq += 1
                 if game.over:
                     return

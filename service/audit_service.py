@@ -8,7 +8,7 @@ bids, so only the arbiter gets them; once the seed is revealed the record is pub
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Generator, Sequence
+from collections.abc import AsyncIterator, Generator
 from typing import Any
 
 import grpc
@@ -18,9 +18,9 @@ from feastlog.v1 import audit_service_pb2 as pb
 from feastlog.v1 import audit_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
 from replay.audit import AuditReport, verify
-from replay.engine import Viewer
 from replay.explain import explain, what_if
 from replay.record import COMMAND
+from replay.visibility import behind_screen, refusals_for, sees_all
 from service.app import Games
 from service.auth import Caller
 from service.convert import (
@@ -32,7 +32,7 @@ from service.convert import (
     structs,
     typed_facts,
 )
-from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
+from service.errors import BadRequest, GameNotFound, streaming, unary
 from service.live import LiveGame
 from service.replay_service import checked_seq, parse_actor
 from service.store import Rejection, Store, StoredGame
@@ -71,12 +71,6 @@ def report_message(report: AuditReport, redact: bool = False) -> pb.AuditReport:
         notes=list(report.notes),
         record_version=report.record_version,
     )
-
-
-def require_public(game: LiveGame, viewer: Viewer) -> None:
-    """Refuse unless the game is over or the viewer is the arbiter."""
-    if not game.over and viewer.role != "arbiter":
-        raise PermissionDenied("while the game runs, only the arbiter can look behind the screen")
 
 
 def explanation_lines(found: dict[str, Any]) -> list[str]:
@@ -127,15 +121,6 @@ def what_if_for(
     return what_if(game, seq, parse_actor(actor or game.rows[seq - 1].actor, seats), command)
 
 
-def visible_rejections(
-    rejections: Sequence[Rejection], viewer: Viewer, over: bool
-) -> list[Rejection]:
-    """Refusals the viewer may see: all for the arbiter or a finished game, else its own."""
-    if over or viewer.role == "arbiter":
-        return list(rejections)
-    return [r for r in rejections if viewer.role == "seat" and r.actor == str(viewer)]
-
-
 def rejection_message(rejection: Rejection) -> pb.Rejection:
     """A stored refusal as its message."""
     out = pb.Rejection(
@@ -179,14 +164,16 @@ class AuditService(pb_grpc.AuditServiceServicer):
     ) -> pb.VerifyGameResponse:
         viewer = self.caller(context).viewer(request.game_id)
         report = await self.games.refolds.run(audit_stored, await self.stored(request.game_id))
-        redact = not report.over and viewer.role != "arbiter"
+        redact = not sees_all(viewer, report.over)
         return pb.VerifyGameResponse(report=report_message(report, redact))
 
     @streaming
     async def VerifyAllGames(
         self, request: pb.VerifyAllGamesRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.VerifyAllGamesResponse]:
-        self.games.credentials.organiser(self.caller(context))
+        caller = self.caller(context)
+        self.games.credentials.organiser(caller)
+        viewer = caller.viewer("")
         db = self.games.db
         wanted = kind_text(request.game_kind, request.kind)
         total, _ = await db.read(Store.count_games, wanted)
@@ -196,7 +183,8 @@ class AuditService(pb_grpc.AuditServiceServicer):
         try:
             while (stored := await db.read(lambda _, found=games: next(found, None))) is not None:
                 report = await self.games.refolds.run(audit_stored, stored)
-                yield pb.VerifyAllGamesResponse(report=report_message(report), total=total)
+                redact = not sees_all(viewer, report.over)
+                yield pb.VerifyAllGamesResponse(report=report_message(report, redact), total=total)
         finally:
             await db.read(lambda _: games.close())
 
@@ -205,7 +193,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self, request: pb.ExplainEventRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExplainEventResponse:
         game = await self.games.get(request.game_id)
-        require_public(game, self.caller(context).viewer(request.game_id))
+        behind_screen(self.caller(context).viewer(request.game_id), game.over, "explain a row")
         found = explain(game, checked_seq(game, request.seq))
         return pb.ExplainEventResponse(explanation=struct(found), lines=explanation_lines(found))
 
@@ -214,7 +202,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self, request: pb.WhatIfRequest, context: grpc.aio.ServicerContext
     ) -> pb.WhatIfResponse:
         game = await self.games.get(request.game_id)
-        require_public(game, self.caller(context).viewer(request.game_id))
+        behind_screen(self.caller(context).viewer(request.game_id), game.over, "try a what-if")
         actor = participant_text(request.actor, request.typed_actor, "typed_actor")
         found = what_if_for(game, request.seq, actor, request.command)
         return pb.WhatIfResponse(
@@ -235,7 +223,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
         game = await self.games.get(request.game_id)
         viewer = self.caller(context).viewer(request.game_id)
         found = await self.games.db.call(self.games.db.store.rejections, request.game_id)
-        shown = visible_rejections(found, viewer, game.over)
+        shown = refusals_for(viewer, found, game.over)
         return pb.ListRejectionsResponse(rejections=[rejection_message(r) for r in shown])
 
     @unary

@@ -21,6 +21,7 @@ from grpc_status import rpc_status
 
 from replay.engine import MalformedCommand, PackError, RuleViolation
 from replay.games import UnknownGameKind
+from replay.visibility import Hidden
 
 DOMAIN = "feastlog"
 
@@ -177,6 +178,7 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     CommandIdReused: grpc.StatusCode.ALREADY_EXISTS,
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
+    Hidden: grpc.StatusCode.PERMISSION_DENIED,
     StoreLocked: grpc.StatusCode.UNAVAILABLE,
     StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
     InternalError: grpc.StatusCode.INTERNAL,
@@ -196,6 +198,8 @@ def describe(error: Exception) -> tuple[grpc.StatusCode, str, str, dict[str, str
     if isinstance(error, PackError):
         meta = {"card": error.card, "field": error.field}
         return code, "BAD_CONTENT_PACK", str(error), meta
+    if isinstance(error, Hidden):
+        return code, PermissionDenied.reason, error.message, {}
     if isinstance(error, UnknownGameKind):
         return code, "UNKNOWN_GAME_KIND", f"unknown game kind {error.args[0]!r}", {}
     assert isinstance(error, ServiceError)

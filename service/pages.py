@@ -1,9 +1,9 @@
 """Replay pages of folded games: the replay code's steps for a viewer, drawn by replay/page.
 
-The views and facts come from ``service.replay_service.steps`` (``step_for``), refusals
-through ``visible_rejections``: this module only gathers them.  The same function serves
-``feastlog replay --html`` (offline on a file, an exported record, or a finished game
-fetched from a server) and the live pages of ``feastlog serve --http``.
+The views and facts come from ``service.replay_service.steps`` (``replay.visibility.seen``),
+refusals through ``replay.visibility.refusals_for``: this module only gathers them.  The
+same function serves ``feastlog replay --html`` (offline on a file, an exported record, or
+a finished game fetched from a server) and the live pages of ``feastlog serve --http``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from replay.engine import Viewer
 from replay.page import Live, final_result, page_data, render_page
-from service.audit_service import visible_rejections
+from replay.visibility import refusals_for
 from service.live import LiveGame
 from service.replay_service import steps
 from service.store import Rejection
@@ -20,7 +20,7 @@ from service.store import Rejection
 
 def seen_refusals(rejections: Sequence[Rejection], viewer: Viewer) -> list[Rejection]:
     """The refusals a viewer was shown while the game ran (the page shows each seq as then)."""
-    return visible_rejections(rejections, viewer, over=False)
+    return refusals_for(viewer, rejections, over=False)
 
 
 def page_html(

@@ -22,10 +22,11 @@ from replay.engine import ARBITER, Viewer
 from replay.explain import table_view
 from replay.export import export_record, to_text
 from replay.history import refold
-from service.app import Games, Step, step_for
+from replay.visibility import Step, behind_screen, look_as, seen
+from service.app import Games
 from service.auth import Caller
 from service.convert import event, participant, participant_text, struct
-from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
+from service.errors import BadRequest, GameNotFound, streaming, unary
 from service.live import LiveGame, live_from_folded
 from service.store import Store, StoredGame
 
@@ -53,14 +54,11 @@ def parse_actor(text: str, seats: int, field: str = "actor") -> str:
 
 
 def viewer_for(caller: Caller, game: LiveGame, requested: str) -> Viewer:
-    """The viewer a caller asks for: its own, a spectator's, or (arbiter only) anyone's."""
+    """The viewer a caller asks for, when the visibility policy lets it look as that one."""
     own = caller.viewer(game.game_id)
     if not requested:
         return own
-    wanted = parse_viewer(requested, len(game.genesis.seats))
-    if own.role != "arbiter" and wanted.role != "spectator" and wanted != own:
-        raise PermissionDenied(f"{own} cannot look at the game as {wanted}")
-    return wanted
+    return look_as(own, parse_viewer(requested, len(game.genesis.seats)), game.over)
 
 
 def checked_seq(game: LiveGame, seq: int, field: str = "seq") -> int:
@@ -78,14 +76,14 @@ def rulings_at(game: LiveGame, seq: int) -> dict[str, Any]:
 
 
 def state_at(game: LiveGame, seq: int, viewer: Viewer) -> Step:
-    """Row ``seq`` and the table after it as ``viewer`` may see it (then, if the game runs)."""
-    return step_for(game, checked_seq(game, seq), viewer)
+    """Row ``seq`` and the table after it as ``viewer`` saw it then."""
+    return seen(game, checked_seq(game, seq), viewer)
 
 
 def steps(game: LiveGame, from_seq: int, to_seq: int, viewer: Viewer) -> list[Step]:
-    """Rows ``from_seq..to_seq`` as ``viewer`` may see them."""
+    """Rows ``from_seq..to_seq`` as ``viewer`` saw them."""
     last = checked_seq(game, to_seq, "to_seq")
-    return [step_for(game, s, viewer) for s in range(max(from_seq, 1), last + 1)]
+    return [seen(game, s, viewer) for s in range(max(from_seq, 1), last + 1)]
 
 
 def export_text(stored: StoredGame, viewer: Viewer) -> tuple[str, bool]:
@@ -95,8 +93,7 @@ def export_text(stored: StoredGame, viewer: Viewer) -> tuple[str, bool]:
     may export it before the end; even then it carries no seed.
     """
     over = stored.rows[-1].kind == "seed_reveal"
-    if not over and viewer.role != "arbiter":
-        raise PermissionDenied("only the arbiter can export a game that is still running")
+    behind_screen(viewer, over, "export its record")
     outcome = None
     if over:
         table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
