@@ -15,7 +15,7 @@ import pytest
 
 from feastlog.v1 import bon_appetit_pb2, menu_masters_pb2, record_pb2
 from replay import games
-from replay.engine import ARBITER, SPECTATOR, Viewer
+from replay.engine import ARBITER, SPECTATOR, Fact, Viewer
 from replay.history import refold
 from replay.record import COMMAND, SEED_REVEAL, Row
 from replay.visibility import (
@@ -153,7 +153,11 @@ def test_a_spectator_may_replay_a_finished_game_as_the_arbiter() -> None:
 
 
 def test_lists_follow_the_single_rules() -> None:
-    facts = [{"type": "a", "private_to": 0}, {"type": "b"}, {"type": "c", "private_to": 1}]
+    facts: list[Fact] = [
+        {"type": "a", "private_to": 0},
+        {"type": "b"},
+        {"type": "c", "private_to": 1},
+    ]
     assert facts_for(OWNER, facts, public=False) == (facts[0], facts[1])
     assert facts_for(SPECTATOR, facts, public=False) == (facts[1],)
     assert facts_for(SPECTATOR, facts, public=True) == tuple(facts)
@@ -202,5 +206,5 @@ def test_a_replay_shows_each_row_as_it_was_seen_then() -> None:
 
 
 def test_a_non_command_row_has_no_command_to_show() -> None:
-    genesis = Row("g", 1, "genesis", "server", b"", "", "", "", "", "")
+    genesis = Row("g", 1, "genesis", "server", "", b"", "", "", "", "")
     assert command_for(ARBITER, BA, genesis, public=True) is None
