@@ -45,7 +45,7 @@ from service.audit_service import (
     what_if_for,
 )
 from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
-from service.errors import ServiceError
+from service.errors import KNOWN, describe
 from service.replay_service import OfflineFile, export_text, state_at, steps
 from service.store import Store
 
@@ -87,8 +87,8 @@ def offline(fn: Callable[[], T]) -> T:
     """Run offline work; service errors become plain messages."""
     try:
         return fn()
-    except ServiceError as error:
-        raise AuditError(error.message) from error
+    except KNOWN as error:
+        raise AuditError(describe(error)[2]) from error
 
 
 def echo_json(value: Any) -> None:

@@ -25,8 +25,7 @@ from replay.history import refold
 from replay.record import SEED_REVEAL
 from service import bulk, projection
 from service.audit_service import audit_stored
-from service.errors import StoreLocked
-from service.store import Batch, NewGame, Store, StoredGame
+from service.store import Batch, NewGame, Store, StoredGame, StoreLocked
 
 
 class SeasonError(click.ClickException):

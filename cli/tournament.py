@@ -13,9 +13,9 @@ from feastlog.v1 import tournament_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
 from service.app import Games
 from service.auth import Credentials
-from service.live import Database
 from service.store import Store
 from service.tournament_service import standing_message
+from service.writer import Database
 
 
 async def _from_file(path: str, tournament_id: str) -> pb.GetStandingsResponse:

@@ -33,14 +33,14 @@ from service.errors import (
     GameNotFound,
     PermissionDenied,
     StaleSeq,
-    StoreConflict,
     WaitingForEntropy,
     describe,
 )
 from service.limits import Refolds, RefusalBudget, stored_refusal
-from service.live import Database, LiveGame, live_from_store, utc_now
+from service.live import LiveGame, live_from_store, utc_now
 from service.projection import Ending, KindStats, outcome_rows
-from service.store import Batch, Listed, NewGame, Rejection, Store
+from service.store import Batch, Listed, NewGame, Rejection, Store, StoreConflict
+from service.writer import Database
 
 T = TypeVar("T")
 

@@ -29,9 +29,9 @@ from service.convert import (
     structs,
     typed_facts,
 )
-from service.errors import CannotOpenStore, streaming, unary
-from service.live import Database
-from service.store import Store
+from service.errors import streaming, unary
+from service.store import CannotOpenStore, Store
+from service.writer import Database
 
 
 class GameService(pb_grpc.GameServiceServicer):

@@ -24,8 +24,7 @@ from feastlog.v1 import record_pb2
 from replay.fold import state_hash
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis
-from service.errors import StoreConflict, StoreUnavailable
-from service.store import Batch, NewGame, Store
+from service.store import Batch, NewGame, Store, StoreConflict, StoreUnavailable
 from tests.botutil import KINDS, PLAYERS, Ack, check_stored, refolded_state_hash
 from tests.serverutil import (
     ThreadedServer,
