@@ -124,6 +124,12 @@ class EntropyAlreadySent(ServiceError):
     reason = "ENTROPY_ALREADY_SENT"
 
 
+class SealedRecord(ServiceError):
+    """An exported record of a game still running: no seed, so it cannot be replayed."""
+
+    reason = "SEED_NOT_REVEALED"
+
+
 class InternalError(ServiceError):
     """An unexpected failure on the server; the cause is in the server log under the incident."""
 
@@ -151,6 +157,7 @@ TABLE: dict[type[Exception], tuple[grpc.StatusCode, str | None]] = {
     RuleViolation: (grpc.StatusCode.FAILED_PRECONDITION, "RULE_VIOLATION"),
     WaitingForEntropy: (grpc.StatusCode.FAILED_PRECONDITION, None),
     AlreadyStarted: (grpc.StatusCode.FAILED_PRECONDITION, None),
+    SealedRecord: (grpc.StatusCode.FAILED_PRECONDITION, None),
     EntropyAlreadySent: (grpc.StatusCode.ALREADY_EXISTS, None),
     StaleSeq: (grpc.StatusCode.ABORTED, None),
     GameNotFound: (grpc.StatusCode.NOT_FOUND, None),

@@ -1,9 +1,16 @@
-"""Live games: folded once, kept in memory, advanced only after their rows commit."""
+"""Live games: folded once, kept in memory, advanced only after their rows commit.
+
+``LiveGames`` is the cache of folded games.  A game is folded from the store the first
+time it is needed: read on the read connection and folded in a worker thread, so a cold
+game holds up neither the event loop nor the writer.  Running games stay folded (a
+command never refolds its game); finished ones stay while among the ``FINISHED_KEPT``
+most recently used, or while someone watches them.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import datetime
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,13 +21,12 @@ from replay.fold import Table
 from replay.games import engine
 from replay.history import Folded, refold
 from replay.record import Row
-from service.store import StoredGame
+from service.errors import GameNotFound
+from service.store import Store, StoredGame
+from service.writer import Database
 
-
-def utc_now() -> str:
-    """The time now, RFC 3339 UTC with microseconds (row metadata only)."""
-    now = datetime.datetime.now(datetime.UTC)
-    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
+# Finished games kept folded in memory (most recently used); running games always are.
+FINISHED_KEPT = 256
 
 
 @dataclass
@@ -80,6 +86,21 @@ class LiveGame:
         for queue in self.watchers:
             queue.put_nowait(self.last_seq)
 
+    @classmethod
+    def begun(
+        cls,
+        genesis: record_pb2.Genesis,
+        pack: Any,
+        server_seed: bytes,
+        first: tuple[Row, Table, list[Fact]],
+    ) -> LiveGame:
+        """A game that has just begun: its genesis row, and the table and facts of setting up."""
+        names = tuple(s.name for s in genesis.seats)
+        game = cls(genesis, engine(genesis.game_kind), pack, server_seed, names, [], [], [])
+        row, table, facts = first
+        game.advance([row], [table], [tuple(facts)])
+        return game
+
     def may_continue(self) -> bool:
         """Whether commands are still taken."""
         return not self.over and not fold.is_over(self.table)
@@ -105,3 +126,78 @@ def live_from_store(stored: StoredGame) -> LiveGame:
     """Fold a stored game once, to keep it live."""
     folded = refold(stored.rows, stored.server_seed, stored.pack_body)
     return live_from_folded(folded, stored.server_seed, stored.seat_names)
+
+
+class LiveGames:
+    """Every game folded in memory on this server, loaded on first use."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._live: dict[str, LiveGame] = {}
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        self._loading: dict[str, asyncio.Future[LiveGame]] = {}
+        self._heads: dict[str, int] = {}  # last seq of running games not folded in memory
+
+    async def get(self, game_id: str) -> LiveGame:
+        """The live game, folded from the store the first time it is needed."""
+        game = self._live.get(game_id)
+        if game is None:
+            loading = self._loading.get(game_id)
+            if loading is None:
+                loading = self._loading[game_id] = asyncio.ensure_future(self._load(game_id))
+                loading.add_done_callback(lambda _: self._loading.pop(game_id, None))
+            game = await asyncio.shield(loading)
+        self.settle(game)
+        return game
+
+    async def _load(self, game_id: str) -> LiveGame:
+        """Read a cold game on the read connection and fold it in a worker thread."""
+        stored = await self.db.read(Store.load, game_id)
+        if stored is None:
+            raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
+        game = self._live.get(game_id)  # created here while it was read
+        if game is None:
+            game = self._live[game_id] = await asyncio.to_thread(live_from_store, stored)
+            self._heads.pop(game_id, None)
+        return game
+
+    def settle(self, game: LiveGame) -> None:
+        """Note a finished game's use; fold out the least recently used beyond the limit."""
+        if not game.over:
+            return
+        self._finished[game.game_id] = None
+        self._finished.move_to_end(game.game_id)
+        for game_id in list(self._finished):
+            if len(self._finished) <= FINISHED_KEPT:
+                break
+            if not self._live[game_id].watchers:
+                del self._finished[game_id]
+                del self._live[game_id]
+
+    def start(self, game: LiveGame) -> None:
+        """Keep a game that has just started folded in memory."""
+        self._live[game.game_id] = game
+
+    async def reload(self, game: LiveGame) -> None:
+        """Fold a game from the store again, so memory and log agree."""
+        stored = await self.db.call(self.db.store.load, game.game_id)
+        if stored is not None:
+            game.reload(stored)
+
+    async def head(self, game_id: str) -> tuple[int, bool]:
+        """A game's last seq and whether it is over, without folding it.
+
+        From memory when it is folded; else its last seq by index, kept (a running game
+        not folded since start changes only once folded).
+        """
+        game = self._live.get(game_id)
+        if game is not None:
+            return game.last_seq, game.over
+        last_seq = self._heads.get(game_id, 0)
+        if not last_seq:
+            last_seq = self._heads[game_id] = await self.db.read(Store.last_seq, game_id)
+        return last_seq, False
+
+    def loaded(self) -> int:
+        """How many games are folded in memory now."""
+        return len(self._live)
