@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import functools
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -68,6 +67,18 @@ class Accepted:
     game_over: bool
     replayed: bool
     command_field: str
+
+
+@dataclass(frozen=True)
+class Sent:
+    """A command as its sender sent it: who, its id, the seq it expects, the command, and
+    its bytes (fixed once, so that a retry is compared byte for byte)."""
+
+    caller: Caller
+    command_id: str
+    expected_seq: int | None
+    command: record_pb2.Command
+    body: bytes
 
 
 @dataclass
@@ -204,8 +215,8 @@ class Application(Reads):
         """Check a command against the rules and record it; refusals are recorded too."""
         game = await self._game(game_id)
         body = command.SerializeToString(deterministic=True)
-        work = self._submit(game, caller, command_id, expected_seq, command, body)
-        return await self.finishing.run(work)
+        sent = Sent(caller, command_id, expected_seq, command, body)
+        return await self.finishing.run(self._submit(game, sent))
 
     async def rule(
         self, caller: Caller, game_id: str, command_id: str, ruling: record_pb2.ArbiterCommand
@@ -214,64 +225,46 @@ class Application(Reads):
         command = record_pb2.Command(arbiter=ruling)
         return await self.submit(caller, game_id, command_id, None, command)
 
-    async def _submit(
-        self,
-        game: LiveGame,
-        caller: Caller,
-        command_id: str,
-        expected_seq: int | None,
-        command: record_pb2.Command,
-        body: bytes,
-    ) -> Accepted:
+    async def _submit(self, game: LiveGame, sent: Sent) -> Accepted:
         """One command at a time per game; a refusal is stored (bounded) and raised."""
-        decide = functools.partial(
-            self._decide, game, caller, command_id, expected_seq, command, body
-        )
         async with game.lock:
             try:
-                return await self._again_on_conflict(game, decide)
+                return await self._again_on_conflict(game, sent)
             except RECORDED as error:
-                await self._reject(game, caller.label(game.game_id), command_id, body, error)
+                await self._reject(game, sent, error)
                 raise
 
-    async def _again_on_conflict(
-        self, game: LiveGame, decide: Callable[[], Coroutine[Any, Any, Accepted]]
-    ) -> Accepted:
+    async def _again_on_conflict(self, game: LiveGame, sent: Sent) -> Accepted:
         """Decide; when the log had rows memory missed, take the log as the truth and decide
         again."""
         try:
-            return await decide()
+            return await self._decide(game, sent)
         except StoreConflict:
             await self.live.reload(game)
-            return await decide()
+            return await self._decide(game, sent)
 
-    async def _decide(
-        self,
-        game: LiveGame,
-        caller: Caller,
-        command_id: str,
-        expected_seq: int | None,
-        command: record_pb2.Command,
-        body: bytes,
-    ) -> Accepted:
+    async def _decide(self, game: LiveGame, sent: Sent) -> Accepted:
         """Load (the game in memory), decide (the rules), save (the writer), then advance."""
-        actor, viewer = caller.actor(game.game_id), caller.viewer(game.game_id)
-        earlier = commands.retried(game, actor, command_id, body)
+        actor, viewer = sent.caller.actor(game.game_id), sent.caller.viewer(game.game_id)
+        earlier = commands.retried(game, actor, sent.command_id, sent.body)
         if earlier is not None:
             return _accepted(game, earlier, viewer, replayed=True)
-        done = commands.advance(game, actor, expected_seq, command, body, command_id, utc_now())
+        done = commands.advance(
+            game, actor, sent.expected_seq, sent.command, sent.body, sent.command_id, utc_now()
+        )
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
         self.live.settle(game)
         return _accepted(game, done.rows[0], viewer, replayed=False)
 
-    async def _reject(
-        self, game: LiveGame, sender: str, command_id: str, body: bytes, error: Exception
-    ) -> None:
+    async def _reject(self, game: LiveGame, sent: Sent, error: Exception) -> None:
         """Store a refusal, unless its sender is past its budget (then only counted)."""
+        sender = sent.caller.label(game.game_id)
         unstored = self.refusals.take(game.game_id, sender)
         if unstored is not None:
-            refused = commands.refusal(game, sender, command_id, body, error, unstored, utc_now())
+            refused = commands.refusal(
+                game, sender, sent.command_id, sent.body, error, unstored, utc_now()
+            )
             await self.db.commit(Batch(rejections=[refused]))
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:

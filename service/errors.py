@@ -218,6 +218,12 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
 
 
+async def _abort(context: grpc.aio.ServicerContext, error: Exception) -> None:
+    """End a call with the status of ``error`` (an unexpected one: an incident)."""
+    known = error if isinstance(error, KNOWN) else unexpected(error)
+    await context.abort_with_status(to_status(known))
+
+
 def unary(method: F) -> F:
     """Turn errors raised by a unary servicer method into rich statuses."""
 
@@ -225,12 +231,10 @@ def unary(method: F) -> F:
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await method(self, request, context)
-        except KNOWN as error:
-            await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await context.abort_with_status(to_status(unexpected(error)))
+            await _abort(context, error)
 
     return wrapper  # type: ignore[return-value]
 
@@ -245,11 +249,9 @@ def streaming(method: G) -> G:
         try:
             async for item in method(self, request, context):
                 yield item
-        except KNOWN as error:
-            await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await context.abort_with_status(to_status(unexpected(error)))
+            await _abort(context, error)
 
     return wrapper  # type: ignore[return-value]

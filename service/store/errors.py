@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
@@ -96,6 +96,18 @@ def rollback(con: duckdb.DuckDBPyConnection) -> None:
     # a transaction that is over already needs nothing: the first error is the one to report
     with contextlib.suppress(duckdb.Error):
         con.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """One transaction: committed when the block ends, rolled back when it raises."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield
+        con.execute("COMMIT")
+    except BaseException:
+        rollback(con)
+        raise
 
 
 def read_at_start(method: Callable[[Store], T]) -> Callable[[Store], T]:

@@ -16,7 +16,7 @@ from replay.standings import Standing
 from service import projection
 from service.files import hold_private_umask, release_private_umask
 from service.store import outcomes
-from service.store.errors import open_error, read_at_start, rollback, translated
+from service.store.errors import open_error, read_at_start, transaction, translated
 from service.store.opening import connect
 from service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
 from service.store.schema import (
@@ -131,14 +131,8 @@ class Store:
     @translated
     def write(self, batch: Batch) -> None:
         """Commit a batch in one transaction: all of it or none of it."""
-        con = self.con
-        con.execute("BEGIN TRANSACTION")
-        try:
-            listed = _write_rows(con, batch, self._next_n)
-            con.execute("COMMIT")
-        except BaseException:
-            rollback(con)
-            raise
+        with transaction(self.con):
+            listed = _write_rows(self.con, batch, self._next_n)
         self._next_n += listed
 
     @translated
@@ -390,14 +384,9 @@ class Store:
     @translated
     def adopt_projection(self, paths: Sequence[str]) -> int:
         """Take the projection tables built in ``paths`` as this file's, in one transaction."""
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(self.con):
             count = outcomes.adopt(self.con, paths)
             self._set_meta("projection", projection.VERSION)
-            self.con.execute("COMMIT")
-        except BaseException:
-            rollback(self.con)
-            raise
         return count
 
     def reader(self) -> Store:
@@ -413,14 +402,9 @@ class Store:
     @translated
     def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
         """Make the outcomes projection again from every game's rows, in one transaction."""
-        self.con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(self.con):
             count = outcomes.rebuild(self.con, projected)
             self._set_meta("projection", projection.VERSION)
-            self.con.execute("COMMIT")
-        except BaseException:
-            rollback(self.con)
-            raise
         return count
 
 
