@@ -23,8 +23,7 @@ from service.servicers.convert import (
     rejection_message,
     report_message,
     struct,
-    structs,
-    typed_facts,
+    what_if_message,
 )
 
 
@@ -61,17 +60,7 @@ class AuditService(Servicer, pb_grpc.AuditServiceServicer):
         answer = await self.app.what_if(
             self.caller(context), request.game_id, request.seq, actor, request.command
         )
-        found = answer.found
-        return pb.WhatIfResponse(
-            legal=found["legal"],
-            rule_id=found.get("rule_id", ""),
-            rule_text=found.get("text", ""),
-            message=found.get("message", ""),
-            facts=structs(found.get("facts", [])),
-            lines=found.get("narrative", []),
-            details=struct(found),
-            typed_facts=typed_facts(answer.command_field, found.get("facts", [])),
-        )
+        return what_if_message(answer)
 
     @unary
     async def ListRejections(

@@ -22,6 +22,7 @@ from replay.visibility import Step
 from service.app import Accepted, Created
 from service.errors import BadRequest
 from service.projection import KindStats
+from service.reads import WhatIf
 from service.store import Rejection
 
 # The typed twins of the game kind strings and of the actor and viewer names.  A kind's
@@ -234,3 +235,18 @@ def accepted_fields(done: Accepted) -> dict[str, Any]:
         "game_over": done.game_over,
         "typed_facts": typed_facts(done.command_field, done.facts),
     }
+
+
+def what_if_message(answer: WhatIf) -> apb.WhatIfResponse:
+    """A what-if's answer as WhatIfResponse: legal or the broken rule, and what it did."""
+    found = answer.found
+    return apb.WhatIfResponse(
+        legal=found["legal"],
+        rule_id=found.get("rule_id", ""),
+        rule_text=found.get("text", ""),
+        message=found.get("message", ""),
+        facts=structs(found.get("facts", [])),
+        lines=found.get("narrative", []),
+        details=struct(found),
+        typed_facts=typed_facts(answer.command_field, found.get("facts", [])),
+    )
