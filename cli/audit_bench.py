@@ -27,9 +27,10 @@ from replay.export import decoded
 from replay.fold import Table, state_hash
 from replay.history import begin, new_genesis
 from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
+from replay.visibility import seen
 from service import projection
-from service.audit_service import audit_stored
-from service.replay_service import OfflineFile, state_at
+from service.offline import OfflineFile
+from service.reads import audit_stored
 from service.server import create_server
 from service.store import Batch, NewGame, Store, StoredGame
 
@@ -222,11 +223,12 @@ def measure(folder: Path, count: int) -> list[str]:
         audit_rate = checked / (time.perf_counter() - start)
     finally:
         store.close()
-    offline = OfflineFile(str(path))
-    game = offline.game("g_long")
+    game = OfflineFile(str(path)).folded("g_long")
     seq = game.last_seq // 2
-    live_ms = _median_ms(lambda: state_at(game, seq, Viewer.of_seat(1)), 50)
-    cold_ms = _median_ms(lambda: state_at(offline.game("g_long"), seq, Viewer.of_seat(1)), 7)
+    live_ms = _median_ms(lambda: seen(game, seq, Viewer.of_seat(1)), 50)
+    cold_ms = _median_ms(
+        lambda: seen(OfflineFile(str(path)).folded("g_long"), seq, Viewer.of_seat(1)), 7
+    )
     grpc_ms = asyncio.run(_grpc_state_at_ms(path, "g_long", seq, 50))
     return [
         f"{len(ids)} stored games, {rows} rows",

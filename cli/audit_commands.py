@@ -33,20 +33,14 @@ from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from replay import games
 from replay.audit import AuditReport, summary_line
 from replay.engine import ARBITER, Viewer
-from replay.explain import explain
 from replay.export import BadExport, verify_document
 from replay.narrative import check_viewer, header, row_lines
 from replay.record import Row
-from service.audit_service import (
-    audit_stored,
-    explanation_lines,
-    rejection_message,
-    visible_rejections,
-    what_if_for,
-)
-from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
-from service.errors import ServiceError
-from service.replay_service import OfflineFile, export_text, state_at, steps
+from service.auth import KEY_ENV, ORGANISER, OrganiserKeyError, find_organiser_key
+from service.errors import KNOWN, describe
+from service.offline import OfflineFile, answer
+from service.reads import audit_stored
+from service.servicers.convert import rejection_message
 from service.store import Store
 
 T = TypeVar("T")
@@ -87,8 +81,8 @@ def offline(fn: Callable[[], T]) -> T:
     """Run offline work; service errors become plain messages."""
     try:
         return fn()
-    except ServiceError as error:
-        raise AuditError(error.message) from error
+    except KNOWN as error:
+        raise AuditError(describe(error)[2]) from error
 
 
 def echo_json(value: Any) -> None:
@@ -124,10 +118,11 @@ def replay_as(
         rows = [(e.seq, e.kind, e.actor, [as_dict(f) for f in e.facts]) for e in events]
         view, seen_as = as_dict(events[-1].view), request.viewer or "caller"
     else:
-        game = offline(lambda: OfflineFile(db_path).game(game_id))
-        chosen = viewer or ARBITER
-        found = offline(lambda: steps(game, 1, at or 0, chosen))
-        genesis, view, seen_as = game.genesis, found[-1].view, str(chosen)
+        source, seen_as = OfflineFile(db_path), str(viewer or ARBITER)
+        found = offline(
+            lambda: answer(source.replay(ORGANISER, game_id, 1, at or 0, seen_as))
+        ).steps
+        genesis, view = source.folded(game_id).genesis, found[-1].view
         rows = [(s.row.seq, s.row.kind, s.row.actor, list(s.facts)) for s in found]
     if viewer is not None:
         try:
@@ -184,7 +179,8 @@ def export_command(
         reply = rpc(server, organiser_key, call)
         text, complete = reply.content.decode(), reply.complete
     else:
-        text, complete = offline(lambda: export_text(OfflineFile(db_path).stored(game_id), ARBITER))
+        exported = offline(lambda: answer(OfflineFile(db_path).export(ORGANISER, game_id)))
+        text, complete = exported.text, exported.complete
     Path(output).write_text(text)
     state = "complete, seed revealed" if complete else "game still running: no seed"
     click.echo(f"wrote {output} ({state})")
@@ -342,9 +338,8 @@ def explain_command(
         reply = rpc(server, organiser_key, call)
         found, lines = as_dict(reply.explanation), list(reply.lines)
     else:
-        game = offline(lambda: OfflineFile(db_path).game(game_id))
-        found = offline(lambda: explain(game, state_at(game, seq, ARBITER).row.seq))
-        lines = explanation_lines(found)
+        explained = offline(lambda: answer(OfflineFile(db_path).explain(ORGANISER, game_id, seq)))
+        found, lines = explained.found, explained.lines
     if as_json:
         echo_json(found)
     else:
@@ -398,9 +393,13 @@ def whatif_command(
 
         found = as_dict(rpc(server, organiser_key, call).details)
     else:
-        game = offline(lambda: OfflineFile(db_path).game(game_id))
-        command = parse_command(command_json, game.genesis.game_kind)
-        found = offline(lambda: what_if_for(game, seq, actor or "", command))
+        source = OfflineFile(db_path)
+        command = parse_command(
+            command_json, offline(lambda: source.folded(game_id)).genesis.game_kind
+        )
+        found = offline(
+            lambda: answer(source.what_if(ORGANISER, game_id, seq, actor or "", command))
+        ).found
     if as_json:
         echo_json(found)
     elif found["legal"]:
@@ -431,8 +430,8 @@ def rejections_command(
         shown = list(rpc(server, organiser_key, call).rejections)
     else:
         source = OfflineFile(db_path)
-        found = offline(lambda: source.read(lambda store: store.rejections(game_id)))
-        shown = [rejection_message(r) for r in visible_rejections(found, ARBITER, True)]
+        found = offline(lambda: answer(source.rejections(ORGANISER, game_id)))
+        shown = [rejection_message(r) for r in found]
     rows = [json_format.MessageToDict(r, preserving_proto_field_name=True) for r in shown]
     if as_json:
         echo_json(rows)
@@ -528,7 +527,7 @@ def stats_command(
         ]
     else:
         source = OfflineFile(db_path)
-        found = [vars(k) for k in offline(lambda: source.read(lambda s: s.stats(tournament)))]
+        found = [vars(k) for k in offline(lambda: answer(source.stats(tournament)))]
     if as_json:
         echo_json(found)
         return

@@ -27,9 +27,8 @@ from replay.history import refold
 from replay.narrative import as_seen_then, header, row_lines
 from replay.record import Row
 from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
-from service.errors import CannotOpenStore, StoreLocked
 from service.server import CannotListen, Running, create_server, serve_forever
-from service.store import Store
+from service.store import CannotOpenStore, Store, StoreLocked
 from service.store_api import is_postgres, shown
 from service.web import serve_http
 

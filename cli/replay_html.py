@@ -29,9 +29,11 @@ from replay.export import BadExport, load_record
 from replay.history import refold
 from replay.page import page_data, render_page
 from replay.record import Row
+from replay.visibility import refusals_for
+from service.auth import ORGANISER
 from service.live import LiveGame, live_from_folded
-from service.pages import page_html, seen_refusals
-from service.replay_service import OfflineFile
+from service.offline import OfflineFile, answer
+from service.pages import page_html
 from service.store import Rejection
 
 # What folding a damaged record can raise; each is reported in words, not a traceback.
@@ -132,16 +134,14 @@ def page_from_server(server: str, game_id: str, viewer: Viewer | None, key: str 
         for e in events
     ]
     engine = games.engine(genesis.game_kind)
-    refusals = seen_refusals(rejections, chosen)
+    refusals = refusals_for(chosen, rejections, over=False)
     return render_page(page_data(genesis, engine, chosen, seen, bundled_pack(genesis), refusals))
 
 
 def page_offline(db_path: str, game_id: str, viewer: Viewer) -> str:
     """The page from a DuckDB file no server holds."""
     source = OfflineFile(db_path)
-    game = offline(lambda: source.game(game_id))
-    rejections = offline(lambda: source.read(lambda store: store.rejections(game_id)))
-    return page_html(game, viewer, rejections)
+    return offline(lambda: answer(source.page(ORGANISER, game_id, str(viewer))))
 
 
 def write_replay_html(

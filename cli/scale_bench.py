@@ -38,7 +38,7 @@ from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from replay.history import genesis_of, record_version
 from replay.record import Row, seal
 from service import bulk, projection
-from service.audit_service import audit_stored
+from service.reads import audit_stored
 from service.store import Batch, NewGame, Store, StoredGame
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")

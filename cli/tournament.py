@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -11,24 +10,17 @@ import click
 from cli.audit_commands import offline, rpc, source_options
 from feastlog.v1 import tournament_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
-from service.app import Games
-from service.auth import Credentials
-from service.live import Database
-from service.store import Store
-from service.tournament_service import standing_message
+from service.offline import OfflineFile, answer
+from service.servicers.convert import standing_message
 
 
 async def _from_file(path: str, tournament_id: str) -> pb.GetStandingsResponse:
     """The same standings the server gives, computed on a file no server holds."""
-    db = Database(Store(path, read_only=True))
-    try:
-        lines, finished, running = await Games(db, Credentials("")).standings(tournament_id)
-    finally:
-        await db.close()
+    found = await OfflineFile(path).standings(tournament_id)
     return pb.GetStandingsResponse(
-        standings=[standing_message(line) for line in lines],
-        games_finished=finished,
-        games_running=running,
+        standings=[standing_message(line) for line in found.lines],
+        games_finished=found.finished,
+        games_running=found.running,
     )
 
 
@@ -52,7 +44,7 @@ def standings_command(
     else:
         if not Path(db_path).exists():
             raise click.ClickException(f"no database at {db_path}")
-        reply = offline(lambda: asyncio.run(_from_file(db_path, tournament_id)))
+        reply = offline(lambda: answer(_from_file(db_path, tournament_id)))
     if as_json:
         rows = [
             {"name": s.name, "games": s.games, "wins": s.wins_exact, "points": s.points}

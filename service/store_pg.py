@@ -42,8 +42,19 @@ from feastlog.v1 import record_pb2
 from replay.record import Row
 from replay.standings import Standing
 from service import projection
-from service.errors import CannotOpenStore, StoreConflict, StoreUnavailable, new_incident_id
-from service.store import Batch, Listed, PendingGame, Rejection, StoredGame
+from service.incidents import new_incident_id
+from service.store import (
+    Batch,
+    CannotOpenStore,
+    Listed,
+    PendingGame,
+    Rejection,
+    StoreConflict,
+    StoredGame,
+    StoreUnavailable,
+)
+from service.store.outcomes import WIN_PARTS
+from service.store.schema import ROW_COLUMNS, row_of, row_values
 from service.store_api import shown
 
 P = ParamSpec("P")
@@ -129,10 +140,6 @@ CREATE TABLE IF NOT EXISTS meta (
 );
 """
 
-ROW_COLUMNS = (
-    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash, "
-    "commitment"
-)
 REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))
 
 # DuckDB's column types as PostgreSQL spells them (the projection's DDL is DuckDB's).
@@ -264,7 +271,7 @@ class PgStore:
         found = self._all(
             f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = %s ORDER BY seq", [game_id]
         )
-        return tuple(_row(r) for r in found)
+        return tuple(row_of(r) for r in found)
 
     @translated
     def rows_after(self, game_id: str, seq: int) -> tuple[Row, ...]:
@@ -273,7 +280,7 @@ class PgStore:
             f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = %s AND seq > %s ORDER BY seq",
             [game_id, seq],
         )
-        return tuple(_row(r) for r in found)
+        return tuple(row_of(r) for r in found)
 
     @translated
     def load(self, game_id: str) -> StoredGame | None:
@@ -286,7 +293,7 @@ class PgStore:
                 f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = %s ORDER BY seq".encode(),
                 [game_id],
             )
-            rows = tuple(_row(r) for r in cursor.fetchall())
+            rows = tuple(row_of(r) for r in cursor.fetchall())
             if not rows:
                 return None
             cursor.execute(b"SELECT server_seed FROM seeds WHERE game_id = %s", [game_id])
@@ -487,7 +494,7 @@ class PgStore:
 
         The same reading as the DuckDB store's: void games count as played with no points.
         """
-        parts = projection.WIN_PARTS
+        parts = WIN_PARTS
         found = self._all(
             f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won "
             f"THEN {parts} / cardinality(g.winners) ELSE 0 END), "
@@ -702,7 +709,7 @@ def _games_of(
     rows: list[Row] = []
     seed, n = b"", 0
     for values in cursor:
-        row = _row(values[:-2])
+        row = row_of(values[:-2])
         if rows and row.game_id != rows[0].game_id:
             yield n, _stored(rows, seed, packs)
             rows = []
@@ -779,7 +786,7 @@ def _write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> None:
         cursor.execute(b"DELETE FROM pending_games WHERE game_id = %s", [game_id])
     rows = [g.genesis for g in games if g.genesis is not None] + batch.rows
     if rows:
-        _insert(cursor, "events", ROW_COLUMNS, [_row_values(r) for r in rows])
+        _insert(cursor, "events", ROW_COLUMNS, [row_values(r) for r in rows])
     if batch.rejections:
         _insert(
             cursor,
@@ -807,36 +814,3 @@ def _insert_projection(cursor: psycopg.Cursor[Any], projected: projection.Projec
     for name, rows in merged.items():
         marks = ", ".join(["%s"] * len(rows[0]))
         cursor.executemany(f"INSERT INTO {name} VALUES ({marks})".encode(), rows)
-
-
-def _row_values(row: Row) -> list[object]:
-    return [
-        row.game_id,
-        row.seq,
-        row.kind,
-        row.actor,
-        row.command_id,
-        row.body,
-        row.recorded_at,
-        row.prev_hash,
-        row.hash,
-        row.state_hash,
-        row.commitment,
-    ]
-
-
-def _row(values: Sequence[Any]) -> Row:
-    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state, commit = values
-    return Row(
-        str(game_id),
-        int(seq),
-        str(kind),
-        str(actor),
-        str(command_id),
-        bytes(body),
-        str(recorded_at),
-        str(prev),
-        str(hash_),
-        str(state),
-        str(commit or ""),
-    )
