@@ -11,6 +11,7 @@ game in memory move on (``service.live``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,11 +24,12 @@ from replay.record import Row
 from replay.visibility import Step, facts_for, seen
 from service import commands
 from service.auth import Caller, Credentials
-from service.entropy import Pending, WaitingRoom
+from service.entropy import Pending, WaitingRoom, begin_with
 from service.errors import (
     AlreadyStarted,
     BadRequest,
     CommandIdReused,
+    EntropyAlreadySent,
     GameNotFound,
     PermissionDenied,
     StaleSeq,
@@ -181,6 +183,8 @@ class Application(Reads):
     async def join(self, caller: Caller, game_id: str, entropy: bytes) -> tuple[bool, list[int]]:
         """Take one seat's entropy; begin the game when every seat has sent its own."""
         pending = self.room.get(game_id)
+        if pending is None and self.live.shared:  # made on another node?
+            pending = await self._waiting(game_id)
         if pending is None:
             await self._game(game_id)  # NOT_FOUND for an unknown game
             raise AlreadyStarted("this game has started: seat entropy comes before the deal")
@@ -195,15 +199,58 @@ class Application(Reads):
     async def _join(
         self, pending: Pending, game_id: str, seat: int, entropy: bytes
     ) -> tuple[bool, list[int]]:
+        """The store decides, not memory: other nodes may take other seats' joins.
+
+        Write this seat's entropy unless it is there; read what every seat has sent; if
+        that is all of them, begin the game. Any node may begin it: the genesis row's key
+        lets one such write win, and the others find it begun.
+        """
         async with pending.lock:
-            joined = self.room.join(pending, game_id, seat, entropy)
-            if joined is None:  # the same bytes again
-                return False, pending.missing()
-            await self.db.commit(joined.batch)
-            self.room.settle(pending, game_id, joined)
-            if joined.game is not None:
-                self.live.start(joined.game)
-        return joined.game is not None, joined.waiting
+            sent = await self._sent(game_id)
+            if seat not in sent:
+                # another call may take this seat's entropy meanwhile: see whose below
+                with contextlib.suppress(StoreConflict):
+                    await self.db.commit(Batch(entropy=[(game_id, seat, entropy)]))
+                sent = await self._sent(game_id)
+            if sent[seat] != entropy:
+                raise EntropyAlreadySent(f"seat {seat} has already sent its entropy")
+            waiting = pending.missing(sent)
+            if waiting:
+                return False, waiting
+            game = begin_with(pending, sent)
+            try:
+                await self.db.commit(Batch(rows=[game.rows[0]], started=[game_id]))
+            except StoreConflict:  # another node began it, from the same entropy
+                self.room.drop(game_id)
+                return True, []
+            self.room.drop(game_id)
+            self.live.start(game)
+        return True, []
+
+    async def _waiting(self, game_id: str) -> Pending | None:
+        """The game as the store has it waiting now (None: it has begun, or is unknown)."""
+        stored = await self.db.read(lambda store: store.pending_game(game_id))
+        if stored is None:
+            self.room.drop(game_id)
+            return None
+        return self.room.take_up(stored)
+
+    async def _sent(self, game_id: str) -> dict[int, bytes]:
+        """The entropy each seat has sent, as stored; AlreadyStarted once the game began."""
+        pending = await self._waiting(game_id)
+        if pending is None:
+            raise AlreadyStarted("this game has started: seat entropy comes before the deal")
+        return dict(pending.entropy)
+
+    def moved(self, game_id: str, seq: int) -> None:
+        """A commit (of any node on a shared store) took a game to ``seq``."""
+        self.room.drop(game_id)  # a game that waited for seat entropy has begun
+        self.live.moved(game_id, seq)
+
+    def resync(self) -> None:
+        """Notifications were lost (the listening connection dropped): trust no memory."""
+        self.room.clear()
+        self.live.resync()
 
     async def submit(
         self,
@@ -242,7 +289,12 @@ class Application(Reads):
             return await self._decide(game, sent)
         except StoreConflict:
             await self.live.reload(game)
-            return await self._decide(game, sent)
+        except (RuleViolation, StaleSeq):
+            # refused from memory: on a shared store, only once the log agrees
+            if not await self.live.behind(game):
+                raise
+            await self.live.reload(game)
+        return await self._decide(game, sent)
 
     async def _decide(self, game: LiveGame, sent: Sent) -> Accepted:
         """Load (the game in memory), decide (the rules), save (the writer), then advance."""
@@ -277,6 +329,8 @@ class Application(Reads):
     async def _game(self, game_id: str) -> LiveGame:
         if not game_id:
             raise BadRequest("game_id is required", field="game_id")
+        if self.live.shared and not self.live.holds(game_id):
+            await self._waiting(game_id)  # another node's game may wait for seat entropy
         self.room.check(game_id)
         return await self.live.get(game_id)
 

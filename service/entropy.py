@@ -2,7 +2,9 @@
 
 Such a game has a draft genesis and a server seed but no row yet; each seat sends its
 entropy once (``JoinGame``), and the last one begins the game: its genesis row, with
-every seat's entropy mixed into the seed (DESIGN.md section 3), is written then.
+every seat's entropy mixed into the seed (DESIGN.md section 3), is written then.  The
+store, not this room, says what each seat has sent (on a shared store other nodes take
+joins too); the room keeps each game's draft, pack and lock.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from feastlog.v1 import record_pb2
 from replay.games import engine as engine_of
 from replay.record import CURRENT_VERSION
 from service.commands import begin_game
-from service.errors import AlreadyStarted, EntropyAlreadySent, WaitingForEntropy
+from service.errors import WaitingForEntropy
 from service.live import LiveGame
-from service.store import Batch, PendingGame
+from service.store import PendingGame
 
 
 @dataclass
@@ -34,17 +36,6 @@ class Pending:
         """The seats that have not sent their entropy yet."""
         sent = self.entropy if given is None else given
         return [s for s in range(len(self.draft.seats)) if s not in sent]
-
-
-@dataclass(frozen=True)
-class Joined:
-    """What one seat's entropy decides: the batch to write, the entropy given so far, the
-    seats still waiting, and the game once the last seat has sent (else None)."""
-
-    batch: Batch
-    given: dict[int, bytes]
-    waiting: list[int]
-    game: LiveGame | None
 
 
 class WaitingRoom:
@@ -73,40 +64,33 @@ class WaitingRoom:
         """Let a new game wait."""
         self._pending[draft.game_id] = Pending(draft, server_seed, pack, {})
 
-    def take_up(self, stored: PendingGame) -> None:
-        """Let a game stored as waiting wait again (at server start)."""
+    def take_up(self, stored: PendingGame) -> Pending:
+        """Let a game stored as waiting wait here, with what the store says was sent
+        (at server start; on a shared store, whenever another node may have moved it)."""
+        pending = self._pending.get(stored.game_id)
+        if pending is not None:
+            pending.entropy = dict(stored.entropy)
+            return pending
         draft = record_pb2.Genesis.FromString(stored.draft)
         # none of its rows is written yet, so it starts in the current record format
         draft.record_version = draft.record_version or CURRENT_VERSION
         pack = engine_of(draft.game_kind).load_pack(stored.pack_body)
-        self._pending[stored.game_id] = Pending(
-            draft, stored.server_seed, pack, dict(stored.entropy)
-        )
+        pending = Pending(draft, stored.server_seed, pack, dict(stored.entropy))
+        self._pending[stored.game_id] = pending
+        return pending
 
-    def join(self, pending: Pending, game_id: str, seat: int, entropy: bytes) -> Joined | None:
-        """What ``seat``'s entropy decides; None when it sent the same bytes before."""
-        if game_id not in self._pending:
-            raise AlreadyStarted("this game has started: seat entropy comes before the deal")
-        sent = pending.entropy.get(seat)
-        if sent is not None and sent != entropy:
-            raise EntropyAlreadySent(f"seat {seat} has already sent its entropy")
-        if sent is not None:
-            return None
-        given = {**pending.entropy, seat: entropy}
-        waiting = pending.missing(given)
-        batch = Batch(entropy=[(game_id, seat, entropy)])
-        if waiting:
-            return Joined(batch, given, waiting, None)
-        genesis = record_pb2.Genesis()
-        genesis.CopyFrom(pending.draft)
-        genesis.seat_entropy.extend(given[s] for s in sorted(given))
-        game = begin_game(genesis, pending.server_seed, pending.pack)
-        batch.rows.append(game.rows[0])
-        batch.started.append(game_id)
-        return Joined(batch, given, waiting, game)
+    def drop(self, game_id: str) -> None:
+        """Forget a game that has begun (here, or on another node)."""
+        self._pending.pop(game_id, None)
 
-    def settle(self, pending: Pending, game_id: str, joined: Joined) -> None:
-        """Take a committed join in: the entropy kept, the game gone once it has begun."""
-        pending.entropy = joined.given
-        if joined.game is not None:
-            del self._pending[game_id]
+    def clear(self) -> None:
+        """Forget every game (on a shared store the store says again which still wait)."""
+        self._pending.clear()
+
+
+def begin_with(pending: Pending, sent: dict[int, bytes]) -> LiveGame:
+    """The game begun with every seat's entropy mixed into the seed, in seat order."""
+    genesis = record_pb2.Genesis()
+    genesis.CopyFrom(pending.draft)
+    genesis.seat_entropy.extend(sent[s] for s in sorted(sent))
+    return begin_game(genesis, pending.server_seed, pending.pack)

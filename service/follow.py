@@ -3,10 +3,10 @@
 On PostgreSQL every commit notifies the channel ``feastlog_rows`` with, for each game it
 wrote, ``GAME_ID LAST_SEQ`` (``service/store_pg.py``). A ``Follower`` listens on a
 connection of its own, in a thread of its own, and hands each notification to the event
-loop; ``catch_up`` folds the rows a live game has not seen onto it, so a watcher on one
-node streams commands accepted by another, and a node's memory is current before the
-next command arrives (a command that finds memory behind still cannot fork the game:
-the database's keys refuse it, and the game is reloaded).
+loop (``service.live.LiveGames.moved`` folds the new rows onto the games held there), so
+a watcher on one node streams commands accepted by another, and a node's memory is
+current before its next command arrives (a command that finds memory behind still
+cannot fork the game: the database's keys refuse it, and the game is reloaded).
 
 When the listening connection is lost, the follower reconnects and then says so
 (``on_gap``): notifications sent meanwhile are lost, so every live game may be behind.
@@ -17,15 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import psycopg
 
-from replay.engine import MalformedCommand, RuleViolation
-from replay.fold import state_hash
-from replay.history import apply_row
-from replay.record import Row
-from service.live import LiveGame
 from service.store_pg import NOTIFY_CHANNEL
 
 log = logging.getLogger("feastlog.follow")
@@ -88,24 +83,3 @@ class Follower:
                 self._stop.wait(RECONNECT_SECONDS)
             except RuntimeError:  # the event loop closed under us: the server is stopping
                 return
-
-
-def catch_up(game: LiveGame, rows: Sequence[Row]) -> bool:
-    """Fold rows committed elsewhere onto ``game``; False (nothing changed) if they do not
-    follow on from its last row or their state hashes disagree: then reload it whole."""
-    tables, facts = [], []
-    table, prev = game.table, game.rows[-1]
-    for row in rows:
-        if row.seq != prev.seq + 1 or row.prev_hash != prev.hash:
-            return False
-        try:
-            table, found = apply_row(table, row)
-        except (RuleViolation, MalformedCommand, ValueError):
-            return False
-        if state_hash(table) != row.state_hash:
-            return False
-        tables.append(table)
-        facts.append(tuple(found))
-        prev = row
-    game.advance(list(rows), tables, facts)
-    return True

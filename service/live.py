@@ -5,28 +5,38 @@ time it is needed: read on the read connection and folded in a worker thread, so
 game holds up neither the event loop nor the writer.  Running games stay folded (a
 command never refolds its game); finished ones stay while among the ``FINISHED_KEPT``
 most recently used, or while someone watches them.
+
+On a shared store (PostgreSQL, many nodes) other nodes append to the same games.  Every
+commit notifies each node of the games it moved (``service/follow.py``); ``moved`` then
+folds the new rows onto each game held here, in order, checking every state hash, so
+watchers here stream what other nodes accepted.  Until that has happened memory may be
+behind: ``behind`` asks the log, and the application reloads a game before it refuses
+anything from a memory that is behind.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.engine import Engine, Fact
-from replay.fold import Table
+from replay.engine import Engine, Fact, MalformedCommand, RuleViolation
+from replay.fold import Table, state_hash
 from replay.games import engine
-from replay.history import Folded, refold
+from replay.history import Folded, apply_row, refold
 from replay.record import Row
 from service.errors import GameNotFound
-from service.store import StoredGame
+from service.store import StoredGame, StoreUnavailable
 from service.writer import Database
 
 # Finished games kept folded in memory (most recently used); running games always are.
 FINISHED_KEPT = 256
+CATCH_UP_RETRY = 0.5  # seconds before reading another node's rows again after a failure
+EVERYTHING = 1 << 62  # a target past any game's end: read whatever there is
 
 
 @dataclass
@@ -77,6 +87,26 @@ class LiveGame:
                 self.command_ids[row.actor, row.command_id] = row.seq
         for queue in self.watchers:
             queue.put_nowait(self.last_seq)
+
+    def follow_on(self, rows: Sequence[Row]) -> bool:
+        """Fold rows committed elsewhere onto this game; False (nothing changed) if they do
+        not follow on from its last row or a state hash disagrees: then reload it whole."""
+        tables, facts = [], []
+        table, prev = self.table, self.rows[-1]
+        for row in rows:
+            if row.seq != prev.seq + 1 or row.prev_hash != prev.hash:
+                return False
+            try:
+                table, found = apply_row(table, row)
+            except (RuleViolation, MalformedCommand, ValueError):
+                return False
+            if state_hash(table) != row.state_hash:
+                return False
+            tables.append(table)
+            facts.append(tuple(found))
+            prev = row
+        self.advance(list(rows), tables, facts)
+        return True
 
     def reload(self, stored: StoredGame) -> None:
         """Take the stored record as the truth again, after memory and log disagreed."""
@@ -137,6 +167,9 @@ class LiveGames:
         self._finished: OrderedDict[str, None] = OrderedDict()
         self._loading: dict[str, asyncio.Future[LiveGame]] = {}
         self._heads: dict[str, int] = {}  # last seq of running games not folded in memory
+        self.shared = db.store.shared  # other nodes write too: memory may be behind the log
+        self._targets: dict[str, int] = {}  # last seq other nodes committed, to catch up to
+        self._following: dict[str, asyncio.Task[None]] = {}
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
@@ -159,6 +192,7 @@ class LiveGames:
         if game is None:
             game = self._live[game_id] = await asyncio.to_thread(live_from_store, stored)
             self._heads.pop(game_id, None)
+            self._follow(game)  # rows other nodes committed while it was read
         return game
 
     def settle(self, game: LiveGame) -> None:
@@ -176,7 +210,73 @@ class LiveGames:
 
     def start(self, game: LiveGame) -> None:
         """Keep a game that has just started folded in memory."""
-        self._live[game.game_id] = game
+        # on a shared store a call may have folded it from the log already (its genesis
+        # is news to this node too): keep that one, its watchers are on it
+        self._live.setdefault(game.game_id, game)
+
+    def holds(self, game_id: str) -> bool:
+        """Whether the game is folded here (or being folded)."""
+        return game_id in self._live or game_id in self._loading
+
+    async def behind(self, game: LiveGame) -> bool:
+        """Whether the log has rows of this game that memory lacks (never, unshared)."""
+        if not self.shared:
+            return False
+        return await self.db.read(lambda store: store.last_seq(game.game_id)) > game.last_seq
+
+    def moved(self, game_id: str, seq: int) -> None:
+        """A commit (this node's or another's) took a game to ``seq``: catch up to it.
+
+        A game held here follows the log row by row, never folded out instead (a watcher
+        may be about to hold it); one being folded catches up once it is.
+        """
+        if game_id in self._heads:
+            self._heads[game_id] = max(self._heads[game_id], seq)
+        if not self.holds(game_id):
+            return
+        self._targets[game_id] = max(self._targets.get(game_id, 0), seq)
+        game = self._live.get(game_id)
+        if game is not None:
+            self._follow(game)
+
+    def resync(self) -> None:
+        """Notifications were lost (the listening connection dropped): trust no memory."""
+        self._heads.clear()
+        for game_id, game in list(self._live.items()):
+            if not game.over:
+                self._targets[game_id] = EVERYTHING
+                self._follow(game)
+
+    def _follow(self, game: LiveGame) -> None:
+        """Catch a game up to what was committed (one task per game at a time)."""
+        target = self._targets.get(game.game_id, 0)
+        if target <= game.last_seq or game.game_id in self._following:
+            return
+        self._following[game.game_id] = asyncio.create_task(self._catch_up(game))
+
+    async def _catch_up(self, game: LiveGame) -> None:
+        try:
+            while self._targets.get(game.game_id, 0) > game.last_seq:
+                async with game.lock:  # a command committing here advances it first
+                    if self._targets.get(game.game_id, 0) <= game.last_seq:
+                        break
+                    try:
+                        rows = await self.db.read(
+                            lambda store, seq=game.last_seq: store.rows_after(game.game_id, seq)
+                        )
+                    except StoreUnavailable:  # logged with its incident; the next try may do
+                        await asyncio.sleep(CATCH_UP_RETRY)
+                        continue
+                    if not rows:
+                        self._targets[game.game_id] = game.last_seq
+                    elif not game.follow_on(rows):
+                        await self.reload(game)
+        finally:
+            # here, not in a done callback: a notification handled between this task's
+            # last look at its target and such a callback would find it still following
+            self._following.pop(game.game_id, None)
+            if game.over:
+                self._targets.pop(game.game_id, None)
 
     async def reload(self, game: LiveGame) -> None:
         """Fold a game from the store again, so memory and log agree."""

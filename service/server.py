@@ -25,9 +25,11 @@ from feastlog.v1 import (
 from service import limits, reflection
 from service.app import Application
 from service.auth import Credentials, OrganiserKeyError, organiser_key
+from service.follow import Follower
 from service.servicers import add_servicers
 from service.store import CannotOpenStore
-from service.store_api import open_store
+from service.store_api import EventStore, open_store
+from service.store_pg import PgStore
 from service.writer import Database
 
 SERVICE_NAMES = (
@@ -51,6 +53,7 @@ class Running:
     organiser_key: str
     key_source: str
     http: Any = None  # the web pages' aiohttp runner, when serving them (service/web.py)
+    follower: Follower | None = None  # other nodes' commits, on a shared store
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the web pages, drain in-flight calls, then close the database."""
@@ -58,6 +61,8 @@ class Running:
             await self.http.cleanup()
         await self.server.stop(grace)
         await self.app.drain()  # commands already taken are recorded, callers or not
+        if self.follower is not None:
+            await asyncio.to_thread(self.follower.stop)
         await self.db.close()
 
 
@@ -89,6 +94,7 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
         credentials = Credentials(key, store.seat_of_token)  # tokens looked up when first used
         app = Application(db, credentials)
         await app.start()
+        follower = await follow_other_nodes(store, app)
     except CannotOpenStore:
         await db.close()
         raise
@@ -103,12 +109,26 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     try:
         port = listen(server, address)
     except CannotListen:
+        if follower is not None:
+            await asyncio.to_thread(follower.stop)
         await db.close()
         raise
     await server.start()
     for name in (*SERVICE_NAMES[:4], ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Running(server, port, app, db, key, key_source)
+    return Running(server, port, app, db, key, key_source, follower=follower)
+
+
+async def follow_other_nodes(store: EventStore, app: Application) -> Follower | None:
+    """On a shared store, listen for every node's commits before serving (else None)."""
+    if not isinstance(store, PgStore):
+        return None
+    follower = Follower(store.dsn, asyncio.get_running_loop(), app.moved, app.resync)
+    follower.start()
+    if not await asyncio.to_thread(follower.listening.wait, 10):
+        await asyncio.to_thread(follower.stop)
+        raise CannotOpenStore(f"cannot listen for other nodes' commits on {store.path}")
+    return follower
 
 
 def check_port_free(address: str) -> None:

@@ -33,6 +33,8 @@ class EventStore(Protocol):
 
     path: str  # what to call it in messages (a DSN never shows its password)
     read_only: bool
+    # Whether other processes may write to it: then a node's memory may be behind it.
+    shared: bool
 
     def close(self) -> None:
         """Release the file or the connections."""
@@ -52,6 +54,9 @@ class EventStore(Protocol):
 
     def rows(self, game_id: str) -> tuple[Row, ...]:
         """A game's rows in seq order."""
+
+    def rows_after(self, game_id: str, seq: int) -> tuple[Row, ...]:
+        """A game's rows after ``seq``, in seq order (what other nodes wrote since)."""
 
     def last_seq(self, game_id: str) -> int:
         """A game's last seq (0 when it has no rows yet)."""
@@ -74,6 +79,9 @@ class EventStore(Protocol):
 
     def pending(self) -> list[PendingGame]:
         """Games waiting for seat entropy, with what each seat has sent so far."""
+
+    def pending_game(self, game_id: str) -> PendingGame | None:
+        """One game waiting for seat entropy (None once it has started, or if unknown)."""
 
     def seat_of_token(self, digest: str) -> tuple[str, int] | None:
         """(game id, seat) of a seat token's sha256; None if unknown. Any thread may call it."""

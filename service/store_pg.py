@@ -195,7 +195,9 @@ class PgStore:
 
     def __init__(self, dsn: str, read_only: bool = False, pool_size: int = POOL_SIZE) -> None:
         self.path = shown(dsn)
+        self.dsn = dsn  # for the connection that listens to other nodes' commits
         self.read_only = read_only
+        self.shared = True
         self._closed = False
         with _first_connection(dsn, self.path) as con:
             try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from service.follow import Follower, catch_up, parse
+from service.follow import Follower, parse
 from service.live import live_from_store
 from service.store import Batch, StoredGame
 from service.store_pg import PgStore
@@ -53,10 +53,10 @@ def test_rows_committed_elsewhere_fold_onto_a_live_game() -> None:
     )
     woken = asyncio.Queue[int]()
     behind.watchers.add(woken)
-    assert not catch_up(behind, built.rows[10:])  # a gap: nothing changes
-    assert not catch_up(behind, [replace(built.rows[9], state_hash="00" * 32)])
+    assert not behind.follow_on(built.rows[10:])  # a gap: nothing changes
+    assert not behind.follow_on([replace(built.rows[9], state_hash="00" * 32)])
     assert behind.last_seq == 9 and woken.empty()
-    assert catch_up(behind, built.rows[9:])
+    assert behind.follow_on(built.rows[9:])
     assert behind.rows == whole.rows and behind.facts == whole.facts
     assert behind.tables == whole.tables and behind.over
     assert woken.get_nowait() == len(built.rows)

@@ -37,6 +37,8 @@ log = logging.getLogger("feastlog.store")
 class Store:
     """An open DuckDB file holding game records."""
 
+    shared = False  # one writing process per file: this one
+
     def __init__(self, path: str, read_only: bool = False) -> None:
         self.path = path
         self._writing = not read_only
@@ -148,6 +150,15 @@ class Store:
         """A game's rows in seq order."""
         found = self.con.execute(
             f"SELECT {self.row_columns} FROM events WHERE game_id = ? ORDER BY seq", [game_id]
+        ).fetchall()
+        return tuple(row_of(r) for r in found)
+
+    @translated
+    def rows_after(self, game_id: str, seq: int) -> tuple[Row, ...]:
+        """A game's rows after ``seq``, in seq order."""
+        found = self.con.execute(
+            f"SELECT {self.row_columns} FROM events WHERE game_id = ? AND seq > ? ORDER BY seq",
+            [game_id, seq],
         ).fetchall()
         return tuple(row_of(r) for r in found)
 
@@ -275,6 +286,11 @@ class Store:
                 )
             )
         return out
+
+    @translated
+    def pending_game(self, game_id: str) -> PendingGame | None:
+        """One game waiting for seat entropy (None once it has started, or if unknown)."""
+        return next((p for p in self.pending() if p.game_id == game_id), None)
 
     @translated
     def seat_of_token(self, digest: str) -> tuple[str, int] | None:
