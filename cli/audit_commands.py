@@ -41,7 +41,8 @@ from service.errors import KNOWN, describe
 from service.offline import OfflineFile, answer
 from service.reads import audit_stored
 from service.servicers.convert import rejection_message
-from service.store import Store
+from service.store_api import exists as store_exists
+from service.store_api import open_store
 
 T = TypeVar("T")
 DEFAULT_DB = "feastlog.duckdb"
@@ -235,9 +236,9 @@ def audit_offline(db_path: str, game_ids: Sequence[str]) -> list[AuditReport]:
     """Verify games read from a DuckDB file, with a progress bar for many."""
 
     def run() -> list[AuditReport]:
-        if not Path(db_path).exists():
+        if not store_exists(db_path):
             raise AuditError(f"no database at {db_path}")
-        store = Store(db_path, read_only=True)
+        store = open_store(db_path, read_only=True)
         try:
             ids = list(game_ids) or store.game_ids()
             reports = []

@@ -28,8 +28,9 @@ from replay.narrative import as_seen_then, header, row_lines
 from replay.record import Row
 from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
 from service.server import CannotListen, Running, create_server, serve_forever
-from service.store import CannotOpenStore, Store, StoreLocked
-from service.store_api import is_postgres, shown
+from service.store import CannotOpenStore, StoreLocked
+from service.store_api import exists as store_exists
+from service.store_api import is_postgres, open_store, shown
 from service.web import serve_http
 
 DEFAULT_DB = "feastlog.duckdb"
@@ -356,10 +357,10 @@ def replay_command(
 
 def replay_offline(db_path: str, game_id: str) -> list[str]:
     """Narrate a game from a DuckDB file no server holds."""
-    if not Path(db_path).exists():
+    if not store_exists(db_path):
         raise FeastlogError(f"no database at {db_path}")
     try:
-        store = Store(db_path, read_only=True)
+        store = open_store(db_path, read_only=True)
     except StoreLocked as locked:
         raise FeastlogError(locked.message + " (or use --server)") from locked
     except CannotOpenStore as unusable:

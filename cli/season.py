@@ -25,7 +25,10 @@ from replay.history import refold
 from replay.record import SEED_REVEAL
 from service import bulk, projection
 from service.reads import audit_stored
-from service.store import Batch, NewGame, Store, StoredGame, StoreLocked
+from service.store import Batch, NewGame, StoredGame, StoreLocked
+from service.store_api import EventStore
+from service.store_api import exists as store_exists
+from service.store_api import open_store as open_target
 
 
 class SeasonError(click.ClickException):
@@ -50,7 +53,7 @@ def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def existing(db_path: str) -> str:
     """The path of a database that exists, or a plain error."""
-    if not Path(db_path).exists():
+    if not store_exists(db_path):
         raise SeasonError(f"no database at {db_path}")
     return db_path
 
@@ -64,10 +67,10 @@ def count(db_path: str) -> tuple[int, int]:
         store.close()
 
 
-def open_store(db_path: str, read_only: bool) -> Store:
-    """The file opened, or a plain error when a server holds it."""
+def open_store(db_path: str, read_only: bool) -> EventStore:
+    """The file (or database) opened, or a plain error when a server holds it."""
     try:
-        return Store(existing(db_path) if read_only else db_path, read_only=read_only)
+        return open_target(existing(db_path) if read_only else db_path, read_only=read_only)
     except StoreLocked as locked:
         raise SeasonError(locked.message) from locked
 
@@ -232,7 +235,7 @@ def verify_records(
 IMPORT_BATCH = 500  # games per transaction
 
 
-def import_checked(store: Store, records: Iterable[Checked]) -> tuple[int, int, int]:
+def import_checked(store: EventStore, records: Iterable[Checked]) -> tuple[int, int, int]:
     """Write verified records not already in the file: (games added, rows, already there).
 
     A game already there with the same rows is skipped (import is idempotent); one there

@@ -26,6 +26,8 @@ from replay.history import command_of, genesis_of, seed_of
 from replay.record import COMMAND, GENESIS, SEED_REVEAL
 from service import projection
 from service.store import Store, StoredGame, outcomes
+from service.store_api import is_postgres, open_store
+from service.store_pg import PgStore
 
 T = TypeVar("T")
 PROGRESS_EVERY = 25  # games between two progress messages from a worker
@@ -47,7 +49,7 @@ def _share(
     progress: Any,
 ) -> list[tuple[int, T]]:
     """One worker's share: (place in the game list, result) for each of its games."""
-    store = Store(path, read_only=True)
+    store = open_store(path, read_only=True)
     done: list[tuple[int, T]] = []
     try:
         for n, stored in store.scan_numbered(part, game_kind):
@@ -74,7 +76,7 @@ def over_games(
     ``advance(k)`` is told whenever k more games are done.
     """
     if workers <= 1:
-        store = Store(path, read_only=True)
+        store = open_store(path, read_only=True)
         try:
             for _, stored in store.scan_numbered(None, game_kind):
                 yield work(stored)
@@ -107,7 +109,7 @@ def _project_share(path: str, part: tuple[int, int] | None, into: str, progress:
 
     if part is None:
         return outcomes.write_file(into, projected())
-    store = Store(path, read_only=True)
+    store = open_store(path, read_only=True)
     try:
 
         def mine() -> Iterator[Any]:
@@ -129,6 +131,12 @@ def rebuild_projection(
     Each worker folds its share of the finished games into a file of its own while the
     log is read-only; then the file is opened for writing once and takes them all in.
     """
+    if is_postgres(path):  # one transaction that holds writers off while it reads
+        database = PgStore(path)
+        try:
+            return database.rebuild_projection_from_log()
+        finally:
+            database.close()
     with tempfile.TemporaryDirectory(prefix="feastlog-projection-") as folder:
         shares = [str(Path(folder) / f"share{k}.duckdb") for k in range(max(workers, 1))]
         if workers <= 1:
@@ -177,7 +185,7 @@ def read_and_decode(path: str, game_kind: str = "") -> tuple[int, float]:
     """The baseline for bulk work: (rows, seconds) to read every row in one ordered scan
     and decode each body with protobuf, doing nothing else."""
     decoders = {GENESIS: genesis_of, COMMAND: command_of, SEED_REVEAL: seed_of}
-    store = Store(path, read_only=True)
+    store = open_store(path, read_only=True)
     try:
         start = time.perf_counter()
         rows = 0

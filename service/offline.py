@@ -33,7 +33,8 @@ from replay.record import SEED_REVEAL
 from service.errors import BadRequest, GameNotFound, SealedRecord
 from service.live import LiveGame, live_from_folded
 from service.reads import Reads
-from service.store import Rejection, Store, StoredGame
+from service.store import Rejection, StoredGame
+from service.store_api import EventStore, exists, open_store
 
 T = TypeVar("T")
 
@@ -84,11 +85,11 @@ class OfflineFile(Offline):
         self.path = path
 
     @contextlib.contextmanager
-    def _store(self) -> Iterator[Store]:
+    def _store(self) -> Iterator[EventStore]:
         """The file opened read-only for one call (so a server may open it afterwards)."""
-        if not Path(self.path).exists():
+        if not exists(self.path):
             raise GameNotFound(f"no database at {self.path}")
-        store = Store(self.path, read_only=True)
+        store = open_store(self.path, read_only=True)
         try:
             yield store
         finally:

@@ -16,6 +16,7 @@ the store failed, ``CannotOpenStore`` when it cannot be opened), once, in its mo
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
@@ -129,6 +130,11 @@ def shown(target: str) -> str:
     user = f"{parts.username}@" if parts.username else ""
     port = f":{parts.port}" if parts.port else ""
     return urlunsplit(parts._replace(netloc=f"{user}{host}{port}"))
+
+
+def exists(target: str) -> bool:
+    """Whether there is a store to read at ``target`` (a database server answers for itself)."""
+    return is_postgres(target) or Path(target).exists()
 
 
 def open_store(target: str, read_only: bool = False) -> EventStore:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -14,11 +15,14 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import duckdb
 import psycopg
 import pytest
+from click.testing import CliRunner
 
+from cli.main import cli
 from feastlog.v1 import record_pb2
 from replay.audit import verify
 from service import projection
@@ -414,3 +418,26 @@ def test_both_stores_answer_the_same(postgres: str, tmp_path: Path) -> None:
     assert answers[0] == answers[1]
     assert sum(s.games for s in answers[0][0]) == len(games) - 1  # the void one has no result
     assert answers[0][1][1] == len(games)
+
+
+def test_offline_commands_read_a_postgresql_database_too(postgres: str) -> None:
+    """audit (one game, all over two workers), stats, replay, projection rebuild, --db DSN."""
+    store = PgStore(postgres)
+    store.write(games_batch([built_in(2), other_in(2)]))
+    store.close()
+    seq = TAMPERING["change a state hash"][0](tamperer(postgres), built_in(2))
+    runner = CliRunner()
+    every = runner.invoke(cli, ["audit", "--all", "--db", postgres, "--json", "--workers", "2"])
+    assert every.exit_code == 1, every.output
+    assert [r["ok"] for r in json.loads(every.stdout)] == [False, True]
+    one = runner.invoke(cli, ["audit", GAME, "--db", postgres, "--json"])
+    assert (one.exit_code, json.loads(one.stdout)["first_bad_seq"]) == (1, seq)
+    stats = runner.invoke(cli, ["stats", "--db", postgres, "--json"])
+    assert stats.exit_code == 0, stats.output
+    assert sum(k["games"] for k in json.loads(stats.stdout)) == 2
+    replayed = runner.invoke(cli, ["replay", other_in(2).rows[0].game_id, "--db", postgres])
+    assert replayed.exit_code == 0 and "Ann" in replayed.output
+    rebuilt = runner.invoke(cli, ["projection", "rebuild", "--db", postgres])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    secret = urlsplit(postgres).password or "no password"
+    assert all(secret not in r.output for r in (every, one, stats, replayed, rebuilt))
