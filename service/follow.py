@@ -1,7 +1,7 @@
 """Following a shared log: rows other nodes commit, as they commit them.
 
 On PostgreSQL every commit notifies the channel ``feastlog_rows`` with, for each game it
-wrote, ``GAME_ID LAST_SEQ`` (``service/store_pg.py``). A ``Follower`` listens on a
+wrote, ``GAME_ID LAST_SEQ`` (``service/store_pg/``). A ``Follower`` listens on a
 connection of its own, in a thread of its own, and hands each notification to the event
 loop (``service.live.LiveGames.moved`` folds the new rows onto the games held there), so
 a watcher on one node streams commands accepted by another, and a node's memory is

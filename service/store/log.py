@@ -247,14 +247,14 @@ class Store:
                 for values in chunk:
                     row = row_of(values[:-2])
                     if rows and row.game_id != rows[0].game_id:
-                        yield n, _stored(rows, seed, packs)
+                        yield n, StoredGame.scanned(rows, seed, packs)
                         rows = []
                     if not rows:
                         n = int(values[-2])
                         seed = bytes(values[-1]) if values[-1] is not None else b""
                     rows.append(row)
             if rows:
-                yield n, _stored(rows, seed, packs)
+                yield n, StoredGame.scanned(rows, seed, packs)
         finally:
             cursor.close()
 
@@ -432,14 +432,6 @@ def _run(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object]) 
 def _fetch(cursor: duckdb.DuckDBPyConnection, count: int) -> list[tuple[Any, ...]]:
     """The next rows of a streamed query."""
     return translated(lambda: cursor.fetchmany(count))()
-
-
-def _stored(rows: list[Row], seed: bytes, packs: dict[str, bytes]) -> StoredGame:
-    """A scanned game: its rows, seed, pack and seat names (from its genesis)."""
-    genesis = record_pb2.Genesis.FromString(rows[0].body) if rows[0].seq == 1 else None
-    pack = packs.get(genesis.pack_sha256, b"") if genesis else b""
-    names = tuple(s.name for s in genesis.seats) if genesis else ()
-    return StoredGame(tuple(rows), seed, pack, names)
 
 
 def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch, next_n: int) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
+from feastlog.v1 import record_pb2
 from replay.record import Row
 from service import projection
 
@@ -76,6 +77,15 @@ class StoredGame:
     server_seed: bytes
     pack_body: bytes
     seat_names: tuple[str, ...]
+
+    @classmethod
+    def scanned(cls, rows: Sequence[Row], seed: bytes, packs: dict[str, bytes]) -> StoredGame:
+        """A game read by a scan: its rows, seed, and the pack and seat names its genesis
+        names (a scan reads the packs once, not per game)."""
+        genesis = record_pb2.Genesis.FromString(rows[0].body) if rows[0].seq == 1 else None
+        pack = packs.get(genesis.pack_sha256, b"") if genesis else b""
+        names = tuple(s.name for s in genesis.seats) if genesis else ()
+        return cls(tuple(rows), seed, pack, names)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,379 @@
+"""``PgStore``: the PostgreSQL event store (see the package's documentation)."""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from fractions import Fraction
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg_pool import ConnectionPool
+
+from feastlog.v1 import record_pb2
+from replay.record import Row
+from replay.standings import Standing
+from service import projection
+from service.store import Listed, PendingGame, Rejection, StoredGame
+from service.store.outcomes import WIN_PARTS
+from service.store.records import Batch
+from service.store.schema import ROW_COLUMNS, row_of
+from service.store_api import shown
+from service.store_pg.errors import open_error, store_error, translated
+from service.store_pg.opening import (
+    CONNECT_TIMEOUT,
+    check_schema,
+    first_connection,
+    prepare,
+    projection_current,
+    rebuild_from_log,
+    refill_projection,
+)
+from service.store_pg.scans import scan
+from service.store_pg.schema import REJECTION_COLUMNS, SCHEMA_NAME
+from service.store_pg.writes import write_rows
+
+POOL_SIZE = 8
+
+
+class PgStore:
+    """A PostgreSQL database holding game records, shared by every node that opens it."""
+
+    def __init__(self, dsn: str, read_only: bool = False, pool_size: int = POOL_SIZE) -> None:
+        self.path = shown(dsn)
+        self.dsn = dsn  # for the connection that listens to other nodes' commits
+        self.read_only = read_only
+        self.shared = True
+        self._closed = False
+        with first_connection(dsn, self.path) as con:
+            try:
+                if read_only:
+                    check_schema(con, self.path)
+                else:
+                    prepare(con, self.path)
+            except psycopg.Error as error:
+                raise open_error(self.path, error) from error
+
+        def configure(con: psycopg.Connection[Any]) -> None:
+            con.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(SCHEMA_NAME)))
+            if read_only:
+                con.execute("SET default_transaction_read_only = on")
+
+        self.pool = ConnectionPool(
+            dsn,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT},
+            configure=configure,
+            open=False,
+            name="feastlog",
+        )
+        try:
+            self.pool.open(wait=True, timeout=CONNECT_TIMEOUT)
+        except psycopg.Error as error:
+            self.pool.close()
+            raise open_error(self.path, error) from error
+
+    def close(self) -> None:
+        """Return every connection (a second close does nothing)."""
+        if not self._closed:
+            self._closed = True
+            self.pool.close()
+
+    def reader(self) -> PgStore:
+        """The same store: its pool serves any thread."""
+        return self
+
+    @contextmanager
+    def _cursor(self) -> Iterator[psycopg.Cursor[Any]]:
+        with self.pool.connection() as con, con.cursor() as cursor:
+            yield cursor
+
+    def _all(self, query: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        with self._cursor() as cursor:
+            cursor.execute(query.encode(), params)
+            return cursor.fetchall()
+
+    def _one(self, query: str, params: Sequence[object] = ()) -> tuple[Any, ...] | None:
+        found = self._all(query, params)
+        return found[0] if found else None
+
+    @translated
+    def write(self, batch: Batch) -> None:
+        """Commit a batch in one transaction: all of it or none of it.
+
+        The commit tells every node listening on ``feastlog_rows`` which games moved on.
+        """
+        with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
+            write_rows(cursor, batch)
+
+    @translated
+    def game_ids(self) -> list[str]:
+        """Every game id with rows, oldest first."""
+        found = self._all("SELECT game_id FROM events WHERE seq = 1 ORDER BY recorded_at, game_id")
+        return [str(r[0]) for r in found]
+
+    @translated
+    def rows(self, game_id: str) -> tuple[Row, ...]:
+        """A game's rows in seq order."""
+        found = self._all(
+            f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = %s ORDER BY seq", [game_id]
+        )
+        return tuple(row_of(r) for r in found)
+
+    @translated
+    def rows_after(self, game_id: str, seq: int) -> tuple[Row, ...]:
+        """A game's rows after ``seq``, in seq order (what another node wrote since)."""
+        found = self._all(
+            f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = %s AND seq > %s ORDER BY seq",
+            [game_id, seq],
+        )
+        return tuple(row_of(r) for r in found)
+
+    @translated
+    def load(self, game_id: str) -> StoredGame | None:
+        """A game's rows, seed, pack and seat names; None when there is no such game.
+
+        One transaction, so the rows and the seed are of the same moment.
+        """
+        with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {ROW_COLUMNS} FROM events WHERE game_id = %s ORDER BY seq".encode(),
+                [game_id],
+            )
+            rows = tuple(row_of(r) for r in cursor.fetchall())
+            if not rows:
+                return None
+            cursor.execute(b"SELECT server_seed FROM seeds WHERE game_id = %s", [game_id])
+            seed = cursor.fetchone()
+            sha = record_pb2.Genesis.FromString(rows[0].body).pack_sha256
+            cursor.execute(b"SELECT body FROM packs WHERE sha256 = %s", [sha])
+            pack = cursor.fetchone()
+            cursor.execute(b"SELECT name FROM seats WHERE game_id = %s ORDER BY seat", [game_id])
+            names = tuple(str(n[0]) for n in cursor.fetchall())
+        return StoredGame(
+            rows, bytes(seed[0]) if seed else b"", bytes(pack[0]) if pack else b"", names
+        )
+
+    @translated
+    def count_games(self, game_kind: str = "") -> tuple[int, int]:
+        """(games with rows, rows), of one kind or all."""
+        where, params = "", []
+        if game_kind:
+            where = "WHERE game_id IN (SELECT game_id FROM games WHERE game_kind = %s)"
+            params = [game_kind]
+        found = self._one(f"SELECT count(DISTINCT game_id), count(*) FROM events {where}", params)
+        return (int(found[0]), int(found[1])) if found else (0, 0)
+
+    def scan(
+        self, part: tuple[int, int] | None = None, game_kind: str = ""
+    ) -> Generator[StoredGame]:
+        """Every game with rows, oldest first, from one ordered, streamed scan of the log."""
+        for _, stored in self.scan_numbered(part, game_kind):
+            yield stored
+
+    def scan_numbered(
+        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+    ) -> Generator[tuple[int, StoredGame]]:
+        """(place in the game list, game) for every game with rows, in one streamed scan.
+
+        A server-side cursor in one read transaction: the rows come ``fetch`` at a time,
+        all of one snapshot. ``part=(k, n)`` keeps the games whose place is k modulo n.
+        """
+        where: list[str] = []
+        params: list[object] = []
+        if part is not None:
+            where.append("coalesce(g.n, 0) %% %s = %s")
+            params += [int(part[1]), int(part[0])]
+        if game_kind:
+            where.append("g.game_kind = %s")
+            params.append(game_kind)
+        try:
+            with self.pool.connection() as con, con.transaction():
+                yield from scan(con, where, params, fetch)
+        except psycopg.Error as error:
+            raise store_error("scan", error) from error
+
+    @translated
+    def pending(self) -> list[PendingGame]:
+        """Games waiting for seat entropy, with what each seat has sent so far."""
+        found = self._all(
+            "SELECT p.game_id, p.draft, s.server_seed FROM pending_games p "
+            "JOIN seeds s USING (game_id) ORDER BY p.game_id"
+        )
+        return [self._pending_game(str(g), bytes(d), bytes(s)) for g, d, s in found]
+
+    @translated
+    def pending_game(self, game_id: str) -> PendingGame | None:
+        """One game waiting for seat entropy (None once it has started, or if unknown)."""
+        found = self._one(
+            "SELECT p.draft, s.server_seed FROM pending_games p JOIN seeds s USING (game_id) "
+            "WHERE p.game_id = %s",
+            [game_id],
+        )
+        return self._pending_game(game_id, bytes(found[0]), bytes(found[1])) if found else None
+
+    def _pending_game(self, game_id: str, draft: bytes, seed: bytes) -> PendingGame:
+        sha = record_pb2.Genesis.FromString(draft).pack_sha256
+        pack = self._one("SELECT body FROM packs WHERE sha256 = %s", [sha])
+        sent = self._all("SELECT seat, entropy FROM seat_entropy WHERE game_id = %s", [game_id])
+        return PendingGame(
+            game_id,
+            draft,
+            seed,
+            bytes(pack[0]) if pack else b"",
+            {int(seat): bytes(e) for seat, e in sent},
+        )
+
+    @translated
+    def seat_of_token(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of a seat token's sha256, looked up by index; None if unknown."""
+        found = self._one(
+            "SELECT game_id, seat FROM seats WHERE token_sha256 = %s LIMIT 1", [digest]
+        )
+        return (str(found[0]), int(found[1])) if found else None
+
+    @translated
+    def rejections(self, game_id: str) -> list[Rejection]:
+        """A game's refused commands, oldest first."""
+        found = self._all(
+            f"SELECT {REJECTION_COLUMNS} FROM rejections WHERE game_id = %s ORDER BY recorded_at",
+            [game_id],
+        )
+        return [
+            Rejection(r[0], int(r[1]), r[2], r[3], bytes(r[4]), r[5], r[6], r[7], r[8], r[9])
+            for r in found
+        ]
+
+    @translated
+    def listed(
+        self, game_kind: str = "", tournament_id: str = "", before: int = 0, limit: int = 50
+    ) -> list[Listed]:
+        """Up to ``limit`` games, newest first, listed before place ``before`` (0: from the top).
+
+        A finished game comes with its number of rows (from the projection).
+        """
+        where: list[str] = ["TRUE"]
+        params: list[object] = []
+        if before:
+            where.append("l.n < %s")
+            params.append(before)
+        if game_kind:
+            where.append("l.game_kind = %s")
+            params.append(game_kind)
+        if tournament_id:
+            where.append("l.tournament_id = %s")
+            params.append(tournament_id)
+        found = self._all(
+            "WITH page AS (SELECT * FROM games l WHERE "
+            + " AND ".join(where)
+            + " ORDER BY l.n DESC LIMIT %s) "
+            "SELECT p.n, p.game_id, p.game_kind, p.players, p.created_at, p.tournament_id, "
+            "o.rows FROM page p LEFT JOIN outcome_games o USING (game_id) ORDER BY p.n DESC",
+            [*params, limit],
+        )
+        return [
+            Listed(int(n), g, k, tuple(players), at, t, None if rows is None else int(rows))
+            for n, g, k, players, at, t, rows in found
+        ]
+
+    @translated
+    def last_seq(self, game_id: str) -> int:
+        """A game's last seq (0 when it has no rows yet), looked up by index."""
+        found = self._one("SELECT coalesce(max(seq), 0) FROM events WHERE game_id = %s", [game_id])
+        return int(found[0]) if found else 0
+
+    @translated
+    def known_games(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """Of these games, those stored, each with the hash of its last row ('' if none)."""
+        found = self._all(
+            "SELECT l.game_id, coalesce((SELECT e.hash FROM events e WHERE e.game_id = l.game_id "
+            "ORDER BY e.seq DESC LIMIT 1), '') FROM games l WHERE l.game_id = ANY(%s)",
+            [list(game_ids)],
+        )
+        return {str(g): str(h) for g, h in found}
+
+    @translated
+    def tournament_games(self, tournament_id: str) -> int:
+        """How many games (running or finished) a tournament has."""
+        found = self._one("SELECT count(*) FROM games WHERE tournament_id = %s", [tournament_id])
+        return int(found[0]) if found else 0
+
+    @translated
+    def projection_current(self) -> bool:
+        """Whether the outcomes projection is there, of this version."""
+        with self.pool.connection() as con:
+            return projection_current(con)
+
+    @translated
+    def stats(self, tournament_id: str = "") -> list[projection.KindStats]:
+        """Per game kind: games scored, the win rate by seat position, a game-specific figure."""
+        where = "WHERE scored" + (" AND tournament_id = %(t)s" if tournament_id else "")
+        params = {"t": tournament_id}
+        with self._cursor() as cursor:
+            kinds = cursor.execute(
+                f"SELECT game_kind, count(*) FROM outcome_games {where} "
+                "GROUP BY 1 ORDER BY 1".encode(),
+                params,
+            ).fetchall()
+            rates = cursor.execute(
+                "SELECT s.game_kind, s.seat, avg(CASE WHEN s.won THEN 1.0 ELSE 0.0 END) "
+                f"FROM outcome_seats s WHERE s.game_id IN (SELECT game_id FROM outcome_games "
+                f"{where}) GROUP BY 1, 2 ORDER BY 1, 2".encode(),
+                params,
+            ).fetchall()
+            out = []
+            for kind, played in kinds:
+                label, query = projection.FIGURES.get(kind, ("", "SELECT NULL"))
+                if tournament_id and label:
+                    query += (" AND" if "WHERE" in query else " WHERE") + (
+                        " game_id IN (SELECT game_id FROM outcome_games "
+                        "WHERE tournament_id = %(t)s)"
+                    )
+                value = cursor.execute(query.encode(), params if label else {}).fetchone()
+                figure = None if value is None or value[0] is None else float(value[0])
+                by_seat = tuple(float(r[2]) for r in rates if r[0] == kind)
+                out.append(projection.KindStats(kind, int(played), by_seat, label, figure))
+        return out
+
+    @translated
+    def standings(self, tournament_id: str) -> tuple[list[Standing], int]:
+        """A tournament's standings from its finished games, and how many games that is.
+
+        The same reading as the DuckDB store's: void games count as played with no points.
+        """
+        parts = WIN_PARTS
+        found = self._all(
+            f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won "
+            f"THEN {parts} / cardinality(g.winners) ELSE 0 END), "
+            "sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
+            "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
+            "WHERE g.tournament_id = %s GROUP BY s.name",
+            [tournament_id],
+        )
+        games = self._one(
+            "SELECT count(*) FROM outcome_games WHERE tournament_id = %s", [tournament_id]
+        )
+        lines = [
+            Standing(str(name), int(played), Fraction(int(wins), parts), int(points))
+            for name, played, wins, points in found
+        ]
+        lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
+        return lines, int(games[0]) if games else 0
+
+    @translated
+    def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
+        """Make the outcomes projection again from these games' rows, in one transaction.
+
+        The games must be every finished game of the log: while nodes are writing, use
+        ``rebuild_projection_from_log``, which holds writers off while it reads.
+        """
+        with self.pool.connection() as con, con.transaction():
+            return refill_projection(con, projected)
+
+    @translated
+    def rebuild_projection_from_log(self) -> int:
+        """Make the outcomes projection again from the log, in one transaction."""
+        with self.pool.connection() as con, con.transaction():
+            return rebuild_from_log(con)
