@@ -19,6 +19,7 @@ from feastlog.v1 import record_pb2
 from replay import fold
 from replay.engine import (
     ARBITER,
+    Engine,
     Fact,
     MalformedCommand,
     RuleViolation,
@@ -223,22 +224,13 @@ class Games:
         """Create a game: genesis row, seat tokens, seed kept secret until the end.
 
         With ``seat_entropy`` the genesis row waits until every seat has sent entropy.
+        Setting the game up checks the seats and the options (``SetupRefused``).
         """
         self.credentials.organiser(caller)
         engine = engine_of(kind)
         names = [p.strip() for p in players]
-        if not engine.min_seats <= len(names) <= engine.max_seats:
-            raise BadRequest(
-                f"{engine.title} is for {engine.min_seats} to {engine.max_seats} players, "
-                f"not {len(names)}",
-                field="players",
-                rule_id=engine.seats_rule,
-            )
         if any(not n for n in names) or len(set(names)) != len(names):
             raise BadRequest("player names must be non-empty and different", field="players")
-        unknown = sorted(set(options) - set(engine.option_defaults))
-        if unknown:
-            raise BadRequest(f"unknown rule option {unknown[0]!r}", field="options")
         if seed and len(seed) != 32:
             raise BadRequest("a supplied seed is 32 bytes", field="seed")
         pack_bytes = pack_bytes or engine.default_pack_bytes()
@@ -257,7 +249,7 @@ class Games:
             seed_supplied=bool(seed),
             tournament_id=tournament_id,
         )
-        row, table, facts = self._first_row(genesis, server_seed, pack)
+        row, table, facts = begin(genesis, server_seed, pack)
         tokens = tuple(new_seat_token() for _ in names)
         new = NewGame(
             None if seat_entropy else row,
@@ -276,27 +268,16 @@ class Games:
             if seat_entropy:
                 self._pending[game_id] = Pending(genesis, server_seed, pack, {})
             else:
-                self._go_live(genesis, server_seed, pack, row, table, facts)
+                self._go_live(engine, genesis, server_seed, pack, row, table, facts)
             for seat, token in enumerate(tokens):
                 self.credentials.add_seat(token, game_id, seat)
             return Created(genesis, tokens)
 
         return await self._to_the_end(record())
 
-    @staticmethod
-    def _first_row(
-        genesis: record_pb2.Genesis, server_seed: bytes, pack: Any
-    ) -> tuple[Row, Table, list[Fact]]:
-        """Set the game up: the genesis row, the table and the facts of setting up."""
-        try:
-            return begin(genesis, server_seed, pack)
-        except (ValueError, RuleViolation, MalformedCommand) as bad:
-            # setup validates the rule options; a bad value is a bad request, not a move
-            rule = {"rule_id": bad.rule_id} if isinstance(bad, RuleViolation) else {}
-            raise BadRequest(f"bad rule option: {bad}", field="options", **rule) from bad
-
     def _go_live(
         self,
+        engine: Engine,
         genesis: record_pb2.Genesis,
         server_seed: bytes,
         pack: Any,
@@ -305,7 +286,6 @@ class Games:
         facts: list[Fact],
     ) -> None:
         """Keep a just-started game folded in memory."""
-        engine = engine_of(genesis.game_kind)
         names = tuple(s.name for s in genesis.seats)
         game = LiveGame(genesis, engine, pack, server_seed, names, [], [], [])
         game.advance([row], [table], [tuple(facts)])
@@ -384,13 +364,14 @@ class Games:
             genesis.CopyFrom(pending.draft)
             genesis.seat_entropy.extend(given[s] for s in sorted(given))
             if not waiting:
-                row, table, facts = self._first_row(genesis, pending.server_seed, pending.pack)
+                row, table, facts = begin(genesis, pending.server_seed, pending.pack)
                 batch.rows.append(row)
                 batch.started.append(game_id)
             await self.db.commit(batch)
             pending.entropy = given
             if not waiting:
-                self._go_live(genesis, pending.server_seed, pending.pack, row, table, facts)
+                engine = engine_of(genesis.game_kind)
+                self._go_live(engine, genesis, pending.server_seed, pending.pack, row, table, facts)
                 del self._pending[game_id]
         return not waiting, waiting
 
@@ -486,11 +467,7 @@ class Games:
                 f"the game is at seq {game.last_seq}, not {expected_seq}",
                 last_seq=str(game.last_seq),
             )
-        if (command.WhichOneof("game") == "arbiter") != (actor == "arbiter"):
-            raise PermissionDenied("rulings need the organiser key; moves need a seat token")
-        if not game.may_continue():
-            fold.check_open(game.table)  # raises, citing the game's end rule or the closure
-        table, facts = fold.step(game.table, actor, command)
+        table, facts = fold.step(game.engine, game.table, actor, command)
         now = utc_now()
         row = make_row(
             game.game_id,
@@ -506,7 +483,7 @@ class Games:
             server_seed=game.server_seed,
         )
         rows, tables, all_facts = [row], [table], [tuple(facts)]
-        if fold.is_over(table):
+        if fold.is_over(game.engine, table):
             reveal = self._reveal_row(game, row, table, now)
             rows.append(reveal)
             tables.append(table)
@@ -578,12 +555,9 @@ class Games:
     ) -> tuple[int, list[record_pb2.Command], bool]:
         """The commands the caller's seat may send now (up to LEGAL_CAP), and if partial."""
         game = await self.get(game_id)
-        actor = caller.actor(game_id)
-        if actor == "arbiter" or not game.may_continue():
-            return game.last_seq, [], False
-        seat = int(actor.removeprefix("seat:"))
-        inner, partial = capped(game.engine.legal_commands(game.table.game, seat))
-        commands = [wrap_command(game.engine.command_field, c) for c in inner]
+        legal = fold.legal_commands(game.engine, game.table, caller.actor(game_id))
+        inner, partial = capped(legal)
+        commands = [wrap_command(game.engine.spec.command_field, c) for c in inner]
         return game.last_seq, commands, partial
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> AsyncIterator[Step]:

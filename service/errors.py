@@ -19,7 +19,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from replay.engine import MalformedCommand, PackError, RuleViolation
+from replay.engine import MalformedCommand, PackError, RuleViolation, SetupRefused, WrongRole
 from replay.games import UnknownGameKind
 
 DOMAIN = "feastlog"
@@ -157,6 +157,8 @@ def unexpected(error: Exception) -> InternalError:
 
 # The one mapping: exception class -> gRPC code.  Order matters only for subclasses.
 STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
+    SetupRefused: grpc.StatusCode.INVALID_ARGUMENT,  # seats or options a game cannot take
+    WrongRole: grpc.StatusCode.PERMISSION_DENIED,  # a ruling from a seat, a move from the arbiter
     MalformedCommand: grpc.StatusCode.INVALID_ARGUMENT,
     PackError: grpc.StatusCode.INVALID_ARGUMENT,
     BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
@@ -182,6 +184,10 @@ def describe(error: Exception) -> tuple[grpc.StatusCode, str, str, dict[str, str
     code = next((c for cls, c in STATUS_OF.items() if isinstance(error, cls)), None)
     if code is None:
         raise error
+    if isinstance(error, SetupRefused):
+        return code, "BAD_REQUEST", error.message, {"field": error.field, "rule_id": error.rule_id}
+    if isinstance(error, WrongRole):
+        return code, "PERMISSION_DENIED", error.message, {"rule_id": error.rule_id}
     if isinstance(error, RuleViolation):
         return code, "RULE_VIOLATION", error.message, {"rule_id": error.rule_id}
     if isinstance(error, MalformedCommand):

@@ -19,7 +19,6 @@ from feastlog.v1 import record_pb2
 from replay import fold
 from replay.engine import Engine, Fact
 from replay.fold import Table
-from replay.games import engine
 from replay.history import Folded, refold
 from replay.record import Row
 from service.errors import StoreUnavailable
@@ -201,16 +200,12 @@ class LiveGame:
         for queue in self.watchers:
             queue.put_nowait(self.last_seq)
 
-    def may_continue(self) -> bool:
-        """Whether commands are still taken."""
-        return not self.over and not fold.is_over(self.table)
-
 
 def live_from_folded(folded: Folded, server_seed: bytes, names: tuple[str, ...]) -> LiveGame:
     """A live game from a folded record."""
     game = LiveGame(
         folded.genesis,
-        engine(folded.genesis.game_kind),
+        fold.engine_of(folded.genesis),
         folded.pack,
         server_seed,
         names,

@@ -73,7 +73,7 @@ def checked_seq(game: LiveGame, seq: int, field: str = "seq") -> int:
 
 def rulings_at(game: LiveGame, seq: int) -> dict[str, Any]:
     """The arbiter's rulings in force after row ``seq`` (public: rulings are never secret)."""
-    rulings: dict[str, Any] = table_view(game.tables[seq - 1], ARBITER)["rulings"]
+    rulings: dict[str, Any] = table_view(game.engine, game.tables[seq - 1], ARBITER)["rulings"]
     return rulings
 
 
@@ -99,8 +99,8 @@ def export_text(stored: StoredGame, viewer: Viewer) -> tuple[str, bool]:
         raise PermissionDenied("only the arbiter can export a game that is still running")
     outcome = None
     if over:
-        table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
-        outcome = fold.outcome(table)
+        folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+        outcome = fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
     return to_text(export_record(stored.rows, stored.pack_body, outcome)), over
 
 

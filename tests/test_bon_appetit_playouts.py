@@ -14,8 +14,8 @@ import pytest
 from feastlog.v1 import bon_appetit_pb2 as pb
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.bon_appetit import ENGINE
-from replay.bon_appetit_rules import State, gem_count
+from replay.games.bon_appetit import ENGINE
+from replay.games.bon_appetit.state import State, gem_count
 
 GAMES_PER_COUNT = 100
 PACK = ENGINE.load_pack(ENGINE.default_pack_bytes())
@@ -39,7 +39,7 @@ def _fold(
     table, _ = fold.start(genesis, seed, PACK)
     hashes = [fold.state_hash(table)]
     for seat, command in moves:
-        table, _ = fold.step(table, f"seat:{seat}", command)
+        table, _ = fold.step(ENGINE, table, f"seat:{seat}", command)
         hashes.append(fold.state_hash(table))
     return hashes
 
@@ -53,7 +53,7 @@ def _playout(n: int, index: int) -> None:
     total = 16 if n == 2 else 20
     hashes = [fold.state_hash(table)]
     moves: list[tuple[int, record_pb2.Command]] = []
-    while not fold.is_over(table):
+    while not fold.is_over(ENGINE, table):
         game: State = table.game
         assert gem_count(game) == total
         seat = chooser.choice(sorted(ENGINE.to_act(game)))
@@ -62,14 +62,14 @@ def _playout(n: int, index: int) -> None:
         choice = chooser.choice(legal)
         assert isinstance(choice, pb.BonAppetitCommand)
         command = record_pb2.Command(bon_appetit=choice)
-        table, _ = fold.step(table, f"seat:{seat}", command)
+        table, _ = fold.step(ENGINE, table, f"seat:{seat}", command)
         moves.append((seat, command))
         hashes.append(fold.state_hash(table))
         assert len(moves) < 400
     assert gem_count(table.game) == total
     assert table.game.round == 12 and table.game.over
     assert len(table.game.removed) + sum(len(p.dishes) for p in table.game.players) == 12
-    result = fold.outcome(table)
+    result = fold.outcome(ENGINE, table)
     assert result is not None and result.winners
     assert _fold(genesis, seed, moves) == hashes
 

@@ -7,28 +7,33 @@ import re
 from pathlib import Path
 
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay import games
+from replay import fold, games
 from replay.engine import ARBITER, SPECTATOR, Viewer, fact_visible
-from replay.menu_masters import ENGINE, RULES, setup
+from replay.games.menu_masters import ENGINE
+from replay.games.menu_masters.spec import RULES
 from replay.rng import Rng
 from tests.test_menu_masters_support import NAMES, PACK, new_game
 
 
 def test_engine_is_registered_with_its_facts():
     assert games.engine("menu-masters") is ENGINE
-    assert (ENGINE.kind, ENGINE.title, ENGINE.command_field) == (
+    assert (ENGINE.spec.kind, ENGINE.spec.title, ENGINE.spec.command_field) == (
         "menu-masters",
         "Menu Masters",
         "menu_masters",
     )
-    assert (ENGINE.min_seats, ENGINE.max_seats, ENGINE.ruleset_version) == (2, 6, "2")
-    assert ENGINE.option_defaults == {"first_seat": "random", "round_limit": "off"}
-    assert ENGINE.rulesets == {
+    assert (ENGINE.spec.min_seats, ENGINE.spec.max_seats, ENGINE.spec.ruleset_version) == (
+        2,
+        6,
+        "2",
+    )
+    assert ENGINE.spec.option_defaults == {"first_seat": "random", "round_limit": "off"}
+    assert ENGINE.spec.rulesets == {
         "1": {"first_seat": "random", "round_limit": "30"},
         "2": {"first_seat": "random", "round_limit": "off"},
     }
-    assert (ENGINE.seats_rule, ENGINE.end_rule) == ("MM-I1", "MM-GAME-OVER")
-    assert ENGINE.rng_labels == (
+    assert (ENGINE.spec.seats_rule, ENGINE.spec.end_rule) == ("MM-I1", "MM-GAME-OVER")
+    assert ENGINE.spec.rng_labels == (
         "menu-masters/produce-stand-deck",
         "menu-masters/butcher-shop-deck",
         "menu-masters/bakery-deck",
@@ -59,13 +64,13 @@ def test_views_hide_secret_menus_and_deck_orders():
 
 def _finished_game(n: int, seed: int):
     """A bot game to its end; the state and every fact."""
-    state, facts = setup(NAMES[:n], {"first_seat": "random"}, PACK, Rng(bytes([seed]) * 32))
+    state, facts = ENGINE.setup(NAMES[:n], {"first_seat": "random"}, PACK, Rng(bytes([seed]) * 32))
     rng = random.Random(seed)
     while not ENGINE.is_over(state):
         (seat,) = ENGINE.to_act(state)
         legal = ENGINE.legal_commands(state, seat)
         menus = [c for c in legal if c.WhichOneof("action") == "complete_menus"]
-        state, new = ENGINE.apply(state, seat, menus[0] if menus else rng.choice(legal))
+        state, new = fold.play(ENGINE, state, seat, menus[0] if menus else rng.choice(legal))
         facts += new
     return state, facts
 

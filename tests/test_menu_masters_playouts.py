@@ -17,8 +17,8 @@ import pytest
 
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.menu_masters import ENGINE
-from replay.menu_masters_state import all_cards, coins_in_play
+from replay.games.menu_masters import ENGINE
+from replay.games.menu_masters.state import all_cards, coins_in_play
 from tests.test_menu_masters_support import NAMES, PACK
 
 GAMES_PER_COUNT = 20  # per ruleset version
@@ -26,7 +26,7 @@ HASHED_PER_COUNT = 10  # games whose state hash is compared at every row
 ALL_CARDS = sorted([c.id for c in PACK.cards] + [m.id for m in PACK.menus])
 
 
-def genesis(n: int, ruleset: str = ENGINE.ruleset_version) -> record_pb2.Genesis:
+def genesis(n: int, ruleset: str = ENGINE.spec.ruleset_version) -> record_pb2.Genesis:
     """A Menu Masters genesis row for ``n`` chefs under ``ruleset``."""
     seats = [record_pb2.SeatInfo(name=name) for name in NAMES[:n]]
     return record_pb2.Genesis(game_kind="menu-masters", ruleset_version=ruleset, seats=seats)
@@ -83,7 +83,7 @@ def check_invariants(table: fold.Table, n: int) -> None:
         assert len(chef.basket) <= (7 if acting else 6)
 
 
-def play(seed: int, n: int, hashed: bool, ruleset: str = ENGINE.ruleset_version) -> list[dict]:
+def play(seed: int, n: int, hashed: bool, ruleset: str = ENGINE.spec.ruleset_version) -> list[dict]:
     """One seeded game; returns every fact."""
     rng = random.Random(seed)
     server_seed = bytes([seed % 256, n]) * 16
@@ -92,10 +92,10 @@ def play(seed: int, n: int, hashed: bool, ruleset: str = ENGINE.ruleset_version)
     check_invariants(table, n)
     commands, states = [], [table.game]
     hashes = [fold.state_hash(table)] if hashed else []
-    while not fold.is_over(table):
+    while not fold.is_over(ENGINE, table):
         (seat,) = ENGINE.to_act(table.game)
         command = record_pb2.Command(menu_masters=choose(table.game, seat, rng))
-        table, new = fold.step(table, f"seat:{seat}", command)
+        table, new = fold.step(ENGINE, table, f"seat:{seat}", command)
         facts += new
         check_invariants(table, n)
         commands.append((seat, command))
@@ -109,7 +109,7 @@ def play(seed: int, n: int, hashed: bool, ruleset: str = ENGINE.ruleset_version)
     if hashed:
         assert fold.state_hash(again) == hashes[0]
     for k, (seat, command) in enumerate(commands, start=1):
-        again, _ = fold.step(again, f"seat:{seat}", command)
+        again, _ = fold.step(ENGINE, again, f"seat:{seat}", command)
         assert again.game == states[k]
         if hashed:
             assert fold.state_hash(again) == hashes[k]
@@ -130,7 +130,7 @@ def menus_in_turns_without_buying(facts: list[dict]) -> int:
     return completed
 
 
-@pytest.mark.parametrize("ruleset", sorted(ENGINE.rulesets))
+@pytest.mark.parametrize("ruleset", sorted(ENGINE.spec.rulesets))
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
 def test_playouts_end_conserve_and_refold(n, ruleset):
     ends: dict[str, int] = {}

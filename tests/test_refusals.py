@@ -37,15 +37,15 @@ Thunk = Callable[[], object]
 
 
 def _ba(state: Any, seat: int, command: Message) -> Thunk:
-    return lambda: games.engine("bon-appetit").apply(state, seat, command)
+    return lambda: fold.play(games.engine("bon-appetit"), state, seat, command)
 
 
 def _mm(state: Any, seat: int, command: Message) -> Thunk:
-    return lambda: games.engine("menu-masters").apply(state, seat, command)
+    return lambda: fold.play(games.engine("menu-masters"), state, seat, command)
 
 
 def _pe(state: Any, seat: int, command: Message) -> Thunk:
-    return lambda: games.engine("picky-eaters").apply(state, seat, command)
+    return lambda: fold.play(games.engine("picky-eaters"), state, seat, command)
 
 
 def _ba_over() -> Any:
@@ -95,6 +95,9 @@ def _mm_refusals() -> dict[str, Thunk]:
     coin = m.run(m.new_game(3), (0, m.coin()), (1, m.line(m.BAKERY)), (2, m.line(m.BAKERY)))[0]
     return {
         "MM-I1": lambda: engine.setup(tuple("ABCDEFG"), {}, m.PACK, Rng(bytes(32)), "2"),
+        "MM-OPTIONS": lambda: engine.setup(
+            tuple("ABC"), {"round_limit": "0"}, m.PACK, Rng(bytes(32)), "2"
+        ),
         "MM-GAME-OVER": _mm(replace(turn, step="over", end="third_menu"), 0, m.leave()),
         "MM-TURN-ORDER": _mm(turn, 1, m.leave()),
         "MM-STEP": _mm(turn, 0, m.line(m.BAKERY)),
@@ -148,6 +151,9 @@ def _pe_refusals() -> dict[str, Thunk]:
     spare = p.filler(6)
     return {
         "PE-I1": lambda: setup(["Solo"], {}, p.PACK, Rng(bytes(32)), "2"),
+        "PE-OPTIONS": lambda: setup(
+            ["Ann", "Bob"], {"small_table_variant": "maybe"}, p.PACK, Rng(bytes(32)), "2"
+        ),
         "PE-GAME-END": _pe(over, 0, p.pass_()),
         "PE-PASS": _pe(p.position(passed=[1], turn=0), 1, p.pass_()),
         "PE-TURN-ORDER": _pe(cook, 1, p.pass_()),
@@ -219,10 +225,10 @@ REFUSALS: dict[str, Callable[[], dict[str, Thunk]]] = {
 CASES = [(kind, rule_id) for kind, table in REFUSALS.items() for rule_id in table()]
 
 
-@pytest.mark.parametrize("kind", games.KINDS)
+@pytest.mark.parametrize("kind", games.kinds())
 def test_every_rule_is_cited_by_a_refusal_test_or_marked_as_never_refusing(kind: str) -> None:
     """The refusing rules of the catalogue are exactly those this file refuses a move with."""
-    rules = games.engine(kind).rules
+    rules = games.engine(kind).spec.rules
     refusing = {rule_id for rule_id, rule in rules.items() if rule.refuses}
     assert set(REFUSALS[kind]()) == refusing
     assert {r.id for r in rules.values() if not r.refuses} == set(rules) - refusing
@@ -233,7 +239,7 @@ def test_each_refusing_rule_refuses_a_move(kind: str, rule_id: str) -> None:
     with pytest.raises(RuleViolation) as caught:
         REFUSALS[kind]()[rule_id]()
     assert caught.value.rule_id == rule_id, caught.value
-    assert caught.value.message and rule_id in games.engine(kind).rules
+    assert caught.value.message and rule_id in games.engine(kind).spec.rules
 
 
 # Generated: refusals of well-formed commands at many positions of seeded games.
@@ -361,7 +367,7 @@ MUTATORS: dict[str, Callable[[fold.Table, list[Any], random.Random], Iterator[Me
     "picky-eaters": _pe_commands,
 }
 SEATS = {"bon-appetit": 3, "menu-masters": 4, "picky-eaters": 3}
-RULESETS = [(k, v) for k in games.KINDS for v in sorted(games.engine(k).rulesets)]
+RULESETS = [(k, v) for k in games.kinds() for v in sorted(games.engine(k).spec.rulesets)]
 
 
 def _tables(kind: str, ruleset: str, game: int) -> list[fold.Table]:
@@ -373,11 +379,11 @@ def _tables(kind: str, ruleset: str, game: int) -> list[fold.Table]:
     table, _ = fold.start(genesis, bytes([game, 99]) * 16, pack)
     chooser = random.Random(game)
     tables = [table]
-    while not fold.is_over(table):
+    while not fold.is_over(engine, table):
         seat = chooser.choice(sorted(engine.to_act(table.game)))
         command = chooser.choice(engine.legal_commands(table.game, seat))
         table, _ = fold.step(
-            table, f"seat:{seat}", fold.wrap_command(engine.command_field, command)
+            engine, table, f"seat:{seat}", fold.wrap_command(engine.spec.command_field, command)
         )
         tables.append(table)
     return tables
@@ -388,7 +394,7 @@ def test_every_refusal_of_a_well_formed_command_cites_a_refusing_rule(
     kind: str, ruleset: str
 ) -> None:
     engine = games.engine(kind)
-    refusing = {r.id for r in engine.rules.values() if r.refuses} | set(RECORD_RULES)
+    refusing = {r.id for r in engine.spec.rules.values() if r.refuses} | set(RECORD_RULES)
     cited: Counter[str] = Counter()
     accepted = 0
     for game in range(FUZZ_GAMES):
@@ -399,9 +405,9 @@ def test_every_refusal_of_a_well_formed_command_cites_a_refusing_rule(
             for seat in range(SEATS[kind]):
                 legal = engine.legal_commands(table.game, seat)
                 for inner in MUTATORS[kind](table, legal, rng):
-                    command = fold.wrap_command(engine.command_field, inner)
+                    command = fold.wrap_command(engine.spec.command_field, inner)
                     try:
-                        fold.step(table, f"seat:{seat}", command)
+                        fold.step(engine, table, f"seat:{seat}", command)
                     except RuleViolation as refused:
                         assert refused.rule_id in refusing, (refused, inner)
                         cited[refused.rule_id] += 1
@@ -413,7 +419,9 @@ def test_every_refusal_of_a_well_formed_command_cites_a_refusing_rule(
         final = tables[-1]
         for inner in MUTATORS[kind](final, [], rng):
             with pytest.raises(RuleViolation) as after:
-                fold.step(final, "seat:0", fold.wrap_command(engine.command_field, inner))
-            assert after.value.rule_id == engine.end_rule
+                fold.step(
+                    engine, final, "seat:0", fold.wrap_command(engine.spec.command_field, inner)
+                )
+            assert after.value.rule_id == engine.spec.end_rule
             assert "FL-GAME-CLOSED" in after.value.message
     assert accepted > 0 and sum(cited.values()) > 100 and len(cited) >= 5, cited
