@@ -27,10 +27,11 @@ from replay.export import decoded
 from replay.fold import Table, state_hash
 from replay.history import begin, new_genesis
 from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
+from service import projection
 from service.audit_service import audit_stored
 from service.replay_service import OfflineFile, state_at
 from service.server import create_server
-from service.store import Batch, NewGame, Store
+from service.store import Batch, NewGame, Store, StoredGame
 
 NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 
@@ -147,6 +148,10 @@ def store_games(path: Path, built: list[Built]) -> None:
                 )
             )
             batch.rows += b.rows[1:]
+            # a finished game's outcome rows go in with its rows, as the service writes them
+            batch.outcomes += projection.rows_of_stored(
+                StoredGame(tuple(b.rows), b.seed, b.pack_bytes, tuple(b.names))
+            )
         store.write(batch)
     finally:
         store.close()

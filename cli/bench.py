@@ -1,8 +1,17 @@
-"""``feastlog bench``: service throughput beside the health check, and the fold rate."""
+"""``feastlog bench``: service throughput beside the health check, and the fold rate.
+
+The headline is submit-only: every game's commands are worked out beforehand (random
+legal play folded locally from the game's supplied seed), so only ``SubmitCommand``
+crosses the wire, 64 games at once; its rate is set beside the health-check rate of the
+same server and client in the same run.  Then the same number of fresh games offer half
+that rate (each command sent at its scheduled time) and the latencies' p50 and p99 are
+reported.  The bot loop (GetView, ListLegalCommands, SubmitCommand per command) follows.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import statistics
 import subprocess
 import tempfile
@@ -16,9 +25,13 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from cli.client import new_game, play_with_bots, spawn_server
+from cli.audit_bench import build
+from cli.client import bearer, new_game, play_with_bots, spawn_server
+from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from feastlog.v1 import record_pb2
 from replay.history import refold
+from replay.record import COMMAND
 from service.store import Store
 
 NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
@@ -84,6 +97,94 @@ async def bot_rate(
     return Throughput(games, sum(r.commands for r in results), seconds, health)
 
 
+@dataclass(frozen=True)
+class Submitted:
+    """Submit-only commands: how many, how fast, their latencies, the health rate beside."""
+
+    games: int
+    commands: int
+    seconds: float
+    latencies: list[float]
+    health_per_second: float
+    offered: float = 0.0  # commands/s offered (0: as fast as the server answers)
+
+    @property
+    def per_second(self) -> float:
+        """Commands acknowledged per second."""
+        return self.commands / self.seconds
+
+    def percentile(self, p: float) -> float:
+        """A latency percentile in milliseconds."""
+        ordered = sorted(self.latencies)
+        return 1000 * ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A game created with a supplied seed and the commands worked out for it beforehand."""
+
+    game_id: str
+    tokens: list[str]
+    commands: list[tuple[int, record_pb2.Command]]
+
+
+async def plan_games(
+    stub: pb_grpc.GameServiceAsyncStub, key: str, kind: str, games: int, players: int, first: int
+) -> list[Planned]:
+    """Create games with supplied seeds; fold each locally to know its commands."""
+    planned = []
+    for i in range(first, first + games):
+        built = build(kind, players, seed_byte=i % 250 + 1, game_id=f"g_plan{i}")
+        reply = await new_game(stub, key, kind, list(built.names), built.seed)
+        commands = [
+            (int(r.actor.removeprefix("seat:")), record_pb2.Command.FromString(r.body))
+            for r in built.rows
+            if r.kind == COMMAND
+        ]
+        planned.append(Planned(reply.game_id, [t.token for t in reply.seat_tokens], commands))
+    return planned
+
+
+async def submit_only(
+    address: str,
+    key: str,
+    kind: str,
+    games: int,
+    players: int,
+    offered: float = 0.0,
+    first: int = 0,
+) -> Submitted:
+    """Send precomputed commands of ``games`` games at once; only SubmitCommand on the wire.
+
+    With ``offered`` > 0, commands go out at that total rate, each at its scheduled time.
+    """
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = pb_grpc.GameServiceStub(channel)
+        planned = await plan_games(stub, key, kind, games, players, first)
+        latencies: list[float] = []
+        gap = games / offered if offered else 0.0
+        start = time.perf_counter()
+
+        async def play(i: int, game: Planned) -> int:
+            due = start + gap * i / games
+            for n, (seat, command) in enumerate(game.commands):
+                if gap:
+                    await asyncio.sleep(max(0.0, due - time.perf_counter()))
+                    due += gap
+                request = pb.SubmitCommandRequest(
+                    game_id=game.game_id, command_id=f"c{n}", command=command
+                )
+                sent = time.perf_counter()
+                await stub.SubmitCommand(request, metadata=bearer(game.tokens[seat]))
+                latencies.append(time.perf_counter() - sent)
+            return len(game.commands)
+
+        done = await asyncio.gather(*(play(i, g) for i, g in enumerate(planned)))
+        seconds = time.perf_counter() - start
+        health = await health_rate(channel, min(max(seconds / 2, 1.0), 5.0), games)
+    return Submitted(games, sum(done), seconds, latencies, health, offered)
+
+
 def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
     """Events folded per second over every stored game (median of ``repeats``)."""
     store = Store(str(db_path), read_only=True)
@@ -113,13 +214,23 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
     help="Concurrent games per level, comma-separated.",
 )
 @click.option("--seed", default=1, show_default=True, type=int, help="Bots' choices.")
-def bench_command(kind: str, players: int, levels: str, seed: int) -> None:
-    """Commands per second through a real server beside its health-check rate; fold rate."""
-    key = "org_bench"
+@click.option(
+    "--submit-games", default=64, show_default=True, type=int, help="Games at once, submit-only."
+)
+def bench_command(kind: str, players: int, levels: str, seed: int, submit_games: int) -> None:
+    """Submit-only commands/s at 64 games beside the health-check rate, p99 at half that
+    load; then the bot loop; the fold rate."""
+    key = "org_" + secrets.token_urlsafe(32)  # the server refuses a short key
     with tempfile.TemporaryDirectory() as tmp:
         db_path = Path(tmp) / "bench.duckdb"
         proc, address = start_server(db_path, key)
         try:
+            full = asyncio.run(submit_only(address, key, kind, submit_games, players))
+            half = asyncio.run(
+                submit_only(
+                    address, key, kind, submit_games, players, full.per_second / 2, submit_games
+                )
+            )
             results = [
                 asyncio.run(bot_rate(address, key, kind, int(n), players, seed))
                 for n in levels.split(",")
@@ -128,8 +239,21 @@ def bench_command(kind: str, players: int, levels: str, seed: int) -> None:
             proc.terminate()
             proc.wait(timeout=30)
         events, folded = fold_rate(db_path)
-    for line in report(results, events, folded):
+    for line in submit_report(full, half) + report(results, events, folded):
         click.echo(line)
+
+
+def submit_report(full: Submitted, half: Submitted) -> list[str]:
+    """The headline: submit-only capacity beside the health check, latency at half load."""
+    return [
+        f"submit-only, {full.games} games at once: {full.commands} commands in "
+        f"{full.seconds:.2f} s = {full.per_second:,.0f} cmd/s; health checks "
+        f"{full.health_per_second:,.0f}/s; ratio {full.per_second / full.health_per_second:.3f}"
+        f" (p50 {full.percentile(50):.1f} ms, p99 {full.percentile(99):.1f} ms)",
+        f"at half that load ({half.offered:,.0f} cmd/s offered, {half.per_second:,.0f} "
+        f"acknowledged): p50 {half.percentile(50):.1f} ms, p99 {half.percentile(99):.1f} ms",
+        "bot loop (GetView, ListLegalCommands, SubmitCommand per command):",
+    ]
 
 
 def report(results: Sequence[Throughput], events: int, folded: float) -> list[str]:

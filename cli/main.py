@@ -16,6 +16,9 @@ from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
 from cli.bench import bench_command
 from cli.client import as_dict, bearer, connect, new_game, play_with_bots
 from cli.play import play_command
+from cli.replay_html import write_replay_html
+from cli.scale_bench import bench_scale_command
+from cli.season import SEASON_COMMANDS
 from cli.tournament import standings_command
 from feastlog.v1 import game_service_pb2 as pb
 from replay import games
@@ -23,18 +26,27 @@ from replay.engine import ARBITER, Viewer
 from replay.history import refold
 from replay.narrative import as_seen_then, header, row_lines
 from replay.record import Row
-from service.auth import KEY_ENV, find_organiser_key
-from service.errors import StoreLocked
-from service.server import create_server, serve_forever
+from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
+from service.errors import CannotOpenStore, StoreLocked
+from service.server import CannotListen, Running, create_server, serve_forever
 from service.store import Store
+from service.web import serve_http
 
 DEFAULT_DB = "feastlog.duckdb"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
+# Why a server cannot start, each in one line: exit code 3.
+CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen)
 
 
 class FeastlogError(click.ClickException):
     """A failure reported in plain words, exit code 1."""
+
+
+class Unavailable(FeastlogError):
+    """The database, the organiser key or the port cannot be used: exit code 3."""
+
+    exit_code = 3
 
 
 def parse_seed(text: str | None) -> bytes:
@@ -52,7 +64,10 @@ def parse_seed(text: str | None) -> bytes:
 
 def require_key(explicit: str | None) -> str | None:
     """The organiser key from the option, the environment or the key file here."""
-    return find_organiser_key(explicit)
+    try:
+        return find_organiser_key(explicit)
+    except OrganiserKeyError as refused:
+        raise Unavailable(str(refused)) from refused
 
 
 @click.group()
@@ -64,24 +79,57 @@ def cli() -> None:
 @cli.command("serve")
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=50051, show_default=True, type=int, help="0 picks a free port.")
-def serve_command(db_path: str, host: str, port: int) -> None:
-    """Serve the gRPC API on a DuckDB file (made on first start)."""
+@click.option(
+    "--port",
+    default=50051,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="0 picks a free port.",
+)
+@click.option(
+    "--http",
+    "http_port",
+    type=click.IntRange(0, 65535),
+    help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
+)
+def serve_command(db_path: str, host: str, port: int, http_port: int | None) -> None:
+    """Serve the gRPC API on a DuckDB file (made on first start, owner-only).
+
+    Exit codes: 0 after a clean shutdown (SIGINT, SIGTERM), 2 for a bad option, 3 when
+    the database, the organiser key or the port cannot be used (one line on stderr).
+    --http adds the web pages: live replays and a tournament board.
+    """
     # incidents (a failing store, a bug) go to stderr, each with the id its client was given
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def run() -> None:
         try:
             running = await create_server(db_path, f"{host}:{port}")
-        except StoreLocked as locked:
-            raise FeastlogError(locked.message) from locked
+        except CANNOT_START as refused:
+            raise Unavailable(str(refused)) from refused
         click.echo(f"feastlog listening on {host}:{running.port}")
         click.echo(f"database: {Path(db_path).resolve()}")
         click.echo(f"organiser key: {running.key_source}")
+        if http_port is not None:
+            click.echo(f"web pages on http://{host}:{await start_pages(running, host, http_port)}/")
         sys.stdout.flush()
         await serve_forever(running)
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:  # Ctrl-C before the server was up: nothing to drain
+        raise SystemExit(130) from None
+
+
+async def start_pages(running: Running, host: str, port: int) -> int:
+    """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
+    try:
+        return await serve_http(running, host, port)
+    except OSError as bad:
+        await running.stop()
+        raise Unavailable(
+            f"cannot serve web pages on {host}:{port}: {bad.strerror or bad}"
+        ) from bad
 
 
 class GameKind(click.ParamType):
@@ -204,6 +252,8 @@ def run_rpc(coroutine: Any) -> Any:
         return asyncio.run(coroutine)
     except grpc.aio.AioRpcError as error:
         raise FeastlogError(f"{error.code().name}: {error.details()}") from error
+    except CANNOT_START as refused:  # an embedded server (no --server) could not start
+        raise Unavailable(str(refused)) from refused
 
 
 @cli.command("demo")
@@ -278,6 +328,12 @@ def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
 @click.option("--organiser-key", envvar=KEY_ENV)
 @click.option("--at", "at", type=int, help="Stop at this seq and show the table after it.")
 @click.option("--as", "as_viewer", help="seat:N, spectator or arbiter: see what they saw.")
+@click.option(
+    "--html",
+    "html_file",
+    type=click.Path(dir_okay=False),
+    help="Write the replay page to FILE instead: one HTML file that opens from disk.",
+)
 def replay_command(
     game_id: str,
     server: str | None,
@@ -285,13 +341,20 @@ def replay_command(
     organiser_key: str | None,
     at: int | None = None,
     as_viewer: str | None = None,
+    html_file: str | None = None,
 ) -> None:
     """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).
 
     GAME_ID may also be a file written by ``feastlog export`` of a finished game; then
     --at and --as show what that viewer saw at that seq while the game ran (a seat: its own
     hand and private draws, the others' counts), although the finished record is public.
+    --html FILE draws it instead, step by step, as --as VIEWER saw it.
     """
+    if html_file:
+        key = require_key(organiser_key) if server else None
+        viewer = parse_viewer(as_viewer)
+        click.echo(write_replay_html(game_id, html_file, viewer, server, db_path, key))
+        return
     if game_id.endswith(".json") and Path(game_id).is_file():
         lines = replay_export(Path(game_id), at, parse_viewer(as_viewer))
     elif at is not None or as_viewer:
@@ -313,6 +376,8 @@ def replay_offline(db_path: str, game_id: str) -> list[str]:
         store = Store(db_path, read_only=True)
     except StoreLocked as locked:
         raise FeastlogError(locked.message + " (or use --server)") from locked
+    except CannotOpenStore as unusable:
+        raise Unavailable(unusable.message) from unusable
     try:
         stored = store.load(game_id)
     finally:
@@ -420,9 +485,10 @@ def rules_command(kind: str, as_json: bool) -> None:
 
 
 cli.add_command(bench_command)
+cli.add_command(bench_scale_command)
 cli.add_command(play_command)
 cli.add_command(standings_command)
-for _command in AUDIT_COMMANDS:
+for _command in (*AUDIT_COMMANDS, *SEASON_COMMANDS):
     cli.add_command(_command)
 
 

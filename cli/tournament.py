@@ -12,20 +12,17 @@ from cli.audit_commands import offline, rpc, source_options
 from feastlog.v1 import tournament_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
 from service.app import Games
-from service.auth import Caller, Credentials
+from service.auth import Credentials
 from service.live import Database
 from service.store import Store
-from service.tournament_service import Results, standing_message, tournament_standings
+from service.tournament_service import standing_message
 
 
 async def _from_file(path: str, tournament_id: str) -> pb.GetStandingsResponse:
     """The same standings the server gives, computed on a file no server holds."""
     db = Database(Store(path, read_only=True))
     try:
-        games = Games(db, Credentials("", []))
-        lines, finished, running = await tournament_standings(
-            Results(games), Caller("organiser"), tournament_id
-        )
+        lines, finished, running = await Games(db, Credentials("")).standings(tournament_id)
     finally:
         await db.close()
     return pb.GetStandingsResponse(

@@ -7,6 +7,8 @@ Each method is load, decide, save: the rules decide (replay/), the database save
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
@@ -31,6 +33,7 @@ from replay.fold import Table, state_hash, wrap_command
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis, record_version
 from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
+from replay.standings import Standing
 from service.auth import Caller, Credentials, new_seat_token, token_sha256
 from service.errors import (
     AlreadyStarted,
@@ -46,7 +49,8 @@ from service.errors import (
 )
 from service.limits import Refolds, RefusalBudget, stored_refusal
 from service.live import Database, LiveGame, live_from_store, utc_now
-from service.store import Batch, NewGame, Rejection
+from service.projection import Ending, KindStats, outcome_rows
+from service.store import Batch, Listed, NewGame, Rejection, Store
 
 T = TypeVar("T")
 
@@ -85,9 +89,11 @@ def visible_facts(facts: Sequence[Fact], viewer: Viewer, public: bool) -> tuple[
 
 
 def step_for(game: LiveGame, seq: int, viewer: Viewer) -> Step:
-    """Row ``seq`` of a live game as ``viewer`` may see it."""
+    """Row ``seq`` of a live game as ``viewer`` saw it then (all of it from the seed reveal on)."""
     row, table = game.rows[seq - 1], game.tables[seq - 1]
-    public = game.over
+    # the record becomes public with the reveal row, not before: a replay of a finished
+    # game as a seat shows what that seat saw at each seq
+    public = row.kind == SEED_REVEAL
     command = None
     if row.kind == COMMAND:
         decoded = record_pb2.Command.FromString(row.body)
@@ -121,21 +127,27 @@ class Summary:
     tournament_id: str = ""
 
 
-def stored_summary(
-    game_id: str, genesis: record_pb2.Genesis, last_seq: int, over: bool, created_at: str
-) -> Summary:
-    """The list line of a stored game."""
-    names = [s.name for s in genesis.seats]
-    return Summary(
-        game_id,
-        genesis.game_kind,
-        names,
-        last_seq,
-        over,
-        created_at,
-        False,
-        genesis.tournament_id,
-    )
+PAGE_SIZE = 50  # games per page of the list when the caller does not say
+MAX_PAGE_SIZE = 500
+
+
+def page_token(listed: Listed) -> str:
+    """The opaque token of the page after ``listed``: its place in the game list."""
+    return base64.urlsafe_b64encode(f"n{listed.n}".encode()).decode()
+
+
+def place_of(token: str) -> int:
+    """The place a page token stands for (0: the first page); BadRequest if not a token."""
+    if not token:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(token.encode()).decode()
+        place = int(text.removeprefix("n")) if text.startswith("n") else -1
+    except (binascii.Error, UnicodeError, ValueError):
+        place = -1
+    if place <= 0:
+        raise BadRequest("page_token is not one this server gave out", field="page_token")
+    return place
 
 
 @dataclass
@@ -161,8 +173,9 @@ class Games:
         self.credentials = credentials
         self._live: dict[str, LiveGame] = {}
         self._finished: OrderedDict[str, None] = OrderedDict()
-        self._loading = asyncio.Lock()  # loads go through the one store thread anyway
+        self._loading: dict[str, asyncio.Future[LiveGame]] = {}
         self._pending: dict[str, Pending] = {}
+        self._heads: dict[str, int] = {}  # last seq of running games not folded in memory
         self._finishing: set[asyncio.Task[Any]] = set()
         self.refusals = RefusalBudget()
         self.refolds = Refolds()
@@ -173,24 +186,35 @@ class Games:
             raise BadRequest("game_id is required", field="game_id")
         waiting = self._pending.get(game_id)
         if waiting is not None:
-            missing = [
-                s.name for i, s in enumerate(waiting.draft.seats) if i not in waiting.entropy
-            ]
+            missing = [i for i in range(len(waiting.draft.seats)) if i not in waiting.entropy]
+            names = ", ".join(waiting.draft.seats[i].name for i in missing)
             raise WaitingForEntropy(
-                f"the game starts once every seat has sent its entropy; waiting for "
-                f"{', '.join(missing)}",
-                waiting_for=",".join(missing),
+                f"the game starts once every seat has sent its entropy; waiting for {names}",
+                waiting_for=",".join(str(i) for i in missing),  # seat numbers, as JoinGame's
             )
         game = self._live.get(game_id)
         if game is None:
-            async with self._loading:
-                game = self._live.get(game_id)
-                if game is None:
-                    stored = await self.db.call(self.db.store.load, game_id)
-                    if stored is None:
-                        raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
-                    game = self._live[game_id] = live_from_store(stored)
+            loading = self._loading.get(game_id)
+            if loading is None:
+                loading = self._loading[game_id] = asyncio.ensure_future(self._load(game_id))
+                loading.add_done_callback(lambda _: self._loading.pop(game_id, None))
+            game = await asyncio.shield(loading)
         self._settle(game)
+        return game
+
+    async def _load(self, game_id: str) -> LiveGame:
+        """Read a cold game on the read connection and fold it in a worker thread.
+
+        Neither the read nor the fold runs on the event loop or the writer's thread, so
+        a game being loaded holds up no other game.
+        """
+        stored = await self.db.read(Store.load, game_id)
+        if stored is None:
+            raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
+        game = self._live.get(game_id)  # created here while it was read
+        if game is None:
+            game = self._live[game_id] = await asyncio.to_thread(live_from_store, stored)
+            self._heads.pop(game_id, None)
         return game
 
     def _settle(self, game: LiveGame) -> None:
@@ -292,34 +316,65 @@ class Games:
         self._live[genesis.game_id] = game
 
     async def summaries(
-        self, kind: str = "", limit: int = 0, tournament_id: str = ""
-    ) -> list[Summary]:
-        """Games on this server, newest first: waiting for entropy, running and finished."""
-        waiting = [
-            Summary(
-                game_id,
-                p.draft.game_kind,
-                [s.name for s in p.draft.seats],
-                0,
-                False,
-                p.draft.created_at,
-                True,
-                p.draft.tournament_id,
-            )
-            for game_id, p in self._pending.items()
-        ]
-        stored = [
-            stored_summary(game_id, record_pb2.Genesis.FromString(body), last_seq, over, at)
-            for game_id, body, last_seq, over, at in await self.db.call(self.db.store.summaries)
-        ]
-        found = sorted(waiting + stored, key=lambda s: s.created_at, reverse=True)
-        found = [
-            s
-            for s in found
-            if (not kind or s.game_kind == kind)
-            and (not tournament_id or s.tournament_id == tournament_id)
-        ]
-        return found[: limit or None]
+        self, kind: str = "", limit: int = 0, tournament_id: str = "", token: str = ""
+    ) -> tuple[list[Summary], str]:
+        """A page of the game list, newest first, and the token of the next page ('' at the end).
+
+        Pages follow the order games were created in, so paging covers every game
+        listed when it began exactly once, however many are created meanwhile.
+        """
+        if limit < 0:
+            raise BadRequest("page_size is 0 (the default) or more", field="page_size")
+        size = min(limit or PAGE_SIZE, MAX_PAGE_SIZE)
+        before = place_of(token)
+        found = await self.db.read(Store.listed, kind, tournament_id, before, size + 1)
+        page = found[:size]
+        lines = [await self._summary(listed) for listed in page]
+        return lines, page_token(page[-1]) if len(found) > size else ""
+
+    async def _summary(self, listed: Listed) -> Summary:
+        """A list line: finished games from the projection, running ones from memory."""
+        pending = listed.game_id in self._pending
+        if listed.rows is not None:
+            last_seq, over = listed.rows, True
+        elif pending:
+            last_seq, over = 0, False
+        elif listed.game_id in self._live:
+            game = self._live[listed.game_id]
+            last_seq, over = game.last_seq, game.over
+        else:  # a running game not folded since start: its last seq, by index, kept
+            last_seq = self._heads.get(listed.game_id, 0)
+            if not last_seq:
+                last_seq = await self.db.read(Store.last_seq, listed.game_id)
+                self._heads[listed.game_id] = last_seq
+            over = False
+        return Summary(
+            listed.game_id,
+            listed.game_kind,
+            list(listed.players),
+            last_seq,
+            over,
+            listed.created_at,
+            pending,
+            listed.tournament_id,
+        )
+
+    async def standings(self, tournament_id: str) -> tuple[list[Standing], int, int]:
+        """A tournament's standings from its finished games: (lines, finished, running).
+
+        SQL over the outcomes projection, which holds every finished game.
+        """
+        if not tournament_id:
+            raise BadRequest("tournament_id is required", field="tournament_id")
+        listed = await self.db.read(Store.tournament_games, tournament_id)
+        if not listed:
+            raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
+        lines, finished = await self.db.read(Store.standings, tournament_id)
+        return lines, finished, listed - finished
+
+    async def stats(self, tournament_id: str = "") -> list[KindStats]:
+        """Per game kind: games, win rate by seat, a figure; SQL over the projection."""
+        return await self.db.read(Store.stats, tournament_id)
 
     async def load_pending(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -483,12 +538,16 @@ class Games:
             server_seed=game.server_seed,
         )
         rows, tables, all_facts = [row], [table], [tuple(facts)]
+        batch = Batch(rows=rows)
         if fold.is_over(game.engine, table):
             reveal = self._reveal_row(game, row, table, now)
             rows.append(reveal)
             tables.append(table)
             all_facts.append(({"type": "seed_revealed", "server_seed": game.server_seed.hex()},))
-        await self.db.commit(Batch(rows=rows))
+            # the outcome rows go in with the row that ends the game, in the same commit
+            ending = Ending(game.genesis, table, [*game.facts, *all_facts], reveal.seq)
+            batch.outcomes = outcome_rows(ending)
+        await self.db.commit(batch)
         game.advance(rows, tables, all_facts)
         self._settle(game)
         public = game.over

@@ -8,7 +8,7 @@ bids, so only the arbiter gets them; once the seed is revealed the record is pub
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Generator, Sequence
 from typing import Any
 
 import grpc
@@ -23,11 +23,19 @@ from replay.explain import explain, what_if
 from replay.record import COMMAND
 from service.app import Games
 from service.auth import Caller
-from service.convert import struct, structs
+from service.convert import (
+    kind_enum,
+    kind_text,
+    participant,
+    participant_text,
+    struct,
+    structs,
+    typed_facts,
+)
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame
 from service.replay_service import checked_seq, parse_actor
-from service.store import Rejection, StoredGame
+from service.store import Rejection, Store, StoredGame
 
 
 def audit_stored(stored: StoredGame) -> AuditReport:
@@ -50,6 +58,7 @@ def report_message(report: AuditReport, redact: bool = False) -> pb.AuditReport:
     return pb.AuditReport(
         game_id=report.game_id,
         game_kind=report.game_kind,
+        kind=kind_enum(report.game_kind),
         ok=report.ok,
         rows=report.rows,
         commands_checked=report.commands_checked,
@@ -138,6 +147,7 @@ def rejection_message(rejection: Rejection) -> pb.Rejection:
         reason=rejection.reason,
         rule_id=rejection.rule_id,
         message=rejection.message,
+        typed_actor=participant(rejection.actor),
     )
     try:
         out.command.ParseFromString(rejection.body)
@@ -177,12 +187,18 @@ class AuditService(pb_grpc.AuditServiceServicer):
         self, request: pb.VerifyAllGamesRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.VerifyAllGamesResponse]:
         self.games.credentials.organiser(self.caller(context))
-        summaries = await self.games.db.call(self.games.db.store.summaries)
-        kinds = [(s[0], record_pb2.Genesis.FromString(s[1]).game_kind) for s in summaries]
-        ids = [g for g, kind in kinds if not request.game_kind or kind == request.game_kind]
-        for game_id in reversed(ids):  # oldest first; a cancelled call stops between games
-            report = await self.games.refolds.run(audit_stored, await self.stored(game_id))
-            yield pb.VerifyAllGamesResponse(report=report_message(report), total=len(ids))
+        db = self.games.db
+        wanted = kind_text(request.game_kind, request.kind)
+        total, _ = await db.read(Store.count_games, wanted)
+        # one ordered scan of the log on the read connection, a game at a time; a
+        # cancelled call stops between games
+        games: Generator[StoredGame] = await db.read(Store.scan, None, wanted)
+        try:
+            while (stored := await db.read(lambda _, found=games: next(found, None))) is not None:
+                report = await self.games.refolds.run(audit_stored, stored)
+                yield pb.VerifyAllGamesResponse(report=report_message(report), total=total)
+        finally:
+            await db.read(lambda _: games.close())
 
     @unary
     async def ExplainEvent(
@@ -199,7 +215,8 @@ class AuditService(pb_grpc.AuditServiceServicer):
     ) -> pb.WhatIfResponse:
         game = await self.games.get(request.game_id)
         require_public(game, self.caller(context).viewer(request.game_id))
-        found = what_if_for(game, request.seq, request.actor, request.command)
+        actor = participant_text(request.actor, request.typed_actor, "typed_actor")
+        found = what_if_for(game, request.seq, actor, request.command)
         return pb.WhatIfResponse(
             legal=found["legal"],
             rule_id=found.get("rule_id", ""),
@@ -208,6 +225,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
             facts=structs(found.get("facts", [])),
             lines=found.get("narrative", []),
             details=struct(found),
+            typed_facts=typed_facts(game.engine.spec.command_field, found.get("facts", [])),
         )
 
     @unary
@@ -228,12 +246,14 @@ class AuditService(pb_grpc.AuditServiceServicer):
         done = await self.games.submit(
             self.caller(context), request.game_id, request.command_id, None, command
         )
+        game = await self.games.get(request.game_id)
         return pb.SubmitRulingResponse(
             seq=done.row.seq,
             hash=done.row.hash,
             state_hash=done.row.state_hash,
             facts=structs(done.facts),
             game_over=done.game_over,
+            typed_facts=typed_facts(game.engine.spec.command_field, done.facts),
         )
 
 

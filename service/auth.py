@@ -6,15 +6,24 @@ import hashlib
 import hmac
 import os
 import secrets
-from collections.abc import Sequence
+import stat
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from replay.engine import ARBITER, SPECTATOR, Viewer
 from service.errors import PermissionDenied, Unauthenticated
+from service.files import exposed, make_private_folder, mode_text, write_new_private_file
 
 KEY_FILE = "feastlog-organiser.key"
 KEY_ENV = "FEASTLOG_ORGANISER_KEY"
+KEY_MIN_LENGTH = 32
+NEW_KEY_HINT = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+
+
+class OrganiserKeyError(Exception):
+    """An organiser key that cannot be used (empty, short, exposed or unreadable): one line."""
 
 
 def key_path(db_path: str) -> Path:
@@ -23,27 +32,84 @@ def key_path(db_path: str) -> Path:
 
 
 def organiser_key(db_path: str) -> tuple[str, str]:
-    """The organiser key and where it comes from: the environment, or a file made on first start."""
+    """The organiser key and where it comes from: the environment, or a file made on first start.
+
+    Raises ``OrganiserKeyError`` for a key that is empty, short, or in a file others can reach.
+    """
     from_env = os.environ.get(KEY_ENV)
     if from_env:
-        return from_env, f"${KEY_ENV}"
+        source = f"${KEY_ENV}"
+        fix = f"set it to a longer one ({NEW_KEY_HINT}), or unset it to use the key file"
+        return check_key(from_env.strip(), source, fix), source
     path = key_path(db_path)
-    if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write("org_" + secrets.token_urlsafe(32) + "\n")
-    return path.read_text().strip(), str(path)
+    try:
+        if not path.exists():
+            make_private_folder(path.parent)
+            write_new_private_file(path, "org_" + secrets.token_urlsafe(32) + "\n")
+    except OSError as failed:
+        raise OrganiserKeyError(
+            f"cannot write the organiser key file {path}: {failed.strerror or failed}"
+        ) from failed
+    return read_key_file(path), str(path)
 
 
 def find_organiser_key(explicit: str | None = None, folder: str = ".") -> str | None:
-    """The organiser key for a client: an option, the environment, or the key file here."""
+    """The organiser key for a client: an option, the environment, or the key file here.
+
+    A key file the server would refuse raises ``OrganiserKeyError`` rather than sending it.
+    """
     if explicit:
         return explicit
     if os.environ.get(KEY_ENV):
-        return os.environ[KEY_ENV]
+        return os.environ[KEY_ENV].strip()
     path = Path(folder) / KEY_FILE
-    return path.read_text().strip() if path.exists() else None
+    return read_key_file(path) if os.path.exists(path) else None
+
+
+def read_key_file(path: Path) -> str:
+    """The key in ``path``, refused unless it is this user's, owner-only and long enough."""
+    try:
+        # O_NONBLOCK: a FIFO put in the key's place is refused below, not waited on.
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            found = os.fstat(file.fileno())
+            if not stat.S_ISREG(found.st_mode):
+                raise OrganiserKeyError(
+                    f"the organiser key file {path} is not a file: move it away"
+                )
+            text = file.read(4096)
+    except OSError as failed:
+        raise OrganiserKeyError(
+            f"cannot read the organiser key file {path}: {failed.strerror or failed}"
+        ) from failed
+    fresh = "delete it and start the server again to make a new one"
+    if found.st_uid != os.geteuid():
+        raise OrganiserKeyError(
+            f"the organiser key file {path} belongs to another user (uid {found.st_uid}): {fresh}"
+        )
+    if exposed(found.st_mode):
+        raise OrganiserKeyError(
+            f"the organiser key file {path} can be reached by other users (mode "
+            f"{mode_text(found.st_mode)}): {fresh}, or chmod 600 it if no one else has read it"
+        )
+    key = text.decode("utf-8", errors="replace").strip()
+    return check_key(key, f"the organiser key file {path}", fresh)
+
+
+def check_key(key: str, source: str, fix: str) -> str:
+    """``key`` if it is a usable organiser key; else ``OrganiserKeyError`` naming ``source``."""
+    if not key:
+        raise OrganiserKeyError(f"{source} is empty: {fix}")
+    if len(key) < KEY_MIN_LENGTH:
+        raise OrganiserKeyError(
+            f"{source} holds a key of {len(key)} characters; an organiser key has at least "
+            f"{KEY_MIN_LENGTH}: {fix}"
+        )
+    if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
+        raise OrganiserKeyError(
+            f"{source} holds characters a bearer token cannot carry (spaces, control or "
+            f"non-ASCII characters): {fix}"
+        )
+    return key
 
 
 def new_seat_token() -> str:
@@ -93,16 +159,47 @@ class Caller:
         raise Unauthenticated("send a seat token (authorization: Bearer seat_...)")
 
 
-class Credentials:
-    """Resolves bearer tokens to callers."""
+SeatLookup = Callable[[str], "tuple[str, int] | None"]
+TOKENS_KEPT = 100_000  # seat tokens remembered after their first use (about 200 bytes each)
 
-    def __init__(self, organiser: str, seats: Sequence[tuple[str, str, int]]) -> None:
+
+def no_seats(digest: str) -> tuple[str, int] | None:
+    """A seat lookup that knows no token."""
+    return None
+
+
+class Credentials:
+    """Resolves bearer tokens to callers.
+
+    Seat tokens are looked up in the store by their sha256 the first time they are used
+    (an index look-up) and remembered, so start-up reads none of them.
+    """
+
+    def __init__(self, organiser: str, lookup: SeatLookup = no_seats) -> None:
         self._organiser = organiser
-        self._seats = {digest: (game, seat) for digest, game, seat in seats}
+        self._lookup = lookup
+        self._seats: OrderedDict[str, tuple[str, int] | None] = OrderedDict()
 
     def add_seat(self, token: str, game_id: str, seat: int) -> None:
         """Remember a new seat token (by its hash)."""
-        self._seats[token_sha256(token)] = (game_id, seat)
+        self._remember(token_sha256(token), (game_id, seat))
+
+    def _remember(self, digest: str, seat: tuple[str, int] | None) -> None:
+        self._seats[digest] = seat
+        self._seats.move_to_end(digest)
+        while len(self._seats) > TOKENS_KEPT:
+            self._seats.popitem(last=False)
+
+    def _seat(self, digest: str) -> tuple[str, int] | None:
+        """The (game, seat) of a token's sha256: remembered, else looked up and remembered."""
+        if digest in self._seats:
+            self._seats.move_to_end(digest)
+            return self._seats[digest]
+        found = self._lookup(digest)
+        # an unknown token is remembered as unknown too: on this server, new tokens come
+        # only from games it creates, and add_seat replaces the entry then
+        self._remember(digest, found)
+        return found
 
     def caller(self, metadata: Sequence[tuple[str, str | bytes]]) -> Caller:
         """The caller named by ``authorization: Bearer ...`` metadata (anonymous when absent).
@@ -122,7 +219,7 @@ class Credentials:
             raise Unauthenticated("authorization must be 'Bearer <token>'")
         if self._organiser and hmac.compare_digest(token.encode(), self._organiser.encode()):
             return Caller("organiser")
-        found = self._seats.get(token_sha256(token))
+        found = self._seat(token_sha256(token))
         if found is None:
             raise Unauthenticated("this token is not known to this server")
         return Caller("seat", found[0], found[1])

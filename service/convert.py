@@ -2,15 +2,38 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf import struct_pb2
 
 from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import view_pb2
+from replay import typed
 from replay.engine import Fact
 from replay.record import Row
 from service.app import Step
+from service.errors import BadRequest
+
+# The typed twins of the game kind strings and of the actor and viewer names.  A kind's
+# enum value is its name in upper case: GAME_KIND_BON_APPETIT is "bon-appetit".
+KIND_OF_ENUM: dict[view_pb2.GameKind.ValueType, str] = {
+    view_pb2.GameKind.ValueType(value.number): value.name.removeprefix("GAME_KIND_")
+    .lower()
+    .replace("_", "-")
+    for value in view_pb2.GameKind.DESCRIPTOR.values
+    if value.number != view_pb2.GAME_KIND_UNSPECIFIED
+}
+ENUM_OF_KIND = {kind: enum for enum, kind in KIND_OF_ENUM.items()}
+ROLE_OF_NAME: dict[str, view_pb2.Role.ValueType] = {
+    "spectator": view_pb2.ROLE_SPECTATOR,
+    "arbiter": view_pb2.ROLE_ARBITER,
+    "server": view_pb2.ROLE_SERVER,
+    "anonymous": view_pb2.ROLE_ANONYMOUS,
+}
+NAME_OF_ROLE = {role: name for name, role in ROLE_OF_NAME.items()}
+SEAT_NAME = re.compile(r"seat:(\d+)(?: of game (\S+))?")  # the second: a refusal's sender
 
 
 def struct(value: dict[str, Any]) -> struct_pb2.Struct:
@@ -25,8 +48,60 @@ def structs(facts: Sequence[Fact]) -> list[struct_pb2.Struct]:
     return [struct(f) for f in facts]
 
 
-def event(step: Step) -> pb.RecordEvent:
-    """A row as the caller may see it, as a RecordEvent."""
+def typed_facts(game_field: str, facts: Sequence[Fact]) -> list[view_pb2.Fact]:
+    """Facts as typed Facts of the game whose commands are in ``game_field``."""
+    return [typed.fact_message(game_field, f) for f in facts]
+
+
+def kind_enum(kind: str) -> view_pb2.GameKind.ValueType:
+    """A game kind string as its enum (UNSPECIFIED for one this build does not know)."""
+    return ENUM_OF_KIND.get(kind, view_pb2.GAME_KIND_UNSPECIFIED)
+
+
+def kind_text(text: str, kind: int, field: str = "kind") -> str:
+    """The game kind a request names by string, by enum, or by both (which must agree)."""
+    if kind == view_pb2.GAME_KIND_UNSPECIFIED:
+        return text
+    named = KIND_OF_ENUM.get(view_pb2.GameKind.ValueType(kind))
+    if named is None:
+        raise BadRequest(f"{field} {kind} is not a game kind this server knows", field=field)
+    if text and text != named:
+        raise BadRequest(f"game_kind {text!r} and {field} {named!r} disagree", field=field)
+    return named
+
+
+def participant(name: str) -> view_pb2.Participant:
+    """An actor or viewer name ("seat:2", "spectator", …) as a Participant."""
+    seat = SEAT_NAME.fullmatch(name)
+    if seat:
+        other = seat.group(2) or ""
+        return view_pb2.Participant(
+            role=view_pb2.ROLE_SEAT, seat=int(seat.group(1)), other_game_id=other
+        )
+    return view_pb2.Participant(role=ROLE_OF_NAME.get(name, view_pb2.ROLE_UNSPECIFIED))
+
+
+def participant_text(text: str, typed_one: view_pb2.Participant, field: str) -> str:
+    """The actor or viewer a request names by string, by Participant, or by both (agreeing)."""
+    if typed_one.other_game_id:
+        raise BadRequest(f"{field}.other_game_id is for refusals only", field=field)
+    if typed_one.role == view_pb2.ROLE_UNSPECIFIED:
+        if typed_one.seat:
+            raise BadRequest(f"{field}.role is needed with a seat", field=f"{field}.role")
+        return text
+    if typed_one.role == view_pb2.ROLE_SEAT:
+        named = f"seat:{typed_one.seat}"
+    elif typed_one.role in NAME_OF_ROLE and not typed_one.seat:
+        named = NAME_OF_ROLE[typed_one.role]
+    else:
+        raise BadRequest(f"{field} is not a participant this server knows", field=field)
+    if text and text != named:
+        raise BadRequest(f"{text!r} and {field} {named!r} disagree", field=field)
+    return named
+
+
+def event(step: Step, game_field: str) -> pb.RecordEvent:
+    """A row as the caller may see it, as a RecordEvent (``game_field``: the game's kind)."""
     row: Row = step.row
     out = pb.RecordEvent(
         seq=row.seq,
@@ -39,6 +114,9 @@ def event(step: Step) -> pb.RecordEvent:
         view=struct(step.view),
         prev_hash=row.prev_hash,
         commitment=row.commitment,
+        typed_facts=typed_facts(game_field, step.facts),
+        typed_view=typed.view_message(game_field, step.view),
+        typed_actor=participant(row.actor),
     )
     if step.command is not None:
         out.command.CopyFrom(step.command)

@@ -116,7 +116,13 @@ class EntropyAlreadySent(ServiceError):
     reason = "ENTROPY_ALREADY_SENT"
 
 
-class StoreLocked(ServiceError):
+class CannotOpenStore(ServiceError):
+    """The DuckDB file cannot be opened: missing, damaged, read-only, not a database."""
+
+    reason = "STORE_UNAVAILABLE"
+
+
+class StoreLocked(CannotOpenStore):
     """The DuckDB file is held by another process."""
 
     reason = "STORE_LOCKED"
@@ -176,6 +182,7 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     StoreLocked: grpc.StatusCode.UNAVAILABLE,
     StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
     InternalError: grpc.StatusCode.INTERNAL,
+    CannotOpenStore: grpc.StatusCode.UNAVAILABLE,
 }
 
 

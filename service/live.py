@@ -36,11 +36,18 @@ def utc_now() -> str:
 
 
 class Database:
-    """The store on its own thread, with a group-commit writer."""
+    """The store on its own thread, with a group-commit writer.
+
+    Reads that may take a while (loading a cold game, a page of the game list, stats)
+    go through a second connection on a thread of their own, so they never hold up a
+    group commit.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.reader = store.reader()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")
+        self._reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-read")
         self._waiting: list[tuple[Batch, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
@@ -50,6 +57,11 @@ class Database:
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store method on the store's thread."""
         return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(reader, *args)`` on the read thread (``reader``: the second connection)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reads, fn, self.reader, *args)
 
     def start(self) -> None:
         """Start the writer task."""
@@ -129,6 +141,8 @@ class Database:
             await asyncio.sleep(0.01)
         if self._writer is not None:
             self._writer.cancel()
+        self._reads.shutdown(wait=True)
+        await self.call(self.reader.close)
         await self.call(self.store.close)
         self._thread.shutdown(wait=True)
 

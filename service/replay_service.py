@@ -24,7 +24,7 @@ from replay.export import export_record, to_text
 from replay.history import refold
 from service.app import Games, Step, step_for
 from service.auth import Caller
-from service.convert import event, struct
+from service.convert import event, participant, participant_text, struct
 from service.errors import BadRequest, GameNotFound, PermissionDenied, streaming, unary
 from service.live import LiveGame, live_from_folded
 from service.store import Store, StoredGame
@@ -150,11 +150,13 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         self, request: pb.GetStateAtRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStateAtResponse:
         game = await self.games.get(request.game_id)
-        viewer = viewer_for(self.caller(context), game, request.viewer)
+        wanted = participant_text(request.viewer, request.typed_viewer, "typed_viewer")
+        viewer = viewer_for(self.caller(context), game, wanted)
         step = state_at(game, request.seq, viewer)
         return pb.GetStateAtResponse(
-            event=event(step),
+            event=event(step, game.engine.spec.command_field),
             viewer=str(viewer),
+            typed_viewer=participant(str(viewer)),
             rulings=struct(rulings_at(game, step.row.seq)),
             last_seq=game.last_seq,
         )
@@ -164,9 +166,10 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         self, request: pb.StreamReplayRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.StreamReplayResponse]:
         game = await self.games.get(request.game_id)
-        viewer = viewer_for(self.caller(context), game, request.viewer)
+        wanted = participant_text(request.viewer, request.typed_viewer, "typed_viewer")
+        viewer = viewer_for(self.caller(context), game, wanted)
         for step in steps(game, request.from_seq, request.to_seq, viewer):
-            yield pb.StreamReplayResponse(event=event(step))
+            yield pb.StreamReplayResponse(event=event(step, game.engine.spec.command_field))
 
     @unary
     async def ExportRecord(

@@ -3,22 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import signal
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from feastlog.v1 import audit_service_pb2, replay_service_pb2, tournament_service_pb2
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service import audit_service, limits, replay_service, tournament_service
+from replay import typed
+from service import audit_service, limits, reflection, replay_service, tournament_service
 from service.app import Games
-from service.auth import Caller, Credentials, organiser_key
-from service.convert import event, struct, structs
-from service.errors import streaming, unary
+from service.auth import Caller, Credentials, OrganiserKeyError, organiser_key
+from service.convert import (
+    event,
+    kind_enum,
+    kind_text,
+    participant,
+    struct,
+    structs,
+    typed_facts,
+)
+from service.errors import CannotOpenStore, streaming, unary
 from service.live import Database
 from service.store import Store
 
@@ -39,7 +50,7 @@ class GameService(pb_grpc.GameServiceServicer):
     ) -> pb.CreateGameResponse:
         created = await self.games.create(
             self.caller(context),
-            request.game_kind,
+            kind_text(request.game_kind, request.kind),
             list(request.players),
             dict(request.options),
             request.seed,
@@ -58,6 +69,7 @@ class GameService(pb_grpc.GameServiceServicer):
             seat_tokens=tokens,
             ruleset_version=g.ruleset_version,
             pack_sha256=g.pack_sha256,
+            kind=kind_enum(g.game_kind),
         )
 
     @unary
@@ -77,6 +89,7 @@ class GameService(pb_grpc.GameServiceServicer):
         done = await self.games.submit(
             self.caller(context), request.game_id, request.command_id, expected, request.command
         )
+        game = await self.games.get(request.game_id)
         return pb.SubmitCommandResponse(
             seq=done.row.seq,
             hash=done.row.hash,
@@ -84,6 +97,7 @@ class GameService(pb_grpc.GameServiceServicer):
             facts=structs(done.facts),
             game_over=done.game_over,
             replayed=done.replayed,
+            typed_facts=typed_facts(game.engine.spec.command_field, done.facts),
         )
 
     @unary
@@ -91,7 +105,13 @@ class GameService(pb_grpc.GameServiceServicer):
         self, request: pb.GetViewRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetViewResponse:
         game, viewer, view = await self.games.view(self.caller(context), request.game_id)
-        return pb.GetViewResponse(seq=game.last_seq, viewer=str(viewer), view=struct(view))
+        return pb.GetViewResponse(
+            seq=game.last_seq,
+            viewer=str(viewer),
+            view=struct(view),
+            typed_view=typed.view_message(game.engine.spec.command_field, view),
+            typed_viewer=participant(str(viewer)),
+        )
 
     @unary
     async def ListLegalCommands(
@@ -104,18 +124,21 @@ class GameService(pb_grpc.GameServiceServicer):
     async def WatchGame(
         self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchGameResponse]:
+        game = await self.games.get(request.game_id)
         steps = self.games.watch(self.caller(context), request.game_id, request.from_seq)
         async for step in steps:
-            yield pb.WatchGameResponse(event=event(step))
+            yield pb.WatchGameResponse(event=event(step, game.engine.spec.command_field))
 
     @unary
     async def ListGames(
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListGamesResponse:
-        summaries = await self.games.summaries(
-            request.game_kind, request.limit, request.tournament_id
+        kind = kind_text(request.game_kind, request.kind)
+        summaries, next_page = await self.games.summaries(
+            kind, request.page_size or request.limit, request.tournament_id, request.page_token
         )
-        return pb.ListGamesResponse(games=[pb.GameSummary(**vars(s)) for s in summaries])
+        games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in summaries]
+        return pb.ListGamesResponse(games=games, next_page_token=next_page)
 
 
 SERVICE_NAMES = (
@@ -124,7 +147,7 @@ SERVICE_NAMES = (
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     health.SERVICE_NAME,
-    reflection.SERVICE_NAME,
+    *reflection.SERVICE_NAMES,
 )
 
 
@@ -138,25 +161,51 @@ class Running:
     db: Database
     organiser_key: str
     key_source: str
+    http: Any = None  # the web pages' aiohttp runner, when serving them (service/web.py)
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Drain in-flight calls, then close the database."""
+        """Stop the web pages, drain in-flight calls, then close the database."""
+        if self.http is not None:
+            await self.http.cleanup()
         await self.server.stop(grace)
         await self.games.drain()  # commands already taken are recorded, callers or not
         await self.db.close()
 
 
+class CannotListen(Exception):
+    """The server's address cannot be listened on: taken, not this machine's, unknown host."""
+
+
+# A second server on a taken port must fail, not share it: gRPC sets SO_REUSEPORT by
+# default, and the kernel would then split new connections between the two.
+SERVER_OPTIONS = (("grpc.so_reuseport", 0),)
+
+
 async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
-    """Open the store and start serving on ``address`` (port 0 picks a free port)."""
+    """Open the store and start serving on ``address`` (port 0 picks a free port).
+
+    Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
+    (one line each) and leave nothing open.
+    """
+    check_port_free(address)  # before any file is opened or made
     store = Store(db_path)
+    try:
+        key, key_source = organiser_key(db_path)
+    except OrganiserKeyError:
+        store.close()
+        raise
     db = Database(store)
     db.start()
-    key, key_source = organiser_key(db_path)
-    credentials = Credentials(key, await db.call(store.seat_tokens))
-    games = Games(db, credentials)
-    await games.load_pending()
+    try:
+        credentials = Credentials(key, store.seat_of_token)  # tokens looked up when first used
+        games = Games(db, credentials)
+        await games.load_pending()
+    except CannotOpenStore:
+        await db.close()
+        raise
     server = grpc.aio.server(
-        interceptors=[limits.Guard(credentials)], options=limits.server_options()
+        interceptors=[limits.Guard(credentials)],
+        options=[*limits.server_options(), *SERVER_OPTIONS],
     )
     pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
     replay_service.add_to(server, games)
@@ -164,12 +213,70 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     tournament_service.add_to(server, games)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection(SERVICE_NAMES, server)
-    port = server.add_insecure_port(address)
+    reflection.enable(SERVICE_NAMES[:5], server)  # v1 and v1alpha
+    try:
+        port = listen(server, address)
+    except CannotListen:
+        await db.close()
+        raise
     await server.start()
     for name in (*SERVICE_NAMES[:4], ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return Running(server, port, games, db, key, key_source)
+
+
+def check_port_free(address: str) -> None:
+    """Refuse ``host:port`` when another process listens there (or it is not this machine's)."""
+    host, _, port_text = address.rpartition(":")
+    if not port_text.isdigit() or int(port_text) == 0:
+        return  # any free port, or an address form gRPC itself judges
+    try:
+        places = socket.getaddrinfo(
+            host.strip("[]") or None,
+            int(port_text),
+            type=socket.SOCK_STREAM,
+            flags=socket.AI_PASSIVE,
+        )
+    except socket.gaierror as failed:
+        raise CannotListen(
+            f"cannot listen on {address}: unknown host ({failed.strerror})"
+        ) from failed
+    problems = []
+    for family, kind, proto, _, place in places:
+        with socket.socket(family, kind, proto) as probe:
+            # As gRPC does: a port whose old connections linger in TIME_WAIT is free.
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(place)
+            except OSError as failed:
+                problems.append(failed)
+    taken = [p for p in problems if p.errno == errno.EADDRINUSE]
+    # gRPC listens on every address it can bind; one taken address would split clients.
+    if taken or len(problems) == len(places):
+        raise CannotListen(_listen_problem(address, (taken or problems)[0]))
+
+
+def _listen_problem(address: str, failed: OSError) -> str:
+    """Why ``address`` cannot be listened on, and what to do, in one line."""
+    why = {
+        errno.EADDRINUSE: "the port is taken (another feastlog server?): stop it, or pick "
+        "another --port",
+        errno.EADDRNOTAVAIL: "that is not an address of this machine: pick another --host",
+        errno.EACCES: "permission denied (ports below 1024 need privileges): pick another --port",
+    }
+    return f"cannot listen on {address}: {why.get(failed.errno or 0, failed.strerror)}"
+
+
+def listen(server: grpc.aio.Server, address: str) -> int:
+    """Bind ``address`` for ``server``: the port it listens on (chosen by the system for 0)."""
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as failed:  # taken since we looked, or an address gRPC cannot use
+        raise CannotListen(
+            f"cannot listen on {address}: the port is taken or the address is not this "
+            "machine's: pick another --host or --port"
+        ) from failed
+    return port
 
 
 async def serve_forever(running: Running) -> None:

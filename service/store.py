@@ -8,7 +8,17 @@ Tables:
 - ``seeds``: each game's server seed, kept out of the rows until the reveal row;
 - ``packs``: content packs by sha256, so every record can be refolded and exported;
 - ``pending_games`` and ``seat_entropy``: games created with seat entropy that wait for
-  every seat's contribution; the genesis row is written when the last one arrives.
+  every seat's contribution; the genesis row is written when the last one arrives;
+- ``games``: one line per game in the order games were created (or imported), for the
+  paginated game list: kind, tournament, players, created-at;
+- ``meta``: what this file holds (the outcomes projection's version);
+- the outcomes projection (``service/projection.py``), written in the same commit as the
+  row that ends each game.
+
+Indexes on ``events(game_id)`` and ``seats(token_sha256)`` make loading one game and
+finding a seat token point look-ups, so nothing at start-up reads every game.  Bulk
+readers (audit --all, export --all, projection rebuild) read ``events`` in one ordered,
+streamed scan (``Store.scan``), never a query per game.
 
 A ``Store`` is used from one thread at a time (the service gives it its own thread).
 Driver errors are translated here, once.
@@ -19,18 +29,37 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Sequence
+import os
+import stat
+from collections.abc import Callable, Generator, Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
 import duckdb
 
 from feastlog.v1 import record_pb2
 from replay.record import Row
-from service.errors import StoreConflict, StoreLocked, StoreUnavailable, new_incident_id
+from replay.standings import Standing
+from service import projection
+from service.errors import (
+    CannotOpenStore,
+    StoreConflict,
+    StoreLocked,
+    StoreUnavailable,
+    new_incident_id,
+)
+from service.files import (
+    hold_private_umask,
+    make_private_folder,
+    mode_text,
+    release_private_umask,
+    tighten,
+)
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 log = logging.getLogger("feastlog.store")
 OR_IGNORE = "INSERT OR IGNORE"
@@ -89,6 +118,22 @@ CREATE TABLE IF NOT EXISTS packs (
     pack_id VARCHAR NOT NULL,
     body BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS games (
+    game_id VARCHAR PRIMARY KEY,
+    n BIGINT NOT NULL,
+    created_at VARCHAR NOT NULL,
+    game_kind VARCHAR NOT NULL,
+    tournament_id VARCHAR NOT NULL,
+    players VARCHAR[] NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key VARCHAR PRIMARY KEY,
+    value VARCHAR NOT NULL
+);
+"""
+INDEXES = """
+CREATE INDEX IF NOT EXISTS events_by_game ON events (game_id);
+CREATE INDEX IF NOT EXISTS seats_by_token ON seats (token_sha256);
 """
 
 # Files written before record format 2 have no commitment column: it is added in place,
@@ -145,6 +190,7 @@ class Batch:
     rejections: list[Rejection] = field(default_factory=list)
     entropy: list[tuple[str, int, bytes]] = field(default_factory=list)
     started: list[str] = field(default_factory=list)  # pending games whose genesis is in rows
+    outcomes: projection.Projected = field(default_factory=list)  # games ended by these rows
 
     def extend(self, other: Batch) -> None:
         """Take in everything another batch writes (group commit)."""
@@ -171,6 +217,19 @@ class StoredGame:
     server_seed: bytes
     pack_body: bytes
     seat_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A line of the game list as stored: ``rows`` is set for a finished game."""
+
+    n: int
+    game_id: str
+    game_kind: str
+    players: tuple[str, ...]
+    created_at: str
+    tournament_id: str
+    rows: int | None
 
 
 def translated(method: Callable[P, R]) -> Callable[P, R]:
@@ -218,25 +277,45 @@ def _rollback(con: duckdb.DuckDBPyConnection) -> None:
         con.execute("ROLLBACK")
 
 
+def _read_at_start(method: Callable[[Store], T]) -> Callable[[Store], T]:
+    """A read the server makes before it serves: a driver error means the file is unusable."""
+
+    @functools.wraps(method)
+    def read(store: Store) -> T:
+        try:
+            return method(store)
+        except duckdb.Error as error:
+            raise _open_error(Path(store.path), error) from error
+
+    return read
+
+
 class Store:
     """An open DuckDB file holding game records."""
 
     def __init__(self, path: str, read_only: bool = False) -> None:
-        try:
-            self.con = duckdb.connect(path, read_only=read_only)
-        except duckdb.IOException as error:
-            if "lock" in str(error).lower():
-                raise StoreLocked(
-                    f"{path} is in use by another feastlog process (DuckDB allows one "
-                    "writer per file): stop that server, or talk to it with --server",
-                    path=path,
-                ) from error
-            raise
-        if not read_only:
-            self.con.execute(SCHEMA)
-            self.con.execute(MIGRATIONS)
         self.path = path
-        self.row_columns = ROW_COLUMNS if self._has_commitments() else _FORMAT_1_COLUMNS
+        self._writing = not read_only
+        if self._writing:
+            # DuckDB makes the WAL and spill files itself, at any time while it is open.
+            hold_private_umask()
+        try:
+            self.con = _open(Path(path), read_only)
+        except BaseException:
+            self._release_umask()
+            raise
+        self.read_only = read_only
+        try:
+            self.row_columns = ROW_COLUMNS if self._has_commitments() else _FORMAT_1_COLUMNS
+            if not read_only:
+                self._upgrade()
+            self._next_n = self._count_listed() + 1
+            # point look-ups from the event loop (seat tokens) use their own connection
+            self._lookups = self.con.cursor()
+        except duckdb.Error as error:  # the first reads are where a damaged file shows
+            self.con.close()
+            self._release_umask()
+            raise _open_error(Path(path), error) from error
 
     def _has_commitments(self) -> bool:
         """Whether the events table has its commitment column (a read-only older file has not)."""
@@ -248,7 +327,62 @@ class Store:
 
     def close(self) -> None:
         """Close the file (checkpointing the write-ahead log)."""
+        self._lookups.close()
         self.con.close()
+        self._release_umask()
+
+    def _release_umask(self) -> None:
+        if self._writing:
+            self._writing = False
+            release_private_umask()
+
+    def _has_table(self, name: str) -> bool:
+        found = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]
+        ).fetchone()
+        return bool(found and found[0])
+
+    def _meta(self, key: str) -> str | None:
+        if not self._has_table("meta"):
+            return None
+        found = self.con.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return str(found[0]) if found else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.con.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", [key, value])
+
+    def _count_listed(self) -> int:
+        if not self._has_table("games"):
+            return 0
+        found = self.con.execute("SELECT coalesce(max(n), 0) FROM games").fetchone()
+        return int(found[0]) if found else 0
+
+    def _upgrade(self) -> None:
+        """Fill what a file written by an earlier version lacks: the game list, the projection.
+
+        A new file needs nothing; an older one is brought up to date once, here.
+        """
+        if self._meta("games_listed") is None:
+            self._list_stored_games()
+            self._set_meta("games_listed", "1")
+        if self._meta("projection") != projection.VERSION:
+            has_games = self.con.execute("SELECT count(*) FROM events").fetchone()
+            if has_games and has_games[0]:
+                log.warning("%s: rebuilding the outcomes projection from the log", self.path)
+                self.rebuild_projection(projection.rows_of_stored(g) for g in self.scan())
+            self._set_meta("projection", projection.VERSION)
+
+    def _list_stored_games(self) -> None:
+        """List the games of a file written before the game list existed, oldest first."""
+        found = self.con.execute(
+            "SELECT game_id, body FROM events WHERE seq = 1 UNION ALL "
+            "SELECT game_id, draft FROM pending_games"
+        ).fetchall()
+        geneses = [record_pb2.Genesis.FromString(bytes(body)) for _, body in found]
+        geneses.sort(key=lambda g: (g.created_at, g.game_id))
+        self.con.execute("DELETE FROM games")
+        if geneses:
+            _insert(self.con, "games", GAMES_COLUMNS, _listing(geneses, 1))
 
     @translated
     def write(self, batch: Batch) -> None:
@@ -256,11 +390,12 @@ class Store:
         con = self.con
         con.execute("BEGIN TRANSACTION")
         try:
-            _write_rows(con, batch)
+            listed = _write_rows(con, batch, self._next_n)
             con.execute("COMMIT")
         except BaseException:
             _rollback(con)
             raise
+        self._next_n += listed
 
     @translated
     def game_ids(self) -> list[str]:
@@ -301,6 +436,84 @@ class Store:
         )
 
     @translated
+    def count_games(self, game_kind: str = "") -> tuple[int, int]:
+        """(games with rows, rows) in the file, of one kind or all."""
+        where = ""
+        params: list[object] = []
+        if game_kind:
+            where = "WHERE game_id IN (SELECT game_id FROM games WHERE game_kind = ?)"
+            params = [game_kind]
+        found = self.con.execute(
+            f"SELECT count(DISTINCT game_id), count(*) FROM events {where}", params
+        ).fetchone()
+        return (int(found[0]), int(found[1])) if found else (0, 0)
+
+    def scan(
+        self, part: tuple[int, int] | None = None, game_kind: str = ""
+    ) -> Generator[StoredGame]:
+        """Every game with rows, oldest first, from one ordered, streamed scan of the log."""
+        for _, stored in self.scan_numbered(part, game_kind):
+            yield stored
+
+    def scan_numbered(
+        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+    ) -> Generator[tuple[int, StoredGame]]:
+        """(place in the game list, game) for every game with rows, in one streamed scan.
+
+        ``part=(k, n)`` keeps the games whose place in the game list is k modulo n, so n
+        workers each scan their own share.
+        """
+        packs = {sha: bytes(body) for sha, body in self._read("SELECT sha256, body FROM packs")}
+        where: list[str] = []
+        params: list[object] = []
+        if part is not None:
+            where.append(f"coalesce(g.n, hash(e.game_id)) % {int(part[1])} = {int(part[0])}")
+        if game_kind:
+            where.append("g.game_kind = ?")
+            params.append(game_kind)
+        columns = ", ".join(
+            c if c.startswith("'") else f"e.{c}"
+            for c in map(str.strip, self.row_columns.split(","))
+        )
+        # a read-only file from before the game list: games in the order they began
+        listed = "games" if self._has_table("games") else ORDER_OF_OLD_FILES
+        cursor = self.con.cursor()
+        try:
+            _run(
+                cursor,
+                # a game whose rows were written around the game list still comes, first
+                f"SELECT {columns}, coalesce(g.n, 0), CASE WHEN e.seq = 1 THEN s.server_seed END "
+                f"FROM events e LEFT JOIN {listed} g USING (game_id) "
+                "LEFT JOIN seeds s ON s.game_id = e.game_id AND e.seq = 1 "
+                f"{'WHERE ' + ' AND '.join(where) if where else ''} "
+                "ORDER BY coalesce(g.n, 0), e.game_id, e.seq",
+                params,
+            )
+            rows: list[Row] = []
+            seed, n = b"", 0
+            while True:
+                chunk = _fetch(cursor, fetch)
+                if not chunk:
+                    break
+                for values in chunk:
+                    row = _row(values[:-2])
+                    if rows and row.game_id != rows[0].game_id:
+                        yield n, _stored(rows, seed, packs)
+                        rows = []
+                    if not rows:
+                        n = int(values[-2])
+                        seed = bytes(values[-1]) if values[-1] is not None else b""
+                    rows.append(row)
+            if rows:
+                yield n, _stored(rows, seed, packs)
+        finally:
+            cursor.close()
+
+    @translated
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        return self.con.execute(sql, list(params)).fetchall()
+
+    @_read_at_start
     def pending(self) -> list[PendingGame]:
         """Games waiting for seat entropy, with what each seat has sent so far."""
         found = self.con.execute(
@@ -326,12 +539,15 @@ class Store:
         return out
 
     @translated
-    def seat_tokens(self) -> list[tuple[str, str, int]]:
-        """(token sha256, game id, seat) for every seat of every game."""
-        return [
-            (r[0], r[1], int(r[2]))
-            for r in self.con.execute("SELECT token_sha256, game_id, seat FROM seats").fetchall()
-        ]
+    def seat_of_token(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of a seat token's sha256, looked up by index; None if unknown.
+
+        Safe to call from another thread than the store's: it has its own connection.
+        """
+        found = self._lookups.execute(
+            "SELECT game_id, seat FROM seats WHERE token_sha256 = ? LIMIT 1", [digest]
+        ).fetchone()
+        return (str(found[0]), int(found[1])) if found else None
 
     @translated
     def rejections(self, game_id: str) -> list[Rejection]:
@@ -345,20 +561,167 @@ class Store:
         ]
 
     @translated
-    def summaries(self) -> list[tuple[str, bytes, int, bool, str]]:
-        """(game id, genesis body, last seq, over, created at) per game, newest first."""
+    def listed(
+        self, game_kind: str = "", tournament_id: str = "", before: int = 0, limit: int = 50
+    ) -> list[Listed]:
+        """Up to ``limit`` games, newest first, listed before place ``before`` (0: from the top).
+
+        A finished game comes with its number of rows (from the projection).
+        """
+        where: list[str] = ["TRUE"]
+        params: list[object] = []
+        if before:
+            where.append("l.n < ?")
+            params.append(before)
+        if game_kind:
+            where.append("l.game_kind = ?")
+            params.append(game_kind)
+        if tournament_id:
+            where.append("l.tournament_id = ?")
+            params.append(tournament_id)
         found = self.con.execute(
-            "SELECT g.game_id, g.body, max(e.seq), bool_or(e.kind = 'seed_reveal'), "
-            "g.recorded_at FROM events g JOIN events e ON e.game_id = g.game_id "
-            "WHERE g.seq = 1 GROUP BY g.game_id, g.body, g.recorded_at "
-            "ORDER BY g.recorded_at DESC, g.game_id"
+            "WITH page AS (SELECT * FROM games l WHERE "
+            + " AND ".join(where)
+            + " ORDER BY l.n DESC LIMIT ?) "
+            "SELECT p.n, p.game_id, p.game_kind, p.players, p.created_at, p.tournament_id, "
+            "o.rows FROM page p LEFT JOIN outcome_games o USING (game_id) ORDER BY p.n DESC",
+            [*params, limit],
         ).fetchall()
-        return [(r[0], bytes(r[1]), int(r[2]), bool(r[3]), r[4]) for r in found]
+        return [
+            Listed(int(n), g, k, tuple(players), at, t, None if rows is None else int(rows))
+            for n, g, k, players, at, t, rows in found
+        ]
+
+    @translated
+    def last_seq(self, game_id: str) -> int:
+        """A game's last seq (0 when it has no rows yet), looked up by index."""
+        found = self.con.execute(
+            "SELECT coalesce(max(seq), 0) FROM events WHERE game_id = ?", [game_id]
+        ).fetchone()
+        return int(found[0]) if found else 0
+
+    @translated
+    def known_games(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """Of these games, those in the file, each with the hash of its last row ('' if none)."""
+        found = self.con.execute(
+            "SELECT l.game_id, coalesce(arg_max(e.hash, e.seq), '') FROM games l "
+            "LEFT JOIN events e USING (game_id) "
+            "WHERE l.game_id IN (SELECT unnest($1::VARCHAR[])) GROUP BY l.game_id",
+            [list(game_ids)],
+        ).fetchall()
+        return {str(g): str(h) for g, h in found}
+
+    @translated
+    def tournament_games(self, tournament_id: str) -> int:
+        """How many games (running or finished) a tournament has."""
+        found = self.con.execute(
+            "SELECT count(*) FROM games WHERE tournament_id = ?", [tournament_id]
+        ).fetchone()
+        return int(found[0]) if found else 0
+
+    def projection_current(self) -> bool:
+        """Whether this file's outcomes projection is there, of this version."""
+        return self._meta("projection") == projection.VERSION
+
+    @translated
+    def stats(self, tournament_id: str = "") -> list[projection.KindStats]:
+        """Per game kind figures, SQL over the outcomes projection."""
+        return projection.stats(self._projected(), tournament_id)
+
+    @translated
+    def standings(self, tournament_id: str) -> tuple[list[Standing], int]:
+        """A tournament's standings and its finished games, SQL over the projection."""
+        return projection.standings(self._projected(), tournament_id)
+
+    def _projected(self) -> duckdb.DuckDBPyConnection:
+        """A connection holding the current projection: this file's, or (for a file
+        opened read-only that predates it) one made in memory from one scan of the log."""
+        if self.projection_current():
+            return self.con
+        log.warning("%s has no current outcomes projection: building one in memory", self.path)
+        memory = duckdb.connect(":memory:")
+        projection.rebuild(memory, (projection.rows_of_stored(g) for g in self.scan()))
+        return memory
+
+    @translated
+    def adopt_projection(self, paths: Sequence[str]) -> int:
+        """Take the projection tables built in ``paths`` as this file's, in one transaction."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            count = projection.adopt(self.con, paths)
+            self._set_meta("projection", projection.VERSION)
+            self.con.execute("COMMIT")
+        except BaseException:
+            _rollback(self.con)
+            raise
+        return count
+
+    def reader(self) -> Store:
+        """The same file through another connection, for reads on another thread."""
+        other = object.__new__(Store)
+        other.con = self.con.cursor()
+        other._lookups = other.con.cursor()
+        other.path, other.read_only, other._next_n = self.path, True, self._next_n
+        other.row_columns = self.row_columns
+        other._writing = False  # the umask is held by the store that opened the file
+        return other
+
+    @translated
+    def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
+        """Make the outcomes projection again from every game's rows, in one transaction."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            count = projection.rebuild(self.con, projected)
+            self._set_meta("projection", projection.VERSION)
+            self.con.execute("COMMIT")
+        except BaseException:
+            _rollback(self.con)
+            raise
+        return count
 
 
-# Rows per INSERT statement: many rows in one VALUES list, never executemany (which
-# DuckDB runs row by row, its slowest path), and bounded so a statement stays small.
-ROWS_PER_INSERT = 256
+def _run(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object]) -> None:
+    """Start a query on a cursor, with the store's error translation."""
+    translated(lambda: cursor.execute(sql, list(params)))()
+
+
+def _fetch(cursor: duckdb.DuckDBPyConnection, count: int) -> list[tuple[Any, ...]]:
+    """The next rows of a streamed query."""
+    return translated(lambda: cursor.fetchmany(count))()
+
+
+def _stored(rows: list[Row], seed: bytes, packs: dict[str, bytes]) -> StoredGame:
+    """A scanned game: its rows, seed, pack and seat names (from its genesis)."""
+    genesis = record_pb2.Genesis.FromString(rows[0].body) if rows[0].seq == 1 else None
+    pack = packs.get(genesis.pack_sha256, b"") if genesis else b""
+    names = tuple(s.name for s in genesis.seats) if genesis else ()
+    return StoredGame(tuple(rows), seed, pack, names)
+
+
+ORDER_OF_OLD_FILES = (
+    "(SELECT game_id, row_number() OVER (ORDER BY recorded_at, game_id) AS n, "
+    "'' AS game_kind FROM events WHERE seq = 1)"
+)
+GAMES_COLUMNS = "game_id, n, created_at, game_kind, tournament_id, players"
+
+
+def _listing(geneses: Sequence[record_pb2.Genesis], first: int) -> list[list[object]]:
+    """Game-list lines for new games, numbered from ``first``."""
+    return [
+        [
+            g.game_id,
+            first + i,
+            g.created_at,
+            g.game_kind,
+            g.tournament_id,
+            [s.name for s in g.seats],
+        ]
+        for i, g in enumerate(geneses)
+    ]
+
+
+def _names(genesis: record_pb2.Genesis) -> list[str]:
+    return [s.name for s in genesis.seats]
 
 
 def _insert(
@@ -368,18 +731,19 @@ def _insert(
     rows: Sequence[Sequence[object]],
     verb: str = "INSERT",
 ) -> None:
-    """Insert rows with multi-row VALUES statements."""
-    for start in range(0, len(rows), ROWS_PER_INSERT):
-        chunk = rows[start : start + ROWS_PER_INSERT]
-        marks = "(" + ", ".join("?" * len(chunk[0])) + ")"
-        con.execute(
-            f"{verb} INTO {table} ({columns}) VALUES {', '.join([marks] * len(chunk))}",
-            [value for row in chunk for value in row],
-        )
+    """Insert rows in one statement: each column as a list, unnested.
+
+    Never executemany (DuckDB runs it row by row, its slowest path) nor long VALUES
+    lists (binding thousands of parameters costs more than the insert): a few list
+    parameters carry any number of rows.
+    """
+    values = [list(column) for column in zip(*rows, strict=True)]
+    picks = ", ".join(f"unnest(${i + 1})" for i in range(len(values)))
+    con.execute(f"{verb} INTO {table} ({columns}) SELECT {picks}", values)
 
 
-def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
-    """Everything a batch writes, one statement per table."""
+def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch, next_n: int) -> int:
+    """Everything a batch writes, one statement per table; returns the games listed."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
     packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
@@ -395,6 +759,10 @@ def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         ]
         if seats:
             _insert(con, "seats", "game_id, seat, name, token_sha256", seats)
+        geneses = [
+            record_pb2.Genesis.FromString(g.genesis.body if g.genesis else g.draft) for g in games
+        ]
+        _insert(con, "games", GAMES_COLUMNS, _listing(geneses, next_n))
     drafts = [[i, g.draft] for i, g in zip(ids, games, strict=True) if g.genesis is None]
     if drafts:
         _insert(con, "pending_games", "game_id, draft", drafts)
@@ -412,6 +780,121 @@ def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             ", ".join(f.name for f in fields(Rejection)),
             [list(vars(r).values()) for r in batch.rejections],
         )
+    if batch.outcomes:
+        projection.insert(con, batch.outcomes)
+    return len(games)
+
+
+def _open(file: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Connect to ``file`` (writing: in a 0700 folder made if missing, owner-only files)."""
+    _check_path(file, read_only)
+    try:
+        con = duckdb.connect(str(file), read_only=read_only)
+    except duckdb.Error as error:
+        raise _open_error(file, error) from error
+    try:
+        if not read_only:
+            con.execute(SCHEMA)
+            con.execute(MIGRATIONS)
+            con.execute(INDEXES + projection.schema())
+            _tighten_store_files(file)
+    except BaseException as error:
+        con.close()
+        if isinstance(error, duckdb.Error):
+            raise _open_error(file, error) from error
+        raise
+    return con
+
+
+def _check_path(file: Path, read_only: bool) -> None:
+    """Refuse, in one line, a path DuckDB could not open or write; make a missing folder."""
+    try:
+        if file.is_dir():
+            raise CannotOpenStore(
+                f"{file} is a folder, not a database file: pass a file path "
+                f"(for example --db {file / 'feastlog.duckdb'})",
+                path=str(file),
+            )
+        if read_only:
+            return
+        make_private_folder(file.parent)
+        if not file.parent.is_dir():
+            raise CannotOpenStore(
+                f"{file.parent} is a file, not a folder: pass --db with a path in a folder",
+                path=str(file),
+            )
+        if file.exists() and not file.stat().st_mode & stat.S_IWUSR:
+            raise CannotOpenStore(
+                f"{file} is read-only (mode {mode_text(file.stat().st_mode)}): to serve it, "
+                f"make it writable (chmod u+w {file}); offline commands read it as it is",
+                path=str(file),
+            )
+        # os.access, unlike a mode check, also sees a read-only file system.
+        if not os.access(file.parent, os.W_OK | os.X_OK):
+            raise CannotOpenStore(
+                f"cannot write in the folder {file.parent} (DuckDB keeps its write-ahead log "
+                "beside the database): make it writable, or pass --db with another path",
+                path=str(file),
+            )
+    except OSError as failed:
+        raise CannotOpenStore(
+            f"cannot open {file}: {failed.strerror or failed} ({failed.filename})", path=str(file)
+        ) from failed
+
+
+def _tighten_store_files(file: Path) -> None:
+    """Make the database, its WAL and its spill folder owner-only, saying so when they were not."""
+    for part in (file, Path(f"{file}.wal"), Path(f"{file}.tmp")):
+        try:
+            notice = tighten(part)
+        except OSError as failed:
+            raise CannotOpenStore(
+                f"{part} can be read by other users and only its owner can change that: "
+                f"chmod go-rwx {part} as its owner ({failed.strerror})",
+                path=str(file),
+            ) from failed
+        if notice:
+            log.warning(notice)
+
+
+def _open_error(file: Path, error: duckdb.Error) -> CannotOpenStore:
+    """A DuckDB error on opening ``file``, in one line that says what to do."""
+    text = (str(error).splitlines() or [type(error).__name__])[0]
+    lowered = text.lower()
+    if "could not set lock" in lowered or "conflicting lock" in lowered:
+        return StoreLocked(
+            f"{file} is in use by another feastlog process (DuckDB allows one "
+            "writer per file): stop that server, or talk to it with --server",
+            path=str(file),
+        )
+    if "not a valid duckdb database" in lowered:
+        empty = file.is_file() and file.stat().st_size == 0
+        what = "is empty (0 bytes)" if empty else "is not a DuckDB database file"
+        return CannotOpenStore(
+            f"{file} {what}: move it away to start a new store there, or pass --db with "
+            "the right file",
+            path=str(file),
+        )
+    damaged = {
+        "could not read enough bytes": "is truncated (it ends before its last block)",
+        "corrupt": "is corrupt (a checksum does not match)",
+        "checksum": "is corrupt (a checksum does not match)",
+    }
+    found = next((what for words, what in damaged.items() if words in lowered), None)
+    if found:
+        # Replaying the write-ahead log after a crash reads a second file.
+        which = f"the write-ahead log {file}.wal" if "replaying wal" in lowered else str(file)
+        return CannotOpenStore(
+            f"{which} {found}: restore it from a backup, or pass --db with another file",
+            path=str(file),
+        )
+    if "permission denied" in lowered:
+        return CannotOpenStore(
+            f"cannot open {file}: permission denied: serve it as the user who owns it, or "
+            "pass --db with another file",
+            path=str(file),
+        )
+    return CannotOpenStore(f"cannot open {file}: {text}", path=str(file))
 
 
 def _pack_sha_of(genesis_row: Row) -> str:

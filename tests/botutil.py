@@ -15,7 +15,7 @@ from replay.fold import state_hash
 from replay.history import refold
 from service.store import StoredGame
 
-KEY = "org_commit-integrity"
+KEY = "org_commit-integrity-organiser-key-long-enough"
 PLAYERS = {
     "bon-appetit": ["Ann", "Brian", "Celia"],
     "menu-masters": ["Ann", "Brian", "Celia"],

@@ -189,6 +189,10 @@ TEMPLATES: dict[str, Template] = {
         tpb.GetStandingsRequest(tournament_id=TOURNAMENT),
         t.running,
     ),
+    "/feastlog.v1.TournamentService/GetStats": lambda t: (
+        tpb.GetStatsRequest(tournament_id=TOURNAMENT),
+        t.running,
+    ),
 }
 
 

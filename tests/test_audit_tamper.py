@@ -155,7 +155,9 @@ def test_a_resealed_illegal_bid_is_caught_as_a_rule_fault(built: Built) -> None:
     rows = list(built.rows)
     seq = next(i + 1 for i, r in enumerate(rows) if r.actor == "seat:0" and i > 3)
     greedy = record_pb2.Command(
-        bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=[ba.GEM_RED] * 3 + [ba.GEM_BLUE]))
+        bon_appetit=ba.BonAppetitCommand(
+            bid=ba.BonAppetitBid(gems=[ba.BON_APPETIT_GEM_RED] * 3 + [ba.BON_APPETIT_GEM_BLUE])
+        )
     )
     version = version_of(built)
     rows[seq - 1] = seal(

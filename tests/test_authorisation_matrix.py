@@ -47,6 +47,7 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     A + "ListRejections": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
     A + "SubmitRuling": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     T + "GetStandings": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    T + "GetStats": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
 }
 # fmt: on
 

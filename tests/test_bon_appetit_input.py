@@ -34,9 +34,15 @@ def _rejected(state: State, seat: int, command: pb.BonAppetitCommand) -> str:
     ("command", "field"),
     [
         (pb.BonAppetitCommand(), "action"),
-        (pb.BonAppetitCommand(bid=pb.Bid(gems=[pb.GEM_UNSPECIFIED])), "bid.gems"),
-        (pb.BonAppetitCommand(bid=pb.Bid(gems=[pb.GEM_BLUE, 9])), "bid.gems"),  # type: ignore[list-item]
-        (pb.BonAppetitCommand(tie_break_bid=pb.TieBreakBid(gems=[7])), "tie_break_bid.gems"),  # type: ignore[list-item]
+        (
+            pb.BonAppetitCommand(bid=pb.BonAppetitBid(gems=[pb.BON_APPETIT_GEM_UNSPECIFIED])),
+            "bid.gems",
+        ),
+        (pb.BonAppetitCommand(bid=pb.BonAppetitBid(gems=[pb.BON_APPETIT_GEM_BLUE, 9])), "bid.gems"),  # type: ignore[list-item]
+        (
+            pb.BonAppetitCommand(tie_break_bid=pb.BonAppetitTieBreakBid(gems=[7])),  # type: ignore[list-item]
+            "tie_break_bid.gems",
+        ),
     ],
 )
 def test_malformed_commands(command: pb.BonAppetitCommand, field: str) -> None:

@@ -25,7 +25,12 @@ from replay.rng import Rng
 PACK = load_pack(default_pack_bytes())
 DISH = {d.name: d for d in PACK.dishes}
 LETTER = {"b": "blue", "g": "green", "r": "red", "y": "yellow"}
-ENUM = {"b": pb.GEM_BLUE, "g": pb.GEM_GREEN, "r": pb.GEM_RED, "y": pb.GEM_YELLOW}
+ENUM = {
+    "b": pb.BON_APPETIT_GEM_BLUE,
+    "g": pb.BON_APPETIT_GEM_GREEN,
+    "r": pb.BON_APPETIT_GEM_RED,
+    "y": pb.BON_APPETIT_GEM_YELLOW,
+}
 NAMES = ("Ann", "Brian", "Celia", "Dan")
 SEED = bytes(range(32))
 DEFAULT_VALUES = {"blue": 1, "green": 2, "red": 3, "yellow": 4}
@@ -86,12 +91,14 @@ def position(
 
 def bid(text: str) -> pb.BonAppetitCommand:
     """An initial bid from letters."""
-    return pb.BonAppetitCommand(bid=pb.Bid(gems=[ENUM[c] for c in text]))
+    return pb.BonAppetitCommand(bid=pb.BonAppetitBid(gems=[ENUM[c] for c in text]))
 
 
 def tie(text: str) -> pb.BonAppetitCommand:
     """A tie-break bid from letters."""
-    return pb.BonAppetitCommand(tie_break_bid=pb.TieBreakBid(gems=[ENUM[c] for c in text]))
+    return pb.BonAppetitCommand(
+        tie_break_bid=pb.BonAppetitTieBreakBid(gems=[ENUM[c] for c in text])
+    )
 
 
 def play(state: State, *moves: tuple[int, pb.BonAppetitCommand]) -> tuple[State, list[Fact]]:

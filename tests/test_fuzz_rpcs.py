@@ -42,7 +42,7 @@ from tests.hostileutil import (
 )
 from tests.serverutil import ProcessServer, bearer, stub
 
-KEY = "org_fuzz-organiser-key"
+KEY = "org_fuzz-organiser-key-of-the-required-length"
 # Callers of the random requests: mostly ones that get past the credentials check.
 CALLERS = (*PRINCIPALS, "organiser", "organiser", "own", "own", "other")
 RESOURCE_EXHAUSTED = grpc.StatusCode.RESOURCE_EXHAUSTED

@@ -1,6 +1,8 @@
 """A client in another language (Node.js, @grpc/grpc-js) speaks to the service from the protos.
 
-CI installs @grpc/grpc-js, @grpc/proto-loader and protobufjs and names the folder in
+It reads typed views and facts (proto/feastlog/v1/*_view.proto), decodes a refusal's
+google.rpc.ErrorInfo with the protos vendored in third_party/googleapis, and plays a legal
+bid. CI installs @grpc/grpc-js, @grpc/proto-loader and protobufjs and names the folder in
 FEASTLOG_NODE_MODULES; where that is not set, the test is skipped.
 """
 
@@ -12,20 +14,22 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import grpc
 import pytest
-from google.rpc import status_pb2
 
+from cli.client import as_dict
 from feastlog.v1 import game_service_pb2 as pb
-from tests.serverutil import ThreadedServer, stub
+from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from tests.serverutil import ThreadedServer, bearer, stub
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULES = os.environ.get("FEASTLOG_NODE_MODULES", "")
-# googleapis-common-protos ships google/rpc/*.proto beside its generated modules
-GOOGLEAPIS = str(Path(status_pb2.__file__).resolve().parent.parent.parent)
+GOOGLEAPIS = ROOT / "third_party" / "googleapis"
 
 
 @pytest.mark.skipif(not MODULES, reason="FEASTLOG_NODE_MODULES not set (CI sets it)")
-def test_a_node_client_plays_and_reads_rule_ids_from_rich_errors(tmp_path: Path) -> None:
+def test_a_node_client_reads_typed_views_and_rich_errors_and_plays(tmp_path: Path) -> None:
     assert shutil.which("node"), "FEASTLOG_NODE_MODULES is set but there is no node"
     script = tmp_path / "client.mjs"
     script.write_text((ROOT / "tests" / "js" / "client.mjs").read_text())
@@ -33,7 +37,7 @@ def test_a_node_client_plays_and_reads_rule_ids_from_rich_errors(tmp_path: Path)
     server = ThreadedServer(tmp_path / "games.duckdb")
     try:
         done = subprocess.run(
-            ["node", str(script), server.address, server.key, str(ROOT / "proto"), GOOGLEAPIS],
+            ["node", str(script), server.address, server.key, str(ROOT / "proto"), str(GOOGLEAPIS)],
             capture_output=True,
             text=True,
             timeout=60,
@@ -41,15 +45,35 @@ def test_a_node_client_plays_and_reads_rule_ids_from_rich_errors(tmp_path: Path)
         )
         assert done.returncode == 0, done.stderr
         seen = json.loads(done.stdout)
-        assert seen["seats"] == 3
+        assert (seen["kind"], seen["seats"]) == ("GAME_KIND_BON_APPETIT", 3)
+        # the typed view holds what the server's own view of seat 0 held then (seq 1)
+        replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(server.address))
+        then = replay.GetStateAt(
+            rpb.GetStateAtRequest(game_id=seen["game_id"], seq=1, viewer="seat:0"),
+            metadata=bearer(server.key),
+        )
+        truth = as_dict(then.event.view)
+        view = seen["view"]
+        assert view["member"] == "bon_appetit"
+        assert view["viewer"] == {"role": "ROLE_SEAT", "seat": 0, "other_game_id": ""}
+        assert view["own_hand"] == truth["seats"][0]["hand"]
+        assert view["others_hidden"] == [True, True]
+        assert view["dish"] == truth["dish"]["name"] and view["to_act"] == [0, 1, 2]
         assert seen["illegal"]["code"] == 9  # FAILED_PRECONDITION
         assert seen["illegal"]["rule_id"] == "BA-BID-SIZE"
         assert (seen["illegal"]["domain"], seen["illegal"]["reason"]) == (
             "feastlog",
             "RULE_VIOLATION",
         )
-        assert seen["accepted_seq"] == 2
-        view = stub(server.address).GetView(pb.GetViewRequest(game_id=seen["game_id"]))
-        assert view.seq == 2
+        assert seen["bid_listed"] and seen["accepted_seq"] == 2
+        assert seen["facts"] == ["bid_sealed"] and seen["sealed_by"] == 0
+        rows = seen["replay"]
+        assert [r["seq"] for r in rows] == [1, 2]
+        assert rows[0]["actor"] == {"role": "ROLE_SERVER", "seat": 0, "other_game_id": ""}
+        assert rows[1]["actor"] == {"role": "ROLE_SEAT", "seat": 0, "other_game_id": ""}
+        assert "round_started" in rows[0]["facts"] and rows[1]["facts"] == ["bid_sealed"]
+        assert not any(r["ann_hand_shown"] for r in rows)  # a spectator sees no hand
+        view_now = stub(server.address).GetView(pb.GetViewRequest(game_id=seen["game_id"]))
+        assert view_now.seq == 2
     finally:
         server.stop()

@@ -30,7 +30,7 @@ from service.store import Store
 from tests.botutil import KINDS, PLAYERS, Ack, check_stored, next_move, submit_request
 from tests.serverutil import ProcessServer
 
-KEY = "org_soak-organiser-key"
+KEY = "org_soak-organiser-key-of-the-required-length"
 SECONDS = float(os.environ.get("FEASTLOG_SOAK_SECONDS", "0"))
 KILLS = int(os.environ.get("FEASTLOG_SOAK_KILLS", "3"))
 GAMES_PER_KIND = 1

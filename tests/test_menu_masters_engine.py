@@ -40,7 +40,7 @@ def test_engine_is_registered_with_its_facts():
         "menu-masters/first-seat",
         "menu-masters/menu-deck",
     )
-    assert ENGINE.command_public(pb.MenuMastersCommand(leave_line=pb.LeaveLine()))
+    assert ENGINE.command_public(pb.MenuMastersCommand(leave_line=pb.MenuMastersLeaveLine()))
 
 
 def test_views_hide_secret_menus_and_deck_orders():

@@ -41,7 +41,7 @@ def _purchase_turn():
 
 def _placing(store: int, placement: int) -> pb.MenuMastersCommand:
     """A PlacePawn with raw enum numbers (unknown values allowed, as on the wire)."""
-    move = pb.PlacePawn()
+    move = pb.MenuMastersPlacePawn()
     move.store = store  # type: ignore[assignment]
     move.placement = placement  # type: ignore[assignment]
     return pb.MenuMastersCommand(place_pawn=move)
@@ -79,15 +79,18 @@ def test_power_food_needs_exactly_two_cards_and_a_way():
     """MM-POWER-FOOD "2 of the same ingredient can be combined to create a Power Food": one
     card (or three) is a well-formed command breaking that rule; no way at all is malformed."""
     state = _purchase_turn()
-    one = pb.Fulfilment(
-        ingredient="tomato", power_food=pb.PowerFood(ingredient="broccoli", card_ids=["produce-01"])
+    one = pb.MenuMastersFulfilment(
+        ingredient="tomato",
+        power_food=pb.MenuMastersPowerFood(ingredient="broccoli", card_ids=["produce-01"]),
     )
-    command = complete(pb.MenuCompletion(menu_id="menu-05", fulfilments=[one]))
+    command = complete(pb.MenuMastersMenuCompletion(menu_id="menu-05", fulfilments=[one]))
     with pytest.raises(RuleViolation) as caught:
         fold.play(ENGINE, state, 0, command)
     assert caught.value.rule_id == "MM-POWER-FOOD" and "not 1" in caught.value.message
     empty = complete(
-        pb.MenuCompletion(menu_id="menu-05", fulfilments=[pb.Fulfilment(ingredient="tomato")])
+        pb.MenuMastersMenuCompletion(
+            menu_id="menu-05", fulfilments=[pb.MenuMastersFulfilment(ingredient="tomato")]
+        )
     )
     with pytest.raises(MalformedCommand):
         fold.play(ENGINE, state, 0, empty)

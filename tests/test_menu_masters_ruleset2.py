@@ -249,7 +249,7 @@ def test_the_deal_and_a_discard_follow_the_documented_order():
 
 
 def _accepted(
-    basket: Sequence[str], menu: MenuCard, completion: pb.MenuCompletion
+    basket: Sequence[str], menu: MenuCard, completion: pb.MenuMastersMenuCompletion
 ) -> tuple[Use, ...] | None:
     """The Uses of a completion the Menu rules accept (MM-I5, MM-POWER-FOOD,
     MM-MENU-INGREDIENTS), or None."""
@@ -265,15 +265,15 @@ def _every_way(basket: Sequence[str], menu_id: str) -> set[tuple]:
     menu = PACK.menu(menu_id)
     slots = []
     for ingredient in menu.ingredients:
-        options = [pb.Fulfilment(ingredient=ingredient, card_id=card) for card in basket]
+        options = [pb.MenuMastersFulfilment(ingredient=ingredient, card_id=card) for card in basket]
         for pair in combinations(basket, 2):
             for made_of in PACK.card(pair[0]).ingredients:
-                power = pb.PowerFood(ingredient=made_of, card_ids=list(pair))
-                options.append(pb.Fulfilment(ingredient=ingredient, power_food=power))
+                power = pb.MenuMastersPowerFood(ingredient=made_of, card_ids=list(pair))
+                options.append(pb.MenuMastersFulfilment(ingredient=ingredient, power_food=power))
         slots.append(options)
     found = set()
     for chosen in product(*slots):
-        attempt = pb.MenuCompletion(menu_id=menu_id, fulfilments=list(chosen))
+        attempt = pb.MenuMastersMenuCompletion(menu_id=menu_id, fulfilments=list(chosen))
         uses = _accepted(basket, menu, attempt)
         if uses is not None:
             found.add(_key(uses))

@@ -95,63 +95,63 @@ def purchasing(
 
 def place(store: int, placement: int) -> pb.MenuMastersCommand:
     """PlacePawn at store index ``store`` (-1: none)."""
-    move = pb.PlacePawn(store=store + 1 if store >= 0 else 0, placement=placement)  # type: ignore[arg-type]
+    move = pb.MenuMastersPlacePawn(store=store + 1 if store >= 0 else 0, placement=placement)  # type: ignore[arg-type]
     return pb.MenuMastersCommand(place_pawn=move)
 
 
 def line(store: int) -> pb.MenuMastersCommand:
     """Join the line at store index ``store``."""
-    return place(store, pb.PLACEMENT_LINE)
+    return place(store, pb.MENU_MASTERS_PLACEMENT_LINE)
 
 
 def own(store: int) -> pb.MenuMastersCommand:
     """Own store index ``store``."""
-    return place(store, pb.PLACEMENT_OWN)
+    return place(store, pb.MENU_MASTERS_PLACEMENT_OWN)
 
 
 def coin() -> pb.MenuMastersCommand:
     """Collect a coin from the bank."""
-    return place(-1, pb.PLACEMENT_COLLECT_COIN)
+    return place(-1, pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN)
 
 
 def buy(card_id: str) -> pb.MenuMastersCommand:
     """Buy ``card_id``."""
-    return pb.MenuMastersCommand(purchase=pb.PurchaseIngredient(card_id=card_id))
+    return pb.MenuMastersCommand(purchase=pb.MenuMastersPurchaseIngredient(card_id=card_id))
 
 
 def leave() -> pb.MenuMastersCommand:
     """Leave the line."""
-    return pb.MenuMastersCommand(leave_line=pb.LeaveLine())
+    return pb.MenuMastersCommand(leave_line=pb.MenuMastersLeaveLine())
 
 
 def finish() -> pb.MenuMastersCommand:
     """Finish the purchase turn."""
-    return pb.MenuMastersCommand(finish_turn=pb.FinishPurchaseTurn())
+    return pb.MenuMastersCommand(finish_turn=pb.MenuMastersFinishPurchaseTurn())
 
 
 def discard(card_id: str) -> pb.MenuMastersCommand:
     """Discard ``card_id``."""
-    return pb.MenuMastersCommand(discard=pb.DiscardIngredient(card_id=card_id))
+    return pb.MenuMastersCommand(discard=pb.MenuMastersDiscardIngredient(card_id=card_id))
 
 
 Way = str | tuple[str, str, str]  # a card id, or (made_of, card, card) for a Power Food
 
 
-def completion(menu_id: str, **ways: Way) -> pb.MenuCompletion:
+def completion(menu_id: str, **ways: Way) -> pb.MenuMastersMenuCompletion:
     """A MenuCompletion: ingredient=card_id or ingredient=(made_of, card, card)."""
     fulfilments = []
     for ingredient, way in ways.items():
         if isinstance(way, str):
-            fulfilments.append(pb.Fulfilment(ingredient=ingredient, card_id=way))
+            fulfilments.append(pb.MenuMastersFulfilment(ingredient=ingredient, card_id=way))
         else:
-            power = pb.PowerFood(ingredient=way[0], card_ids=list(way[1:]))
-            fulfilments.append(pb.Fulfilment(ingredient=ingredient, power_food=power))
-    return pb.MenuCompletion(menu_id=menu_id, fulfilments=fulfilments)
+            power = pb.MenuMastersPowerFood(ingredient=way[0], card_ids=list(way[1:]))
+            fulfilments.append(pb.MenuMastersFulfilment(ingredient=ingredient, power_food=power))
+    return pb.MenuMastersMenuCompletion(menu_id=menu_id, fulfilments=fulfilments)
 
 
-def complete(*menus: pb.MenuCompletion) -> pb.MenuMastersCommand:
+def complete(*menus: pb.MenuMastersMenuCompletion) -> pb.MenuMastersCommand:
     """CompleteMenus with these completions."""
-    return pb.MenuMastersCommand(complete_menus=pb.CompleteMenus(menus=list(menus)))
+    return pb.MenuMastersCommand(complete_menus=pb.MenuMastersCompleteMenus(menus=list(menus)))
 
 
 def run(

@@ -118,13 +118,13 @@ def candidates(played: Played, seq: int) -> Iterator[record_pb2.Command]:
         # allows), any number the seat holds in a tie-break (public: the hand size)
         tie_break = before.auction.tie_round > 0
         most = len(before.players[seat.seat].hand) if tie_break else 4
-        gems = [g for g in ba.Gem.values() if g != ba.GEM_UNSPECIFIED]
+        gems = [g for g in ba.BonAppetitGem.values() if g != ba.BON_APPETIT_GEM_UNSPECIFIED]
         for size in range(most + 1):
             for chosen in itertools.combinations_with_replacement(gems, size):
                 bid = (
-                    ba.BonAppetitCommand(tie_break_bid=ba.TieBreakBid(gems=chosen))
+                    ba.BonAppetitCommand(tie_break_bid=ba.BonAppetitTieBreakBid(gems=chosen))
                     if tie_break
-                    else ba.BonAppetitCommand(bid=ba.Bid(gems=chosen))
+                    else ba.BonAppetitCommand(bid=ba.BonAppetitBid(gems=chosen))
                 )
                 yield record_pb2.Command(bon_appetit=bid)
 
@@ -326,8 +326,8 @@ def test_control_the_guess_finds_the_sealed_bids_of_a_format_1_record() -> None:
         body = row.body
         # the true bid among a few wrong ones: only the true one matches, and it does
         wrong = [
-            record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=[g])))
-            for g in (ba.GEM_BLUE, ba.GEM_GREEN)
+            record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.BonAppetitBid(gems=[g])))
+            for g in (ba.BON_APPETIT_GEM_BLUE, ba.BON_APPETIT_GEM_GREEN)
         ]
         hits = [
             c

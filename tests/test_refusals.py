@@ -247,7 +247,12 @@ def test_each_refusing_rule_refuses_a_move(kind: str, rule_id: str) -> None:
 FUZZ_GAMES = 3  # per game kind and ruleset version
 FUZZ_POSITIONS = 30  # positions per game, spread over it
 FUZZ_MUTATIONS = 12  # well-formed commands tried per seat and position
-GEMS = (ba.GEM_BLUE, ba.GEM_GREEN, ba.GEM_RED, ba.GEM_YELLOW)
+GEMS = (
+    ba.BON_APPETIT_GEM_BLUE,
+    ba.BON_APPETIT_GEM_GREEN,
+    ba.BON_APPETIT_GEM_RED,
+    ba.BON_APPETIT_GEM_YELLOW,
+)
 
 
 def _ba_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Iterator[Message]:
@@ -255,9 +260,9 @@ def _ba_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Ite
     for _ in range(FUZZ_MUTATIONS):
         gems = [rng.choice(GEMS) for _ in range(rng.randint(0, 6))]
         if rng.random() < 0.5:
-            yield ba.BonAppetitCommand(bid=ba.Bid(gems=gems))
+            yield ba.BonAppetitCommand(bid=ba.BonAppetitBid(gems=gems))
         else:
-            yield ba.BonAppetitCommand(tie_break_bid=ba.TieBreakBid(gems=gems))
+            yield ba.BonAppetitCommand(tie_break_bid=ba.BonAppetitTieBreakBid(gems=gems))
     for command in rng.sample(legal, min(3, len(legal))):
         changed = ba.BonAppetitCommand()
         changed.CopyFrom(command)
@@ -271,32 +276,50 @@ def _mm_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Ite
     cards = [c.id for c in pack.cards]
     menus = [m.id for m in pack.menus]
     ingredients = sorted(pack.ingredients())
-    for store in (mm.STORE_PRODUCE_STAND, mm.STORE_BUTCHER_SHOP, mm.STORE_BAKERY):
-        for placement in (mm.PLACEMENT_LINE, mm.PLACEMENT_OWN):
-            yield mm.MenuMastersCommand(place_pawn=mm.PlacePawn(store=store, placement=placement))
-    yield mm.MenuMastersCommand(place_pawn=mm.PlacePawn(placement=mm.PLACEMENT_COLLECT_COIN))
+    for store in (
+        mm.MENU_MASTERS_STORE_PRODUCE_STAND,
+        mm.MENU_MASTERS_STORE_BUTCHER_SHOP,
+        mm.MENU_MASTERS_STORE_BAKERY,
+    ):
+        for placement in (mm.MENU_MASTERS_PLACEMENT_LINE, mm.MENU_MASTERS_PLACEMENT_OWN):
+            yield mm.MenuMastersCommand(
+                place_pawn=mm.MenuMastersPlacePawn(store=store, placement=placement)
+            )
     yield mm.MenuMastersCommand(
-        place_pawn=mm.PlacePawn(store=mm.STORE_SUPERMARKET, placement=mm.PLACEMENT_LINE)
+        place_pawn=mm.MenuMastersPlacePawn(placement=mm.MENU_MASTERS_PLACEMENT_COLLECT_COIN)
     )
-    yield mm.MenuMastersCommand(leave_line=mm.LeaveLine())
-    yield mm.MenuMastersCommand(finish_turn=mm.FinishPurchaseTurn())
+    yield mm.MenuMastersCommand(
+        place_pawn=mm.MenuMastersPlacePawn(
+            store=mm.MENU_MASTERS_STORE_SUPERMARKET, placement=mm.MENU_MASTERS_PLACEMENT_LINE
+        )
+    )
+    yield mm.MenuMastersCommand(leave_line=mm.MenuMastersLeaveLine())
+    yield mm.MenuMastersCommand(finish_turn=mm.MenuMastersFinishPurchaseTurn())
     for _ in range(FUZZ_MUTATIONS // 3):
-        yield mm.MenuMastersCommand(purchase=mm.PurchaseIngredient(card_id=rng.choice(cards)))
-        yield mm.MenuMastersCommand(discard=mm.DiscardIngredient(card_id=rng.choice(cards)))
+        yield mm.MenuMastersCommand(
+            purchase=mm.MenuMastersPurchaseIngredient(card_id=rng.choice(cards))
+        )
+        yield mm.MenuMastersCommand(
+            discard=mm.MenuMastersDiscardIngredient(card_id=rng.choice(cards))
+        )
     basket = [c for chef in table.game.chefs for c in chef.basket] or cards
     for _ in range(FUZZ_MUTATIONS):
         fulfilments = []
         for _ in range(rng.randint(1, 4)):
             ingredient = rng.choice(ingredients)
             if rng.random() < 0.7:
-                way = mm.Fulfilment(ingredient=ingredient, card_id=rng.choice(basket + cards[:3]))
+                way = mm.MenuMastersFulfilment(
+                    ingredient=ingredient, card_id=rng.choice(basket + cards[:3])
+                )
             else:
                 picked = [rng.choice(basket + cards[:3]) for _ in range(rng.randint(1, 3))]
-                power = mm.PowerFood(ingredient=rng.choice(ingredients), card_ids=picked)
-                way = mm.Fulfilment(ingredient=ingredient, power_food=power)
+                power = mm.MenuMastersPowerFood(ingredient=rng.choice(ingredients), card_ids=picked)
+                way = mm.MenuMastersFulfilment(ingredient=ingredient, power_food=power)
             fulfilments.append(way)
-        completion = mm.MenuCompletion(menu_id=rng.choice(menus), fulfilments=fulfilments)
-        yield mm.MenuMastersCommand(complete_menus=mm.CompleteMenus(menus=[completion]))
+        completion = mm.MenuMastersMenuCompletion(
+            menu_id=rng.choice(menus), fulfilments=fulfilments
+        )
+        yield mm.MenuMastersCommand(complete_menus=mm.MenuMastersCompleteMenus(menus=[completion]))
     for command in legal:
         if command.WhichOneof("action") == "complete_menus":
             changed = mm.MenuMastersCommand()
@@ -308,7 +331,9 @@ def _mm_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Ite
                 way.ingredient = rng.choice(ingredients)
             yield changed
             yield mm.MenuMastersCommand(
-                complete_menus=mm.CompleteMenus(menus=[*command.complete_menus.menus] * 2)
+                complete_menus=mm.MenuMastersCompleteMenus(
+                    menus=[*command.complete_menus.menus] * 2
+                )
             )
             break
 

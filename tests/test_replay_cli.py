@@ -53,7 +53,8 @@ def test_explain_whatif_and_stats_offline(stored: tuple[Path, Built, Built]) -> 
     assert code == 0 and "BA-BID-OWN (2. Bidding Phase)" in out and "who could see" in out
     code, out = run("whatif", game_id, "4", '{"bid": {"gems": []}}', "--db", str(path), "--json")
     assert code == 0 and json.loads(out)["legal"] is True
-    greedy = '{"bid": {"gems": ["GEM_RED", "GEM_RED", "GEM_RED", "GEM_BLUE"]}}'
+    gems = ["BON_APPETIT_GEM_RED"] * 3 + ["BON_APPETIT_GEM_BLUE"]
+    greedy = json.dumps({"bid": {"gems": gems}})
     code, out = run("whatif", game_id, "4", greedy, "--db", str(path))
     assert code == 0 and "not legal" in out and "BA-BID-" in out
     code, out = run("stats", "--db", str(path), "--json")

@@ -142,15 +142,19 @@ def test_what_if_answers_for_a_legal_and_an_illegal_alternative(server: Threaded
     seat = int(row.event.actor.removeprefix("seat:"))
     hand = before["seats"][seat]["hand"]
     legal = record_pb2.Command(
-        bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=[ba.Gem.Value(f"GEM_{hand[0].upper()}")]))
+        bon_appetit=ba.BonAppetitCommand(
+            bid=ba.BonAppetitBid(
+                gems=[ba.BonAppetitGem.Value(f"BON_APPETIT_GEM_{hand[0].upper()}")]
+            )
+        )
     )
     answer = audit.WhatIf(
         apb.WhatIfRequest(game_id=game_id, seq=2, command=legal), metadata=bearer(server.key)
     )
     assert answer.legal and next(as_dict(f)["type"] for f in answer.facts) == "bid_sealed"
     scarce = min(("blue", "green", "red", "yellow"), key=hand.count)
-    gems = [ba.Gem.Value(f"GEM_{scarce.upper()}")] * (hand.count(scarce) + 1)
-    illegal = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=gems)))
+    gems = [ba.BonAppetitGem.Value(f"BON_APPETIT_GEM_{scarce.upper()}")] * (hand.count(scarce) + 1)
+    illegal = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.BonAppetitBid(gems=gems)))
     answer = audit.WhatIf(
         apb.WhatIfRequest(game_id=game_id, seq=2, command=illegal), metadata=bearer(server.key)
     )
@@ -165,7 +169,9 @@ def test_rejections_rulings_and_an_export_verified_offline(
     client = stub(server.address)
     game = create(client, server.key, "bon-appetit", ["Ann", "Brian"], seed=SEED)
     tokens = [t.token for t in game.seat_tokens]
-    bad = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=[ba.GEM_RED] * 5)))
+    bad = record_pb2.Command(
+        bon_appetit=ba.BonAppetitCommand(bid=ba.BonAppetitBid(gems=[ba.BON_APPETIT_GEM_RED] * 5))
+    )
     with pytest.raises(grpc.RpcError):
         client.SubmitCommand(
             pb.SubmitCommandRequest(game_id=game.game_id, command_id="x", command=bad),

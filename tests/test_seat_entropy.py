@@ -63,6 +63,9 @@ def test_a_game_waits_for_every_seats_entropy_across_a_restart(tmp_path: Path) -
     assert list(listed[gid].players) == PLAYERS
     first = join(client, gid, tokens[0], b"ann's dice")
     assert (first.started, list(first.waiting_for)) == (False, [1, 2])
+    with pytest.raises(grpc.RpcError) as waiting:  # the ErrorInfo names seats as JoinGame does
+        client.GetView(pb.GetViewRequest(game_id=gid))
+    assert error_info(waiting.value).metadata["waiting_for"] == "1,2"
     again = join(client, gid, tokens[0], b"ann's dice")  # a retry changes nothing
     assert list(again.waiting_for) == [1, 2]
     reason = refused(lambda: join(client, gid, tokens[0], b"other"), grpc.StatusCode.ALREADY_EXISTS)

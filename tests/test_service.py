@@ -27,7 +27,7 @@ from tests.serverutil import (
     watch_all,
 )
 
-KEY = "org_test-organiser-key"
+KEY = "org_test-organiser-key-0123456789abcdef"
 PLAYERS = ["Ann", "Brian", "Celia"]
 
 
@@ -116,8 +116,11 @@ def test_a_second_server_on_the_same_file_fails_at_start_with_a_clear_message(
             text=True,
             timeout=60,
         )
-        assert second.returncode == 1
-        assert "in use by another feastlog process" in second.stderr
+        assert second.returncode == 3  # cannot open the store (README: exit codes)
+        assert second.stderr.splitlines() == [
+            f"Error: {db} is in use by another feastlog process (DuckDB allows one writer "
+            "per file): stop that server, or talk to it with --server"
+        ]
     finally:
         server.terminate()
 
@@ -146,8 +149,10 @@ def submit(
     return reply
 
 
-def bid(*gems: ba.Gem.ValueType) -> record_pb2.Command:
-    return record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.Bid(gems=list(gems))))
+def bid(*gems: ba.BonAppetitGem.ValueType) -> record_pb2.Command:
+    return record_pb2.Command(
+        bon_appetit=ba.BonAppetitCommand(bid=ba.BonAppetitBid(gems=list(gems)))
+    )
 
 
 def refused(
@@ -198,14 +203,20 @@ def test_malformed_command_is_invalid_argument(served: ThreadedServer) -> None:
     )
     assert out["reason"] == "MALFORMED_COMMAND" and out["field"] == "command"
     out = refused(
-        served, game_id, tokens[0], bid(ba.GEM_UNSPECIFIED), grpc.StatusCode.INVALID_ARGUMENT
+        served,
+        game_id,
+        tokens[0],
+        bid(ba.BON_APPETIT_GEM_UNSPECIFIED),
+        grpc.StatusCode.INVALID_ARGUMENT,
     )
     assert out["reason"] == "MALFORMED_COMMAND" and "gems" in out["field"]
 
 
 def test_bid_out_of_phase_cites_its_rule(served: ThreadedServer) -> None:
     game_id, tokens = new_game(served)
-    tie_break = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(tie_break_bid=ba.TieBreakBid()))
+    tie_break = record_pb2.Command(
+        bon_appetit=ba.BonAppetitCommand(tie_break_bid=ba.BonAppetitTieBreakBid())
+    )
     out = refused(served, game_id, tokens[0], tie_break, grpc.StatusCode.FAILED_PRECONDITION)
     assert out["rule_id"] == "BA-PHASES"
     submit(served, game_id, tokens[1], bid())
@@ -217,7 +228,7 @@ def test_gems_not_in_hand_are_refused(served: ThreadedServer) -> None:
     game_id, tokens = new_game(served)
     held = hand(served, game_id, tokens[0])
     colour = min(("blue", "green", "red", "yellow"), key=held.count)
-    gem = ba.Gem.Value("GEM_" + colour.upper())
+    gem = ba.BonAppetitGem.Value("BON_APPETIT_GEM_" + colour.upper())
     out = refused(
         served,
         game_id,
@@ -232,7 +243,11 @@ def test_gems_not_in_hand_are_refused(served: ThreadedServer) -> None:
 def test_too_many_gems_or_colours_are_refused(served: ThreadedServer) -> None:
     game_id, tokens = new_game(served)
     out = refused(
-        served, game_id, tokens[0], bid(*[ba.GEM_BLUE] * 4), grpc.StatusCode.FAILED_PRECONDITION
+        served,
+        game_id,
+        tokens[0],
+        bid(*[ba.BON_APPETIT_GEM_BLUE] * 4),
+        grpc.StatusCode.FAILED_PRECONDITION,
     )
     assert out["rule_id"] == "BA-BID-SIZE"
     two_id, two_tokens = new_game(served, ["Ann", "Brian"])
@@ -240,7 +255,12 @@ def test_too_many_gems_or_colours_are_refused(served: ThreadedServer) -> None:
         served,
         two_id,
         two_tokens[0],
-        bid(ba.GEM_BLUE, ba.GEM_GREEN, ba.GEM_RED, ba.GEM_YELLOW),
+        bid(
+            ba.BON_APPETIT_GEM_BLUE,
+            ba.BON_APPETIT_GEM_GREEN,
+            ba.BON_APPETIT_GEM_RED,
+            ba.BON_APPETIT_GEM_YELLOW,
+        ),
         grpc.StatusCode.FAILED_PRECONDITION,
     )
     assert out["rule_id"] == "BA-BID-COLOURS"
@@ -286,7 +306,7 @@ def test_stale_expected_seq_is_aborted_and_retries_are_idempotent(
     out = refused(served, game_id, tokens[1], bid(), grpc.StatusCode.ABORTED, expected_seq=1)
     assert out["reason"] == "STALE_EXPECTED_SEQ"
     held = hand(served, game_id, tokens[0])
-    gem = ba.Gem.Value("GEM_" + held[0].upper())
+    gem = ba.BonAppetitGem.Value("BON_APPETIT_GEM_" + held[0].upper())
     out = refused(
         served, game_id, tokens[0], bid(gem), grpc.StatusCode.ALREADY_EXISTS, command_id="c-1"
     )
@@ -325,7 +345,7 @@ def test_a_command_id_is_its_senders_own_and_cannot_be_probed(served: ThreadedSe
 def test_views_hide_other_hands_and_sealed_bids(served: ThreadedServer) -> None:
     game_id, tokens = new_game(served)
     held = hand(served, game_id, tokens[0])
-    gem = ba.Gem.Value("GEM_" + held[0].upper())
+    gem = ba.BonAppetitGem.Value("BON_APPETIT_GEM_" + held[0].upper())
     submit(served, game_id, tokens[0], bid(gem))
     client = stub(served.address)
     brian = view_of(client.GetView(pb.GetViewRequest(game_id=game_id), metadata=bearer(tokens[1])))

@@ -5,6 +5,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from feastlog.v1 import record_pb2 as _record_pb2
+from feastlog.v1 import view_pb2 as _view_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
@@ -112,6 +113,7 @@ class AuditReport(_message.Message):
     WINNERS_FIELD_NUMBER: _builtins.int
     NOTES_FIELD_NUMBER: _builtins.int
     RECORD_VERSION_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game_kind: _builtins.str
     ok: _builtins.bool
@@ -124,6 +126,8 @@ class AuditReport(_message.Message):
     """0 when ok."""
     record_version: _builtins.int
     """The record's format version (docs/record-format.md): 1, or 2 with salted commitments."""
+    kind: _view_pb2.GameKind.ValueType
+    """`game_kind`, typed."""
     @_builtins.property
     def faults(self) -> _containers.RepeatedCompositeFieldContainer[Global___Fault]: ...
     @_builtins.property
@@ -150,10 +154,11 @@ class AuditReport(_message.Message):
         winners: _abc.Iterable[_builtins.int] | None = ...,
         notes: _abc.Iterable[_builtins.str] | None = ...,
         record_version: _builtins.int = ...,
+        kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["commands_checked", b"commands_checked", "faults", b"faults", "first_bad_seq", b"first_bad_seq", "game_id", b"game_id", "game_kind", b"game_kind", "notes", b"notes", "ok", b"ok", "over", b"over", "points", b"points", "record_version", b"record_version", "rows", b"rows", "states_checked", b"states_checked", "winners", b"winners"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["commands_checked", b"commands_checked", "faults", b"faults", "first_bad_seq", b"first_bad_seq", "game_id", b"game_id", "game_kind", b"game_kind", "kind", b"kind", "notes", b"notes", "ok", b"ok", "over", b"over", "points", b"points", "record_version", b"record_version", "rows", b"rows", "states_checked", b"states_checked", "winners", b"winners"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -203,15 +208,20 @@ class VerifyAllGamesRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAME_KIND_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_kind: _builtins.str
+    """Only games of this kind, when set; or `kind`."""
+    kind: _view_pb2.GameKind.ValueType
+    """The game kind as an enum: used when game_kind is empty; when both are set they must agree."""
     def __init__(
         self,
         *,
         game_kind: _builtins.str = ...,
+        kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind", "kind", b"kind"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -299,6 +309,7 @@ class WhatIfRequest(_message.Message):
     SEQ_FIELD_NUMBER: _builtins.int
     ACTOR_FIELD_NUMBER: _builtins.int
     COMMAND_FIELD_NUMBER: _builtins.int
+    TYPED_ACTOR_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     seq: _builtins.int
     """The command is evaluated against the table before this seq."""
@@ -306,6 +317,12 @@ class WhatIfRequest(_message.Message):
     """"seat:N" or "arbiter"; empty = the actor of the row at seq."""
     @_builtins.property
     def command(self) -> _record_pb2.Command: ...
+    @_builtins.property
+    def typed_actor(self) -> _view_pb2.Participant:
+        """The actor as a Participant (ROLE_SEAT or ROLE_ARBITER): used when `actor` is empty;
+        when both are set they must name the same actor.
+        """
+
     def __init__(
         self,
         *,
@@ -313,10 +330,11 @@ class WhatIfRequest(_message.Message):
         seq: _builtins.int = ...,
         actor: _builtins.str = ...,
         command: _record_pb2.Command | None = ...,
+        typed_actor: _view_pb2.Participant | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "typed_actor", b"typed_actor"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command", b"command", "game_id", b"game_id", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command", b"command", "game_id", b"game_id", "seq", b"seq", "typed_actor", b"typed_actor"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -333,6 +351,7 @@ class WhatIfResponse(_message.Message):
     FACTS_FIELD_NUMBER: _builtins.int
     LINES_FIELD_NUMBER: _builtins.int
     DETAILS_FIELD_NUMBER: _builtins.int
+    TYPED_FACTS_FIELD_NUMBER: _builtins.int
     legal: _builtins.bool
     rule_id: _builtins.str
     """The rule broken, its text and the message, when not legal."""
@@ -346,6 +365,10 @@ class WhatIfResponse(_message.Message):
     def lines(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
     def details(self) -> _struct_pb2.Struct: ...
+    @_builtins.property
+    def typed_facts(self) -> _containers.RepeatedCompositeFieldContainer[_view_pb2.Fact]:
+        """`facts`, typed."""
+
     def __init__(
         self,
         *,
@@ -356,10 +379,11 @@ class WhatIfResponse(_message.Message):
         facts: _abc.Iterable[_struct_pb2.Struct] | None = ...,
         lines: _abc.Iterable[_builtins.str] | None = ...,
         details: _struct_pb2.Struct | None = ...,
+        typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["details", b"details"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["details", b"details", "facts", b"facts", "legal", b"legal", "lines", b"lines", "message", b"message", "rule_id", b"rule_id", "rule_text", b"rule_text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["details", b"details", "facts", b"facts", "legal", b"legal", "lines", b"lines", "message", b"message", "rule_id", b"rule_id", "rule_text", b"rule_text", "typed_facts", b"typed_facts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -397,6 +421,7 @@ class Rejection(_message.Message):
     RULE_ID_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     COMMAND_FIELD_NUMBER: _builtins.int
+    TYPED_ACTOR_FIELD_NUMBER: _builtins.int
     after_seq: _builtins.int
     """The seq the game was at when the command was refused."""
     actor: _builtins.str
@@ -412,6 +437,10 @@ class Rejection(_message.Message):
     def command(self) -> _record_pb2.Command:
         """The refused command, when the caller may see it."""
 
+    @_builtins.property
+    def typed_actor(self) -> _view_pb2.Participant:
+        """`actor`, typed."""
+
     def __init__(
         self,
         *,
@@ -424,10 +453,11 @@ class Rejection(_message.Message):
         rule_id: _builtins.str = ...,
         message: _builtins.str = ...,
         command: _record_pb2.Command | None = ...,
+        typed_actor: _view_pb2.Participant | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "typed_actor", b"typed_actor"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "after_seq", b"after_seq", "command", b"command", "command_id", b"command_id", "message", b"message", "reason", b"reason", "recorded_at", b"recorded_at", "rule_id", b"rule_id", "status", b"status"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "after_seq", b"after_seq", "command", b"command", "command_id", b"command_id", "message", b"message", "reason", b"reason", "recorded_at", b"recorded_at", "rule_id", b"rule_id", "status", b"status", "typed_actor", b"typed_actor"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -488,12 +518,17 @@ class SubmitRulingResponse(_message.Message):
     STATE_HASH_FIELD_NUMBER: _builtins.int
     FACTS_FIELD_NUMBER: _builtins.int
     GAME_OVER_FIELD_NUMBER: _builtins.int
+    TYPED_FACTS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     hash: _builtins.str
     state_hash: _builtins.str
     game_over: _builtins.bool
     @_builtins.property
     def facts(self) -> _containers.RepeatedCompositeFieldContainer[_struct_pb2.Struct]: ...
+    @_builtins.property
+    def typed_facts(self) -> _containers.RepeatedCompositeFieldContainer[_view_pb2.Fact]:
+        """`facts`, typed."""
+
     def __init__(
         self,
         *,
@@ -502,10 +537,11 @@ class SubmitRulingResponse(_message.Message):
         state_hash: _builtins.str = ...,
         facts: _abc.Iterable[_struct_pb2.Struct] | None = ...,
         game_over: _builtins.bool = ...,
+        typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "seq", b"seq", "state_hash", b"state_hash"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -24,19 +24,19 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x66\x65\x61stlog/v1/bon_appetit.proto\x12\x0b\x66\x65\x61stlog.v1\"q\n\x11\x42onAppetitCommand\x12\x1f\n\x03\x62id\x18\x01 \x01(\x0b\x32\x10.feastlog.v1.BidH\x00\x12\x31\n\rtie_break_bid\x18\x02 \x01(\x0b\x32\x18.feastlog.v1.TieBreakBidH\x00\x42\x08\n\x06\x61\x63tion\"%\n\x03\x42id\x12\x1e\n\x04gems\x18\x01 \x03(\x0e\x32\x10.feastlog.v1.Gem\"-\n\x0bTieBreakBid\x12\x1e\n\x04gems\x18\x01 \x03(\x0e\x32\x10.feastlog.v1.Gem*T\n\x03Gem\x12\x13\n\x0fGEM_UNSPECIFIED\x10\x00\x12\x0c\n\x08GEM_BLUE\x10\x01\x12\r\n\tGEM_GREEN\x10\x02\x12\x0b\n\x07GEM_RED\x10\x03\x12\x0e\n\nGEM_YELLOW\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1d\x66\x65\x61stlog/v1/bon_appetit.proto\x12\x0b\x66\x65\x61stlog.v1\"\x85\x01\n\x11\x42onAppetitCommand\x12)\n\x03\x62id\x18\x01 \x01(\x0b\x32\x1a.feastlog.v1.BonAppetitBidH\x00\x12;\n\rtie_break_bid\x18\x02 \x01(\x0b\x32\".feastlog.v1.BonAppetitTieBreakBidH\x00\x42\x08\n\x06\x61\x63tion\"9\n\rBonAppetitBid\x12(\n\x04gems\x18\x01 \x03(\x0e\x32\x1a.feastlog.v1.BonAppetitGem\"A\n\x15\x42onAppetitTieBreakBid\x12(\n\x04gems\x18\x01 \x03(\x0e\x32\x1a.feastlog.v1.BonAppetitGem*\x9a\x01\n\rBonAppetitGem\x12\x1f\n\x1b\x42ON_APPETIT_GEM_UNSPECIFIED\x10\x00\x12\x18\n\x14\x42ON_APPETIT_GEM_BLUE\x10\x01\x12\x19\n\x15\x42ON_APPETIT_GEM_GREEN\x10\x02\x12\x17\n\x13\x42ON_APPETIT_GEM_RED\x10\x03\x12\x1a\n\x16\x42ON_APPETIT_GEM_YELLOW\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.bon_appetit_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GEM']._serialized_start=247
-  _globals['_GEM']._serialized_end=331
-  _globals['_BONAPPETITCOMMAND']._serialized_start=46
-  _globals['_BONAPPETITCOMMAND']._serialized_end=159
-  _globals['_BID']._serialized_start=161
-  _globals['_BID']._serialized_end=198
-  _globals['_TIEBREAKBID']._serialized_start=200
-  _globals['_TIEBREAKBID']._serialized_end=245
+  _globals['_BONAPPETITGEM']._serialized_start=309
+  _globals['_BONAPPETITGEM']._serialized_end=463
+  _globals['_BONAPPETITCOMMAND']._serialized_start=47
+  _globals['_BONAPPETITCOMMAND']._serialized_end=180
+  _globals['_BONAPPETITBID']._serialized_start=182
+  _globals['_BONAPPETITBID']._serialized_end=239
+  _globals['_BONAPPETITTIEBREAKBID']._serialized_start=241
+  _globals['_BONAPPETITTIEBREAKBID']._serialized_end=306
 # @@protoc_insertion_point(module_scope)

@@ -19,27 +19,27 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class _Gem:
+class _BonAppetitGem:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _GemEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Gem.ValueType], _builtins.type):
+class _BonAppetitGemEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_BonAppetitGem.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
-    GEM_UNSPECIFIED: _Gem.ValueType  # 0
-    GEM_BLUE: _Gem.ValueType  # 1
-    GEM_GREEN: _Gem.ValueType  # 2
-    GEM_RED: _Gem.ValueType  # 3
-    GEM_YELLOW: _Gem.ValueType  # 4
+    BON_APPETIT_GEM_UNSPECIFIED: _BonAppetitGem.ValueType  # 0
+    BON_APPETIT_GEM_BLUE: _BonAppetitGem.ValueType  # 1
+    BON_APPETIT_GEM_GREEN: _BonAppetitGem.ValueType  # 2
+    BON_APPETIT_GEM_RED: _BonAppetitGem.ValueType  # 3
+    BON_APPETIT_GEM_YELLOW: _BonAppetitGem.ValueType  # 4
 
-class Gem(_Gem, metaclass=_GemEnumTypeWrapper):
+class BonAppetitGem(_BonAppetitGem, metaclass=_BonAppetitGemEnumTypeWrapper):
     """A gem colour of Bon Appetit!."""
 
-GEM_UNSPECIFIED: Gem.ValueType  # 0
-GEM_BLUE: Gem.ValueType  # 1
-GEM_GREEN: Gem.ValueType  # 2
-GEM_RED: Gem.ValueType  # 3
-GEM_YELLOW: Gem.ValueType  # 4
-Global___Gem: _TypeAlias = Gem  # noqa: Y015
+BON_APPETIT_GEM_UNSPECIFIED: BonAppetitGem.ValueType  # 0
+BON_APPETIT_GEM_BLUE: BonAppetitGem.ValueType  # 1
+BON_APPETIT_GEM_GREEN: BonAppetitGem.ValueType  # 2
+BON_APPETIT_GEM_RED: BonAppetitGem.ValueType  # 3
+BON_APPETIT_GEM_YELLOW: BonAppetitGem.ValueType  # 4
+Global___BonAppetitGem: _TypeAlias = BonAppetitGem  # noqa: Y015
 
 @_typing.final
 class BonAppetitCommand(_message.Message):
@@ -50,18 +50,18 @@ class BonAppetitCommand(_message.Message):
     BID_FIELD_NUMBER: _builtins.int
     TIE_BREAK_BID_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def bid(self) -> Global___Bid:
+    def bid(self) -> Global___BonAppetitBid:
         """The sealed initial bid for the dish in the middle (0-3 gems; 2 players: 0-4 of at most 3 colours)."""
 
     @_builtins.property
-    def tie_break_bid(self) -> Global___TieBreakBid:
+    def tie_break_bid(self) -> Global___BonAppetitTieBreakBid:
         """A further bid while tied for the highest bid (BA-I1): any gems still in hand."""
 
     def __init__(
         self,
         *,
-        bid: Global___Bid | None = ...,
-        tie_break_bid: Global___TieBreakBid | None = ...,
+        bid: Global___BonAppetitBid | None = ...,
+        tie_break_bid: Global___BonAppetitTieBreakBid | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "bid", b"bid", "tie_break_bid", b"tie_break_bid"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -74,7 +74,7 @@ class BonAppetitCommand(_message.Message):
 Global___BonAppetitCommand: _TypeAlias = BonAppetitCommand  # noqa: Y015
 
 @_typing.final
-class Bid(_message.Message):
+class BonAppetitBid(_message.Message):
     """A sealed bid: the gems put in the right fist. An empty list is a bid of 0.
     A seat with no gem in hand sends nothing: its bid of 0 is sealed for it (BA-I9).
     With option max_bid = "four", 0-4 gems of at most 3 colours at any player count (BA-I13).
@@ -84,11 +84,11 @@ class Bid(_message.Message):
 
     GEMS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def gems(self) -> _containers.RepeatedScalarFieldContainer[Global___Gem.ValueType]: ...
+    def gems(self) -> _containers.RepeatedScalarFieldContainer[Global___BonAppetitGem.ValueType]: ...
     def __init__(
         self,
         *,
-        gems: _abc.Iterable[Global___Gem.ValueType] | None = ...,
+        gems: _abc.Iterable[Global___BonAppetitGem.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -96,10 +96,10 @@ class Bid(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___Bid: _TypeAlias = Bid  # noqa: Y015
+Global___BonAppetitBid: _TypeAlias = BonAppetitBid  # noqa: Y015
 
 @_typing.final
-class TieBreakBid(_message.Message):
+class BonAppetitTieBreakBid(_message.Message):
     """A tie-break bid: gems from those still in hand, added to the bid already on the table.
     Any number of gems, none allowed; valued alone by default (option tie_break_value).
     """
@@ -108,11 +108,11 @@ class TieBreakBid(_message.Message):
 
     GEMS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def gems(self) -> _containers.RepeatedScalarFieldContainer[Global___Gem.ValueType]: ...
+    def gems(self) -> _containers.RepeatedScalarFieldContainer[Global___BonAppetitGem.ValueType]: ...
     def __init__(
         self,
         *,
-        gems: _abc.Iterable[Global___Gem.ValueType] | None = ...,
+        gems: _abc.Iterable[Global___BonAppetitGem.ValueType] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -120,4 +120,4 @@ class TieBreakBid(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___TieBreakBid: _TypeAlias = TieBreakBid  # noqa: Y015
+Global___BonAppetitTieBreakBid: _TypeAlias = BonAppetitTieBreakBid  # noqa: Y015

@@ -5,6 +5,7 @@ isort:skip_file
 
 from collections import abc as _abc
 from feastlog.v1 import record_pb2 as _record_pb2
+from feastlog.v1 import view_pb2 as _view_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
@@ -51,6 +52,7 @@ class CreateGameRequest(_message.Message):
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
     CONTENT_PACK_FIELD_NUMBER: _builtins.int
     SEAT_ENTROPY_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_kind: _builtins.str
     """"bon-appetit", "menu-masters" or "picky-eaters"."""
     seed: _builtins.bytes
@@ -61,6 +63,10 @@ class CreateGameRequest(_message.Message):
     seat_entropy: _builtins.bool
     """When true, the game starts only once every seat has sent JoinGame with its own
     entropy, mixed into the seed so that no one, the server included, chose the deal.
+    """
+    kind: _view_pb2.GameKind.ValueType
+    """The game kind as an enum: used when game_kind is empty; when both are set they must
+    name the same game.
     """
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -80,10 +86,11 @@ class CreateGameRequest(_message.Message):
         tournament_id: _builtins.str = ...,
         content_pack: _builtins.bytes = ...,
         seat_entropy: _builtins.bool = ...,
+        kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_pack", b"content_pack", "game_kind", b"game_kind", "options", b"options", "players", b"players", "seat_entropy", b"seat_entropy", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content_pack", b"content_pack", "game_kind", b"game_kind", "kind", b"kind", "options", b"options", "players", b"players", "seat_entropy", b"seat_entropy", "seed", b"seed", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -125,10 +132,13 @@ class CreateGameResponse(_message.Message):
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
     RULESET_VERSION_FIELD_NUMBER: _builtins.int
     PACK_SHA256_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     seed_commitment: _builtins.str
     ruleset_version: _builtins.str
     pack_sha256: _builtins.str
+    kind: _view_pb2.GameKind.ValueType
+    """The game kind created."""
     @_builtins.property
     def seat_tokens(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatToken]: ...
     def __init__(
@@ -139,10 +149,11 @@ class CreateGameResponse(_message.Message):
         seat_tokens: _abc.Iterable[Global___SeatToken] | None = ...,
         ruleset_version: _builtins.str = ...,
         pack_sha256: _builtins.str = ...,
+        kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "pack_sha256", b"pack_sha256", "ruleset_version", b"ruleset_version", "seat_tokens", b"seat_tokens", "seed_commitment", b"seed_commitment"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "kind", b"kind", "pack_sha256", b"pack_sha256", "ruleset_version", b"ruleset_version", "seat_tokens", b"seat_tokens", "seed_commitment", b"seed_commitment"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -240,6 +251,7 @@ class SubmitCommandResponse(_message.Message):
     FACTS_FIELD_NUMBER: _builtins.int
     GAME_OVER_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
+    TYPED_FACTS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     hash: _builtins.str
     """Hex hash of the new row."""
@@ -252,6 +264,10 @@ class SubmitCommandResponse(_message.Message):
     def facts(self) -> _containers.RepeatedCompositeFieldContainer[_struct_pb2.Struct]:
         """What the command brought about, as the caller may see it."""
 
+    @_builtins.property
+    def typed_facts(self) -> _containers.RepeatedCompositeFieldContainer[_view_pb2.Fact]:
+        """`facts`, typed: one Fact per Struct, in the same order."""
+
     def __init__(
         self,
         *,
@@ -261,10 +277,11 @@ class SubmitCommandResponse(_message.Message):
         facts: _abc.Iterable[_struct_pb2.Struct] | None = ...,
         game_over: _builtins.bool = ...,
         replayed: _builtins.bool = ...,
+        typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "replayed", b"replayed", "seq", b"seq", "state_hash", b"state_hash"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "replayed", b"replayed", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -296,21 +313,35 @@ class GetViewResponse(_message.Message):
     SEQ_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
     VIEW_FIELD_NUMBER: _builtins.int
+    TYPED_VIEW_FIELD_NUMBER: _builtins.int
+    TYPED_VIEWER_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     viewer: _builtins.str
     """"seat:N", "spectator" or "arbiter"."""
     @_builtins.property
-    def view(self) -> _struct_pb2.Struct: ...
+    def view(self) -> _struct_pb2.Struct:
+        """The table as the viewer may see it; its shape is the game's (see `typed_view`)."""
+
+    @_builtins.property
+    def typed_view(self) -> _view_pb2.TableView:
+        """`view`, typed: the game's view message (BonAppetitView, MenuMastersView, PickyEatersView)."""
+
+    @_builtins.property
+    def typed_viewer(self) -> _view_pb2.Participant:
+        """`viewer`, typed."""
+
     def __init__(
         self,
         *,
         seq: _builtins.int = ...,
         viewer: _builtins.str = ...,
         view: _struct_pb2.Struct | None = ...,
+        typed_view: _view_pb2.TableView | None = ...,
+        typed_viewer: _view_pb2.Participant | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["typed_view", b"typed_view", "typed_viewer", b"typed_viewer", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seq", b"seq", "view", b"view", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seq", b"seq", "typed_view", b"typed_view", "typed_viewer", b"typed_viewer", "view", b"view", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -411,6 +442,9 @@ class RecordEvent(_message.Message):
     GENESIS_FIELD_NUMBER: _builtins.int
     PREV_HASH_FIELD_NUMBER: _builtins.int
     COMMITMENT_FIELD_NUMBER: _builtins.int
+    TYPED_FACTS_FIELD_NUMBER: _builtins.int
+    TYPED_VIEW_FIELD_NUMBER: _builtins.int
+    TYPED_ACTOR_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     kind: _builtins.str
     """"genesis", "command" or "seed_reveal"."""
@@ -442,6 +476,18 @@ class RecordEvent(_message.Message):
     def genesis(self) -> _record_pb2.Genesis:
         """The genesis, on the genesis row."""
 
+    @_builtins.property
+    def typed_facts(self) -> _containers.RepeatedCompositeFieldContainer[_view_pb2.Fact]:
+        """`facts`, typed: one Fact per Struct, in the same order."""
+
+    @_builtins.property
+    def typed_view(self) -> _view_pb2.TableView:
+        """`view`, typed."""
+
+    @_builtins.property
+    def typed_actor(self) -> _view_pb2.Participant:
+        """`actor`, typed."""
+
     def __init__(
         self,
         *,
@@ -457,10 +503,13 @@ class RecordEvent(_message.Message):
         genesis: _record_pb2.Genesis | None = ...,
         prev_hash: _builtins.str = ...,
         commitment: _builtins.str = ...,
+        typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
+        typed_view: _view_pb2.TableView | None = ...,
+        typed_actor: _view_pb2.Participant | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "genesis", b"genesis", "view", b"view"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["command", b"command", "genesis", b"genesis", "typed_actor", b"typed_actor", "typed_view", b"typed_view", "view", b"view"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command", b"command", "commitment", b"commitment", "facts", b"facts", "genesis", b"genesis", "hash", b"hash", "kind", b"kind", "prev_hash", b"prev_hash", "recorded_at", b"recorded_at", "seq", b"seq", "state_hash", b"state_hash", "view", b"view"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "command", b"command", "commitment", b"commitment", "facts", b"facts", "genesis", b"genesis", "hash", b"hash", "kind", b"kind", "prev_hash", b"prev_hash", "recorded_at", b"recorded_at", "seq", b"seq", "state_hash", b"state_hash", "typed_actor", b"typed_actor", "typed_facts", b"typed_facts", "typed_view", b"typed_view", "view", b"view"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -493,20 +542,37 @@ class ListGamesRequest(_message.Message):
     GAME_KIND_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    PAGE_SIZE_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_kind: _builtins.str
+    """Only games of this kind, when set ("bon-appetit", …); or `kind`."""
     limit: _builtins.int
+    """The page size of older clients: used when page_size is 0."""
     tournament_id: _builtins.str
     """Only the games of this tournament, when set."""
+    page_size: _builtins.int
+    """Games per page: 0 means 50; at most 500."""
+    page_token: _builtins.str
+    """The next_page_token of the previous page; empty for the first page.  Pages follow
+    the order games were created in, so paging lists every game that existed when it
+    began exactly once, however many games are created meanwhile.
+    """
+    kind: _view_pb2.GameKind.ValueType
+    """The game kind as an enum: used when game_kind is empty; when both are set they must agree."""
     def __init__(
         self,
         *,
         game_kind: _builtins.str = ...,
         limit: _builtins.int = ...,
         tournament_id: _builtins.str = ...,
+        page_size: _builtins.int = ...,
+        page_token: _builtins.str = ...,
+        kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind", "limit", b"limit", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_kind", b"game_kind", "kind", b"kind", "limit", b"limit", "page_size", b"page_size", "page_token", b"page_token", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -524,6 +590,7 @@ class GameSummary(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     WAITING_FOR_ENTROPY_FIELD_NUMBER: _builtins.int
     TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game_kind: _builtins.str
     last_seq: _builtins.int
@@ -532,6 +599,8 @@ class GameSummary(_message.Message):
     waiting_for_entropy: _builtins.bool
     """True while the game waits for seat entropy (no genesis row yet; last_seq is 0)."""
     tournament_id: _builtins.str
+    kind: _view_pb2.GameKind.ValueType
+    """`game_kind`, typed."""
     @_builtins.property
     def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -545,10 +614,11 @@ class GameSummary(_message.Message):
         created_at: _builtins.str = ...,
         waiting_for_entropy: _builtins.bool = ...,
         tournament_id: _builtins.str = ...,
+        kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "last_seq", b"last_seq", "over", b"over", "players", b"players", "tournament_id", b"tournament_id", "waiting_for_entropy", b"waiting_for_entropy"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "kind", b"kind", "last_seq", b"last_seq", "over", b"over", "players", b"players", "tournament_id", b"tournament_id", "waiting_for_entropy", b"waiting_for_entropy"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -559,16 +629,20 @@ class ListGamesResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     GAMES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """The token of the next page; empty on the last page."""
     @_builtins.property
     def games(self) -> _containers.RepeatedCompositeFieldContainer[Global___GameSummary]: ...
     def __init__(
         self,
         *,
         games: _abc.Iterable[Global___GameSummary] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["games", b"games", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

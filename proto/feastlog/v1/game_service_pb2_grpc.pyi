@@ -50,7 +50,7 @@ class GameServiceStub:
     WatchGame: _grpc.UnaryStreamMultiCallable[_game_service_pb2.WatchGameRequest, _game_service_pb2.WatchGameResponse]
     """Every row from a seq on: the stored ones first, then live, redacted for the caller."""
     ListGames: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.ListGamesRequest, _game_service_pb2.ListGamesResponse]
-    """Games on this server, newest first."""
+    """Games on this server, newest first, a page at a time (page_size, page_token)."""
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
@@ -74,7 +74,7 @@ class GameServiceAsyncStub(GameServiceStub):
     WatchGame: _aio.UnaryStreamMultiCallable[_game_service_pb2.WatchGameRequest, _game_service_pb2.WatchGameResponse]  # type: ignore[assignment]
     """Every row from a seq on: the stored ones first, then live, redacted for the caller."""
     ListGames: _aio.UnaryUnaryMultiCallable[_game_service_pb2.ListGamesRequest, _game_service_pb2.ListGamesResponse]  # type: ignore[assignment]
-    """Games on this server, newest first."""
+    """Games on this server, newest first, a page at a time (page_size, page_token)."""
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
     """Create games, play them, and watch them."""
@@ -137,6 +137,6 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _game_service_pb2.ListGamesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_game_service_pb2.ListGamesResponse, _abc.Awaitable[_game_service_pb2.ListGamesResponse]]:
-        """Games on this server, newest first."""
+        """Games on this server, newest first, a page at a time (page_size, page_token)."""
 
 def add_GameServiceServicer_to_server(servicer: GameServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

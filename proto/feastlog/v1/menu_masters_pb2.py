@@ -24,35 +24,35 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/menu_masters.proto\x12\x0b\x66\x65\x61stlog.v1\"\xd0\x02\n\x12MenuMastersCommand\x12,\n\nplace_pawn\x18\x01 \x01(\x0b\x32\x16.feastlog.v1.PlacePawnH\x00\x12\x33\n\x08purchase\x18\x02 \x01(\x0b\x32\x1f.feastlog.v1.PurchaseIngredientH\x00\x12,\n\nleave_line\x18\x03 \x01(\x0b\x32\x16.feastlog.v1.LeaveLineH\x00\x12\x34\n\x0e\x63omplete_menus\x18\x04 \x01(\x0b\x32\x1a.feastlog.v1.CompleteMenusH\x00\x12\x31\n\x07\x64iscard\x18\x05 \x01(\x0b\x32\x1e.feastlog.v1.DiscardIngredientH\x00\x12\x36\n\x0b\x66inish_turn\x18\x06 \x01(\x0b\x32\x1f.feastlog.v1.FinishPurchaseTurnH\x00\x42\x08\n\x06\x61\x63tion\"Y\n\tPlacePawn\x12!\n\x05store\x18\x01 \x01(\x0e\x32\x12.feastlog.v1.Store\x12)\n\tplacement\x18\x02 \x01(\x0e\x32\x16.feastlog.v1.Placement\"%\n\x12PurchaseIngredient\x12\x0f\n\x07\x63\x61rd_id\x18\x01 \x01(\t\"\x0b\n\tLeaveLine\";\n\rCompleteMenus\x12*\n\x05menus\x18\x01 \x03(\x0b\x32\x1b.feastlog.v1.MenuCompletion\"O\n\x0eMenuCompletion\x12\x0f\n\x07menu_id\x18\x01 \x01(\t\x12,\n\x0b\x66ulfilments\x18\x02 \x03(\x0b\x32\x17.feastlog.v1.Fulfilment\"g\n\nFulfilment\x12\x12\n\ningredient\x18\x01 \x01(\t\x12\x11\n\x07\x63\x61rd_id\x18\x02 \x01(\tH\x00\x12,\n\npower_food\x18\x03 \x01(\x0b\x32\x16.feastlog.v1.PowerFoodH\x00\x42\x04\n\x02\x62y\"1\n\tPowerFood\x12\x12\n\ningredient\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61rd_ids\x18\x02 \x03(\t\"$\n\x11\x44iscardIngredient\x12\x0f\n\x07\x63\x61rd_id\x18\x01 \x01(\t\"\x14\n\x12\x46inishPurchaseTurn*x\n\x05Store\x12\x15\n\x11STORE_UNSPECIFIED\x10\x00\x12\x17\n\x13STORE_PRODUCE_STAND\x10\x01\x12\x16\n\x12STORE_BUTCHER_SHOP\x10\x02\x12\x10\n\x0cSTORE_BAKERY\x10\x03\x12\x15\n\x11STORE_SUPERMARKET\x10\x04*i\n\tPlacement\x12\x19\n\x15PLACEMENT_UNSPECIFIED\x10\x00\x12\x12\n\x0ePLACEMENT_LINE\x10\x01\x12\x11\n\rPLACEMENT_OWN\x10\x02\x12\x1a\n\x16PLACEMENT_COLLECT_COIN\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/menu_masters.proto\x12\x0b\x66\x65\x61stlog.v1\"\x92\x03\n\x12MenuMastersCommand\x12\x37\n\nplace_pawn\x18\x01 \x01(\x0b\x32!.feastlog.v1.MenuMastersPlacePawnH\x00\x12>\n\x08purchase\x18\x02 \x01(\x0b\x32*.feastlog.v1.MenuMastersPurchaseIngredientH\x00\x12\x37\n\nleave_line\x18\x03 \x01(\x0b\x32!.feastlog.v1.MenuMastersLeaveLineH\x00\x12?\n\x0e\x63omplete_menus\x18\x04 \x01(\x0b\x32%.feastlog.v1.MenuMastersCompleteMenusH\x00\x12<\n\x07\x64iscard\x18\x05 \x01(\x0b\x32).feastlog.v1.MenuMastersDiscardIngredientH\x00\x12\x41\n\x0b\x66inish_turn\x18\x06 \x01(\x0b\x32*.feastlog.v1.MenuMastersFinishPurchaseTurnH\x00\x42\x08\n\x06\x61\x63tion\"z\n\x14MenuMastersPlacePawn\x12,\n\x05store\x18\x01 \x01(\x0e\x32\x1d.feastlog.v1.MenuMastersStore\x12\x34\n\tplacement\x18\x02 \x01(\x0e\x32!.feastlog.v1.MenuMastersPlacement\"0\n\x1dMenuMastersPurchaseIngredient\x12\x0f\n\x07\x63\x61rd_id\x18\x01 \x01(\t\"\x16\n\x14MenuMastersLeaveLine\"Q\n\x18MenuMastersCompleteMenus\x12\x35\n\x05menus\x18\x01 \x03(\x0b\x32&.feastlog.v1.MenuMastersMenuCompletion\"e\n\x19MenuMastersMenuCompletion\x12\x0f\n\x07menu_id\x18\x01 \x01(\t\x12\x37\n\x0b\x66ulfilments\x18\x02 \x03(\x0b\x32\".feastlog.v1.MenuMastersFulfilment\"}\n\x15MenuMastersFulfilment\x12\x12\n\ningredient\x18\x01 \x01(\t\x12\x11\n\x07\x63\x61rd_id\x18\x02 \x01(\tH\x00\x12\x37\n\npower_food\x18\x03 \x01(\x0b\x32!.feastlog.v1.MenuMastersPowerFoodH\x00\x42\x04\n\x02\x62y\"<\n\x14MenuMastersPowerFood\x12\x12\n\ningredient\x18\x01 \x01(\t\x12\x10\n\x08\x63\x61rd_ids\x18\x02 \x03(\t\"/\n\x1cMenuMastersDiscardIngredient\x12\x0f\n\x07\x63\x61rd_id\x18\x01 \x01(\t\"\x1f\n\x1dMenuMastersFinishPurchaseTurn*\xc4\x01\n\x10MenuMastersStore\x12\"\n\x1eMENU_MASTERS_STORE_UNSPECIFIED\x10\x00\x12$\n MENU_MASTERS_STORE_PRODUCE_STAND\x10\x01\x12#\n\x1fMENU_MASTERS_STORE_BUTCHER_SHOP\x10\x02\x12\x1d\n\x19MENU_MASTERS_STORE_BAKERY\x10\x03\x12\"\n\x1eMENU_MASTERS_STORE_SUPERMARKET\x10\x04*\xa8\x01\n\x14MenuMastersPlacement\x12&\n\"MENU_MASTERS_PLACEMENT_UNSPECIFIED\x10\x00\x12\x1f\n\x1bMENU_MASTERS_PLACEMENT_LINE\x10\x01\x12\x1e\n\x1aMENU_MASTERS_PLACEMENT_OWN\x10\x02\x12\'\n#MENU_MASTERS_PLACEMENT_COLLECT_COIN\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.menu_masters_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_STORE']._serialized_start=887
-  _globals['_STORE']._serialized_end=1007
-  _globals['_PLACEMENT']._serialized_start=1009
-  _globals['_PLACEMENT']._serialized_end=1114
+  _globals['_MENUMASTERSSTORE']._serialized_start=1108
+  _globals['_MENUMASTERSSTORE']._serialized_end=1304
+  _globals['_MENUMASTERSPLACEMENT']._serialized_start=1307
+  _globals['_MENUMASTERSPLACEMENT']._serialized_end=1475
   _globals['_MENUMASTERSCOMMAND']._serialized_start=48
-  _globals['_MENUMASTERSCOMMAND']._serialized_end=384
-  _globals['_PLACEPAWN']._serialized_start=386
-  _globals['_PLACEPAWN']._serialized_end=475
-  _globals['_PURCHASEINGREDIENT']._serialized_start=477
-  _globals['_PURCHASEINGREDIENT']._serialized_end=514
-  _globals['_LEAVELINE']._serialized_start=516
-  _globals['_LEAVELINE']._serialized_end=527
-  _globals['_COMPLETEMENUS']._serialized_start=529
-  _globals['_COMPLETEMENUS']._serialized_end=588
-  _globals['_MENUCOMPLETION']._serialized_start=590
-  _globals['_MENUCOMPLETION']._serialized_end=669
-  _globals['_FULFILMENT']._serialized_start=671
-  _globals['_FULFILMENT']._serialized_end=774
-  _globals['_POWERFOOD']._serialized_start=776
-  _globals['_POWERFOOD']._serialized_end=825
-  _globals['_DISCARDINGREDIENT']._serialized_start=827
-  _globals['_DISCARDINGREDIENT']._serialized_end=863
-  _globals['_FINISHPURCHASETURN']._serialized_start=865
-  _globals['_FINISHPURCHASETURN']._serialized_end=885
+  _globals['_MENUMASTERSCOMMAND']._serialized_end=450
+  _globals['_MENUMASTERSPLACEPAWN']._serialized_start=452
+  _globals['_MENUMASTERSPLACEPAWN']._serialized_end=574
+  _globals['_MENUMASTERSPURCHASEINGREDIENT']._serialized_start=576
+  _globals['_MENUMASTERSPURCHASEINGREDIENT']._serialized_end=624
+  _globals['_MENUMASTERSLEAVELINE']._serialized_start=626
+  _globals['_MENUMASTERSLEAVELINE']._serialized_end=648
+  _globals['_MENUMASTERSCOMPLETEMENUS']._serialized_start=650
+  _globals['_MENUMASTERSCOMPLETEMENUS']._serialized_end=731
+  _globals['_MENUMASTERSMENUCOMPLETION']._serialized_start=733
+  _globals['_MENUMASTERSMENUCOMPLETION']._serialized_end=834
+  _globals['_MENUMASTERSFULFILMENT']._serialized_start=836
+  _globals['_MENUMASTERSFULFILMENT']._serialized_end=961
+  _globals['_MENUMASTERSPOWERFOOD']._serialized_start=963
+  _globals['_MENUMASTERSPOWERFOOD']._serialized_end=1023
+  _globals['_MENUMASTERSDISCARDINGREDIENT']._serialized_start=1025
+  _globals['_MENUMASTERSDISCARDINGREDIENT']._serialized_end=1072
+  _globals['_MENUMASTERSFINISHPURCHASETURN']._serialized_start=1074
+  _globals['_MENUMASTERSFINISHPURCHASETURN']._serialized_end=1105
 # @@protoc_insertion_point(module_scope)

@@ -19,55 +19,55 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
-class _Store:
+class _MenuMastersStore:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _StoreEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Store.ValueType], _builtins.type):
+class _MenuMastersStoreEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MenuMastersStore.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
-    STORE_UNSPECIFIED: _Store.ValueType  # 0
-    STORE_PRODUCE_STAND: _Store.ValueType  # 1
-    STORE_BUTCHER_SHOP: _Store.ValueType  # 2
-    STORE_BAKERY: _Store.ValueType  # 3
-    STORE_SUPERMARKET: _Store.ValueType  # 4
+    MENU_MASTERS_STORE_UNSPECIFIED: _MenuMastersStore.ValueType  # 0
+    MENU_MASTERS_STORE_PRODUCE_STAND: _MenuMastersStore.ValueType  # 1
+    MENU_MASTERS_STORE_BUTCHER_SHOP: _MenuMastersStore.ValueType  # 2
+    MENU_MASTERS_STORE_BAKERY: _MenuMastersStore.ValueType  # 3
+    MENU_MASTERS_STORE_SUPERMARKET: _MenuMastersStore.ValueType  # 4
     """Used with 4 or more chefs only."""
 
-class Store(_Store, metaclass=_StoreEnumTypeWrapper):
+class MenuMastersStore(_MenuMastersStore, metaclass=_MenuMastersStoreEnumTypeWrapper):
     """A store on Market Street, in the order purchases are resolved."""
 
-STORE_UNSPECIFIED: Store.ValueType  # 0
-STORE_PRODUCE_STAND: Store.ValueType  # 1
-STORE_BUTCHER_SHOP: Store.ValueType  # 2
-STORE_BAKERY: Store.ValueType  # 3
-STORE_SUPERMARKET: Store.ValueType  # 4
+MENU_MASTERS_STORE_UNSPECIFIED: MenuMastersStore.ValueType  # 0
+MENU_MASTERS_STORE_PRODUCE_STAND: MenuMastersStore.ValueType  # 1
+MENU_MASTERS_STORE_BUTCHER_SHOP: MenuMastersStore.ValueType  # 2
+MENU_MASTERS_STORE_BAKERY: MenuMastersStore.ValueType  # 3
+MENU_MASTERS_STORE_SUPERMARKET: MenuMastersStore.ValueType  # 4
 """Used with 4 or more chefs only."""
-Global___Store: _TypeAlias = Store  # noqa: Y015
+Global___MenuMastersStore: _TypeAlias = MenuMastersStore  # noqa: Y015
 
-class _Placement:
+class _MenuMastersPlacement:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
 
-class _PlacementEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_Placement.ValueType], _builtins.type):
+class _MenuMastersPlacementEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_MenuMastersPlacement.ValueType], _builtins.type):
     DESCRIPTOR: _descriptor.EnumDescriptor
-    PLACEMENT_UNSPECIFIED: _Placement.ValueType  # 0
-    PLACEMENT_LINE: _Placement.ValueType  # 1
+    MENU_MASTERS_PLACEMENT_UNSPECIFIED: _MenuMastersPlacement.ValueType  # 0
+    MENU_MASTERS_PLACEMENT_LINE: _MenuMastersPlacement.ValueType  # 1
     """Join the store's line: the pawn goes to the bottom of its stack."""
-    PLACEMENT_OWN: _Placement.ValueType  # 2
+    MENU_MASTERS_PLACEMENT_OWN: _MenuMastersPlacement.ValueType  # 2
     """Own the store for this round: earn the coins spent there."""
-    PLACEMENT_COLLECT_COIN: _Placement.ValueType  # 3
+    MENU_MASTERS_PLACEMENT_COLLECT_COIN: _MenuMastersPlacement.ValueType  # 3
     """Collect 1 coin from the bank (once per round); give no store."""
 
-class Placement(_Placement, metaclass=_PlacementEnumTypeWrapper):
+class MenuMastersPlacement(_MenuMastersPlacement, metaclass=_MenuMastersPlacementEnumTypeWrapper):
     """Where a Chef Cap pawn goes during the Place Pawns step."""
 
-PLACEMENT_UNSPECIFIED: Placement.ValueType  # 0
-PLACEMENT_LINE: Placement.ValueType  # 1
+MENU_MASTERS_PLACEMENT_UNSPECIFIED: MenuMastersPlacement.ValueType  # 0
+MENU_MASTERS_PLACEMENT_LINE: MenuMastersPlacement.ValueType  # 1
 """Join the store's line: the pawn goes to the bottom of its stack."""
-PLACEMENT_OWN: Placement.ValueType  # 2
+MENU_MASTERS_PLACEMENT_OWN: MenuMastersPlacement.ValueType  # 2
 """Own the store for this round: earn the coins spent there."""
-PLACEMENT_COLLECT_COIN: Placement.ValueType  # 3
+MENU_MASTERS_PLACEMENT_COLLECT_COIN: MenuMastersPlacement.ValueType  # 3
 """Collect 1 coin from the bank (once per round); give no store."""
-Global___Placement: _TypeAlias = Placement  # noqa: Y015
+Global___MenuMastersPlacement: _TypeAlias = MenuMastersPlacement  # noqa: Y015
 
 @_typing.final
 class MenuMastersCommand(_message.Message):
@@ -82,38 +82,38 @@ class MenuMastersCommand(_message.Message):
     DISCARD_FIELD_NUMBER: _builtins.int
     FINISH_TURN_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def place_pawn(self) -> Global___PlacePawn:
+    def place_pawn(self) -> Global___MenuMastersPlacePawn:
         """Place Pawns step: place one Chef Cap."""
 
     @_builtins.property
-    def purchase(self) -> Global___PurchaseIngredient:
+    def purchase(self) -> Global___MenuMastersPurchaseIngredient:
         """Purchase step, your turn at the top of a line: buy one card from the store window."""
 
     @_builtins.property
-    def leave_line(self) -> Global___LeaveLine:
+    def leave_line(self) -> Global___MenuMastersLeaveLine:
         """Purchase step, your turn, before buying: take your Chef Cap out of the line."""
 
     @_builtins.property
-    def complete_menus(self) -> Global___CompleteMenus:
+    def complete_menus(self) -> Global___MenuMastersCompleteMenus:
         """Purchase step, your turn (before or after buying): complete one or more Menus."""
 
     @_builtins.property
-    def discard(self) -> Global___DiscardIngredient:
+    def discard(self) -> Global___MenuMastersDiscardIngredient:
         """Purchase step, with a 7th ingredient in your basket: discard one (ends your turn)."""
 
     @_builtins.property
-    def finish_turn(self) -> Global___FinishPurchaseTurn:
+    def finish_turn(self) -> Global___MenuMastersFinishPurchaseTurn:
         """Purchase step, after buying: you are done (no more Menus to complete this turn)."""
 
     def __init__(
         self,
         *,
-        place_pawn: Global___PlacePawn | None = ...,
-        purchase: Global___PurchaseIngredient | None = ...,
-        leave_line: Global___LeaveLine | None = ...,
-        complete_menus: Global___CompleteMenus | None = ...,
-        discard: Global___DiscardIngredient | None = ...,
-        finish_turn: Global___FinishPurchaseTurn | None = ...,
+        place_pawn: Global___MenuMastersPlacePawn | None = ...,
+        purchase: Global___MenuMastersPurchaseIngredient | None = ...,
+        leave_line: Global___MenuMastersLeaveLine | None = ...,
+        complete_menus: Global___MenuMastersCompleteMenus | None = ...,
+        discard: Global___MenuMastersDiscardIngredient | None = ...,
+        finish_turn: Global___MenuMastersFinishPurchaseTurn | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "complete_menus", b"complete_menus", "discard", b"discard", "finish_turn", b"finish_turn", "leave_line", b"leave_line", "place_pawn", b"place_pawn", "purchase", b"purchase"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -126,21 +126,21 @@ class MenuMastersCommand(_message.Message):
 Global___MenuMastersCommand: _TypeAlias = MenuMastersCommand  # noqa: Y015
 
 @_typing.final
-class PlacePawn(_message.Message):
+class MenuMastersPlacePawn(_message.Message):
     """One Chef Cap: a store and a placement, or a coin from the bank."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     STORE_FIELD_NUMBER: _builtins.int
     PLACEMENT_FIELD_NUMBER: _builtins.int
-    store: Global___Store.ValueType
-    """Required with PLACEMENT_LINE and PLACEMENT_OWN; must be unset with PLACEMENT_COLLECT_COIN."""
-    placement: Global___Placement.ValueType
+    store: Global___MenuMastersStore.ValueType
+    """Required with MENU_MASTERS_PLACEMENT_LINE and MENU_MASTERS_PLACEMENT_OWN; must be unset with MENU_MASTERS_PLACEMENT_COLLECT_COIN."""
+    placement: Global___MenuMastersPlacement.ValueType
     def __init__(
         self,
         *,
-        store: Global___Store.ValueType = ...,
-        placement: Global___Placement.ValueType = ...,
+        store: Global___MenuMastersStore.ValueType = ...,
+        placement: Global___MenuMastersPlacement.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -148,10 +148,10 @@ class PlacePawn(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___PlacePawn: _TypeAlias = PlacePawn  # noqa: Y015
+Global___MenuMastersPlacePawn: _TypeAlias = MenuMastersPlacePawn  # noqa: Y015
 
 @_typing.final
-class PurchaseIngredient(_message.Message):
+class MenuMastersPurchaseIngredient(_message.Message):
     """Buy the ingredient card `card_id` from the window of the store whose line you top."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -169,10 +169,10 @@ class PurchaseIngredient(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___PurchaseIngredient: _TypeAlias = PurchaseIngredient  # noqa: Y015
+Global___MenuMastersPurchaseIngredient: _TypeAlias = MenuMastersPurchaseIngredient  # noqa: Y015
 
 @_typing.final
-class LeaveLine(_message.Message):
+class MenuMastersLeaveLine(_message.Message):
     """Leave the line without buying."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -186,21 +186,21 @@ class LeaveLine(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___LeaveLine: _TypeAlias = LeaveLine  # noqa: Y015
+Global___MenuMastersLeaveLine: _TypeAlias = MenuMastersLeaveLine  # noqa: Y015
 
 @_typing.final
-class CompleteMenus(_message.Message):
+class MenuMastersCompleteMenus(_message.Message):
     """Complete Menus in the order given; each uses cards from your basket."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     MENUS_FIELD_NUMBER: _builtins.int
     @_builtins.property
-    def menus(self) -> _containers.RepeatedCompositeFieldContainer[Global___MenuCompletion]: ...
+    def menus(self) -> _containers.RepeatedCompositeFieldContainer[Global___MenuMastersMenuCompletion]: ...
     def __init__(
         self,
         *,
-        menus: _abc.Iterable[Global___MenuCompletion] | None = ...,
+        menus: _abc.Iterable[Global___MenuMastersMenuCompletion] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -208,10 +208,10 @@ class CompleteMenus(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___CompleteMenus: _TypeAlias = CompleteMenus  # noqa: Y015
+Global___MenuMastersCompleteMenus: _TypeAlias = MenuMastersCompleteMenus  # noqa: Y015
 
 @_typing.final
-class MenuCompletion(_message.Message):
+class MenuMastersMenuCompletion(_message.Message):
     """One Menu (a secret Menu in your hand, or a face-up community Menu) and how it is fulfilled."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -220,14 +220,14 @@ class MenuCompletion(_message.Message):
     FULFILMENTS_FIELD_NUMBER: _builtins.int
     menu_id: _builtins.str
     @_builtins.property
-    def fulfilments(self) -> _containers.RepeatedCompositeFieldContainer[Global___Fulfilment]:
+    def fulfilments(self) -> _containers.RepeatedCompositeFieldContainer[Global___MenuMastersFulfilment]:
         """Exactly one per ingredient the Menu lists (any order)."""
 
     def __init__(
         self,
         *,
         menu_id: _builtins.str = ...,
-        fulfilments: _abc.Iterable[Global___Fulfilment] | None = ...,
+        fulfilments: _abc.Iterable[Global___MenuMastersFulfilment] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -235,10 +235,10 @@ class MenuCompletion(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___MenuCompletion: _TypeAlias = MenuCompletion  # noqa: Y015
+Global___MenuMastersMenuCompletion: _TypeAlias = MenuMastersMenuCompletion  # noqa: Y015
 
 @_typing.final
-class Fulfilment(_message.Message):
+class MenuMastersFulfilment(_message.Message):
     """How one ingredient of a Menu is fulfilled: one card showing it, or a Power Food."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -251,7 +251,7 @@ class Fulfilment(_message.Message):
     card_id: _builtins.str
     """A basket card showing the ingredient (a dual-ingredient card counts as either)."""
     @_builtins.property
-    def power_food(self) -> Global___PowerFood:
+    def power_food(self) -> Global___MenuMastersPowerFood:
         """Two basket cards of the same ingredient, from the same store as `ingredient`."""
 
     def __init__(
@@ -259,7 +259,7 @@ class Fulfilment(_message.Message):
         *,
         ingredient: _builtins.str = ...,
         card_id: _builtins.str = ...,
-        power_food: Global___PowerFood | None = ...,
+        power_food: Global___MenuMastersPowerFood | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "card_id", b"card_id", "power_food", b"power_food"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
@@ -269,10 +269,10 @@ class Fulfilment(_message.Message):
     _WhichOneofArgType_by: _TypeAlias = _typing.Literal["by", b"by"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_by) -> _WhichOneofReturnType_by | None: ...
 
-Global___Fulfilment: _TypeAlias = Fulfilment  # noqa: Y015
+Global___MenuMastersFulfilment: _TypeAlias = MenuMastersFulfilment  # noqa: Y015
 
 @_typing.final
-class PowerFood(_message.Message):
+class MenuMastersPowerFood(_message.Message):
     """Two cards of the same ingredient combined (e.g. two broccoli for a tomato)."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -297,10 +297,10 @@ class PowerFood(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___PowerFood: _TypeAlias = PowerFood  # noqa: Y015
+Global___MenuMastersPowerFood: _TypeAlias = MenuMastersPowerFood  # noqa: Y015
 
 @_typing.final
-class DiscardIngredient(_message.Message):
+class MenuMastersDiscardIngredient(_message.Message):
     """Discard one ingredient card from the basket; it is shuffled back into its store deck."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -318,10 +318,10 @@ class DiscardIngredient(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___DiscardIngredient: _TypeAlias = DiscardIngredient  # noqa: Y015
+Global___MenuMastersDiscardIngredient: _TypeAlias = MenuMastersDiscardIngredient  # noqa: Y015
 
 @_typing.final
-class FinishPurchaseTurn(_message.Message):
+class MenuMastersFinishPurchaseTurn(_message.Message):
     """End your purchase turn after buying."""
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -335,4 +335,4 @@ class FinishPurchaseTurn(_message.Message):
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
-Global___FinishPurchaseTurn: _TypeAlias = FinishPurchaseTurn  # noqa: Y015
+Global___MenuMastersFinishPurchaseTurn: _TypeAlias = MenuMastersFinishPurchaseTurn  # noqa: Y015

@@ -4,6 +4,7 @@ isort:skip_file
 """
 
 from feastlog.v1 import game_service_pb2 as _game_service_pb2
+from feastlog.v1 import view_pb2 as _view_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
@@ -25,6 +26,7 @@ class GetStateAtRequest(_message.Message):
     GAME_ID_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
+    TYPED_VIEWER_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     seq: _builtins.int
     """1 = after the genesis; 0 = the last row."""
@@ -32,16 +34,23 @@ class GetStateAtRequest(_message.Message):
     """"seat:N", "spectator" or "arbiter"; empty = the caller's own view. Only the
     arbiter may look as someone else; anyone may look as a spectator.
     """
+    @_builtins.property
+    def typed_viewer(self) -> _view_pb2.Participant:
+        """The viewer as a Participant (ROLE_SEAT, ROLE_SPECTATOR or ROLE_ARBITER): used when
+        `viewer` is empty; when both are set they must name the same viewer.
+        """
+
     def __init__(
         self,
         *,
         game_id: _builtins.str = ...,
         seq: _builtins.int = ...,
         viewer: _builtins.str = ...,
+        typed_viewer: _view_pb2.Participant | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["typed_viewer", b"typed_viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "seq", b"seq", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "seq", b"seq", "typed_viewer", b"typed_viewer", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -55,6 +64,7 @@ class GetStateAtResponse(_message.Message):
     VIEWER_FIELD_NUMBER: _builtins.int
     RULINGS_FIELD_NUMBER: _builtins.int
     LAST_SEQ_FIELD_NUMBER: _builtins.int
+    TYPED_VIEWER_FIELD_NUMBER: _builtins.int
     viewer: _builtins.str
     last_seq: _builtins.int
     @_builtins.property
@@ -65,6 +75,10 @@ class GetStateAtResponse(_message.Message):
     def rulings(self) -> _struct_pb2.Struct:
         """The arbiter's rulings in force after the row (notes, adjustments, forfeits, void, close)."""
 
+    @_builtins.property
+    def typed_viewer(self) -> _view_pb2.Participant:
+        """`viewer`, typed."""
+
     def __init__(
         self,
         *,
@@ -72,10 +86,11 @@ class GetStateAtResponse(_message.Message):
         viewer: _builtins.str = ...,
         rulings: _struct_pb2.Struct | None = ...,
         last_seq: _builtins.int = ...,
+        typed_viewer: _view_pb2.Participant | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "rulings", b"rulings"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "rulings", b"rulings", "typed_viewer", b"typed_viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "last_seq", b"last_seq", "rulings", b"rulings", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "last_seq", b"last_seq", "rulings", b"rulings", "typed_viewer", b"typed_viewer", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -89,6 +104,7 @@ class StreamReplayRequest(_message.Message):
     FROM_SEQ_FIELD_NUMBER: _builtins.int
     TO_SEQ_FIELD_NUMBER: _builtins.int
     VIEWER_FIELD_NUMBER: _builtins.int
+    TYPED_VIEWER_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_seq: _builtins.int
     """First seq to send (0 or 1 = from genesis)."""
@@ -96,6 +112,10 @@ class StreamReplayRequest(_message.Message):
     """Last seq to send (0 = the last row stored when the call starts)."""
     viewer: _builtins.str
     """As in GetStateAtRequest."""
+    @_builtins.property
+    def typed_viewer(self) -> _view_pb2.Participant:
+        """As in GetStateAtRequest."""
+
     def __init__(
         self,
         *,
@@ -103,10 +123,11 @@ class StreamReplayRequest(_message.Message):
         from_seq: _builtins.int = ...,
         to_seq: _builtins.int = ...,
         viewer: _builtins.str = ...,
+        typed_viewer: _view_pb2.Participant | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["typed_viewer", b"typed_viewer"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seq", b"from_seq", "game_id", b"game_id", "to_seq", b"to_seq", "viewer", b"viewer"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seq", b"from_seq", "game_id", b"game_id", "to_seq", b"to_seq", "typed_viewer", b"typed_viewer", "viewer", b"viewer"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$feastlog/v1/tournament_service.proto\x12\x0b\x66\x65\x61stlog.v1\",\n\x13GetStandingsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"_\n\x0ePlayerStanding\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0c\n\x04wins\x18\x03 \x01(\x01\x12\x12\n\nwins_exact\x18\x04 \x01(\t\x12\x0e\n\x06points\x18\x05 \x01(\x03\"u\n\x14GetStandingsResponse\x12.\n\tstandings\x18\x01 \x03(\x0b\x32\x1b.feastlog.v1.PlayerStanding\x12\x16\n\x0egames_finished\x18\x02 \x01(\x05\x12\x15\n\rgames_running\x18\x03 \x01(\x05\x32h\n\x11TournamentService\x12S\n\x0cGetStandings\x12 .feastlog.v1.GetStandingsRequest\x1a!.feastlog.v1.GetStandingsResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n$feastlog/v1/tournament_service.proto\x12\x0b\x66\x65\x61stlog.v1\",\n\x13GetStandingsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"_\n\x0ePlayerStanding\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x0c\n\x04wins\x18\x03 \x01(\x01\x12\x12\n\nwins_exact\x18\x04 \x01(\t\x12\x0e\n\x06points\x18\x05 \x01(\x03\"u\n\x14GetStandingsResponse\x12.\n\tstandings\x18\x01 \x03(\x0b\x32\x1b.feastlog.v1.PlayerStanding\x12\x16\n\x0egames_finished\x18\x02 \x01(\x05\x12\x15\n\rgames_running\x18\x03 \x01(\x05\"(\n\x0fGetStatsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"u\n\tKindStats\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\x05\x12\x18\n\x10win_rate_by_seat\x18\x03 \x03(\x01\x12\x0e\n\x06\x66igure\x18\x04 \x01(\t\x12\x12\n\x05value\x18\x05 \x01(\x01H\x00\x88\x01\x01\x42\x08\n\x06_value\"9\n\x10GetStatsResponse\x12%\n\x05kinds\x18\x01 \x03(\x0b\x32\x16.feastlog.v1.KindStats2\xb1\x01\n\x11TournamentService\x12S\n\x0cGetStandings\x12 .feastlog.v1.GetStandingsRequest\x1a!.feastlog.v1.GetStandingsResponse\x12G\n\x08GetStats\x12\x1c.feastlog.v1.GetStatsRequest\x1a\x1d.feastlog.v1.GetStatsResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,6 +37,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PLAYERSTANDING']._serialized_end=194
   _globals['_GETSTANDINGSRESPONSE']._serialized_start=196
   _globals['_GETSTANDINGSRESPONSE']._serialized_end=313
-  _globals['_TOURNAMENTSERVICE']._serialized_start=315
-  _globals['_TOURNAMENTSERVICE']._serialized_end=419
+  _globals['_GETSTATSREQUEST']._serialized_start=315
+  _globals['_GETSTATSREQUEST']._serialized_end=355
+  _globals['_KINDSTATS']._serialized_start=357
+  _globals['_KINDSTATS']._serialized_end=474
+  _globals['_GETSTATSRESPONSE']._serialized_start=476
+  _globals['_GETSTATSRESPONSE']._serialized_end=533
+  _globals['_TOURNAMENTSERVICE']._serialized_start=536
+  _globals['_TOURNAMENTSERVICE']._serialized_end=713
 # @@protoc_insertion_point(module_scope)

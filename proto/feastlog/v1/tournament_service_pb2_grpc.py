@@ -40,6 +40,11 @@ class TournamentServiceStub:
                 request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStandingsRequest.SerializeToString,
                 response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStandingsResponse.FromString,
                 _registered_method=True)
+        self.GetStats = channel.unary_unary(
+                '/feastlog.v1.TournamentService/GetStats',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsResponse.FromString,
+                _registered_method=True)
 
 
 class TournamentServiceServicer:
@@ -54,6 +59,14 @@ class TournamentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetStats(self, request, context):
+        """Per game kind: games scored, the win rate by seat position and a game-specific
+        figure, over every finished game (or one tournament's).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TournamentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -61,6 +74,11 @@ def add_TournamentServiceServicer_to_server(servicer, server):
                     servicer.GetStandings,
                     request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStandingsRequest.FromString,
                     response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStandingsResponse.SerializeToString,
+            ),
+            'GetStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStats,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -91,6 +109,33 @@ class TournamentService:
             '/feastlog.v1.TournamentService/GetStandings',
             feastlog_dot_v1_dot_tournament__service__pb2.GetStandingsRequest.SerializeToString,
             feastlog_dot_v1_dot_tournament__service__pb2.GetStandingsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/GetStats',
+            feastlog_dot_v1_dot_tournament__service__pb2.GetStatsRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.GetStatsResponse.FromString,
             options,
             channel_credentials,
             insecure,

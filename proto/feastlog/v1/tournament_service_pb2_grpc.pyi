@@ -37,6 +37,10 @@ class TournamentServiceStub:
     """Every player's games, wins (a shared victory split between the winners) and points,
     best first; from finished games only, with the arbiter's rulings applied.
     """
+    GetStats: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.GetStatsRequest, _tournament_service_pb2.GetStatsResponse]
+    """Per game kind: games scored, the win rate by seat position and a game-specific
+    figure, over every finished game (or one tournament's).
+    """
 
 @_typing.type_check_only
 class TournamentServiceAsyncStub(TournamentServiceStub):
@@ -46,6 +50,10 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     GetStandings: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.GetStandingsRequest, _tournament_service_pb2.GetStandingsResponse]  # type: ignore[assignment]
     """Every player's games, wins (a shared victory split between the winners) and points,
     best first; from finished games only, with the arbiter's rulings applied.
+    """
+    GetStats: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.GetStatsRequest, _tournament_service_pb2.GetStatsResponse]  # type: ignore[assignment]
+    """Per game kind: games scored, the win rate by seat position and a game-specific
+    figure, over every finished game (or one tournament's).
     """
 
 class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -59,6 +67,16 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_tournament_service_pb2.GetStandingsResponse, _abc.Awaitable[_tournament_service_pb2.GetStandingsResponse]]:
         """Every player's games, wins (a shared victory split between the winners) and points,
         best first; from finished games only, with the arbiter's rulings applied.
+        """
+
+    @_abc_1.abstractmethod
+    def GetStats(
+        self,
+        request: _tournament_service_pb2.GetStatsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.GetStatsResponse, _abc.Awaitable[_tournament_service_pb2.GetStatsResponse]]:
+        """Per game kind: games scored, the win rate by seat position and a game-specific
+        figure, over every finished game (or one tournament's).
         """
 
 def add_TournamentServiceServicer_to_server(servicer: TournamentServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -17,12 +17,12 @@ from replay.games.bon_appetit.state import State, bid_limit
 Gems = tuple[str, ...]
 
 GEM_OF_ENUM: dict[int, str] = {
-    pb.GEM_BLUE: "blue",
-    pb.GEM_GREEN: "green",
-    pb.GEM_RED: "red",
-    pb.GEM_YELLOW: "yellow",
+    pb.BON_APPETIT_GEM_BLUE: "blue",
+    pb.BON_APPETIT_GEM_GREEN: "green",
+    pb.BON_APPETIT_GEM_RED: "red",
+    pb.BON_APPETIT_GEM_YELLOW: "yellow",
 }
-ENUM_OF_GEM = {colour: pb.Gem.ValueType(enum) for enum, colour in GEM_OF_ENUM.items()}
+ENUM_OF_GEM = {colour: pb.BonAppetitGem.ValueType(enum) for enum, colour in GEM_OF_ENUM.items()}
 
 
 def to_act(state: State) -> frozenset[int]:
@@ -55,12 +55,12 @@ def _colours(raw: Sequence[int], field: str) -> Gems:
     return tuple(sorted(gems))
 
 
-def read_bid(state: State, bid: pb.Bid) -> Gems:
+def read_bid(state: State, bid: pb.BonAppetitBid) -> Gems:
     """A bid's gems as colours."""
     return _colours(bid.gems, "bid.gems")
 
 
-def read_tie_break(state: State, bid: pb.TieBreakBid) -> Gems:
+def read_tie_break(state: State, bid: pb.BonAppetitTieBreakBid) -> Gems:
     """A tie-break bid's gems as colours."""
     return _colours(bid.gems, "tie_break_bid.gems")
 

@@ -95,8 +95,8 @@ def _command(which: str, gems: Sequence[str]) -> pb.BonAppetitCommand:
     """A command message from colours."""
     enums = [ENUM_OF_GEM[g] for g in gems]
     if which == "bid":
-        return pb.BonAppetitCommand(bid=pb.Bid(gems=enums))
-    return pb.BonAppetitCommand(tie_break_bid=pb.TieBreakBid(gems=enums))
+        return pb.BonAppetitCommand(bid=pb.BonAppetitBid(gems=enums))
+    return pb.BonAppetitCommand(tie_break_bid=pb.BonAppetitTieBreakBid(gems=enums))
 
 
 def legal_commands(state: State, seat: int) -> list[pb.BonAppetitCommand]:

@@ -50,7 +50,7 @@ def power_food_use(pack: Pack, ingredient: str, made_of: str, pair: Sequence[str
     return Use(ingredient, (first.id, second.id), made_of, max(stars)) if all(stars) else None
 
 
-def read_fulfilment(pack: Pack, fulfilment: pb.Fulfilment, field: str) -> None:
+def read_fulfilment(pack: Pack, fulfilment: pb.MenuMastersFulfilment, field: str) -> None:
     """MalformedCommand unless the fulfilment names known ingredients and cards, one way."""
     names = pack.ingredients()
     if fulfilment.ingredient not in names:
@@ -70,7 +70,7 @@ def read_fulfilment(pack: Pack, fulfilment: pb.Fulfilment, field: str) -> None:
         _known_card(pack, card_id, f"{field}.power_food.card_ids")
 
 
-def card_refusal(pack: Pack, fulfilment: pb.Fulfilment) -> str | None:
+def card_refusal(pack: Pack, fulfilment: pb.MenuMastersFulfilment) -> str | None:
     """MM-I5: a single card fulfils an ingredient it shows (a dual card: one of its two)."""
     if fulfilment.WhichOneof("by") != "card_id":
         return None
@@ -79,7 +79,7 @@ def card_refusal(pack: Pack, fulfilment: pb.Fulfilment) -> str | None:
     return None
 
 
-def power_food_refusal(pack: Pack, fulfilment: pb.Fulfilment, chef: str) -> str | None:
+def power_food_refusal(pack: Pack, fulfilment: pb.MenuMastersFulfilment, chef: str) -> str | None:
     """MM-POWER-FOOD: two cards showing one ingredient of the same store as the one fulfilled."""
     if fulfilment.WhichOneof("by") != "power_food":
         return None
@@ -94,7 +94,7 @@ def power_food_refusal(pack: Pack, fulfilment: pb.Fulfilment, chef: str) -> str 
     return None
 
 
-def use_of(pack: Pack, fulfilment: pb.Fulfilment) -> Use:
+def use_of(pack: Pack, fulfilment: pb.MenuMastersFulfilment) -> Use:
     """The Use of a fulfilment that passed MM-I5 and MM-POWER-FOOD."""
     if fulfilment.WhichOneof("by") == "card_id":
         use = single_use(pack, fulfilment.ingredient, fulfilment.card_id)
@@ -126,7 +126,9 @@ def ingredients_refusal(
 # -- the checks of CompleteMenus, for ``moves.MOVES`` ------------------------------------
 
 
-def read_completions(state: State, move: pb.CompleteMenus) -> pb.CompleteMenus:
+def read_completions(
+    state: State, move: pb.MenuMastersCompleteMenus
+) -> pb.MenuMastersCompleteMenus:
     """At least one Menu, each a Menu of the pack, each fulfilment well formed."""
     if not move.menus:
         raise MalformedCommand("complete_menus.menus", "name at least one Menu")
@@ -145,7 +147,7 @@ def read_completions(state: State, move: pb.CompleteMenus) -> pb.CompleteMenus:
 # -- checks: each returns the refusal in players' words, or None --------------------------
 
 
-def menus_in_reach(state: State, seat: int, move: pb.CompleteMenus) -> str | None:
+def menus_in_reach(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> str | None:
     """MM-MENU-SOURCE: each Menu is the chef's secret Menu or in the community row, then."""
     chef = state.chefs[seat]
     secret, community, deck = list(chef.menus), list(state.community), list(state.menu_deck)
@@ -162,20 +164,20 @@ def menus_in_reach(state: State, seat: int, move: pb.CompleteMenus) -> str | Non
     return None
 
 
-def cards_show(state: State, seat: int, move: pb.CompleteMenus) -> str | None:
+def cards_show(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> str | None:
     """MM-I5: each single card shows the ingredient it fulfils."""
     ways = (f for completion in move.menus for f in completion.fulfilments)
     return next(filter(None, (card_refusal(state.pack, f) for f in ways)), None)
 
 
-def power_foods(state: State, seat: int, move: pb.CompleteMenus) -> str | None:
+def power_foods(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> str | None:
     """MM-POWER-FOOD: each Power Food is two cards of one ingredient of the right store."""
     name = state.chefs[seat].name
     ways = (f for completion in move.menus for f in completion.fulfilments)
     return next(filter(None, (power_food_refusal(state.pack, f, name) for f in ways)), None)
 
 
-def menus_fulfilled(state: State, seat: int, move: pb.CompleteMenus) -> str | None:
+def menus_fulfilled(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> str | None:
     """MM-MENU-INGREDIENTS: each Menu's ingredients once each, from what is left in the basket."""
     chef, basket = state.chefs[seat], list(state.chefs[seat].basket)
     for completion in move.menus:
@@ -260,16 +262,20 @@ def _search(
     return None
 
 
-def completion_message(menu_id: str, uses: Sequence[Use]) -> pb.MenuCompletion:
+def completion_message(menu_id: str, uses: Sequence[Use]) -> pb.MenuMastersMenuCompletion:
     """The MenuCompletion a client would send for ``uses``."""
     fulfilments = []
     for use in uses:
         if use.power_food:
-            power = pb.PowerFood(ingredient=use.power_food, card_ids=list(use.cards))
-            fulfilments.append(pb.Fulfilment(ingredient=use.ingredient, power_food=power))
+            power = pb.MenuMastersPowerFood(ingredient=use.power_food, card_ids=list(use.cards))
+            fulfilments.append(
+                pb.MenuMastersFulfilment(ingredient=use.ingredient, power_food=power)
+            )
         else:
-            fulfilments.append(pb.Fulfilment(ingredient=use.ingredient, card_id=use.cards[0]))
-    return pb.MenuCompletion(menu_id=menu_id, fulfilments=fulfilments)
+            fulfilments.append(
+                pb.MenuMastersFulfilment(ingredient=use.ingredient, card_id=use.cards[0])
+            )
+    return pb.MenuMastersMenuCompletion(menu_id=menu_id, fulfilments=fulfilments)
 
 
 def use_plain(use: Use) -> dict[str, object]:

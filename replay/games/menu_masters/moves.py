@@ -65,19 +65,22 @@ def out_of_turn(state: State, seat: int) -> RuleViolation:
 
 def store_index(value: int, field: str) -> int:
     """The store index of a proto Store value (MalformedCommand when unset or unknown)."""
-    if value not in pb.Store.values() or value == pb.STORE_UNSPECIFIED:
+    if value not in pb.MenuMastersStore.values() or value == pb.MENU_MASTERS_STORE_UNSPECIFIED:
         raise MalformedCommand(
             field, "name a store: produce stand, butcher shop, bakery or supermarket"
         )
     return value - 1
 
 
-def read_placement(state: State, move: pb.PlacePawn) -> pb.PlacePawn:
+def read_placement(state: State, move: pb.MenuMastersPlacePawn) -> pb.MenuMastersPlacePawn:
     """A placement and, unless a coin is collected, a store."""
-    if move.placement not in pb.Placement.values() or move.placement == pb.PLACEMENT_UNSPECIFIED:
+    if (
+        move.placement not in pb.MenuMastersPlacement.values()
+        or move.placement == pb.MENU_MASTERS_PLACEMENT_UNSPECIFIED
+    ):
         raise MalformedCommand("place_pawn.placement", "choose line, own or collect_coin")
-    if move.placement == pb.PLACEMENT_COLLECT_COIN:
-        if move.store != pb.STORE_UNSPECIFIED:
+    if move.placement == pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN:
+        if move.store != pb.MENU_MASTERS_STORE_UNSPECIFIED:
             raise MalformedCommand("place_pawn.store", "collecting a coin takes no store")
     else:
         store_index(move.store, "place_pawn.store")
@@ -92,13 +95,17 @@ def _card(state: State, card_id: str, field: str) -> None:
         raise MalformedCommand(field, f"no ingredient card {card_id!r}") from None
 
 
-def read_purchase(state: State, move: pb.PurchaseIngredient) -> pb.PurchaseIngredient:
+def read_purchase(
+    state: State, move: pb.MenuMastersPurchaseIngredient
+) -> pb.MenuMastersPurchaseIngredient:
     """A card of the pack."""
     _card(state, move.card_id, "purchase.card_id")
     return move
 
 
-def read_discard(state: State, move: pb.DiscardIngredient) -> pb.DiscardIngredient:
+def read_discard(
+    state: State, move: pb.MenuMastersDiscardIngredient
+) -> pb.MenuMastersDiscardIngredient:
     """A card of the pack."""
     _card(state, move.card_id, "discard.card_id")
     return move
@@ -120,38 +127,42 @@ def purchase_step(state: State, seat: int, move: Any) -> str | None:
     return None
 
 
-def supermarket_open(state: State, seat: int, move: pb.PlacePawn) -> str | None:
+def supermarket_open(state: State, seat: int, move: pb.MenuMastersPlacePawn) -> str | None:
     """MM-I1: the Supermarket is used only with 4 or more chefs."""
-    if move.placement != pb.PLACEMENT_COLLECT_COIN and move.store - 1 >= len(state.stores):
+    if move.placement != pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN and move.store - 1 >= len(
+        state.stores
+    ):
         return "the Supermarket is used only with 4 or more chefs"
     return None
 
 
-def not_owner_and_queue(state: State, seat: int, move: pb.PlacePawn) -> str | None:
+def not_owner_and_queue(state: State, seat: int, move: pb.MenuMastersPlacePawn) -> str | None:
     """MM-I2: no chef owns a store where they queue, nor queues where they own."""
-    if move.placement == pb.PLACEMENT_COLLECT_COIN:
+    if move.placement == pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN:
         return None
     store, name = state.stores[move.store - 1], state.chefs[seat].name
     title = store_name(move.store - 1, title=True)
-    if move.placement == pb.PLACEMENT_LINE and store.owner == seat:
+    if move.placement == pb.MENU_MASTERS_PLACEMENT_LINE and store.owner == seat:
         return f"{name} owns the {title} and cannot queue there"
-    if move.placement == pb.PLACEMENT_OWN and seat in store.line:
+    if move.placement == pb.MENU_MASTERS_PLACEMENT_OWN and seat in store.line:
         return f"{name} stands in the {title} line and cannot own it"
     return None
 
 
-def store_unowned(state: State, seat: int, move: pb.PlacePawn) -> str | None:
+def store_unowned(state: State, seat: int, move: pb.MenuMastersPlacePawn) -> str | None:
     """MM-PLACE-OWN: a store has one owner a round."""
-    store = state.stores[move.store - 1] if move.placement == pb.PLACEMENT_OWN else None
+    store = (
+        state.stores[move.store - 1] if move.placement == pb.MENU_MASTERS_PLACEMENT_OWN else None
+    )
     if store is not None and store.owner is not None:
         title = store_name(move.store - 1, title=True)
         return f"{state.chefs[store.owner].name} already owns the {title}"
     return None
 
 
-def coin_to_take(state: State, seat: int, move: pb.PlacePawn) -> str | None:
+def coin_to_take(state: State, seat: int, move: pb.MenuMastersPlacePawn) -> str | None:
     """MM-PLACE-COIN: one bank coin a chef a round, while the bank has coins."""
-    if move.placement != pb.PLACEMENT_COLLECT_COIN:
+    if move.placement != pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN:
         return None
     if state.chefs[seat].coin_waiting:
         return f"{state.chefs[seat].name} already took a coin this round"
@@ -181,7 +192,7 @@ def not_sold_out(state: State, seat: int, move: Any) -> str | None:
     return None
 
 
-def in_window(state: State, seat: int, move: pb.PurchaseIngredient) -> str | None:
+def in_window(state: State, seat: int, move: pb.MenuMastersPurchaseIngredient) -> str | None:
     """MM-PURCHASE-ONE: the card bought lies in the store's window."""
     turn = _turn(state)
     if move.card_id not in state.stores[turn.store].window:
@@ -208,7 +219,7 @@ def may_leave(state: State, seat: int, move: Any) -> str | None:
     return None
 
 
-def may_discard(state: State, seat: int, move: pb.DiscardIngredient) -> str | None:
+def may_discard(state: State, seat: int, move: pb.MenuMastersDiscardIngredient) -> str | None:
     """MM-DISCARD: only with a 7th ingredient, a card of the basket."""
     chef = state.chefs[seat]
     if len(chef.basket) <= BASKET:
@@ -235,13 +246,13 @@ def basket_fits(state: State, seat: int, move: Any) -> str | None:
 # -- effects ------------------------------------------------------------------------------
 
 
-def place_pawn(state: State, seat: int, move: pb.PlacePawn) -> Result:
+def place_pawn(state: State, seat: int, move: pb.MenuMastersPlacePawn) -> Result:
     """Step 1: put one Chef Cap in a line, on a store to own it, or on a bank coin."""
-    if move.placement == pb.PLACEMENT_COLLECT_COIN:
+    if move.placement == pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN:
         state = evolve(with_chef(state, seat, coin_waiting=True), bank=state.bank - 1)
         fact: Fact = {"type": "pawn_placed", "seat": seat, "placement": "collect_coin"}
         fact["bank"] = state.bank
-    elif move.placement == pb.PLACEMENT_LINE:
+    elif move.placement == pb.MENU_MASTERS_PLACEMENT_LINE:
         index = move.store - 1
         store = state.stores[index]
         state = with_store(state, index, line=(*store.line, seat))
@@ -256,7 +267,7 @@ def place_pawn(state: State, seat: int, move: pb.PlacePawn) -> Result:
     return next_placer(state, seat, [fact])
 
 
-def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
+def purchase(state: State, seat: int, move: pb.MenuMastersPurchaseIngredient) -> Result:
     """Buy one card from the window: pay the stack size, basket it, leave the stack."""
     turn, card_id = _turn(state), move.card_id
     store = state.stores[turn.store]
@@ -287,7 +298,7 @@ def purchase(state: State, seat: int, move: pb.PurchaseIngredient) -> Result:
     return evolve(state, turn=evolve(turn, bought=True)), facts
 
 
-def leave_line(state: State, seat: int, move: pb.LeaveLine) -> Result:
+def leave_line(state: State, seat: int, move: pb.MenuMastersLeaveLine) -> Result:
     """Take the Chef Cap out of the line without buying; the turn ends."""
     turn = _turn(state)
     store = state.stores[turn.store]
@@ -296,7 +307,7 @@ def leave_line(state: State, seat: int, move: pb.LeaveLine) -> Result:
     return advance(evolve(state, turn=None), [fact])
 
 
-def complete_menus(state: State, seat: int, move: pb.CompleteMenus) -> Result:
+def complete_menus(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> Result:
     """Complete Menus in order from the basket; community Menus are replaced at once."""
     turn = _turn(state)
     facts: list[Fact] = []
@@ -310,7 +321,7 @@ def complete_menus(state: State, seat: int, move: pb.CompleteMenus) -> Result:
 
 
 def _complete_one(
-    state: State, seat: int, completion: pb.MenuCompletion, facts: list[Fact]
+    state: State, seat: int, completion: pb.MenuMastersMenuCompletion, facts: list[Fact]
 ) -> State:
     """One Menu completed (its checks passed); a community Menu is replaced at once."""
     chef, menu = state.chefs[seat], state.pack.menu(completion.menu_id)
@@ -342,7 +353,7 @@ def _complete_one(
     return state
 
 
-def discard(state: State, seat: int, move: pb.DiscardIngredient) -> Result:
+def discard(state: State, seat: int, move: pb.MenuMastersDiscardIngredient) -> Result:
     """With a 7th card: discard one, shuffled back into its store deck; the turn ends."""
     chef, card_id = state.chefs[seat], move.card_id
     state = with_chef(state, seat, basket=tuple(c for c in chef.basket if c != card_id))
@@ -354,7 +365,7 @@ def discard(state: State, seat: int, move: pb.DiscardIngredient) -> Result:
     return advance(evolve(state, turn=None), [fact])
 
 
-def finish_turn(state: State, seat: int, move: pb.FinishPurchaseTurn) -> Result:
+def finish_turn(state: State, seat: int, move: pb.MenuMastersFinishPurchaseTurn) -> Result:
     """End the purchase turn after buying."""
     return advance(evolve(state, turn=None), [{"type": "turn_finished", "seat": seat}])
 

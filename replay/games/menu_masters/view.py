@@ -36,24 +36,28 @@ def legal_commands(state: State, seat: int) -> list[pb.MenuMastersCommand]:
     if state.step == PLACE:
         for index, store in enumerate(state.stores):
             if store.owner != seat:
-                out.append(_place(index + 1, pb.PLACEMENT_LINE))
+                out.append(_place(index + 1, pb.MENU_MASTERS_PLACEMENT_LINE))
             if store.owner is None and seat not in store.line:
-                out.append(_place(index + 1, pb.PLACEMENT_OWN))
+                out.append(_place(index + 1, pb.MENU_MASTERS_PLACEMENT_OWN))
         if not chef.coin_waiting and state.bank > 0:
-            out.append(_place(pb.STORE_UNSPECIFIED, pb.PLACEMENT_COLLECT_COIN))
+            out.append(
+                _place(pb.MENU_MASTERS_STORE_UNSPECIFIED, pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN)
+            )
     elif state.turn is not None:
         turn, store = state.turn, state.stores[state.turn.store]
         if len(chef.basket) > BASKET:
             for card_id in sorted(set(chef.basket)):
-                out.append(pb.MenuMastersCommand(discard=pb.DiscardIngredient(card_id=card_id)))
+                out.append(
+                    pb.MenuMastersCommand(discard=pb.MenuMastersDiscardIngredient(card_id=card_id))
+                )
         elif turn.bought:
-            out.append(pb.MenuMastersCommand(finish_turn=pb.FinishPurchaseTurn()))
+            out.append(pb.MenuMastersCommand(finish_turn=pb.MenuMastersFinishPurchaseTurn()))
         else:
             if chef.coins >= len(store.line):  # ruleset 2 gives a turn to a chef who cannot pay
                 for card_id in store.window:
-                    buy = pb.PurchaseIngredient(card_id=card_id)
+                    buy = pb.MenuMastersPurchaseIngredient(card_id=card_id)
                     out.append(pb.MenuMastersCommand(purchase=buy))
-            out.append(pb.MenuMastersCommand(leave_line=pb.LeaveLine()))
+            out.append(pb.MenuMastersCommand(leave_line=pb.MenuMastersLeaveLine()))
         out += _completions(state, seat, LEGAL_CAP + 1 - len(out))
     return sorted(out, key=lambda c: c.SerializeToString(deterministic=True))
 
@@ -73,7 +77,9 @@ def _completions(state: State, seat: int, room: int) -> list[pb.MenuMastersComma
         for group in combinations(open_menus, size):
             for chosen in _disjoint(group, ways, frozenset()):
                 menus = [completion_message(m, uses) for m, uses in zip(group, chosen, strict=True)]
-                out.append(pb.MenuMastersCommand(complete_menus=pb.CompleteMenus(menus=menus)))
+                out.append(
+                    pb.MenuMastersCommand(complete_menus=pb.MenuMastersCompleteMenus(menus=menus))
+                )
                 if len(out) >= room:
                     return out
     return out
@@ -96,7 +102,7 @@ def _disjoint(
 
 def _place(store: int, placement: int) -> pb.MenuMastersCommand:
     """A PlacePawn command."""
-    move = pb.PlacePawn(store=store, placement=placement)  # type: ignore[arg-type]
+    move = pb.MenuMastersPlacePawn(store=store, placement=placement)  # type: ignore[arg-type]
     return pb.MenuMastersCommand(place_pawn=move)
 
 

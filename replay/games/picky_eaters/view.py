@@ -16,7 +16,7 @@ from google.protobuf.message import Message
 
 from feastlog.v1 import picky_eaters_pb2 as pb
 from replay.engine import LEGAL_CAP, Fact, RuleViolation, Viewer
-from replay.games.picky_eaters.flow import game_over_fact
+from replay.games.picky_eaters.flow import game_over_fact, score_table
 from replay.games.picky_eaters.moves import MOVES, to_act
 from replay.games.picky_eaters.pack import FANCY_SILVERWARE, HOT_PLATE, INGREDIENT, ITEM, RECIPE
 from replay.games.picky_eaters.spec import (
@@ -34,6 +34,8 @@ Command = pb.PickyEatersCommand
 def view(state: State, viewer: Viewer) -> dict[str, Any]:
     """The state as ``viewer`` may see it."""
     pack = state.pack
+    # points so far: public, as Recipes in play, their Items and revealed Guests are
+    points = [int(row["points"]) for row in score_table(state)]
     players = []
     for seat, player in enumerate(state.players):
         players.append(
@@ -49,6 +51,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
                 ],
                 "silverware": list(player.silverware),
                 "slots_used": player.slots_used,
+                "points": points[seat],
             }
         )
     out: dict[str, Any] = {

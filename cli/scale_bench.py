@@ -1,0 +1,279 @@
+"""``feastlog bench-scale``: how a season file's figures grow with the number of games.
+
+Stores are built fast and honestly: a few distinct games per kind are played from fixed
+seeds (random legal commands through the fold) and verified; then each is replicated
+with fresh game ids (the genesis names the new id, a tournament of 100 games and a
+created-at time; every row is sealed again, so each replica's chain is its own) and
+written through ``Store.write`` in batches, outcome rows included, as the service
+writes them.  Replicas share their template's seed: the benchmark measures storage and
+bulk paths, not fairness.
+
+Then, on each store: file bytes per game; start-up of a real ``feastlog serve`` process;
+``ListGames`` p99 (first pages, following tokens, filtered by kind and by tournament);
+``GetStats`` and ``GetStandings`` seconds; memory per folded game; ``audit --all`` rows/s
+with 1 and with every worker beside one read+decode scan; import rows/s (of up to 1,000
+games exported from the store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+import grpc
+
+from cli.audit_bench import Built, build
+from cli.client import spawn_server
+from cli.season import audit_all, export_all, import_checked, record_texts, verify_records
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from feastlog.v1 import tournament_service_pb2 as tpb
+from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
+from replay.history import genesis_of, record_version
+from replay.record import Row, seal
+from service import bulk, projection
+from service.audit_service import audit_stored
+from service.store import Batch, NewGame, Store, StoredGame
+
+KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
+TEMPLATES_PER_KIND = 4
+PER_TOURNAMENT = 100
+WRITE_BATCH = 500
+
+
+def templates() -> list[Built]:
+    """A few verified finished games of every kind."""
+    found = []
+    for k, kind in enumerate(KINDS):
+        for i in range(TEMPLATES_PER_KIND):
+            built = build(kind, players=2 + i % 3, seed_byte=10 * k + i + 1)
+            stored = StoredGame(tuple(built.rows), built.seed, built.pack_bytes, built.names)
+            report = audit_stored(stored)
+            if not report.ok:
+                raise click.ClickException(f"template {kind} {i} does not verify: {report}")
+            found.append(built)
+    return found
+
+
+def replica(template: Built, number: int) -> tuple[NewGame, list[Row], projection.Projected]:
+    """Template ``template`` as game ``number``: a fresh id, its tournament, its chain."""
+    genesis = genesis_of(template.rows[0])
+    genesis.game_id = f"g_{number:016x}"
+    genesis.tournament_id = f"league-{number // PER_TOURNAMENT:04d}"
+    genesis.created_at = f"2026-03-01T00:00:00.{number:06d}Z"[:27] + "Z"
+    version = record_version(genesis)
+    rows: list[Row] = []
+    prev = template.rows[0].prev_hash
+    for row in template.rows:
+        body = genesis.SerializeToString(deterministic=True) if row.seq == 1 else row.body
+        moved = replace(row, game_id=genesis.game_id, body=body)
+        rows.append(seal(moved, prev, version, template.seed))
+        prev = rows[-1].hash
+    new = NewGame(
+        rows[0],
+        [(n, "") for n in template.names],
+        template.seed,
+        genesis.pack_sha256,
+        genesis.game_kind,
+        genesis.pack_id,
+        template.pack_bytes,
+    )
+    return new, rows, moved_outcomes(template, genesis)
+
+
+_OUTCOMES: dict[str, projection.Projected] = {}
+
+
+def moved_outcomes(template: Built, genesis: Any) -> projection.Projected:
+    """The template's outcome rows (folded once) with the replica's ids in them."""
+    key = template.rows[0].game_id
+    if key not in _OUTCOMES:
+        stored = StoredGame(tuple(template.rows), template.seed, template.pack_bytes, ())
+        _OUTCOMES[key] = projection.rows_of_stored(stored)
+    moved: projection.Projected = []
+    for table, rows in _OUTCOMES[key]:
+        fresh = [[genesis.game_id, *r[1:]] for r in rows]
+        if table in ("outcome_games", "outcome_seats"):  # the tournament column
+            for r in fresh:
+                r[2] = genesis.tournament_id
+        if table == "outcome_games":
+            for r in fresh:
+                r[8] = genesis.created_at
+        moved.append((table, fresh))
+    return moved
+
+
+def build_store(path: Path, games: int, made: list[Built]) -> float:
+    """Write ``games`` replicas; returns the seconds it took."""
+    start = time.perf_counter()
+    store = Store(str(path))
+    try:
+        # a replica's outcome rows are its template's with its own ids (checked by the
+        # projection tests: the rows kept by the writer equal a rebuild from the log)
+        for first in range(0, games, WRITE_BATCH):
+            batch = Batch()
+            for number in range(first, min(games, first + WRITE_BATCH)):
+                new, rows, projected = replica(made[number % len(made)], number)
+                batch.games.append(new)
+                batch.rows += rows[1:]
+                batch.outcomes += projected
+            store.write(batch)
+    finally:
+        store.close()
+    return time.perf_counter() - start
+
+
+def rss_kib(pid: int) -> int:
+    """A process's resident memory in KiB (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def served_figures(address: str, pid: int, games: int) -> dict[str, float]:
+    """ListGames p99, stats and standings seconds, memory per folded game."""
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub = pb_grpc.GameServiceStub(channel)
+        tournaments = tpb_grpc.TournamentServiceStub(channel)
+        spent: list[float] = []
+        token = ""
+        for i in range(200):
+            if i % 4 == 0:
+                token = ""
+            kind = KINDS[i % 3] if i % 5 == 1 else ""
+            league = (
+                f"league-{(i * 37) % max(1, games // PER_TOURNAMENT):04d}" if i % 5 == 2 else ""
+            )
+            start = time.perf_counter()
+            page = await stub.ListGames(
+                pb.ListGamesRequest(
+                    page_size=50, page_token=token, game_kind=kind, tournament_id=league
+                )
+            )
+            spent.append(time.perf_counter() - start)
+            token = page.next_page_token if not kind and not league else ""
+        start = time.perf_counter()
+        await tournaments.GetStats(tpb.GetStatsRequest())
+        stats_s = time.perf_counter() - start
+        start = time.perf_counter()
+        await tournaments.GetStandings(tpb.GetStandingsRequest(tournament_id="league-0000"))
+        standings_s = time.perf_counter() - start
+        before = rss_kib(pid)
+        folded = min(200, games)
+        for number in range(folded):
+            await stub.GetView(pb.GetViewRequest(game_id=f"g_{number:016x}"))
+        per_game = (rss_kib(pid) - before) / folded
+    spent.sort()
+    return {
+        "list_p50_ms": 1000 * statistics.median(spent),
+        "list_p99_ms": 1000 * spent[int(0.99 * len(spent))],
+        "stats_s": stats_s,
+        "standings_s": standings_s,
+        "kib_per_game": per_game,
+    }
+
+
+def measure(path: Path, games: int, rows: int, workers: int) -> dict[str, Any]:
+    """Every figure of one store."""
+    figures: dict[str, Any] = {"games": games, "rows": rows}
+    figures["bytes_per_game"] = path.stat().st_size / games
+    start = time.perf_counter()
+    proc, address = spawn_server(path, "org_scale")
+    figures["startup_s"] = time.perf_counter() - start
+    try:
+        figures.update(asyncio.run(served_figures(address, proc.pid, games)))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+    _, one = audit_all(str(path), 1)
+    _, every = audit_all(str(path), workers)
+    figures.update(
+        audit_1=one.rate,
+        audit_all=every.rate,
+        workers=workers,
+        read_decode=statistics.median([one.read_rate, every.read_rate]),
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        bundle = Path(folder) / "export.jsonl"
+        export_all(str(path), str(bundle), workers)
+        lines = bundle.read_text().splitlines()[:1000]
+        bundle.write_text("\n".join(lines) + "\n")
+        target = Store(str(Path(folder) / "import.duckdb"))
+        try:
+            start = time.perf_counter()
+            checked = verify_records(record_texts([str(bundle)]), workers, lambda _: None)
+            _, imported, _ = import_checked(target, checked)
+            figures["import_rows_s"] = imported / (time.perf_counter() - start)
+        finally:
+            target.close()
+    return figures
+
+
+COLUMNS = (
+    ("games", "{:,}"),
+    ("bytes_per_game", "{:,.0f}"),
+    ("startup_s", "{:.2f}"),
+    ("list_p99_ms", "{:.1f}"),
+    ("stats_s", "{:.3f}"),
+    ("standings_s", "{:.3f}"),
+    ("audit_1", "{:,.0f}"),
+    ("audit_all", "{:,.0f}"),
+    ("read_decode", "{:,.0f}"),
+    ("import_rows_s", "{:,.0f}"),
+    ("kib_per_game", "{:,.0f}"),
+)
+HEADINGS = (
+    "games",
+    "bytes/game",
+    "start s",
+    "list p99 ms",
+    "stats s",
+    "standings s",
+    "audit 1w rows/s",
+    "audit all rows/s",
+    "read+decode rows/s",
+    "import rows/s",
+    "KiB/folded game",
+)
+
+
+def table(found: list[dict[str, Any]]) -> list[str]:
+    """The figures as a Markdown table."""
+    lines = ["| " + " | ".join(HEADINGS) + " |", "|" + "---|" * len(HEADINGS)]
+    for figures in found:
+        cells = [fmt.format(figures[key]) for key, fmt in COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+@click.command("bench-scale")
+@click.option("--games", "sizes", default="1000,10000", show_default=True)
+@click.option("--keep", type=click.Path(file_okay=False), help="Leave the stores in DIR.")
+@click.option("--workers", type=int, default=None, help="For audit --all (default: every core).")
+def bench_scale_command(sizes: str, keep: str | None, workers: int | None) -> None:
+    """Build stores of each size and report how their figures grow."""
+    chosen = workers or bulk.default_workers()
+    made = templates()
+    found = []
+    with tempfile.TemporaryDirectory() as scratch:
+        folder = Path(keep or scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        for size in (int(s) for s in sizes.split(",")):
+            path = folder / f"season-{size}.duckdb"
+            path.unlink(missing_ok=True)
+            built = build_store(path, size, made)
+            store = Store(str(path), read_only=True)
+            games, rows = store.count_games()
+            store.close()
+            click.echo(f"built {games:,} games, {rows:,} rows in {built:.1f} s", err=True)
+            found.append(measure(path, games, rows, chosen))
+            click.echo("\n".join(table(found[-1:])[2:]), err=True)
+    for line in table(found):
+        click.echo(line)

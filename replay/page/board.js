@@ -1,0 +1,58 @@
+/* feastlog tournament board: every table on this server, refreshed from board.json. */
+(function () {
+  "use strict";
+  const board = document.getElementById("board");
+  const updated = document.getElementById("updated");
+  const tournament = board.dataset.tournament || "";
+
+  function h(tag, cls, ...kids) {
+    const el = document.createElement(tag);
+    if (cls) el.className = cls;
+    for (const kid of kids.flat()) if (kid !== null && kid !== undefined) el.append(kid instanceof Node ? kid : String(kid));
+    return el;
+  }
+
+  function tableCard(g) {
+    const state = g.waiting ? "waiting" : g.over ? "over" : "running";
+    const card = h("a", `table-card ${state}`);
+    card.href = `/games/${encodeURIComponent(g.id)}`;
+    card.dataset.game = g.id;
+    card.dataset.state = state;
+    card.dataset.seq = g.seq;
+    const status = g.waiting ? "waiting for seat entropy" : g.over ? `finished after ${g.seq} rows` : `seq ${g.seq} · round ${g.round} · ${g.phase}`;
+    card.append(h("h3", null, g.title, h("span", "quiet", g.id)), h("div", "quiet", status));
+    g.players.forEach((name, seat) => {
+      const acting = (g.to_act || []).includes(name);
+      card.append(h("div", "score", h("span", null, acting ? "▸ " : "", name), h("strong", null, g.scores ? g.scores[seat] : "")));
+    });
+    return card;
+  }
+
+  function draw(games) {
+    const groups = new Map();
+    for (const g of games) {
+      const key = g.tournament || "";
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(g);
+    }
+    const order = (g) => (g.waiting ? 1 : g.over ? 2 : 0);
+    board.replaceChildren(...[...groups.entries()].map(([name, list]) =>
+      h("section", null, h("h2", null, name ? `Tournament ${name}` : "Games outside a tournament"),
+        h("div", "tables", list.sort((a, b) => order(a) - order(b)).map(tableCard)))));
+    if (!games.length) board.append(h("p", "quiet", "No games yet."));
+  }
+
+  async function refresh() {
+    try {
+      const reply = await fetch(`/board.json${tournament ? `?tournament=${encodeURIComponent(tournament)}` : ""}`);
+      const found = await reply.json();
+      draw(found.games);
+      updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
+    } catch (e) {
+      updated.textContent = "cannot reach the server; trying again";
+    }
+  }
+
+  refresh();
+  setInterval(refresh, 3000);
+})();

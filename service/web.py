@@ -1,0 +1,268 @@
+"""``feastlog serve --http``: live replay pages, a seat's own page, a tournament board.
+
+aiohttp runs on the gRPC server's event loop and reads the same ``Games``.  A game's page
+is the replay page (replay/page.py) of the rows so far, as its viewer sees them; its script
+then follows the game through server-sent events fed by the game's watch stream
+(``Games.watch``), so every step it receives was redacted by the same code as a gRPC
+watcher's.  Who the viewer is comes from the same credentials as gRPC: nobody (a
+spectator), or a seat token or the organiser key given in a form and kept in a cookie
+scoped to that game's seat pages; a token never appears in a URL or a page.
+
+    GET  /                           the board (``?tournament=ID`` for one tournament)
+    GET  /board.json                 the board's rows
+    GET  /games/{id}                 the spectator's page;  /games/{id}/events its stream
+    GET  /games/{id}/seat            a seat's (or the arbiter's) page, or the token form
+    POST /games/{id}/seat            take the token from the form; /seat/forget drops it
+    GET  /games/{id}/seat/events     that viewer's stream
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import grpc
+from aiohttp import web
+from aiohttp_sse import sse_response
+
+from replay.games import engine as engine_of
+from replay.page import (
+    Live,
+    final_result,
+    json_for_script,
+    new_faces,
+    scores_in,
+    step_entry,
+)
+from replay.page_board import render_board, render_message, render_token_form
+from service.app import MAX_PAGE_SIZE, Games
+from service.auth import Caller
+from service.errors import ServiceError, Unauthenticated, describe
+from service.pages import page_html
+from service.server import Running
+
+COOKIE = "feastlog_token"
+GAMES = web.AppKey("games", Games)
+
+# The service's errors as HTTP statuses (their gRPC codes come from service/errors.py).
+HTTP_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+}
+
+
+def html_response(text: str, status: int = 200) -> web.Response:
+    """An HTML page that no cache keeps (it may hold a seat's hand)."""
+    return web.Response(
+        text=text,
+        status=status,
+        content_type="text/html",
+        headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@web.middleware
+async def service_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    """The service's refusals as a page with the right status; anything else stays a 500."""
+    try:
+        response: web.StreamResponse = await handler(request)
+        return response
+    except ServiceError as error:
+        code, _, message, _ = describe(error)
+        return html_response(render_message("feastlog", message), HTTP_STATUS.get(code, 400))
+
+
+def game_id_of(request: web.Request) -> str:
+    """The game id in the path."""
+    return request.match_info["game_id"]
+
+
+def seat_caller(request: web.Request) -> Caller | None:
+    """The caller named by the cookie's token (None when there is none)."""
+    token = request.cookies.get(COOKIE)
+    if not token:
+        return None
+    return request.app[GAMES].credentials.caller((("authorization", f"Bearer {token}"),))
+
+
+async def board_page(request: web.Request) -> web.Response:
+    """The tournament board."""
+    return html_response(render_board(request.query.get("tournament", "")))
+
+
+async def board_json(request: web.Request) -> web.Response:
+    """Every table: running ones with their seq, round and scores as a spectator sees them."""
+    games = request.app[GAMES]
+    rows = []
+    # the newest tables, one page of the game list (running tables are the newest)
+    listed, _ = await games.summaries(
+        limit=MAX_PAGE_SIZE, tournament_id=request.query.get("tournament", "")
+    )
+    for summary in listed:
+        row: dict[str, Any] = {
+            "id": summary.game_id,
+            "kind": summary.game_kind,
+            "title": engine_of(summary.game_kind).spec.title,
+            "players": summary.players,
+            "seq": summary.last_seq,
+            "over": summary.over,
+            "waiting": summary.waiting_for_entropy,
+            "tournament": summary.tournament_id,
+        }
+        if not summary.over and not summary.waiting_for_entropy:
+            game, _, view = await games.view(Caller("anonymous"), summary.game_id)
+            names = game.seat_names
+            row |= {"seq": game.last_seq, "round": view.get("round"), "phase": view.get("phase")}
+            row |= {"scores": scores_in(view), "to_act": [names[s] for s in view["to_act"]]}
+        rows.append(row)
+    return web.json_response({"games": rows}, headers={"Cache-Control": "no-store"})
+
+
+async def game_page(request: web.Request, caller: Caller, events: str) -> web.Response:
+    """A game's page as ``caller`` sees it, following the game at ``events``."""
+    games = request.app[GAMES]
+    game_id = game_id_of(request)
+    game = await games.get(game_id)
+    viewer = caller.viewer(game_id)
+    rejections = await games.db.call(games.db.store.rejections, game_id)
+    # drawing a long game takes a while: off the event loop the gRPC calls go on meanwhile
+    # (the rows it reads are never changed, only appended to)
+    live = Live(events, seat=f"/games/{game_id}/seat")
+    page = await asyncio.to_thread(page_html, game, viewer, rejections, live)
+    return html_response(page)
+
+
+async def spectator_page(request: web.Request) -> web.Response:
+    """The spectator's page."""
+    return await game_page(request, Caller("anonymous"), f"/games/{game_id_of(request)}/events")
+
+
+async def seat_page(request: web.Request) -> web.Response:
+    """The page of the seat (or arbiter) whose token is in the cookie, or the token form."""
+    game_id = game_id_of(request)
+    try:
+        caller = seat_caller(request)
+        if caller is not None:
+            caller.viewer(game_id)  # a token of another game is refused here
+    except ServiceError as error:
+        return await token_form(request, describe(error)[2], 403)
+    if caller is None:
+        return await token_form(request)
+    return await game_page(request, caller, f"/games/{game_id}/seat/events")
+
+
+async def token_form(request: web.Request, error: str = "", status: int = 200) -> web.Response:
+    """The form asking for a seat token (or the organiser key)."""
+    game = await request.app[GAMES].get(game_id_of(request))
+    return html_response(render_token_form(game.game_id, game.engine.spec.title, error), status)
+
+
+async def take_token(request: web.Request) -> web.StreamResponse:
+    """Check the token from the form; keep it in a cookie for this game's seat pages."""
+    game_id = game_id_of(request)
+    token = str((await request.post()).get("token", "")).strip()
+    try:
+        if not token:
+            raise Unauthenticated("enter the token you were given for this seat")
+        caller = request.app[GAMES].credentials.caller((("authorization", f"Bearer {token}"),))
+        caller.viewer(game_id)
+    except ServiceError as error:
+        code, _, message, _ = describe(error)
+        return await token_form(request, message, HTTP_STATUS.get(code, 400))
+    await request.app[GAMES].get(game_id)  # NOT_FOUND before any cookie is set
+    response = web.HTTPSeeOther(f"/games/{game_id}/seat")
+    response.set_cookie(
+        COOKIE,
+        token,
+        path=f"/games/{game_id}/seat",
+        httponly=True,
+        samesite="Strict",
+        secure=request.secure,
+    )
+    raise response
+
+
+async def forget_token(request: web.Request) -> web.StreamResponse:
+    """Drop the cookie: back to the spectator's page."""
+    game_id = game_id_of(request)
+    response = web.HTTPSeeOther(f"/games/{game_id}")
+    response.del_cookie(COOKIE, path=f"/games/{game_id}/seat")
+    raise response
+
+
+async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
+    """Server-sent events: each new row as ``caller`` sees it, then the result at the end.
+
+    Resumes after ``Last-Event-ID`` (the browser sends it when it reconnects) or ``?after=``.
+    The first event carries its whole view, the rest patches on the one before; each
+    brings the faces of the cards it names for the first time on this stream.
+    """
+    games = request.app[GAMES]
+    game_id = game_id_of(request)
+    game = await games.get(game_id)
+    caller.viewer(game_id)
+    after = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
+    if not after.isdigit():
+        raise web.HTTPBadRequest(text="after is a seq")
+    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+        before: dict[str, Any] | None = None
+        known: set[str] = set()
+        async for step in games.watch(caller, game_id, int(after) + 1):
+            entry = step_entry(game.engine, game.seat_names, step, before)
+            entry["cards"] = new_faces(game.genesis.game_kind, game.pack, step.view, known)
+            before = step.view
+            await stream.send(json_for_script(entry), id=str(step.row.seq), event="step")
+        if game.over:
+            await stream.send(json.dumps(final_result(game.engine, game.table)), event="end")
+    return stream
+
+
+async def spectator_events(request: web.Request) -> web.StreamResponse:
+    """The spectator's stream."""
+    return await follow(request, Caller("anonymous"))
+
+
+async def seat_events(request: web.Request) -> web.StreamResponse:
+    """The stream of the seat (or arbiter) whose token is in the cookie."""
+    caller = seat_caller(request)
+    if caller is None:
+        raise web.HTTPUnauthorized(text="open /games/{id}/seat and enter your token first")
+    return await follow(request, caller)
+
+
+def make_app(games: Games) -> web.Application:
+    """The web application over a server's games."""
+    app = web.Application(middlewares=[service_errors])
+    app[GAMES] = games
+    app.router.add_get("/", board_page)
+    app.router.add_get("/board.json", board_json)
+    app.router.add_get("/games/{game_id}", spectator_page)
+    app.router.add_get("/games/{game_id}/events", spectator_events)
+    app.router.add_get("/games/{game_id}/seat", seat_page)
+    app.router.add_post("/games/{game_id}/seat", take_token)
+    app.router.add_post("/games/{game_id}/seat/forget", forget_token)
+    app.router.add_get("/games/{game_id}/seat/events", seat_events)
+    return app
+
+
+async def serve_http(running: Running, host: str, port: int) -> int:
+    """Serve the pages beside a running gRPC server (port 0 picks one); returns the port.
+
+    Raises OSError when the port cannot be had; ``running.stop()`` stops the pages first.
+    """
+    # open event streams are cut after a second at shutdown rather than drained
+    runner = web.AppRunner(make_app(running.games), access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    running.http = runner
+    bound: int = runner.addresses[0][1]
+    return bound
