@@ -17,6 +17,7 @@ from google.protobuf.message import DecodeError
 from feastlog.v1 import audit_service_pb2 as pb
 from feastlog.v1 import audit_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
+from replay import typed
 from replay.audit import AuditReport, verify
 from replay.engine import Viewer
 from replay.explain import explain, what_if
@@ -225,7 +226,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
             facts=structs(found.get("facts", [])),
             lines=found.get("narrative", []),
             details=struct(found),
-            typed_facts=typed_facts(game.engine.spec.command_field, found.get("facts", [])),
+            typed_facts=typed_facts(typed.member_of(game.engine.spec.kind), found.get("facts", [])),
         )
 
     @unary
@@ -253,7 +254,7 @@ class AuditService(pb_grpc.AuditServiceServicer):
             state_hash=done.row.state_hash,
             facts=structs(done.facts),
             game_over=done.game_over,
-            typed_facts=typed_facts(game.engine.spec.command_field, done.facts),
+            typed_facts=typed_facts(typed.member_of(game.engine.spec.kind), done.facts),
         )
 
 

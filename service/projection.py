@@ -184,7 +184,12 @@ def adopt(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> int:
     for i, path in enumerate(paths):
         con.execute(f"ATTACH '{_quoted(path)}' AS share{i} (READ_ONLY)")
         try:
-            for name in tables():
+            # a worker process knows the games registered on import; a game registered
+            # later in this process only (a test's) has no games in a worker's share
+            held = con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [f"share{i}"]
+            ).fetchall()
+            for name in [t for t in tables() if (t,) in held]:
                 con.execute(f"INSERT INTO {name} SELECT * FROM share{i}.{name}")
         finally:
             con.execute(f"DETACH share{i}")

@@ -17,7 +17,7 @@ import grpc
 
 from feastlog.v1 import replay_service_pb2 as pb
 from feastlog.v1 import replay_service_pb2_grpc as pb_grpc
-from replay import fold
+from replay import fold, typed
 from replay.engine import ARBITER, Viewer
 from replay.explain import table_view
 from replay.export import export_record, to_text
@@ -154,7 +154,7 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         viewer = viewer_for(self.caller(context), game, wanted)
         step = state_at(game, request.seq, viewer)
         return pb.GetStateAtResponse(
-            event=event(step, game.engine.spec.command_field),
+            event=event(step, typed.member_of(game.engine.spec.kind)),
             viewer=str(viewer),
             typed_viewer=participant(str(viewer)),
             rulings=struct(rulings_at(game, step.row.seq)),
@@ -169,7 +169,7 @@ class ReplayService(pb_grpc.ReplayServiceServicer):
         wanted = participant_text(request.viewer, request.typed_viewer, "typed_viewer")
         viewer = viewer_for(self.caller(context), game, wanted)
         for step in steps(game, request.from_seq, request.to_seq, viewer):
-            yield pb.StreamReplayResponse(event=event(step, game.engine.spec.command_field))
+            yield pb.StreamReplayResponse(event=event(step, typed.member_of(game.engine.spec.kind)))
 
     @unary
     async def ExportRecord(

@@ -97,7 +97,7 @@ class GameService(pb_grpc.GameServiceServicer):
             facts=structs(done.facts),
             game_over=done.game_over,
             replayed=done.replayed,
-            typed_facts=typed_facts(game.engine.spec.command_field, done.facts),
+            typed_facts=typed_facts(typed.member_of(game.engine.spec.kind), done.facts),
         )
 
     @unary
@@ -109,7 +109,7 @@ class GameService(pb_grpc.GameServiceServicer):
             seq=game.last_seq,
             viewer=str(viewer),
             view=struct(view),
-            typed_view=typed.view_message(game.engine.spec.command_field, view),
+            typed_view=typed.view_message(typed.member_of(game.engine.spec.kind), view),
             typed_viewer=participant(str(viewer)),
         )
 
@@ -127,7 +127,7 @@ class GameService(pb_grpc.GameServiceServicer):
         game = await self.games.get(request.game_id)
         steps = self.games.watch(self.caller(context), request.game_id, request.from_seq)
         async for step in steps:
-            yield pb.WatchGameResponse(event=event(step, game.engine.spec.command_field))
+            yield pb.WatchGameResponse(event=event(step, typed.member_of(game.engine.spec.kind)))
 
     @unary
     async def ListGames(

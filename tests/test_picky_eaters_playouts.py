@@ -2,7 +2,8 @@
 under every ruleset version this build folds.
 
 Every game ends after round 5 with a game_over fact; every card is accounted for at every
-row; refolding the same commands gives the same state hash at every row.
+row.  That a record refolds to every state hash is a contract of every game
+(tests/contract/).
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def choose(commands: list, chooser: random.Random):
 def play(
     n: int, seed: int, ruleset: str = ENGINE.spec.ruleset_version
 ) -> tuple[list[tuple[str, record_pb2.Command]], list[str], list]:
-    """Play one game; return the commands, the state hash after each row and all facts."""
+    """Play one game; return the commands, the state hash after each row and all facts
+    (the table at the end last)."""
     server_seed = bytes([seed % 256, n]) * 16
     table, facts = fold.start(genesis(n, seed, ruleset), server_seed, PACK)
     assert table.game.refill == ("on_draw" if ruleset == "1" else "when_empty")
@@ -72,16 +74,14 @@ def play(
 
 @pytest.mark.parametrize("ruleset", sorted(ENGINE.spec.rulesets))
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
-def test_random_playouts_end_conserve_cards_and_refold_identically(n, ruleset):
-    """Seeded games per player count: end after round 5, refold to the same hashes."""
+def test_random_playouts_end_after_round_five_and_conserve_cards(n, ruleset):
+    """Seeded games per player count: every card accounted for, the end after round 5."""
     prepared = 0
     for seed in range(GAMES_PER_COUNT):
-        rows, hashes, facts = play(n, seed, ruleset)
+        rows, _, facts = play(n, seed, ruleset)
         table, _ = fold.start(genesis(n, seed, ruleset), bytes([seed % 256, n]) * 16, PACK)
-        assert fold.state_hash(table) == hashes[0]
-        for (actor, command), expected in zip(rows, hashes[1:], strict=True):
+        for actor, command in rows:
             table, _ = fold.step(ENGINE, table, actor, command)
-            assert fold.state_hash(table) == expected
         assert table.game.round == ROUNDS and ENGINE.is_over(table.game)
         assert facts[-1]["type"] == "game_over"
         assert sum(f["type"] == "round_started" for f in facts) == ROUNDS

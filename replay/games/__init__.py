@@ -40,3 +40,6 @@ def kinds() -> tuple[str, ...]:
 
 for _game in (bon_appetit, menu_masters, picky_eaters):
     register(_game.ENGINE)
+
+# The games this build ships (its own packages), before anyone registers more.
+SHIPPED = kinds()
