@@ -48,11 +48,7 @@ def setup(
     rng: Rng,
     ruleset: str,
 ) -> tuple[State, list[Fact]]:
-    """Gem Card, dishes, bag, starting hands, starting player; then round 1 begins.
-
-    The seats and ``options`` (every option of the ruleset) are already checked.
-    """
-    chosen = options
+    """Gem Card, dishes, bag, starting hands, starting player; then round 1 begins."""
     markers: tuple[str, ...] = COLOURS
     order = []
     for _ in COLOURS:
@@ -72,9 +68,9 @@ def setup(
     ]
     state = State(
         players=tuple(Player(name, ()) for name in seats),
-        gem_ability=chosen["gem_ability"],
-        tie_break_value=chosen["tie_break_value"],
-        max_bid=chosen["max_bid"],
+        gem_ability=options["gem_ability"],
+        tie_break_value=options["tie_break_value"],
+        max_bid=options["max_bid"],
         gem_values=gem_values,
         bag=starting_bag(len(seats)),
         deck=deck[4:],
@@ -93,12 +89,12 @@ def setup(
         for _ in range(hand_size(len(seats))):
             state, more = draw_gem(state, seat, "setup")
             facts += more
-    if chosen["first_seat"] == "random":
+    if options["first_seat"] == "random":
         first, rng = state.rng.uniform(FIRST_SEAT_LABEL, len(seats))
         state = replace(state, first_seat=first, rng=rng)
     else:
-        state = replace(state, first_seat=int(chosen["first_seat"]))
-    facts.append({"type": "first_player", "seat": state.first_seat, "how": chosen["first_seat"]})
+        state = replace(state, first_seat=int(options["first_seat"]))
+    facts.append({"type": "first_player", "seat": state.first_seat, "how": options["first_seat"]})
     state, more = start_round(state)
     return state, facts + more
 

@@ -53,10 +53,7 @@ def setup(
     rng: Rng,
     ruleset: str,
 ) -> tuple[State, list[Fact]]:
-    """Stores, decks, windows, coins, First Chef and Menus, as the rulebook's Setup says.
-
-    The seats and ``options`` (every option of the ruleset) are already checked.
-    """
+    """Stores, decks, windows, coins, First Chef and Menus, as the rulebook's Setup says."""
     n = len(seats)
     limit = 0 if options["round_limit"] == "off" else int(options["round_limit"])
     decks = []

@@ -50,10 +50,7 @@ def setup(
     rng: Rng,
     ruleset: str,
 ) -> tuple[State, list[Fact]]:
-    """Shuffle both decks, give out the first player card and start round 1.
-
-    The seats and ``options`` (every option of the ruleset) are already checked.
-    """
+    """Shuffle both decks, give out the first player card and start round 1."""
     n = len(seats)
     variant = options["small_table_variant"] == "on"
     blocks = options["hot_plate_blocks_items"] == "on"
