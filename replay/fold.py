@@ -141,7 +141,7 @@ def _check_not_over(engine: Engine, state: Any) -> None:
 
 
 def check_role(actor: str, command: record_pb2.Command) -> str:
-    """Checks 2 and 3 of the envelope: the command's oneof field, sent by the right role."""
+    """Check 2: the actor's role for the command's oneof member (MalformedCommand for none)."""
     which = command.WhichOneof("game")
     if which is None:
         raise MalformedCommand("command", "the command is empty")

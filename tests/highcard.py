@@ -283,4 +283,4 @@ def commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Iterato
         yield take_slot(slot + 1)
 
 
-KIT = Kit(2, refusals, commands)
+KIT = Kit(2, refusals, commands, "test_fourth_game.py")

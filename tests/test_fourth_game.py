@@ -18,7 +18,10 @@ from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from replay import fold
+from replay.engine import RuleViolation, SetupRefused
 from replay.export import verify_document
+from replay.rng import Rng
 from tests import highcard
 from tests.serverutil import (
     ThreadedServer,
@@ -77,3 +80,25 @@ def test_high_card_through_the_server_the_audit_the_export_and_the_cli(tmp_path:
     assert line["games"] == 1 and line["value"] > 0
     rules = CliRunner().invoke(cli, ["rules", "high-card"])
     assert rules.exit_code == 0 and "HC-TAKE" in rules.output
+
+
+@pytest.mark.parametrize("wins", ["highest", "lowest"])
+def test_HC_DEAL_HC_SEATS_HC_HIGHEST_HC_LOWEST_HC_END_a_seeded_game(wins: str) -> None:
+    """HC-DEAL: 8 cards a seat and 2 more lie face down; HC-SEATS: 2 to 6 seats;
+    HC-HIGHEST: the seat holding the highest card wins, HC-LOWEST: with wins=lowest the one
+    holding the lowest; HC-END: once every seat holds 8, nothing more is taken."""
+    engine, deck = highcard.ENGINE, highcard.load_pack(highcard.PACK)
+    with pytest.raises(SetupRefused) as seats:
+        engine.setup(tuple("ABCDEFG"), {}, deck, Rng(bytes(32)))
+    assert seats.value.rule_id == "HC-SEATS" and seats.value.field == "players"
+    state, facts = engine.setup(("Ann", "Bob", "Cy"), {"wins": wins}, deck, Rng(bytes(32)))
+    assert len(state.slots) == facts[0]["slots"] == 3 * highcard.HAND + 2
+    for slot in range(1, 3 * highcard.HAND + 1):
+        (seat,) = engine.to_act(state)
+        state, facts = fold.play(engine, state, seat, highcard.take_slot(slot))
+    best = [(min if wins == "lowest" else max)(cards) for cards in state.held]
+    winner = best.index((min if wins == "lowest" else max)(best))
+    assert engine.outcome(state).winners == (winner,) == tuple(facts[-1]["winners"])
+    with pytest.raises(RuleViolation) as after:
+        fold.play(engine, state, 0, highcard.take_slot(3 * highcard.HAND + 1))
+    assert after.value.rule_id == "HC-END"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import random
-import re
-from pathlib import Path
 
 from feastlog.v1 import menu_masters_pb2 as pb
 from replay import fold, games
@@ -100,11 +98,8 @@ def test_narration_tells_every_round_and_private_facts_stay_private():
     assert all("menus" in c for c in over["chefs"])
 
 
-def test_catalogue_ids_all_appear_in_the_tests():
-    text = "".join(p.read_text() for p in Path(__file__).parent.glob("test_menu_masters_*.py"))
-    cited = set(re.findall(r"MM[-_][A-Z0-9][A-Z0-9_-]*", text))
-    cited = {c.replace("_", "-").rstrip("-") for c in cited}
-    missing = [rule_id for rule_id in RULES if rule_id not in cited]
-    assert not missing, missing
+def test_catalogue_shape():
+    """Every rule has its section and text; the readings are MM-I1..MM-I9 (that every id is
+    cited by a test is a contract of every game, tests/contract/)."""
     assert all(rule.section and rule.text for rule in RULES.values())
     assert [r for r in RULES if RULES[r].interpretation] == [f"MM-I{k}" for k in range(1, 10)]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -142,18 +141,9 @@ def test_every_command_is_public_and_legal_commands_are_accepted():
     assert ENGINE.legal_commands(state, 1) == []
 
 
-def test_every_rule_id_is_cited_by_a_test():
-    """Each id of the catalogue appears in the Picky Eaters test files."""
-    text = "".join(p.read_text() for p in Path(__file__).parent.glob("test_picky_eaters_*.py"))
-    words = set(re.split(r"[^A-Za-z0-9_-]+", text))
-    spelled = words | {p for w in words for p in re.split(r"_(?=PE_)", w)}
-
-    def cited(rule_id: str) -> bool:
-        under = rule_id.replace("-", "_")
-        return any(w in (rule_id, under) or w.startswith(under + "_") for w in spelled)
-
-    missing = sorted(r for r in ENGINE.spec.rules if not cited(r))
-    assert not missing, f"rule ids without a test: {missing}"
+def test_catalogue_shape():
+    """Every rule has its section and text; the readings are PE-I<n> (that every id is cited
+    by a test is a contract of every game, tests/contract/)."""
     for rule in ENGINE.spec.rules.values():
         assert rule.section and rule.text
         assert rule.interpretation == bool(re.fullmatch(r"PE-I\d+", rule.id))

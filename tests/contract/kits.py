@@ -2,8 +2,9 @@
 
 A kit holds, for a game kind, how many seats its seeded games have, one refused command
 (or setup) for every rule of the catalogue that can refuse (the rules that never refuse
-are marked ``refuses=False``), and a generator of well-formed commands to try at any
-position (any seat, any card, colour, store or Menu of the game).  A game registered
+are marked ``refuses=False``), a generator of well-formed commands to try at any
+position (any seat, any card, colour, store or Menu of the game), and where the game's
+own scenario tests are (they cite every rule id).  A game registered
 without a kit fails the contract tests: registering a game means bringing its kit.
 """
 
@@ -360,12 +361,13 @@ class Kit:
     seats: int
     refusals: Callable[[], Mapping[str, Thunk]]
     commands: Commands
+    tests: str  # the game's test files, a glob under tests/: every rule id is cited there
 
 
 KITS: dict[str, Kit] = {
-    "bon-appetit": Kit(3, _ba_refusals, _ba_commands),
-    "menu-masters": Kit(4, _mm_refusals, _mm_commands),
-    "picky-eaters": Kit(3, _pe_refusals, _pe_commands),
+    "bon-appetit": Kit(3, _ba_refusals, _ba_commands, "test_bon_appetit_*.py"),
+    "menu-masters": Kit(4, _mm_refusals, _mm_commands, "test_menu_masters_*.py"),
+    "picky-eaters": Kit(3, _pe_refusals, _pe_commands, "test_picky_eaters_*.py"),
 }
 
 

@@ -20,8 +20,10 @@ A game is covered by registering it (``replay.games.register``) with its kit
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,6 +49,7 @@ RECORDS = 2  # seeded records per kind and number of seats
 PLAYOUTS = 3  # seeded games per kind and ruleset version
 POSITIONS = 30  # positions tried per game, spread over it
 MOST_COMMANDS = 5000  # a playout longer than this does not end
+TESTS = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,26 @@ def test_every_command_a_position_offers_is_accepted_there(kind: str, ruleset: s
                 fold.play(engine, table.game, seat, command)
         for seat in set(range(len(table.adjustments))) - engine.to_act(table.game):
             assert engine.legal_commands(table.game, seat) == []
+
+
+def cited(text: str) -> set[str]:
+    """The rule ids a text cites: as written (BA-BID-SIZE), or in a test's name
+    (test_PE_DECK_REFILL_PE_I7_refill cites PE-DECK-REFILL and PE-I7, not PE-I)."""
+    found: set[str] = set()
+    for token in re.findall(r"(?<![A-Za-z0-9])[A-Z]{2}(?:[-_][A-Z0-9]+)+", text):
+        parts = re.split(r"[-_]", token)
+        found |= {
+            "-".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 2, len(parts) + 1)
+        }
+    return found
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_rule_id_is_cited_by_the_games_tests(kind: str) -> None:
+    """Each id of the catalogue, refusing or not, appears in the game's scenario tests."""
+    text = "".join(p.read_text() for p in sorted(TESTS.glob(KITS[kind].tests)))
+    missing = sorted(set(games.engine(kind).spec.rules) - cited(text))
+    assert text and not missing, f"rule ids without a test: {missing}"
 
 
 @pytest.mark.parametrize("kind", KINDS)
