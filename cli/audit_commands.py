@@ -354,7 +354,7 @@ def parse_command(text: str, kind: str) -> record_pb2.Command:
     except json_format.ParseError:
         pass
     command = record_pb2.Command()
-    field = games.engine(kind).command_field
+    field = games.engine(kind).spec.command_field
     try:
         json_format.Parse(text, getattr(command, field))
     except json_format.ParseError as bad:

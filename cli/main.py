@@ -135,9 +135,25 @@ async def start_pages(running: Running, host: str, port: int) -> int:
         ) from bad
 
 
+class GameKind(click.ParamType):
+    """A game kind of the registry, read when the command runs (not when it is defined)."""
+
+    name = "kind"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        """The kinds, as click shows a closed set."""
+        return "[" + "|".join(games.kinds()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """The kind, if the registry has it."""
+        if value in games.kinds():
+            return str(value)
+        self.fail(f"{value!r} is not a game kind: use {', '.join(games.kinds())}", param, ctx)
+
+
 def kind_argument() -> Any:
     """The game kind argument, a closed set."""
-    return click.argument("kind", type=click.Choice(games.KINDS))
+    return click.argument("kind", type=GameKind())
 
 
 @cli.command("new")
@@ -453,23 +469,21 @@ async def replay_over_grpc(server: str, game_id: str, key: str | None) -> list[s
 @click.option("--json", "as_json", is_flag=True, help="The catalogue as JSON.")
 def rules_command(kind: str, as_json: bool) -> None:
     """A game's rule catalogue: every rule id, its rulebook section and what it says."""
-    engine = games.engine(kind)
+    spec = games.engine(kind).spec
     if as_json:
         import json
 
         from replay.canonical import to_plain
 
-        click.echo(json.dumps([to_plain(r) for r in engine.rules.values()], indent=1))
+        click.echo(json.dumps([to_plain(r) for r in spec.rules.values()], indent=1))
         return
-    click.echo(f"{engine.title}, ruleset {engine.ruleset_version}: {len(engine.rules)} rules")
-    click.echo(
-        f"rulesets folded: {', '.join(engine.rulesets)} (new games: {engine.ruleset_version})"
-    )
-    for rule in engine.rules.values():
+    click.echo(f"{spec.title}, ruleset {spec.ruleset_version}: {len(spec.rules)} rules")
+    click.echo(f"rulesets folded: {', '.join(spec.rulesets)} (new games: {spec.ruleset_version})")
+    for rule in spec.rules.values():
         mark = " (interpretation)" if rule.interpretation else ""
         mark += "" if rule.refuses else " (never refuses)"
         click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
-    defaults = ", ".join(f"{k}={v}" for k, v in engine.option_defaults.items())
+    defaults = ", ".join(f"{k}={v}" for k, v in spec.option_defaults.items())
     click.echo(f"options (defaults): {defaults}")
 
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from feastlog.v1 import record_pb2
-from replay import fold
 from replay.engine import Engine, Fact, MalformedCommand, RuleViolation
 from replay.fold import Table, state_hash
 from replay.games import engine
@@ -97,7 +96,7 @@ class LiveGame:
             if row.seq != prev.seq + 1 or row.prev_hash != prev.hash:
                 return False
             try:
-                table, found = apply_row(table, row)
+                table, found = apply_row(self.engine, table, row)
             except (RuleViolation, MalformedCommand, ValueError):
                 return False
             if state_hash(table) != row.state_hash:
@@ -130,10 +129,6 @@ class LiveGame:
         row, table, facts = first
         game.advance([row], [table], [tuple(facts)])
         return game
-
-    def may_continue(self) -> bool:
-        """Whether commands are still taken."""
-        return not self.over and not fold.is_over(self.table)
 
 
 def live_from_folded(folded: Folded, server_seed: bytes, names: tuple[str, ...]) -> LiveGame:

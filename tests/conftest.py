@@ -1,5 +1,6 @@
-"""Shared fixtures: a headless Chromium (Debian's) for the browser tests, screenshots, and
-the two store adapters (a DuckDB file, a PostgreSQL database) for the contract tests."""
+"""Shared set-up: the test-only fourth game registered; a headless Chromium (Debian's) for
+the browser tests, screenshots; the two store adapters (a DuckDB file, a PostgreSQL
+database) for the contract tests."""
 
 from __future__ import annotations
 
@@ -9,6 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from replay import games
+from tests import highcard
+from tests.contract import kits
+
+# The fourth game, test-only: registered before collection, so every test that runs over
+# the registered kinds (the contract tests, the service ones) covers it.
+games.register(highcard.ENGINE)
+kits.register("high-card", highcard.KIT)
 
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER_ARGS = [

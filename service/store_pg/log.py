@@ -325,7 +325,7 @@ class PgStore:
             ).fetchall()
             out = []
             for kind, played in kinds:
-                label, query = projection.FIGURES.get(kind, ("", "SELECT NULL"))
+                label, query = projection.figure_of(kind)
                 if tournament_id and label:
                     query += (" AND" if "WHERE" in query else " WHERE") + (
                         " game_id IN (SELECT game_id FROM outcome_games "

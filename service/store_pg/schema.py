@@ -88,10 +88,16 @@ CREATE TABLE IF NOT EXISTS meta (
 REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))
 
 # DuckDB's column types as PostgreSQL spells them (the projection's DDL is DuckDB's).
-_TYPES = {"VARCHAR": "text", "BLOB": "bytea", "JSON": "jsonb", "INTEGER": "integer"}
+_TYPES = {
+    "VARCHAR": "text",
+    "BLOB": "bytea",
+    "JSON": "jsonb",
+    "INTEGER": "integer",
+    "DOUBLE": "double precision",
+}
 
 
 def projection_schema() -> str:
     """The outcomes projection's tables in PostgreSQL's types."""
     ddl = projection.schema()
-    return re.sub(r"\b(VARCHAR|BLOB|JSON|INTEGER)\b", lambda m: _TYPES[m.group(1)], ddl)
+    return re.sub(r"\b(VARCHAR|BLOB|JSON|INTEGER|DOUBLE)\b", lambda m: _TYPES[m.group(1)], ddl)
