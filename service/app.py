@@ -11,7 +11,6 @@ game in memory move on (``service.live``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -209,10 +208,15 @@ class Application(Reads):
         async with pending.lock:
             sent = await self._sent(game_id)
             if seat not in sent:
-                # another call may take this seat's entropy meanwhile: see whose below
-                with contextlib.suppress(StoreConflict):
+                wrote = True
+                try:
                     await self.db.commit(Batch(entropy=[(game_id, seat, entropy)]))
-                sent = await self._sent(game_id)
+                except StoreConflict:  # another call took this seat's entropy: see whose below
+                    wrote = False
+                now = await self._waiting(game_id)
+                if now is None and wrote:  # another node began it, with this entropy in it
+                    return True, []
+                sent = await self._sent(game_id) if now is None else dict(now.entropy)
             if sent[seat] != entropy:
                 raise EntropyAlreadySent(f"seat {seat} has already sent its entropy")
             waiting = pending.missing(sent)
