@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import secrets
 import shutil
 import signal
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from cli.bench import Submitted, submit_only
 from scripts.cluster import (
+    Postgres,
     free_port,
     set_up_feastlog_role,
     start_nginx,
@@ -32,17 +36,58 @@ from scripts.cluster import (
     stop_process,
 )
 
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU seconds the processes (and their waited-for children) used."""
+    total = 0
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total / TICK
+
+
+def postgres_pids(postgres: Postgres) -> list[int]:
+    """The postmaster and its backends."""
+    main = int((Path(postgres.folder) / "data" / "postmaster.pid").read_text().split()[0])
+    children = Path(f"/proc/{main}/task/{main}/children").read_text().split()
+    return [main, *map(int, children)]
+
 
 def measure(
-    folder: Path, name: str, dbs: list[str], key: str, args: argparse.Namespace, offered: float
-) -> tuple[Submitted, Submitted]:
-    """Start ``dbs`` as nodes behind nginx; the full-rate and the fixed-rate runs."""
+    folder: Path,
+    name: str,
+    dbs: list[str],
+    key: str,
+    args: argparse.Namespace,
+    offered: float,
+    postgres: Postgres | None,
+) -> tuple[Submitted, Submitted, str]:
+    """Start ``dbs`` as nodes behind nginx; the full-rate and the fixed-rate runs, and
+    where the CPU went in the full-rate run (seconds per 1,000 commands)."""
     nodes = [start_node(db, key, folder, i) for i, db in enumerate(dbs, start=1)]
     port = free_port()
     nginx = start_nginx(folder / f"nginx-{name}", port, [p for _, p in nodes])
     address = f"127.0.0.1:{port}"
     try:
+        parts = {
+            "nodes": [pid for pid, _ in nodes],
+            "postgres": postgres_pids(postgres) if postgres else [],
+            "nginx": [
+                nginx,
+                *map(int, Path(f"/proc/{nginx}/task/{nginx}/children").read_text().split()),
+            ],
+        }
+        before = {part: cpu_seconds(pids) for part, pids in parts.items()}
+        client = time.process_time()
         full = asyncio.run(submit_only(address, key, args.kind, args.games, args.players))
+        client = time.process_time() - client
+        used = {part: cpu_seconds(pids) - before[part] for part, pids in parts.items()}
+        used["client"] = client  # planning the games' commands included
+        per = 1000 / full.commands
+        where = ", ".join(f"{part} {seconds * per:.2f}" for part, seconds in used.items())
         rate = offered or full.per_second / 2
         fixed = asyncio.run(
             submit_only(address, key, args.kind, args.games, args.players, rate, args.games)
@@ -51,15 +96,15 @@ def measure(
         stop_process(nginx, signal.SIGQUIT)
         for pid, _ in nodes:
             stop_process(pid)
-    return full, fixed
+    return full, fixed, where
 
 
-def line(name: str, full: Submitted, fixed: Submitted) -> str:
+def line(name: str, full: Submitted, fixed: Submitted, where: str) -> str:
     """One setup's figures."""
     return (
         f"| {name} | {full.per_second:,.0f} | {full.percentile(50):.1f} | "
         f"{full.percentile(99):.1f} | {fixed.offered:,.0f} | {fixed.percentile(50):.1f} | "
-        f"{fixed.percentile(99):.1f} |"
+        f"{fixed.percentile(99):.1f} | {where} |"
     )
 
 
@@ -76,22 +121,28 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         postgres = start_postgres()
         try:
-            full, fixed = measure(folder, "duckdb", [str(folder / "bench.duckdb")], key, args, 0)
-            rows.append(line("DuckDB file, 1 node", full, fixed))
+            duckdb = [str(folder / "bench.duckdb")]
+            full, fixed, where = measure(folder, "duckdb", duckdb, key, args, 0, None)
+            rows.append(line("DuckDB file, 1 node", full, fixed, where))
             offered = fixed.offered
             for count in (1, 2):
                 dsn = set_up_feastlog_role(postgres, database=f"bench{count}")
-                full, fixed = measure(folder, f"pg{count}", [dsn] * count, key, args, offered)
-                rows.append(line(f"PostgreSQL, {count} node{'s' * (count > 1)}", full, fixed))
+                nodes = [dsn] * count
+                full, fixed, where = measure(
+                    folder, f"pg{count}", nodes, key, args, offered, postgres
+                )
+                name = f"PostgreSQL, {count} node{'s' * (count > 1)}"
+                rows.append(line(name, full, fixed, where))
         finally:
             stop_postgres(postgres)
             shutil.rmtree(postgres.folder, ignore_errors=True)
     print(
         f"{args.games} {args.kind} games at once, submit-only, through nginx "
-        "(cmd/s: the most taken; p50/p99 ms at that load, then at one offered rate)"
+        "(cmd/s: the most taken; p50/p99 ms at that load, then at one offered rate; "
+        "CPU seconds per 1,000 commands at the most taken)"
     )
-    print("| setup | cmd/s | p50 | p99 | offered cmd/s | p50 | p99 |")
-    print("|---|---|---|---|---|---|---|")
+    print("| setup | cmd/s | p50 | p99 | offered cmd/s | p50 | p99 | CPU s / 1,000 commands |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(row)
     return 0
