@@ -20,19 +20,19 @@ from pathlib import Path
 import click
 import grpc
 
+from feastlog.replay import fold, games
+from feastlog.replay.engine import Viewer
+from feastlog.replay.export import decoded
+from feastlog.replay.fold import Table, state_hash
+from feastlog.replay.history import begin, new_genesis
+from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
+from feastlog.replay.visibility import seen
+from feastlog.service import projection
+from feastlog.service.offline import OfflineFile
+from feastlog.service.reads import audit_stored
+from feastlog.service.server import create_server
+from feastlog.service.store import Batch, NewGame, Store, StoredGame
 from feastlog.v1 import record_pb2, replay_service_pb2, replay_service_pb2_grpc
-from replay import fold, games
-from replay.engine import Viewer
-from replay.export import decoded
-from replay.fold import Table, state_hash
-from replay.history import begin, new_genesis
-from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
-from replay.visibility import seen
-from service import projection
-from service.offline import OfflineFile
-from service.reads import audit_stored
-from service.server import create_server
-from service.store import Batch, NewGame, Store, StoredGame
 
 NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 

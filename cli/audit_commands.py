@@ -20,9 +20,22 @@ import click
 import grpc
 from google.protobuf import json_format
 
-from cli.audit_bench import bench_audit_command
-from cli.client import as_dict, bearer, open_channel
-from cli.season import audit_all, export_all, workers_option
+from feastlog.cli.audit_bench import bench_audit_command
+from feastlog.cli.client import as_dict, bearer, open_channel
+from feastlog.cli.season import audit_all, export_all, workers_option
+from feastlog.replay import games
+from feastlog.replay.audit import AuditReport, summary_line
+from feastlog.replay.engine import ARBITER, Viewer
+from feastlog.replay.export import BadExport, verify_document
+from feastlog.replay.narrative import check_viewer, header, row_lines
+from feastlog.replay.record import Row
+from feastlog.service.auth import KEY_ENV, ORGANISER, OrganiserKeyError, find_organiser_key
+from feastlog.service.errors import KNOWN, describe
+from feastlog.service.offline import OfflineFile, answer
+from feastlog.service.reads import audit_stored
+from feastlog.service.servicers.convert import rejection_message
+from feastlog.service.store_api import exists as store_exists
+from feastlog.service.store_api import open_store
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import record_pb2
@@ -30,19 +43,6 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from replay import games
-from replay.audit import AuditReport, summary_line
-from replay.engine import ARBITER, Viewer
-from replay.export import BadExport, verify_document
-from replay.narrative import check_viewer, header, row_lines
-from replay.record import Row
-from service.auth import KEY_ENV, ORGANISER, OrganiserKeyError, find_organiser_key
-from service.errors import KNOWN, describe
-from service.offline import OfflineFile, answer
-from service.reads import audit_stored
-from service.servicers.convert import rejection_message
-from service.store_api import exists as store_exists
-from service.store_api import open_store
 
 T = TypeVar("T")
 DEFAULT_DB = "feastlog.duckdb"

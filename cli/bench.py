@@ -25,14 +25,14 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from cli.audit_bench import build
-from cli.client import bearer, new_game, open_channel, play_with_bots, spawn_server
+from feastlog.cli.audit_bench import build
+from feastlog.cli.client import bearer, new_game, open_channel, play_with_bots, spawn_server
+from feastlog.replay.history import refold
+from feastlog.replay.record import COMMAND
+from feastlog.service.store import Store
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
-from replay.history import refold
-from replay.record import COMMAND
-from service.store import Store
 
 NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 

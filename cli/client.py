@@ -20,9 +20,9 @@ from google.protobuf import json_format
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from feastlog.service.server import create_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service.server import create_server
 
 Metadata = tuple[tuple[str, str], ...]
 
@@ -117,7 +117,7 @@ def open_blocking_channel(address: str) -> grpc.Channel:
 def spawn_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
     """``feastlog serve`` on port 0 in its own process: the process and its address."""
     env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
-    code = "from cli.main import main; main()"
+    code = "from feastlog.cli.main import main; main()"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--db", str(db_path), "--port", "0"],
         stdout=subprocess.PIPE,

@@ -12,26 +12,26 @@ from typing import Any
 
 import click
 
-from cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
-from cli.bench import bench_command
-from cli.client import as_dict, bearer, connect, new_game, play_with_bots
-from cli.play import play_command
-from cli.replay_html import write_replay_html
-from cli.scale_bench import bench_scale_command
-from cli.season import SEASON_COMMANDS
-from cli.tournament import standings_command
+from feastlog.cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
+from feastlog.cli.bench import bench_command
+from feastlog.cli.client import as_dict, bearer, connect, new_game, play_with_bots
+from feastlog.cli.play import play_command
+from feastlog.cli.replay_html import write_replay_html
+from feastlog.cli.scale_bench import bench_scale_command
+from feastlog.cli.season import SEASON_COMMANDS
+from feastlog.cli.tournament import standings_command
+from feastlog.replay import games
+from feastlog.replay.engine import ARBITER, Viewer
+from feastlog.replay.history import refold
+from feastlog.replay.narrative import as_seen_then, header, row_lines
+from feastlog.replay.record import Row
+from feastlog.service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
+from feastlog.service.server import CannotListen, Running, create_server, serve_forever
+from feastlog.service.store import CannotOpenStore, StoreLocked
+from feastlog.service.store_api import exists as store_exists
+from feastlog.service.store_api import is_postgres, open_store, shown
+from feastlog.service.web import serve_http
 from feastlog.v1 import game_service_pb2 as pb
-from replay import games
-from replay.engine import ARBITER, Viewer
-from replay.history import refold
-from replay.narrative import as_seen_then, header, row_lines
-from replay.record import Row
-from service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
-from service.server import CannotListen, Running, create_server, serve_forever
-from service.store import CannotOpenStore, StoreLocked
-from service.store_api import exists as store_exists
-from service.store_api import is_postgres, open_store, shown
-from service.web import serve_http
 
 DEFAULT_DB = "feastlog.duckdb"
 DEFAULT_ADDRESS = "127.0.0.1:50051"
@@ -392,7 +392,7 @@ def replay_offline(db_path: str, game_id: str) -> list[str]:
 
 def replay_export(path: Path, at: int | None = None, viewer: Viewer | None = None) -> list[str]:
     """Narrate a finished game from its exported record alone (up to ``at``, as ``viewer``)."""
-    from replay.export import BadExport, load_record
+    from feastlog.replay.export import BadExport, load_record
 
     try:
         record = load_record(path.read_text())
@@ -473,7 +473,7 @@ def rules_command(kind: str, as_json: bool) -> None:
     if as_json:
         import json
 
-        from replay.canonical import to_plain
+        from feastlog.replay.canonical import to_plain
 
         click.echo(json.dumps([to_plain(r) for r in spec.rules.values()], indent=1))
         return

@@ -12,13 +12,13 @@ import click
 import grpc
 from google.protobuf import json_format
 
-from cli.client import as_dict, bearer, open_blocking_channel
+from feastlog.cli.client import as_dict, bearer, open_blocking_channel
+from feastlog.replay import games
+from feastlog.replay.narrative import row_lines
+from feastlog.replay.record import Row
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
-from replay import games
-from replay.narrative import row_lines
-from replay.record import Row
 
 
 def command_text(command: record_pb2.Command) -> str:

@@ -17,24 +17,24 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from cli.audit_commands import AuditError, offline, rpc
-from cli.client import as_dict
+from feastlog.cli.audit_commands import AuditError, offline, rpc
+from feastlog.cli.client import as_dict
+from feastlog.replay import games
+from feastlog.replay.engine import ARBITER, Fact, MalformedCommand, PackError, RuleViolation, Viewer
+from feastlog.replay.export import BadExport, load_record
+from feastlog.replay.history import refold
+from feastlog.replay.page import page_data, render_page
+from feastlog.replay.record import Row
+from feastlog.replay.visibility import refusals_for
+from feastlog.service.auth import ORGANISER
+from feastlog.service.live import LiveGame, live_from_folded
+from feastlog.service.offline import OfflineFile, answer
+from feastlog.service.pages import page_html
+from feastlog.service.store import Rejection
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from replay import games
-from replay.engine import ARBITER, Fact, MalformedCommand, PackError, RuleViolation, Viewer
-from replay.export import BadExport, load_record
-from replay.history import refold
-from replay.page import page_data, render_page
-from replay.record import Row
-from replay.visibility import refusals_for
-from service.auth import ORGANISER
-from service.live import LiveGame, live_from_folded
-from service.offline import OfflineFile, answer
-from service.pages import page_html
-from service.store import Rejection
 
 # What folding a damaged record can raise; each is reported in words, not a traceback.
 UNREADABLE = (

@@ -28,18 +28,18 @@ from typing import Any
 import click
 import grpc
 
-from cli.audit_bench import Built, build
-from cli.client import spawn_server
-from cli.season import audit_all, export_all, import_checked, record_texts, verify_records
+from feastlog.cli.audit_bench import Built, build
+from feastlog.cli.client import spawn_server
+from feastlog.cli.season import audit_all, export_all, import_checked, record_texts, verify_records
+from feastlog.replay.history import genesis_of, record_version
+from feastlog.replay.record import Row, seal
+from feastlog.service import bulk, projection
+from feastlog.service.reads import audit_stored
+from feastlog.service.store import Batch, NewGame, Store, StoredGame
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from replay.history import genesis_of, record_version
-from replay.record import Row, seal
-from service import bulk, projection
-from service.reads import audit_stored
-from service.store import Batch, NewGame, Store, StoredGame
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
 TEMPLATES_PER_KIND = 4

@@ -18,17 +18,17 @@ from typing import Any
 import click
 from google.protobuf.message import DecodeError
 
-from replay import fold
-from replay.engine import MalformedCommand, RuleViolation
-from replay.export import BadExport, export_record, load_record, verify_document
-from replay.history import refold
-from replay.record import SEED_REVEAL
-from service import bulk, projection
-from service.reads import audit_stored
-from service.store import Batch, NewGame, StoredGame, StoreLocked
-from service.store_api import EventStore
-from service.store_api import exists as store_exists
-from service.store_api import open_store as open_target
+from feastlog.replay import fold
+from feastlog.replay.engine import MalformedCommand, RuleViolation
+from feastlog.replay.export import BadExport, export_record, load_record, verify_document
+from feastlog.replay.history import refold
+from feastlog.replay.record import SEED_REVEAL
+from feastlog.service import bulk, projection
+from feastlog.service.reads import audit_stored
+from feastlog.service.store import Batch, NewGame, StoredGame, StoreLocked
+from feastlog.service.store_api import EventStore
+from feastlog.service.store_api import exists as store_exists
+from feastlog.service.store_api import open_store as open_target
 
 
 class SeasonError(click.ClickException):
@@ -268,7 +268,7 @@ def import_checked(store: EventStore, records: Iterable[Checked]) -> tuple[int, 
 
 def imported_game(record: Checked) -> NewGame:
     """The game of an imported record: seats named, no token (it has ended)."""
-    from replay.history import genesis_of
+    from feastlog.replay.history import genesis_of
 
     genesis = genesis_of(record.rows[0])
     return NewGame(

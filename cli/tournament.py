@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from cli.audit_commands import offline, rpc, source_options
+from feastlog.cli.audit_commands import offline, rpc, source_options
+from feastlog.service.offline import OfflineFile, answer
+from feastlog.service.servicers.convert import standing_message
 from feastlog.v1 import tournament_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
-from service.offline import OfflineFile, answer
-from service.servicers.convert import standing_message
 
 
 async def _from_file(path: str, tournament_id: str) -> pb.GetStandingsResponse:

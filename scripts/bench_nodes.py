@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cli.bench import Submitted, submit_only
+from feastlog.cli.bench import Submitted, submit_only
 from scripts.cluster import (
     Postgres,
     free_port,

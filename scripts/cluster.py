@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NGINX_SNIPPET = ROOT / "deploy" / "feastlog.nginx.conf"
 STATE = "cluster.json"
 KEY_FILE = "feastlog-organiser.key"
-NODE_CODE = "from cli.main import main; main()"
+NODE_CODE = "from feastlog.cli.main import main; main()"
 
 
 class ClusterError(Exception):

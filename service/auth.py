@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay.engine import ARBITER, SPECTATOR, Viewer
-from service.errors import PermissionDenied, Unauthenticated
-from service.files import exposed, make_private_folder, mode_text, write_new_private_file
-from service.store_api import is_postgres
+from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.service.errors import PermissionDenied, Unauthenticated
+from feastlog.service.files import exposed, make_private_folder, mode_text, write_new_private_file
+from feastlog.service.store_api import is_postgres
 
 KEY_FILE = "feastlog-organiser.key"
 KEY_ENV = "FEASTLOG_ORGANISER_KEY"

@@ -22,12 +22,12 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
-from replay.history import command_of, genesis_of, seed_of
-from replay.record import COMMAND, GENESIS, SEED_REVEAL
-from service import projection
-from service.store import Store, StoredGame, outcomes
-from service.store_api import is_postgres, open_store
-from service.store_pg import PgStore
+from feastlog.replay.history import command_of, genesis_of, seed_of
+from feastlog.replay.record import COMMAND, GENESIS, SEED_REVEAL
+from feastlog.service import projection
+from feastlog.service.store import Store, StoredGame, outcomes
+from feastlog.service.store_api import is_postgres, open_store
+from feastlog.service.store_pg import PgStore
 
 T = TypeVar("T")
 PROGRESS_EVERY = 25  # games between two progress messages from a worker

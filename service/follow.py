@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from service.store_pg import NOTIFY_CHANNEL
+from feastlog.service.store_pg import NOTIFY_CHANNEL
 
 log = logging.getLogger("feastlog.follow")
 

@@ -22,15 +22,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from feastlog.replay.engine import Engine, Fact, MalformedCommand, RuleViolation
+from feastlog.replay.fold import Table, state_hash
+from feastlog.replay.games import engine
+from feastlog.replay.history import Folded, apply_row, refold
+from feastlog.replay.record import Row
+from feastlog.service.errors import GameNotFound
+from feastlog.service.store import StoredGame, StoreUnavailable
+from feastlog.service.writer import Database
 from feastlog.v1 import record_pb2
-from replay.engine import Engine, Fact, MalformedCommand, RuleViolation
-from replay.fold import Table, state_hash
-from replay.games import engine
-from replay.history import Folded, apply_row, refold
-from replay.record import Row
-from service.errors import GameNotFound
-from service.store import StoredGame, StoreUnavailable
-from service.writer import Database
 
 # Finished games kept folded in memory (most recently used); running games always are.
 FINISHED_KEPT = 256

@@ -16,21 +16,21 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from feastlog.service import limits, reflection
+from feastlog.service.app import Application
+from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
+from feastlog.service.follow import Follower
+from feastlog.service.servicers import add_servicers
+from feastlog.service.store import CannotOpenStore
+from feastlog.service.store_api import EventStore, open_store
+from feastlog.service.store_pg import PgStore
+from feastlog.service.writer import Database
 from feastlog.v1 import (
     audit_service_pb2,
     game_service_pb2,
     replay_service_pb2,
     tournament_service_pb2,
 )
-from service import limits, reflection
-from service.app import Application
-from service.auth import Credentials, OrganiserKeyError, organiser_key
-from service.follow import Follower
-from service.servicers import add_servicers
-from service.store import CannotOpenStore
-from service.store_api import EventStore, open_store
-from service.store_pg import PgStore
-from service.writer import Database
 
 SERVICE_NAMES = (
     game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,

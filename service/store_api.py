@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value picks
-    from replay.record import Row
-    from replay.standings import Standing
-    from service import projection
-    from service.store import Batch, Listed, PendingGame, Rejection, StoredGame
+    from feastlog.replay.record import Row
+    from feastlog.replay.standings import Standing
+    from feastlog.service import projection
+    from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -140,9 +140,9 @@ def exists(target: str) -> bool:
 def open_store(target: str, read_only: bool = False) -> EventStore:
     """The store a ``--db`` value names: a PostgreSQL DSN, or else a DuckDB file."""
     if is_postgres(target):
-        from service.store_pg import PgStore
+        from feastlog.service.store_pg import PgStore
 
         return PgStore(target, read_only=read_only)
-    from service.store import Store
+    from feastlog.service.store import Store
 
     return Store(target, read_only=read_only)

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from service.store import Batch, StoreUnavailable
-from service.store_api import EventStore
+from feastlog.service.store import Batch, StoreUnavailable
+from feastlog.service.store_api import EventStore
 
 T = TypeVar("T")
 

@@ -15,13 +15,13 @@ from typing import Any, TypeVar
 import grpc
 from google.rpc import error_details_pb2
 
-from cli.client import as_dict, spawn_server
-from cli.client import error_info as client_error_info
+from feastlog.cli.client import as_dict, spawn_server
+from feastlog.cli.client import error_info as client_error_info
+from feastlog.service.auth import KEY_ENV
+from feastlog.service.server import Running, create_server
+from feastlog.service.store_api import is_postgres
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service.auth import KEY_ENV
-from service.server import Running, create_server
-from service.store_api import is_postgres
 
 T = TypeVar("T")
 

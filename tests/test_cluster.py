@@ -18,7 +18,13 @@ from typing import Any
 import grpc
 import pytest
 
-from cli.client import ROUTING_HEADER, new_game, open_blocking_channel, open_channel, play_with_bots
+from feastlog.cli.client import (
+    ROUTING_HEADER,
+    new_game,
+    open_blocking_channel,
+    open_channel,
+    play_with_bots,
+)
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from tests.pgutil import REQUIRE_POSTGRES

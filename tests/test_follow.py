@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from service.follow import Follower, parse
-from service.live import live_from_store
-from service.store import Batch, StoredGame
-from service.store_pg import PgStore
+from feastlog.service.follow import Follower, parse
+from feastlog.service.live import live_from_store
+from feastlog.service.store import Batch, StoredGame
+from feastlog.service.store_pg import PgStore
 from tests.recordutil import build, games_batch
 
 

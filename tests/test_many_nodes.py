@@ -22,14 +22,14 @@ from typing import TypeVar
 
 import grpc
 
-from cli.client import bearer, new_game, open_channel, reason_of
+from feastlog.cli.client import bearer, new_game, open_channel, reason_of
+from feastlog.service.store_pg import PgStore
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
 from scripts.cluster import free_port, start_nginx, start_node, stop_process
-from service.store_pg import PgStore
 from tests.botutil import KINDS, Ack, Move, check_stored, next_move, submit_request
 from tests.pgutil import empty_database
 from tests.test_cluster import needs_cluster_programs

@@ -13,8 +13,9 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.client import as_dict
-from cli.main import cli
+from feastlog.cli.client import as_dict
+from feastlog.cli.main import cli
+from feastlog.service.store import Store
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import bon_appetit_pb2 as ba
@@ -22,7 +23,6 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from service.store import Store
 from tests.serverutil import ThreadedServer, bearer, create, error_info, play_to_end, stub
 
 SEED = bytes(range(32))

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from replay import games
-from replay.canonical import canonical_bytes, to_plain
-from replay.history import refold
+from feastlog.replay import games
+from feastlog.replay.canonical import canonical_bytes, to_plain
+from feastlog.replay.history import refold
 from tests.test_fixtures import load
 from tests.test_typed_views import playout
 

@@ -22,14 +22,14 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay.audit import verify
+from feastlog.service import projection
+from feastlog.service.errors import CannotOpenStore, StoreConflict
+from feastlog.service.store import Batch, NewGame, Rejection
+from feastlog.service.store_api import EventStore, open_store, shown
+from feastlog.service.store_pg import PgStore
 from feastlog.v1 import record_pb2
-from replay.audit import verify
-from service import projection
-from service.errors import CannotOpenStore, StoreConflict
-from service.store import Batch, NewGame, Rejection
-from service.store_api import EventStore, open_store, shown
-from service.store_pg import PgStore
 from tests.pgutil import with_database
 from tests.recordutil import Built, build, games_batch
 from tests.test_audit_tamper import GAME, TAMPERING, TAMPERING_2, built_in

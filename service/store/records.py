@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
+from feastlog.replay.record import Row
+from feastlog.service import projection
 from feastlog.v1 import record_pb2
-from replay.record import Row
-from service import projection
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ errors are translated once, in ``errors``.
 - ``errors``: psycopg's errors translated into the store's own.
 """
 
-from service.store_pg.log import PgStore
-from service.store_pg.schema import NOTIFY_CHANNEL, SCHEMA_NAME
+from feastlog.service.store_pg.log import PgStore
+from feastlog.service.store_pg.schema import NOTIFY_CHANNEL, SCHEMA_NAME
 
 __all__ = ["NOTIFY_CHANNEL", "SCHEMA_NAME", "PgStore"]

@@ -9,8 +9,8 @@ from typing import ParamSpec, TypeVar
 
 import psycopg
 
-from service.incidents import new_incident_id
-from service.store import CannotOpenStore, StoreConflict, StoreUnavailable
+from feastlog.service.incidents import new_incident_id
+from feastlog.service.store import CannotOpenStore, StoreConflict, StoreUnavailable
 
 P = ParamSpec("P")
 R = TypeVar("R")

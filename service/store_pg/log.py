@@ -11,17 +11,16 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from feastlog.v1 import record_pb2
-from replay.record import Row
-from replay.standings import Standing
-from service import projection
-from service.store import Listed, PendingGame, Rejection, StoredGame
-from service.store.outcomes import WIN_PARTS
-from service.store.records import Batch
-from service.store.schema import ROW_COLUMNS, row_of
-from service.store_api import shown
-from service.store_pg.errors import open_error, store_error, translated
-from service.store_pg.opening import (
+from feastlog.replay.record import Row
+from feastlog.replay.standings import Standing
+from feastlog.service import projection
+from feastlog.service.store import Listed, PendingGame, Rejection, StoredGame
+from feastlog.service.store.outcomes import WIN_PARTS
+from feastlog.service.store.records import Batch
+from feastlog.service.store.schema import ROW_COLUMNS, row_of
+from feastlog.service.store_api import shown
+from feastlog.service.store_pg.errors import open_error, store_error, translated
+from feastlog.service.store_pg.opening import (
     CONNECT_TIMEOUT,
     check_schema,
     first_connection,
@@ -30,9 +29,10 @@ from service.store_pg.opening import (
     rebuild_from_log,
     refill_projection,
 )
-from service.store_pg.scans import scan
-from service.store_pg.schema import REJECTION_COLUMNS, SCHEMA_NAME
-from service.store_pg.writes import write_rows
+from feastlog.service.store_pg.scans import scan
+from feastlog.service.store_pg.schema import REJECTION_COLUMNS, SCHEMA_NAME
+from feastlog.service.store_pg.writes import write_rows
+from feastlog.v1 import record_pb2
 
 POOL_SIZE = 8
 

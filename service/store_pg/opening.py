@@ -11,12 +11,12 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from service import projection
-from service.store import CannotOpenStore
-from service.store_pg.errors import open_error
-from service.store_pg.scans import scan
-from service.store_pg.schema import SCHEMA_NAME, TABLES, projection_schema
-from service.store_pg.writes import insert_projection
+from feastlog.service import projection
+from feastlog.service.store import CannotOpenStore
+from feastlog.service.store_pg.errors import open_error
+from feastlog.service.store_pg.scans import scan
+from feastlog.service.store_pg.schema import SCHEMA_NAME, TABLES, projection_schema
+from feastlog.service.store_pg.writes import insert_projection
 
 CONNECT_TIMEOUT = 10  # seconds to reach the server at start
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import psycopg
 
-from replay.record import Row
-from service.store import StoredGame
-from service.store.schema import ROW_COLUMNS, row_of
+from feastlog.replay.record import Row
+from feastlog.service.store import StoredGame
+from feastlog.service.store.schema import ROW_COLUMNS, row_of
 
 
 def scan(

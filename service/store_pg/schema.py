@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 
-from service import projection
-from service.store import Rejection
+from feastlog.service import projection
+from feastlog.service.store import Rejection
 
 SCHEMA_NAME = "feastlog"
 NOTIFY_CHANNEL = "feastlog_rows"  # payload "GAME_ID SEQ": the last seq a commit wrote

@@ -7,11 +7,11 @@ from typing import Any
 
 import psycopg
 
+from feastlog.service import projection
+from feastlog.service.store import Batch
+from feastlog.service.store.schema import ROW_COLUMNS, row_values
+from feastlog.service.store_pg.schema import NOTIFY_CHANNEL, REJECTION_COLUMNS
 from feastlog.v1 import record_pb2
-from service import projection
-from service.store import Batch
-from service.store.schema import ROW_COLUMNS, row_values
-from service.store_pg.schema import NOTIFY_CHANNEL, REJECTION_COLUMNS
 
 
 def _insert(
