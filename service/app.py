@@ -459,6 +459,12 @@ class Games:
     ) -> Accepted:
         """Check a command against the rules and record it; refusals are recorded too."""
         game = await self.get(game_id)
+        if command.WhichOneof("game") == "arbiter" and caller.role in ("organiser", "arbiter"):
+            # the record says who ruled, from the credential; whatever was sent is replaced
+            signed = record_pb2.Command()
+            signed.CopyFrom(command)
+            signed.arbiter.ruled_by = caller.ruled_by
+            command = signed
         body = command.SerializeToString(deterministic=True)
         return await self._to_the_end(
             self._submit(game, caller, command_id, expected_seq, command, body)

@@ -74,6 +74,18 @@ class GameNotFound(ServiceError):
     reason = "GAME_NOT_FOUND"
 
 
+class ArbiterNotFound(ServiceError):
+    """No named arbiter holds a key under this name."""
+
+    reason = "ARBITER_NOT_FOUND"
+
+
+class ArbiterExists(ServiceError):
+    """A named arbiter already holds a key under this name."""
+
+    reason = "ARBITER_EXISTS"
+
+
 class StaleSeq(ServiceError):
     """``expected_seq`` is not the game's last seq."""
 
@@ -174,6 +186,8 @@ STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
     EntropyAlreadySent: grpc.StatusCode.ALREADY_EXISTS,
     StaleSeq: grpc.StatusCode.ABORTED,
     GameNotFound: grpc.StatusCode.NOT_FOUND,
+    ArbiterNotFound: grpc.StatusCode.NOT_FOUND,
+    ArbiterExists: grpc.StatusCode.ALREADY_EXISTS,
     CommandIdReused: grpc.StatusCode.ALREADY_EXISTS,
     Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
     PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
