@@ -26,7 +26,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cli.audit_bench import build
-from cli.client import bearer, new_game, play_with_bots, spawn_server
+from cli.wire import bearer, new_game, play_with_bots, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2

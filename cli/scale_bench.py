@@ -29,8 +29,8 @@ import click
 import grpc
 
 from cli.audit_bench import Built, build
-from cli.client import spawn_server
 from cli.season import audit_all, export_all, import_checked, record_texts, verify_records
+from cli.wire import spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cli.client import new_game, play_with_bots
+from cli.wire import new_game, play_with_bots
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from replay.history import genesis_of
 from service.server import create_server

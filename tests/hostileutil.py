@@ -19,8 +19,8 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
-from cli.client import as_dict
-from cli.client import error_info as client_error_info
+from cli.wire import as_dict
+from cli.wire import error_info as client_error_info
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb

@@ -31,7 +31,7 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cli.client import error_info
+from cli.wire import error_info
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb

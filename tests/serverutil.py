@@ -14,8 +14,8 @@ from typing import Any, TypeVar
 import grpc
 from google.rpc import error_details_pb2
 
-from cli.client import as_dict, spawn_server
-from cli.client import error_info as client_error_info
+from cli.wire import as_dict, spawn_server
+from cli.wire import error_info as client_error_info
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from service.server import Running, create_server
@@ -26,11 +26,13 @@ T = TypeVar("T")
 class ThreadedServer:
     """A feastlog server on port 0 with its own event loop in a background thread."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, announce: bool = True, **options: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        self.running: Running = self.call(create_server(str(db_path), "127.0.0.1:0"))
+        self.running: Running = self.call(
+            create_server(str(db_path), "127.0.0.1:0", announce_it=announce, **options)
+        )
         self.address = f"127.0.0.1:{self.running.port}"
         self.key = self.running.organiser_key
 

@@ -22,8 +22,8 @@ from typing import TypeVar
 import grpc
 from click.testing import CliRunner
 
-from cli.client import bearer, new_game, reason_of
 from cli.main import cli
+from cli.wire import bearer, new_game, reason_of
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from service.store import Store

@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cli.client import as_dict
+from cli.wire import as_dict
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
