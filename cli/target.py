@@ -60,7 +60,7 @@ def _same_address(a: str, b: str) -> bool:
 
 def local_key(db: str) -> str | None:
     """The organiser key file beside the database, if there is one (refused if unusable)."""
-    path = Path(db).resolve().parent / KEY_FILE
+    path = Path(db).parent / KEY_FILE
     if not path.exists():
         return None
     try:
@@ -97,19 +97,18 @@ def resolve(
         tls = Tls()  # the system's roots, unless --ca says otherwise
     hint = ""
     if key is None and server:
-        mine = local_key(db)
-        if mine is not None:
-            if (
-                announced
-                and found is not None
-                and found.key_fingerprint == (announce.key_fingerprint(mine))
-            ):
+        # the key file is read only for the server announced beside it (never sent elsewhere)
+        mine = local_key(db) if announced else None
+        if mine is not None and found is not None:
+            if found.key_fingerprint == announce.key_fingerprint(mine):
                 key = mine
             else:
-                hint = (
-                    f"the organiser key file beside {db} is not sent to {server} (it is not "
-                    f"the server that announced itself there); pass --organiser-key"
-                )
+                hint = f"the organiser key file beside {db} is not the key of {server}"
+        elif (Path(db).parent / KEY_FILE).exists():
+            hint = (
+                f"the organiser key file beside {db} is sent only to the server that announced "
+                f"itself there, not to {server}: pass --organiser-key"
+            )
     return Target(server or None, db, key, tls, announced, hint)
 
 

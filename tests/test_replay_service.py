@@ -225,7 +225,7 @@ def test_rejections_rulings_and_an_export_verified_offline(
     (tmp_path / "games.duckdb").unlink()  # no server, no database: the file alone
     result = runner.invoke(cli, ["verify", str(out), "--json"])
     assert result.exit_code == 0, result.output
-    verified = json.loads(result.stdout)
+    verified = json.loads(result.stdout)["reports"][0]
     assert verified["ok"] and verified["states_checked"]
     assert verified["outcome"]["points"] == list(report.points)
     document = json.loads(out.read_text())
