@@ -254,10 +254,10 @@ def stats_command(tournament: str, as_json: bool, **connection: Any) -> None:
         echo_json(found)
         return
     for k in found:
-        rates = ", ".join(f"seat {i}: {r:.0%}" for i, r in enumerate(k["win_rate_by_seat"]))
+        rates = ", ".join(f"{i}: {r:.0%}" for i, r in enumerate(k["win_rate_by_seat"]))
         value = "n/a" if k["value"] is None else f"{k['value']:.2f}"
         click.echo(
-            f"{k['game_kind']}: {plural(k['games'], 'game')}; wins by seat {rates}; "
+            f"{k['game_kind']}: {plural(k['games'], 'game')}; win rate by seat: {rates}; "
             f"{k['figure']} {value}"
         )
 

@@ -366,16 +366,16 @@ def replay_command(
         return
     with connected(target, record=record) as client:
         found = client.replay(game_id, at, viewer)
-    for line in replay_lines(found, at is not None or viewer is not None):
+    for line in replay_lines(found, at is not None or viewer is not None, at is None):
         click.echo(line)
 
 
-def replay_lines(found: Replay, with_table: bool) -> list[str]:
+def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]:
     """A replay in words; with the table after the last row as its viewer saw it.
 
-    Once the seed is revealed the record is public, but a seat or spectator's table at the
-    end is still what their own screen showed: the view of the row before the reveal (the
-    reveal changes nothing on the table).
+    Asked for the whole of a finished game as a seat or spectator, the table shown is the
+    last one that viewer saw while the game ran: at the end every hand is public, so the
+    table after the last row would show what the viewer never saw during the game.
     """
     narrator = Narrator(found.genesis)
     lines = narrator.story(found.rows)
@@ -383,10 +383,13 @@ def replay_lines(found: Replay, with_table: bool) -> list[str]:
         if found.viewer != "arbiter":
             lines.append(f"(seen as {found.viewer})")
         return lines
-    shown = found.rows[-1]
-    if shown.kind == "seed_reveal" and found.viewer != "arbiter" and len(found.rows) > 1:
-        shown = found.rows[-2]
-    return lines + table_lines(shown.view, shown.seq, found.viewer)
+    shown, note = found.rows[-1], ""
+    if to_the_end and found.viewer != "arbiter" and shown.view.get("over"):
+        running = [r for r in found.rows if not r.view.get("over")]
+        if running:
+            shown, note = running[-1], " (the last table before the end)"
+    heading, *table = table_lines(shown.view, shown.seq, found.viewer)
+    return [*lines, heading.replace(" --", f"{note} --", 1) if note else heading, *table]
 
 
 @cli.command("rules")
