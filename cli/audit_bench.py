@@ -235,7 +235,7 @@ def measure(folder: Path, count: int) -> list[str]:
 
 
 @click.command("bench-audit")
-@click.option("--games", "count", default=200, show_default=True, type=int)
+@click.option("--games", "count", default=200, show_default=True, type=click.IntRange(min=1))
 def bench_audit_command(count: int) -> None:
     """Audit throughput beside the DuckDB read rate; state-at-seq time for a 300-row game."""
     with tempfile.TemporaryDirectory() as folder:

@@ -42,3 +42,14 @@ def show_reports(reports: Sequence[dict[str, Any]], as_json: bool) -> None:
     if len(reports) > 1:
         bad = sum(1 for r in reports if not r["ok"])
         click.echo(f"{plural(len(reports), 'game')}, {len(reports) - bad} verified, {bad} failed")
+
+
+def counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    """A click callback: comma-separated whole numbers of 1 or more (``16,64``)."""
+    try:
+        found = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        found = []
+    if not found or any(n < 1 for n in found):
+        raise click.BadParameter(f"{value!r}: give whole numbers of 1 or more, like 16,64")
+    return found

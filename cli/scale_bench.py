@@ -29,6 +29,7 @@ import click
 import grpc
 
 from cli.audit_bench import Built, build
+from cli.output import counts
 from cli.season import audit_all, export_all, import_checked, record_texts, verify_records
 from cli.wire import spawn_server
 from feastlog.v1 import game_service_pb2 as pb
@@ -254,10 +255,15 @@ def table(found: list[dict[str, Any]]) -> list[str]:
 
 
 @click.command("bench-scale")
-@click.option("--games", "sizes", default="1000,10000", show_default=True)
+@click.option("--games", "sizes", default="1000,10000", show_default=True, callback=counts)
 @click.option("--keep", type=click.Path(file_okay=False), help="Leave the stores in DIR.")
-@click.option("--workers", type=int, default=None, help="For audit --all (default: every core).")
-def bench_scale_command(sizes: str, keep: str | None, workers: int | None) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="For audit --all (default: every core).",
+)
+def bench_scale_command(sizes: list[int], keep: str | None, workers: int | None) -> None:
     """Build stores of each size and report how their figures grow."""
     chosen = workers or bulk.default_workers()
     made = templates()
@@ -265,7 +271,7 @@ def bench_scale_command(sizes: str, keep: str | None, workers: int | None) -> No
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(keep or scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        for size in (int(s) for s in sizes.split(",")):
+        for size in sizes:
             path = folder / f"season-{size}.duckdb"
             path.unlink(missing_ok=True)
             built = build_store(path, size, made)

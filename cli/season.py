@@ -18,6 +18,7 @@ from typing import Any
 import click
 from google.protobuf.message import DecodeError
 
+from cli.errors import FAILED, CliError, unreachable
 from replay import fold
 from replay.engine import MalformedCommand, RuleViolation
 from replay.export import BadExport, export_record, load_record, verify_document
@@ -25,12 +26,15 @@ from replay.history import refold
 from replay.record import SEED_REVEAL
 from service import bulk, projection
 from service.audit_service import audit_stored
-from service.errors import StoreLocked
+from service.errors import CannotOpenStore
 from service.store import Batch, NewGame, Store, StoredGame
 
 
-class SeasonError(click.ClickException):
-    """A failure reported in plain words, exit code 1."""
+class SeasonError(CliError):
+    """Records that do not verify or clash with the file: nothing written, exit code 1."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, FAILED)
 
 
 def progress(length: int, label: str) -> Any:
@@ -50,9 +54,9 @@ def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def existing(db_path: str) -> str:
-    """The path of a database that exists, or a plain error."""
+    """The path of a database that exists, or exit 3."""
     if not Path(db_path).exists():
-        raise SeasonError(f"no database at {db_path}")
+        raise unreachable(f"no database at {db_path}")
     return db_path
 
 
@@ -69,8 +73,8 @@ def open_store(db_path: str, read_only: bool) -> Store:
     """The file opened, or a plain error when a server holds it."""
     try:
         return Store(existing(db_path) if read_only else db_path, read_only=read_only)
-    except StoreLocked as locked:
-        raise SeasonError(locked.message) from locked
+    except CannotOpenStore as locked:
+        raise unreachable(locked.message) from locked
 
 
 def audit_report(stored: StoredGame) -> dict[str, Any]:
@@ -327,8 +331,8 @@ def projection_rebuild_command(db_path: str, workers: int | None) -> None:
     try:
         with progress(games, "projecting") as bar:
             done = bulk.rebuild_projection(db_path, chosen, bar.update)
-    except StoreLocked as locked:
-        raise SeasonError(locked.message) from locked
+    except CannotOpenStore as locked:
+        raise unreachable(locked.message) from locked
     click.echo(
         f"projected {done} finished game(s) of {games} in {time.perf_counter() - start:.1f} s"
     )
