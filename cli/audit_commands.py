@@ -18,7 +18,7 @@ from cli.client import command_from_json, connected
 from cli.errors import FAILED, OK, CliError, unreachable, usage
 from cli.narrate import plural
 from cli.output import echo_json, show_reports
-from cli.season import export_all, workers_option
+from cli.season import workers_option
 from cli.target import connection_options, target_of
 from feastlog.v1 import record_pb2
 from replay.engine import Viewer
@@ -53,12 +53,8 @@ def export_command(
         raise click.UsageError("give a GAME_ID or --all")
     target = target_of(connection)
     if all_games:
-        if target.server:
-            raise unreachable(
-                f"export --all reads a file no server holds; {target.where} holds it "
-                "(stop it, or export games one by one)"
-            )
-        written, complete, broken = export_all(target.db, output, workers)
+        with connected(target) as client:
+            written, complete, broken = client.export_all(output, workers)
         click.echo(
             f"wrote {output}: {plural(written, 'game')}, {complete} complete (seed revealed)"
         )

@@ -172,6 +172,10 @@ class Client:
         """A game's export file and whether it is complete (seed revealed)."""
         raise NotImplementedError
 
+    def export_all(self, output: str, workers: int | None) -> tuple[int, int, int]:
+        """Every game's record, one a line: (written, complete, left out)."""
+        raise NotImplementedError
+
     def audit(self, game_id: str) -> dict[str, Any]:
         """One game's audit report."""
         raise NotImplementedError
@@ -358,6 +362,24 @@ class Online(Client):
         """The server's export of a game."""
         reply = self.call(self.replays.ExportRecord, rpb.ExportRecordRequest(game_id=game_id))
         return reply.content.decode(), reply.complete
+
+    def export_all(self, output: str, workers: int | None) -> tuple[int, int, int]:
+        """Every game the server lists, exported one a line: (written, complete, left out)."""
+        written = complete = 0
+        page = ""
+        with Path(output).open("w") as out:
+            while True:
+                request = pb.ListGamesRequest(page_size=500, page_token=page)
+                listed = self.call(self.games.ListGames, request)
+                for game in listed.games:
+                    if game.waiting_for_entropy:
+                        continue  # no record yet: its genesis is written when it starts
+                    text, done = self.export(game.game_id)
+                    out.write(json.dumps(json.loads(text), sort_keys=True) + "\n")
+                    written, complete = written + 1, complete + done
+                page = listed.next_page_token
+                if not page:
+                    return written, complete, 0
 
     def audit(self, game_id: str) -> dict[str, Any]:
         """The server's audit of a game."""
@@ -584,6 +606,16 @@ class Offline(Client):
         require_file(self.db)
         with self.reading():
             return audit_stored(self.file.stored(game_id)).to_dict()
+
+    def export_all(self, output: str, workers: int | None) -> tuple[int, int, int]:
+        """Every game of the file in one scan per worker: (written, complete, left out)."""
+        from cli.season import export_all
+
+        if self.file is None:
+            raise usage("export --all reads a database (--db), not an exported record")
+        require_file(self.db)
+        with self.reading():
+            return export_all(self.db, output, workers)
 
     def audit_all(self, workers: int | None) -> list[dict[str, Any]]:
         """Every game of the file, over ``workers`` processes."""

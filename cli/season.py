@@ -198,9 +198,7 @@ def check_record(item: tuple[str, str]) -> Checked:
     if not report.ok:
         return Checked(where, report.game_id, report.summary())
     if record.server_seed is None:
-        return Checked(
-            where, report.game_id, f"{report.game_id}: still running when exported (no seed)"
-        )
+        return Checked(where, report.game_id, RUNNING)
     stored = StoredGame(record.rows, record.server_seed, record.pack_bytes, ())
     return Checked(
         where,
@@ -235,6 +233,7 @@ def verify_records(
 
 
 IMPORT_BATCH = 500  # games per transaction
+RUNNING = "still running when exported (no seed): left out"
 
 
 def import_checked(store: Store, records: Iterable[Checked]) -> tuple[int, int, int]:
@@ -291,13 +290,21 @@ def imported_game(record: Checked) -> NewGame:
 def import_command(files: Sequence[str], db_path: str, workers: int | None) -> None:
     """Verify exported records (FILE.json, or .jsonl from export --all) and load them in bulk.
 
-    Every record is verified first; if any fails, nothing is written.  Games already in
-    the file are skipped, so importing twice changes nothing.
+    Every finished game's record is verified first; if any fails, nothing is written.
+    Records of games still running (no seed yet) are left out, and games already in the
+    file are skipped, so importing twice changes nothing.
     """
-    items = record_texts(files)
+    try:
+        items = record_texts(files)
+    except (OSError, UnicodeDecodeError) as bad_file:
+        raise unreachable(f"cannot read {getattr(bad_file, 'filename', '') or files}") from None
     start = time.perf_counter()
     with progress(len(items), "verifying") as bar:
         checked = verify_records(items, workers or bulk.default_workers(), bar.update)
+    running = [c for c in checked if c.problem == RUNNING]
+    for c in running:
+        click.echo(f"{c.where}: {c.game_id}: {RUNNING}", err=True)
+    checked = [c for c in checked if c.problem != RUNNING]
     bad = [c for c in checked if c.problem]
     if bad:
         for c in bad[:20]:
@@ -312,6 +319,7 @@ def import_command(files: Sequence[str], db_path: str, workers: int | None) -> N
     click.echo(
         f"imported {added} game(s), {rows:,} rows in {seconds:.1f} s "
         f"({rows / seconds if seconds else 0:,.0f} rows/s); {skipped} already there"
+        + (f"; {len(running)} still running, left out" if running else "")
     )
 
 
