@@ -30,7 +30,7 @@ import grpc
 
 from cli.audit_bench import Built, build
 from cli.output import counts
-from cli.season import audit_all, export_all, import_checked, record_texts, verify_records
+from cli.season import audit_all, export_all
 from cli.wire import spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
@@ -40,6 +40,7 @@ from replay.history import genesis_of, record_version
 from replay.record import Row, seal
 from service import bulk, projection
 from service.audit_service import audit_stored
+from service.season import import_checked, record_texts, verify_records
 from service.store import Batch, NewGame, Store, StoredGame
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
