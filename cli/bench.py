@@ -25,7 +25,6 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from cli.audit_bench import build
 from cli.output import counts
 from cli.wire import bearer, new_game, play_with_bots, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
@@ -34,7 +33,7 @@ from feastlog.v1 import record_pb2
 from replay.games import KINDS
 from replay.history import refold
 from replay.record import COMMAND
-from service.store import Store
+from service.benchdata import build, stored_games
 
 NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 
@@ -189,12 +188,7 @@ async def submit_only(
 
 def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
     """Events folded per second over every stored game (median of ``repeats``)."""
-    store = Store(str(db_path), read_only=True)
-    try:
-        stored = [store.load(g) for g in store.game_ids()]
-    finally:
-        store.close()
-    records = [s for s in stored if s is not None]
+    records = stored_games(db_path)
     events = sum(len(s.rows) for s in records)
     rates = []
     for _ in range(repeats):

@@ -44,7 +44,6 @@ from replay import games
 from replay.engine import ARBITER, MalformedCommand, PackError, RuleViolation, Viewer
 from replay.explain import explain
 from replay.export import BadExport, load_record
-from replay.history import refold
 from replay.narrative import check_viewer
 from replay.standings import exact
 from service.audit_service import (
@@ -56,8 +55,14 @@ from service.audit_service import (
 )
 from service.auth import OrganiserKeyError
 from service.errors import CannotOpenStore, ServiceError, describe
-from service.live import LiveGame, live_from_folded
-from service.replay_service import OfflineFile, checked_seq, export_text, steps
+from service.replay_service import (
+    LiveGame,
+    OfflineFile,
+    checked_seq,
+    export_text,
+    record_game,
+    steps,
+)
 from service.server import CannotListen, Running, create_server
 
 T = TypeVar("T")
@@ -521,11 +526,9 @@ class RecordFile:
                 4,
             )
         try:
-            folded = refold(record.rows, record.server_seed, record.pack_bytes)
+            self._game = record_game(record.rows, record.server_seed, record.pack_bytes)
         except UNREADABLE as bad:
             raise failed(f"{self.path}: not a record that replays: {bad}") from bad
-        names = tuple(s.name for s in folded.genesis.seats)
-        self._game = live_from_folded(folded, record.server_seed, names)
         return self._game
 
 

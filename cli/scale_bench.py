@@ -21,14 +21,12 @@ import asyncio
 import statistics
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 import grpc
 
-from cli.audit_bench import Built, build
 from cli.output import counts
 from cli.season import audit_all, export_all
 from cli.wire import spawn_server
@@ -36,17 +34,19 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from replay.history import genesis_of, record_version
-from replay.record import Row, seal
-from service import bulk, projection
-from service.audit_service import audit_stored
-from service.season import import_checked, record_texts, verify_records
-from service.store import Batch, NewGame, Store, StoredGame
+from service import bulk
+from service.benchdata import (
+    PER_TOURNAMENT,
+    Built,
+    audit_report_of,
+    build,
+    build_store,
+    count_games,
+)
+from service.season import import_into, record_texts, verify_records
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
 TEMPLATES_PER_KIND = 4
-PER_TOURNAMENT = 100
-WRITE_BATCH = 500
 
 
 def templates() -> list[Built]:
@@ -55,80 +55,11 @@ def templates() -> list[Built]:
     for k, kind in enumerate(KINDS):
         for i in range(TEMPLATES_PER_KIND):
             built = build(kind, players=2 + i % 3, seed_byte=10 * k + i + 1)
-            stored = StoredGame(tuple(built.rows), built.seed, built.pack_bytes, built.names)
-            report = audit_stored(stored)
+            report = audit_report_of(built)
             if not report.ok:
                 raise click.ClickException(f"template {kind} {i} does not verify: {report}")
             found.append(built)
     return found
-
-
-def replica(template: Built, number: int) -> tuple[NewGame, list[Row], projection.Projected]:
-    """Template ``template`` as game ``number``: a fresh id, its tournament, its chain."""
-    genesis = genesis_of(template.rows[0])
-    genesis.game_id = f"g_{number:016x}"
-    genesis.tournament_id = f"league-{number // PER_TOURNAMENT:04d}"
-    genesis.created_at = f"2026-03-01T00:00:00.{number:06d}Z"[:27] + "Z"
-    version = record_version(genesis)
-    rows: list[Row] = []
-    prev = template.rows[0].prev_hash
-    for row in template.rows:
-        body = genesis.SerializeToString(deterministic=True) if row.seq == 1 else row.body
-        moved = replace(row, game_id=genesis.game_id, body=body)
-        rows.append(seal(moved, prev, version, template.seed))
-        prev = rows[-1].hash
-    new = NewGame(
-        rows[0],
-        [(n, "") for n in template.names],
-        template.seed,
-        genesis.pack_sha256,
-        genesis.game_kind,
-        genesis.pack_id,
-        template.pack_bytes,
-    )
-    return new, rows, moved_outcomes(template, genesis)
-
-
-_OUTCOMES: dict[str, projection.Projected] = {}
-
-
-def moved_outcomes(template: Built, genesis: Any) -> projection.Projected:
-    """The template's outcome rows (folded once) with the replica's ids in them."""
-    key = template.rows[0].game_id
-    if key not in _OUTCOMES:
-        stored = StoredGame(tuple(template.rows), template.seed, template.pack_bytes, ())
-        _OUTCOMES[key] = projection.rows_of_stored(stored)
-    moved: projection.Projected = []
-    for table, rows in _OUTCOMES[key]:
-        fresh = [[genesis.game_id, *r[1:]] for r in rows]
-        if table in ("outcome_games", "outcome_seats"):  # the tournament column
-            for r in fresh:
-                r[2] = genesis.tournament_id
-        if table == "outcome_games":
-            for r in fresh:
-                r[8] = genesis.created_at
-        moved.append((table, fresh))
-    return moved
-
-
-def build_store(path: Path, games: int, made: list[Built]) -> float:
-    """Write ``games`` replicas; returns the seconds it took."""
-    start = time.perf_counter()
-    store = Store(str(path))
-    try:
-        # a replica's outcome rows are its template's with its own ids (checked by the
-        # projection tests: the rows kept by the writer equal a rebuild from the log)
-        for first in range(0, games, WRITE_BATCH):
-            batch = Batch()
-            for number in range(first, min(games, first + WRITE_BATCH)):
-                new, rows, projected = replica(made[number % len(made)], number)
-                batch.games.append(new)
-                batch.rows += rows[1:]
-                batch.outcomes += projected
-            store.write(batch)
-    finally:
-        store.close()
-    return time.perf_counter() - start
 
 
 def rss_kib(pid: int) -> int:
@@ -207,14 +138,10 @@ def measure(path: Path, games: int, rows: int, workers: int) -> dict[str, Any]:
         export_all(str(path), str(bundle), workers)
         lines = bundle.read_text().splitlines()[:1000]
         bundle.write_text("\n".join(lines) + "\n")
-        target = Store(str(Path(folder) / "import.duckdb"))
-        try:
-            start = time.perf_counter()
-            checked = verify_records(record_texts([str(bundle)]), workers, lambda _: None)
-            _, imported, _ = import_checked(target, checked)
-            figures["import_rows_s"] = imported / (time.perf_counter() - start)
-        finally:
-            target.close()
+        start = time.perf_counter()
+        checked = verify_records(record_texts([str(bundle)]), workers, lambda _: None)
+        _, imported, _ = import_into(str(Path(folder) / "import.duckdb"), checked)
+        figures["import_rows_s"] = imported / (time.perf_counter() - start)
     return figures
 
 
@@ -276,9 +203,7 @@ def bench_scale_command(sizes: list[int], keep: str | None, workers: int | None)
             path = folder / f"season-{size}.duckdb"
             path.unlink(missing_ok=True)
             built = build_store(path, size, made)
-            store = Store(str(path), read_only=True)
-            games, rows = store.count_games()
-            store.close()
+            games, rows = count_games(path)
             click.echo(f"built {games:,} games, {rows:,} rows in {built:.1f} s", err=True)
             found.append(measure(path, games, rows, chosen))
             click.echo("\n".join(table(found[-1:])[2:]), err=True)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cli.audit_bench import build
 from replay.engine import ARBITER, SPECTATOR, Viewer
 from replay.history import refold
+from service.benchdata import build
 from service.live import live_from_folded
 from service.pages import page_html
 from tests.conftest import BROWSER_ARGS, CHROMIUM

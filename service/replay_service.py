@@ -8,7 +8,7 @@ log and never stored.  The same functions serve the gRPC servicer and the CLI of
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from replay.engine import ARBITER, Viewer
 from replay.explain import table_view
 from replay.export import export_record, to_text
 from replay.history import refold
+from replay.record import Row
 from service.app import Games, Step, step_for
 from service.auth import Caller
 from service.convert import event, participant, participant_text, struct
@@ -102,6 +103,12 @@ def export_text(stored: StoredGame, viewer: Viewer) -> tuple[str, bool]:
         table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
         outcome = fold.outcome(table)
     return to_text(export_record(stored.rows, stored.pack_body, outcome)), over
+
+
+def record_game(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> LiveGame:
+    """A finished game folded from an exported record (offline, as the CLI reads one)."""
+    folded = refold(rows, server_seed, pack_bytes)
+    return live_from_folded(folded, server_seed, tuple(s.name for s in folded.genesis.seats))
 
 
 @dataclass

@@ -10,9 +10,9 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.audit_bench import build, store_games
 from cli.main import cli
 from feastlog.v1 import game_service_pb2 as pb
+from service.benchdata import build, store_games
 from service.store import Store
 from tests.serverutil import ThreadedServer, create, error_info, stub
 
