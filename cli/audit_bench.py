@@ -19,9 +19,10 @@ import grpc
 
 from feastlog.v1 import replay_service_pb2, replay_service_pb2_grpc
 from replay.engine import Viewer
-from service.audit_service import audit_stored
+from replay.visibility import seen
 from service.benchdata import build, decoded_rows, store_games, stored_games
-from service.replay_service import OfflineFile, state_at
+from service.offline import OfflineFile
+from service.reads import audit_stored
 from service.server import create_server
 
 
@@ -76,11 +77,12 @@ def measure(folder: Path, count: int) -> list[str]:
         assert report.ok, report.summary()
         checked += report.rows
     audit_rate = checked / (time.perf_counter() - start)
-    offline = OfflineFile(str(path))
-    game = offline.game("g_long")
+    game = OfflineFile(str(path)).folded("g_long")
     seq = game.last_seq // 2
-    live_ms = _median_ms(lambda: state_at(game, seq, Viewer.of_seat(1)), 50)
-    cold_ms = _median_ms(lambda: state_at(offline.game("g_long"), seq, Viewer.of_seat(1)), 7)
+    live_ms = _median_ms(lambda: seen(game, seq, Viewer.of_seat(1)), 50)
+    cold_ms = _median_ms(
+        lambda: seen(OfflineFile(str(path)).folded("g_long"), seq, Viewer.of_seat(1)), 7
+    )
     grpc_ms = asyncio.run(_grpc_state_at_ms(path, "g_long", seq, 50))
     return [
         f"{len(ids)} stored games, {rows} rows",

@@ -15,9 +15,9 @@ import asyncio
 import json
 import threading
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +25,7 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
-from cli.errors import CliError, failed, from_rpc, unreachable, usage
+from cli.errors import EXIT_OF_STATUS, REFUSED, CliError, failed, from_rpc, unreachable, usage
 from cli.narrate import Seen
 from cli.target import Target, require_file
 from cli.wire import as_dict, bearer
@@ -42,33 +42,22 @@ from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from replay import games
 from replay.engine import ARBITER, MalformedCommand, PackError, RuleViolation, Viewer
-from replay.explain import explain
-from replay.export import BadExport, load_record
 from replay.narrative import check_viewer
 from replay.standings import exact
-from service.audit_service import (
-    audit_stored,
-    explanation_lines,
-    rejection_message,
-    visible_rejections,
-    what_if_for,
-)
-from service.auth import OrganiserKeyError
-from service.errors import CannotOpenStore, ServiceError, describe
-from service.replay_service import (
-    LiveGame,
-    OfflineFile,
-    checked_seq,
-    export_text,
-    record_game,
-    steps,
-)
+from service import offline
+from service.auth import ORGANISER, OrganiserKeyError
+from service.errors import KNOWN, BadRequest, describe
 from service.server import CannotListen, Running, create_server
+from service.servicers.convert import rejection_message
+from service.store import CannotOpenStore, StoreLocked
 
 T = TypeVar("T")
 
-# What folding a damaged record can raise; each is reported in words.
+# What folding a damaged record can raise; each is reported in words (exit 1).
 UNREADABLE = (ValueError, KeyError, RuleViolation, MalformedCommand, PackError, DecodeError)
+# The service's own refusals, answered offline as a server would (rules are UNREADABLE:
+# offline, a rule broken while folding is a record that does not replay).
+KNOWN_ERRORS = tuple(k for k in KNOWN if not issubclass(k, (RuleViolation, MalformedCommand)))
 
 
 @dataclass(frozen=True)
@@ -489,57 +478,41 @@ def _number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-@dataclass
-class RecordFile:
-    """An exported record read as a source of one game (public once its seed is revealed)."""
-
-    path: str
-    _game: LiveGame | None = field(default=None, repr=False)
-    _text: str | None = field(default=None, repr=False)
-
-    @classmethod
-    def of_text(cls, text: str, source: str) -> RecordFile:
-        """A record already read (from a server's export)."""
-        return cls(source, None, text)
-
-    def text(self) -> str:
-        """The file's text, or exit 3."""
-        if self._text is not None:
-            return self._text
-        try:
-            return Path(self.path).read_text()
-        except (OSError, UnicodeDecodeError) as bad:
-            raise unreachable(f"cannot read {self.path}: {getattr(bad, 'strerror', bad)}") from bad
-
-    def game(self, game_id: str = "") -> LiveGame:
-        """The game folded from the record."""
-        if self._game is not None:
-            return self._game
-        try:
-            record = load_record(self.text())
-        except BadExport as bad:
-            raise unreachable(f"{self.path}: {bad}") from bad
-        if record.server_seed is None:
-            raise CliError(
-                f"{self.path}: the game was still running when exported, so its seed is not "
-                "revealed; replay it through the server",
-                4,
-            )
-        try:
-            self._game = record_game(record.rows, record.server_seed, record.pack_bytes)
-        except UNREADABLE as bad:
-            raise failed(f"{self.path}: not a record that replays: {bad}") from bad
-        return self._game
-
-
 class Offline(Client):
-    """On a DuckDB file no server holds, or an exported record, as the arbiter."""
+    """On a DuckDB file no server holds, or an exported record: ``service.offline``'s
+    reads, asked as the organiser (whoever holds the file holds its seeds already)."""
 
     def __init__(self, db: str = "", record: str = "") -> None:
         self.db, self.record = db, record
         self.where = record or db
-        self.file = OfflineFile(db) if db else None
-        self.exported = RecordFile(record) if record else None
+        self._reads: offline.Offline | None = None
+
+    def own(self, game_id: str) -> str:
+        """The game asked for: an exported record's own game whatever its file is called."""
+        return "" if self.record else game_id
+
+    @property
+    def reads(self) -> offline.Offline:
+        """The offline reads of the file or the record (opened on first use)."""
+        if self._reads is None:
+            if self.record:
+                try:
+                    text = Path(self.record).read_text()
+                except (OSError, UnicodeDecodeError) as bad:
+                    why = getattr(bad, "strerror", None) or bad
+                    raise unreachable(f"cannot read {self.record}: {why}") from bad
+                try:
+                    self._reads = offline.OfflineRecord(text, self.record)
+                except BadRequest as bad:
+                    raise unreachable(bad.message) from bad
+            else:
+                self._reads = offline.OfflineFile(require_file(self.db))
+        return self._reads
+
+    def ask(self, call: Callable[[offline.Offline], Awaitable[T]]) -> T:
+        """One offline call; its errors as CliErrors with their exit codes."""
+        with self.reading():
+            return offline.answer(call(self.reads))
 
     @contextmanager
     def reading(self) -> Iterator[None]:
@@ -549,140 +522,104 @@ class Offline(Client):
         except CliError:
             raise
         except CannotOpenStore as bad:
-            locked = "in use" in bad.message or "lock" in bad.message.lower()
-            hint = (
-                " (another process holds it: pass --server, or stop that process)" if locked else ""
-            )
+            locked = isinstance(bad, StoreLocked)
+            hint = " (another process holds it: pass --server, or stop it)" if locked else ""
             raise unreachable(bad.message + hint) from bad
-        except ServiceError as bad:
+        except KNOWN_ERRORS as bad:
             code, _, message, _ = describe(bad)
-            from cli.errors import EXIT_OF_STATUS
-
-            raise CliError(message, EXIT_OF_STATUS.get(code, 4)) from bad
+            raise CliError(message, EXIT_OF_STATUS.get(code, REFUSED)) from bad
         except OrganiserKeyError as bad:
             raise unreachable(str(bad)) from bad
         except UNREADABLE as bad:
             raise failed(f"{self.where}: not a record that replays: {bad}") from bad
 
-    def game(self, game_id: str) -> LiveGame:
-        """The game folded from the file or the record."""
-        if self.exported is not None:
-            return self.exported.game()
-        assert self.file is not None
-        require_file(self.db)
+    def game_kind(self, game_id: str) -> str:
+        """The kind of a game of the file or the record."""
+        game_id = self.own(game_id)
         with self.reading():
-            return self.file.game(game_id)
+            return self.reads.folded(game_id).genesis.game_kind
 
     def replay(self, game_id: str, at: int | None, viewer: Viewer | None) -> Replay:
         """Rows 1..at folded here, as ``viewer`` saw them (the arbiter by default)."""
-        game = self.game(game_id)
-        chosen = viewer or ARBITER
+        game_id = self.own(game_id)
+        with self.reading():
+            game = self.reads.folded(game_id)
         if viewer is not None:
             try:
                 check_viewer(game.genesis, viewer)
             except ValueError as bad:
                 raise usage(str(bad)) from bad
         if at is not None and not 1 <= at <= game.last_seq:
-            raise CliError(f"there is no seq {at}: it has seqs 1 to {game.last_seq}", 4)
-        with self.reading():
-            found = steps(game, 1, at or 0, chosen)
-        rows = [Seen(s.row.seq, s.row.kind, s.row.actor, list(s.facts), s.view) for s in found]
-        return Replay(game.genesis, rows, str(chosen), game.last_seq)
+            raise CliError(f"there is no seq {at}: it has seqs 1 to {game.last_seq}", REFUSED)
+        asked = str(viewer or ARBITER)
+        found = self.ask(lambda reads: reads.replay(ORGANISER, game_id, 1, at or 0, asked))
+        rows = [
+            Seen(s.row.seq, s.row.kind, s.row.actor, list(s.facts), s.view) for s in found.steps
+        ]
+        return Replay(game.genesis, rows, str(found.viewer), found.last_seq)
+
+    def page(self, game_id: str, viewer: Viewer) -> str:
+        """The replay page drawn here."""
+        game_id = self.own(game_id)
+        return self.ask(lambda reads: reads.page(ORGANISER, game_id, str(viewer)))
 
     def export(self, game_id: str) -> tuple[str, bool]:
         """The export file made here."""
-        if self.exported is not None:
-            return self.exported.text(), True
-        assert self.file is not None
-        require_file(self.db)
-        with self.reading():
-            return export_text(self.file.stored(game_id), ARBITER)
-
-    def audit(self, game_id: str) -> dict[str, Any]:
-        """The audit made here."""
-        if self.exported is not None:
-            from replay.export import verify_document
-
-            with self.reading():
-                return verify_document(self.exported.text()).to_dict()
-        assert self.file is not None
-        require_file(self.db)
-        with self.reading():
-            return audit_stored(self.file.stored(game_id)).to_dict()
+        game_id = self.own(game_id)
+        found = self.ask(lambda reads: reads.export(ORGANISER, game_id))
+        return found.text, found.complete
 
     def export_all(self, output: str, workers: int | None) -> tuple[int, int, int]:
         """Every game of the file in one scan per worker: (written, complete, left out)."""
         from cli.season import export_all
 
-        if self.file is None:
+        if self.record:
             raise usage("export --all reads a database (--db), not an exported record")
-        require_file(self.db)
         with self.reading():
-            return export_all(self.db, output, workers)
+            return export_all(require_file(self.db), output, workers)
+
+    def audit(self, game_id: str) -> dict[str, Any]:
+        """The audit made here."""
+        game_id = self.own(game_id)
+        return self.ask(lambda reads: reads.verify(ORGANISER, game_id)).to_dict()
 
     def audit_all(self, workers: int | None) -> list[dict[str, Any]]:
         """Every game of the file, over ``workers`` processes."""
         from cli.output import echo_err
         from cli.season import audit_all
 
-        require_file(self.db)
         with self.reading():
-            reports, speed = audit_all(self.db, workers)
+            reports, speed = audit_all(require_file(self.db), workers)
         echo_err(speed.line("audit"))
         return reports
 
     def explain(self, game_id: str, seq: int) -> tuple[dict[str, Any], list[str]]:
         """The explanation made here."""
-        game = self.game(game_id)
-        with self.reading():
-            found = explain(game, checked_seq(game, seq))
-        return found, explanation_lines(found)
+        game_id = self.own(game_id)
+        found = self.ask(lambda reads: reads.explain(ORGANISER, game_id, seq))
+        return found.found, found.lines
 
     def what_if(
         self, game_id: str, seq: int, actor: str, command: Callable[[str], record_pb2.Command]
     ) -> dict[str, Any]:
         """The what-if made here."""
-        game = self.game(game_id)
-        made = command(game.genesis.game_kind)
-        with self.reading():
-            return what_if_for(game, seq, actor, made)
+        game_id = self.own(game_id)
+        made = command(self.game_kind(game_id))
+        return self.ask(lambda reads: reads.what_if(ORGANISER, game_id, seq, actor, made)).found
 
     def rejections(self, game_id: str) -> list[dict[str, Any]]:
         """Every refusal (the file's reader is the arbiter); none in an exported record."""
-        if self.exported is not None:
-            return []
-        assert self.file is not None
-        require_file(self.db)
-        with self.reading():
-            self.file.stored(game_id)  # an unknown game is refused, not listed empty
-            found = self.file.read(lambda store: store.rejections(game_id))
-        return [
-            rejection_dict(rejection_message(r)) for r in visible_rejections(found, ARBITER, True)
-        ]
-
-    def _sql(self, what: str, fn: Callable[[Any], T]) -> T:
-        if self.file is None:
-            raise usage(f"{what} reads a database (--db), not an exported record")
-        require_file(self.db)
-        with self.reading():
-            found: T = self.file.read(fn)
-            return found
+        game_id = self.own(game_id)
+        found = self.ask(lambda reads: reads.rejections(ORGANISER, game_id))
+        return [rejection_dict(rejection_message(r)) for r in found]
 
     def stats(self, tournament: str) -> list[dict[str, Any]]:
         """SQL over the file's projection."""
-        return [vars(k) for k in self._sql("stats", lambda store: store.stats(tournament))]
+        return [vars(k) for k in self.ask(lambda reads: reads.stats(tournament))]
 
     def standings(self, tournament: str) -> dict[str, Any]:
         """SQL over the file's projection: the same standings the server gives."""
-        if not tournament:
-            raise usage("a tournament id is required")
-
-        def read(store: Any) -> tuple[int, Any]:
-            return store.tournament_games(tournament), store.standings(tournament)
-
-        listed, (lines, finished) = self._sql("standings", read)
-        if not listed:
-            raise CliError(f"NOT_FOUND: there is no game in tournament {tournament!r}", 4)
+        found = self.ask(lambda reads: reads.standings(tournament))
         return {
             "standings": [
                 {
@@ -692,10 +629,10 @@ class Offline(Client):
                     "wins_exact": exact(s.wins),
                     "points": s.points,
                 }
-                for s in lines
+                for s in found.lines
             ],
-            "games_finished": finished,
-            "games_running": listed - finished,
+            "games_finished": found.finished,
+            "games_running": found.running,
         }
 
 

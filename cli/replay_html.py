@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli.client import Client, Offline, Online, RecordFile
+from cli.client import Client, Offline, Online
 from cli.errors import unreachable
 from cli.wire import as_dict
 from feastlog.v1 import audit_service_pb2 as apb
@@ -23,7 +23,9 @@ from replay import games
 from replay.engine import ARBITER, Fact, Viewer
 from replay.page import page_data, render_page
 from replay.record import Row
-from service.pages import page_html, seen_refusals
+from replay.visibility import refusals_for
+from service.auth import ORGANISER
+from service.offline import OfflineRecord, answer
 from service.store import Rejection
 
 
@@ -72,7 +74,8 @@ def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str
     rejections = [rejection_of(game_id, r) for r in refused.rejections]
     if now.event.kind == "seed_reveal":  # a finished game's record is public: drawn whole
         text, _ = client.export(game_id)
-        return page_html(RecordFile.of_text(text, game_id).game(), chosen, rejections)
+        record = OfflineRecord(text, game_id)
+        return answer(record.page(ORGANISER, game_id, str(chosen)))
     request = rpb.StreamReplayRequest(game_id=game_id, viewer=asked)
     events = [r.event for r in client.stream(client.replays.StreamReplay, request)]
     genesis = events[0].genesis
@@ -85,20 +88,13 @@ def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str
         for e in events
     ]
     engine = games.engine(genesis.game_kind)
-    refusals = seen_refusals(rejections, chosen)
+    refusals = refusals_for(chosen, rejections, over=False)
     return render_page(page_data(genesis, engine, chosen, seen, bundled_pack(genesis), refusals))
 
 
 def page_offline(client: Offline, game_id: str, viewer: Viewer) -> str:
     """The page from a DuckDB file no server holds, or from an exported record."""
-    game = client.game(game_id)
-    if client.exported is not None:
-        return page_html(game, viewer)
-    assert client.file is not None
-    file = client.file
-    with client.reading():
-        rejections = file.read(lambda store: store.rejections(game_id))
-    return page_html(game, viewer, rejections)
+    return client.page(game_id, viewer)
 
 
 def write_replay_html(client: Client, game_id: str, output: str, viewer: Viewer | None) -> str:

@@ -13,7 +13,7 @@ counts, rule catalogue, RNG labels, option defaults) and pure functions:
 ``command`` is the game's own protobuf message (for example ``BonAppetitCommand``): the
 rules read it directly.  State is plain frozen dataclasses holding an ``Rng``.
 Facts are JSON-able dicts with a ``"type"``; a fact with ``"private_to": k`` is seen only
-by seat ``k`` (and the arbiter) until the game ends.
+by seat ``k`` (and the arbiter) until the game ends (``replay.visibility`` decides).
 
 Ruleset versions: a recorded game always folds under the ruleset version its genesis
 names.  ``rulesets`` maps every version this build folds to that version's option
@@ -137,12 +137,6 @@ class Outcome:
     points: tuple[int, ...]
     winners: tuple[int, ...]
     tiebreak: tuple[int, ...] = ()  # the tie-break figure per seat, where the game has one
-
-
-def fact_visible(fact: Fact, viewer: Viewer) -> bool:
-    """Whether ``viewer`` may see ``fact`` while the game is running."""
-    owner = fact.get("private_to")
-    return owner is None or viewer.sees_seat(int(owner))
 
 
 class Engine(Protocol):

@@ -17,20 +17,11 @@ from google.protobuf.message import Message
 
 from feastlog.v1 import record_pb2
 from replay import fold, games
-from replay.engine import (
-    ARBITER,
-    SPECTATOR,
-    Engine,
-    Fact,
-    MalformedCommand,
-    Rule,
-    RuleViolation,
-    Viewer,
-    fact_visible,
-)
+from replay.engine import ARBITER, Engine, Fact, MalformedCommand, Rule, RuleViolation, Viewer
 from replay.fold import RECORD_RULES, Table, state_hash
 from replay.narrative import row_lines
 from replay.record import COMMAND, GENESIS, Row
+from replay.visibility import command_for, facts_for, public_row, sees_fact, viewers_of
 
 MAX_CHANGES = 200
 
@@ -112,22 +103,6 @@ def table_view(table: Table, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def command_visible(engine: Engine, row: Row, viewer: Viewer) -> bool:
-    """Whether ``viewer`` could see a command row's command while the game ran."""
-    if row.kind != COMMAND:
-        return True
-    command = record_pb2.Command.FromString(row.body)
-    which = command.WhichOneof("game")
-    if which == "arbiter" or viewer.role == "arbiter" or row.actor == str(viewer):
-        return True
-    return engine.command_public(getattr(command, which or ""))
-
-
-def viewers_of(seats: int) -> list[Viewer]:
-    """Every seat, the spectator and the arbiter."""
-    return [*(Viewer.of_seat(s) for s in range(seats)), SPECTATOR, ARBITER]
-
-
 def explain(record: Folded, seq: int) -> dict[str, Any]:
     """Everything about row ``seq``: command, checks, values, state change, visibility."""
     genesis = record.genesis
@@ -159,16 +134,22 @@ def explain(record: Folded, seq: int) -> dict[str, Any]:
         out["command"] = message_dict(genesis)
     before_view = table_view(record.tables[seq - 2], ARBITER) if seq > 1 else {}
     out["state_change"] = changes(before_view, table_view(after, ARBITER))
-    out["visibility"] = [
-        {
-            "viewer": str(v),
-            "command": command_visible(engine, row, v),
-            "facts": [i for i, f in enumerate(facts) if fact_visible(f, v)],
-            "narrative": row_lines(engine, row, [f for f in facts if fact_visible(f, v)], names),
-        }
-        for v in viewers_of(len(names))
-    ]
+    out["visibility"] = [_seen_by(engine, row, facts, names, v) for v in viewers_of(len(names))]
     return out
+
+
+def _seen_by(
+    engine: Engine, row: Row, facts: list[Fact], names: list[str], viewer: Viewer
+) -> dict[str, Any]:
+    """What ``viewer`` could see of a row when it was written."""
+    public = public_row(row)
+    shown = facts_for(viewer, facts, public)
+    return {
+        "viewer": str(viewer),
+        "command": row.kind != COMMAND or command_for(viewer, engine, row, public) is not None,
+        "facts": [i for i, f in enumerate(facts) if sees_fact(viewer, f, public)],
+        "narrative": row_lines(engine, row, shown, names),
+    }
 
 
 def _actor_name(actor: str, names: Sequence[str]) -> str:

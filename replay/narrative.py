@@ -6,11 +6,11 @@ import json
 from collections.abc import Sequence
 
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import Engine, Fact, Viewer, fact_visible
+from replay.engine import Engine, Fact, Viewer
 from replay.games import engine as engine_of
 from replay.history import Folded
 from replay.record import Row
+from replay.visibility import seen
 
 
 def header(genesis: record_pb2.Genesis, engine: Engine) -> list[str]:
@@ -72,8 +72,9 @@ def as_seen_then(folded: Folded, at: int | None, viewer: Viewer) -> list[str]:
     """The game up to seq ``at`` as ``viewer`` saw it then, and the table after ``at``.
 
     What a seat saw then: the facts it was shown while the game ran (its own private ones,
-    not the others'), and the table with its own hand and the others' counts.  Rows after
-    the end of the game were public to everyone.  ValueError for an unknown seat or seq.
+    not the others'), and the table with its own hand and the others' counts; the seed
+    reveal row was public to everyone (``replay.visibility``).  ValueError for an unknown
+    seat or seq.
     """
     genesis = folded.genesis
     check_viewer(genesis, viewer)
@@ -83,11 +84,8 @@ def as_seen_then(folded: Folded, at: int | None, viewer: Viewer) -> list[str]:
     engine = engine_of(genesis.game_kind)
     names = [s.name for s in genesis.seats]
     lines = header(genesis, engine)
-    for row, table, facts in zip(folded.rows[:last], folded.tables, folded.facts, strict=False):
-        public = fold.is_over(table)
-        shown = [f for f in facts if public or fact_visible(f, viewer)]
-        lines += row_lines(engine, row, shown, names)
-    table = folded.tables[last - 1]
+    steps = [seen(folded, seq, viewer) for seq in range(1, last + 1)]
+    for step in steps:
+        lines += row_lines(engine, step.row, step.facts, names)
     lines.append(f"-- the table after seq {last}, as {viewer} saw it --")
-    view = engine.view(table.game, viewer)
-    return lines + json.dumps(view, indent=1, sort_keys=True).splitlines()
+    return lines + json.dumps(steps[-1].view, indent=1, sort_keys=True).splitlines()

@@ -41,7 +41,7 @@ SCORE_FIELDS = {
 
 
 class Seen(Protocol):
-    """One row as a viewer saw it (``service.app.Step`` is one)."""
+    """One row as a viewer saw it (``replay.visibility.Step`` is one)."""
 
     @property
     def row(self) -> Row:

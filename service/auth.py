@@ -156,6 +156,15 @@ class Caller:
             return Viewer.of_seat(self.seat)
         return SPECTATOR
 
+    def require_organiser(self) -> None:
+        """Refuse unless this caller holds the organiser key."""
+        if self.role == "anonymous":
+            raise Unauthenticated("this needs the organiser key (authorization: Bearer ...)")
+        if self.role == "arbiter":
+            raise PermissionDenied("only the organiser can do this, not a named arbiter")
+        if self.role != "organiser":
+            raise PermissionDenied("only the organiser (or arbiter) can do this")
+
     def label(self, game_id: str) -> str:
         """How a refused command's sender is recorded: its actor, or whose token it was."""
         if self.role == "seat" and self.game_id != game_id:
@@ -174,6 +183,9 @@ class Caller:
             return f"seat:{self.seat}"
         raise Unauthenticated("send a seat token (authorization: Bearer seat_...)")
 
+
+# Who reads a file or a record offline: whoever holds the file holds its seeds already.
+ORGANISER = Caller("organiser")
 
 SeatLookup = Callable[[str], "tuple[str, int] | None"]
 TOKENS_KEPT = 100_000  # seat tokens remembered after their first use (about 200 bytes each)
@@ -289,12 +301,3 @@ class Credentials:
         if found is None:
             raise Unauthenticated("this token is not known to this server")
         return Caller("seat", found[0], found[1])
-
-    def organiser(self, caller: Caller) -> None:
-        """Refuse unless the caller holds the organiser key."""
-        if caller.role == "anonymous":
-            raise Unauthenticated("this needs the organiser key (authorization: Bearer ...)")
-        if caller.role == "arbiter":
-            raise PermissionDenied("only the organiser can do this, not a named arbiter")
-        if caller.role != "organiser":
-            raise PermissionDenied("only the organiser (or arbiter) can do this")

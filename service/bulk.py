@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError
 from replay.history import command_of, genesis_of, seed_of
 from replay.record import COMMAND, GENESIS, SEED_REVEAL
 from service import projection
-from service.store import Store, StoredGame
+from service.store import Store, StoredGame, outcomes
 
 T = TypeVar("T")
 PROGRESS_EVERY = 25  # games between two progress messages from a worker
@@ -106,7 +106,7 @@ def _project_share(path: str, part: tuple[int, int] | None, into: str, progress:
                 progress.put(PROGRESS_EVERY)
 
     if part is None:
-        return projection.write_file(into, projected())
+        return outcomes.write_file(into, projected())
     store = Store(path, read_only=True)
     try:
 
@@ -116,7 +116,7 @@ def _project_share(path: str, part: tuple[int, int] | None, into: str, progress:
                 if progress is not None and i % PROGRESS_EVERY == 0:
                     progress.put(PROGRESS_EVERY)
 
-        return projection.write_file(into, mine())
+        return outcomes.write_file(into, mine())
     finally:
         store.close()
 

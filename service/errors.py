@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -21,6 +20,15 @@ from grpc_status import rpc_status
 
 from replay.engine import MalformedCommand, PackError, RuleViolation
 from replay.games import UnknownGameKind
+from replay.visibility import Hidden
+from service.incidents import new_incident_id
+from service.store import (
+    CannotOpenStore,
+    StoreConflict,
+    StoreError,
+    StoreLocked,
+    StoreUnavailable,
+)
 
 DOMAIN = "feastlog"
 
@@ -128,39 +136,16 @@ class EntropyAlreadySent(ServiceError):
     reason = "ENTROPY_ALREADY_SENT"
 
 
-class CannotOpenStore(ServiceError):
-    """The DuckDB file cannot be opened: missing, damaged, read-only, not a database."""
+class SealedRecord(ServiceError):
+    """An exported record of a game still running: no seed, so it cannot be replayed."""
 
-    reason = "STORE_UNAVAILABLE"
-
-
-class StoreLocked(CannotOpenStore):
-    """The DuckDB file is held by another process."""
-
-    reason = "STORE_LOCKED"
-
-
-class StoreUnavailable(ServiceError):
-    """The store failed to read or write; the cause is in the server log under the incident."""
-
-    reason = "STORE_UNAVAILABLE"
-
-
-class StoreConflict(StoreUnavailable):
-    """A write clashed with what is stored (a seq or key already taken): memory was behind."""
-
-    reason = "STORE_CONFLICT"
+    reason = "SEED_NOT_REVEALED"
 
 
 class InternalError(ServiceError):
     """An unexpected failure on the server; the cause is in the server log under the incident."""
 
     reason = "INTERNAL_ERROR"
-
-
-def new_incident_id() -> str:
-    """A fresh id that ties a client's error to its line in the server log."""
-    return "inc_" + secrets.token_hex(6)
 
 
 def unexpected(error: Exception) -> InternalError:
@@ -173,47 +158,63 @@ def unexpected(error: Exception) -> InternalError:
     )
 
 
-# The one mapping: exception class -> gRPC code.  Order matters only for subclasses.
-STATUS_OF: dict[type[Exception], grpc.StatusCode] = {
-    MalformedCommand: grpc.StatusCode.INVALID_ARGUMENT,
-    PackError: grpc.StatusCode.INVALID_ARGUMENT,
-    BadRequest: grpc.StatusCode.INVALID_ARGUMENT,
-    RequestTooLarge: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    UnknownGameKind: grpc.StatusCode.INVALID_ARGUMENT,
-    RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
-    WaitingForEntropy: grpc.StatusCode.FAILED_PRECONDITION,
-    AlreadyStarted: grpc.StatusCode.FAILED_PRECONDITION,
-    EntropyAlreadySent: grpc.StatusCode.ALREADY_EXISTS,
-    StaleSeq: grpc.StatusCode.ABORTED,
-    GameNotFound: grpc.StatusCode.NOT_FOUND,
-    ArbiterNotFound: grpc.StatusCode.NOT_FOUND,
-    ArbiterExists: grpc.StatusCode.ALREADY_EXISTS,
-    CommandIdReused: grpc.StatusCode.ALREADY_EXISTS,
-    Unauthenticated: grpc.StatusCode.UNAUTHENTICATED,
-    PermissionDenied: grpc.StatusCode.PERMISSION_DENIED,
-    StoreLocked: grpc.StatusCode.UNAVAILABLE,
-    StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
-    InternalError: grpc.StatusCode.INTERNAL,
-    CannotOpenStore: grpc.StatusCode.UNAVAILABLE,
+# The one table: each error class, its gRPC code and its ErrorInfo reason (None: the
+# class's own ``reason``).  A subclass comes before its base: the first match wins.
+TABLE: dict[type[Exception], tuple[grpc.StatusCode, str | None]] = {
+    MalformedCommand: (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_COMMAND"),
+    PackError: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_CONTENT_PACK"),
+    UnknownGameKind: (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME_KIND"),
+    BadRequest: (grpc.StatusCode.INVALID_ARGUMENT, None),
+    RequestTooLarge: (grpc.StatusCode.RESOURCE_EXHAUSTED, None),
+    RuleViolation: (grpc.StatusCode.FAILED_PRECONDITION, "RULE_VIOLATION"),
+    WaitingForEntropy: (grpc.StatusCode.FAILED_PRECONDITION, None),
+    AlreadyStarted: (grpc.StatusCode.FAILED_PRECONDITION, None),
+    SealedRecord: (grpc.StatusCode.FAILED_PRECONDITION, None),
+    EntropyAlreadySent: (grpc.StatusCode.ALREADY_EXISTS, None),
+    StaleSeq: (grpc.StatusCode.ABORTED, None),
+    GameNotFound: (grpc.StatusCode.NOT_FOUND, None),
+    ArbiterNotFound: (grpc.StatusCode.NOT_FOUND, None),
+    ArbiterExists: (grpc.StatusCode.ALREADY_EXISTS, None),
+    CommandIdReused: (grpc.StatusCode.ALREADY_EXISTS, None),
+    Unauthenticated: (grpc.StatusCode.UNAUTHENTICATED, None),
+    PermissionDenied: (grpc.StatusCode.PERMISSION_DENIED, None),
+    Hidden: (grpc.StatusCode.PERMISSION_DENIED, PermissionDenied.reason),
+    StoreLocked: (grpc.StatusCode.UNAVAILABLE, "STORE_LOCKED"),
+    CannotOpenStore: (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    StoreConflict: (grpc.StatusCode.UNAVAILABLE, "STORE_CONFLICT"),
+    StoreUnavailable: (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    InternalError: (grpc.StatusCode.INTERNAL, None),
 }
+KNOWN = tuple(TABLE)
+
+
+def _metadata(error: Exception) -> dict[str, str]:
+    """The ErrorInfo metadata of a known error: the broken rule, the bad field or card."""
+    if isinstance(error, RuleViolation):
+        return {"rule_id": error.rule_id}
+    if isinstance(error, MalformedCommand):
+        return {"field": error.field}
+    if isinstance(error, PackError):
+        return {"card": error.card, "field": error.field}
+    if isinstance(error, ServiceError | StoreError):
+        return dict(error.metadata)
+    return {}
 
 
 def describe(error: Exception) -> tuple[grpc.StatusCode, str, str, dict[str, str]]:
-    """The status code, reason, message and metadata for a known error."""
-    code = next((c for cls, c in STATUS_OF.items() if isinstance(error, cls)), None)
-    if code is None:
+    """The status code, reason, message and metadata of a known error (others are raised)."""
+    found = next((entry for cls, entry in TABLE.items() if isinstance(error, cls)), None)
+    if found is None:
         raise error
-    if isinstance(error, RuleViolation):
-        return code, "RULE_VIOLATION", error.message, {"rule_id": error.rule_id}
-    if isinstance(error, MalformedCommand):
-        return code, "MALFORMED_COMMAND", error.message, {"field": error.field}
-    if isinstance(error, PackError):
-        meta = {"card": error.card, "field": error.field}
-        return code, "BAD_CONTENT_PACK", str(error), meta
+    code, reason = found
     if isinstance(error, UnknownGameKind):
-        return code, "UNKNOWN_GAME_KIND", f"unknown game kind {error.args[0]!r}", {}
-    assert isinstance(error, ServiceError)
-    return code, error.reason, error.message, dict(error.metadata)
+        message = f"unknown game kind {error.args[0]!r}"
+    elif isinstance(error, PackError):
+        message = str(error)
+    else:
+        message = getattr(error, "message", str(error))
+    own: str = getattr(error, "reason", "ERROR")
+    return code, reason or own, message, _metadata(error)
 
 
 def to_status(error: Exception) -> grpc.Status:
@@ -227,10 +228,14 @@ def to_status(error: Exception) -> grpc.Status:
     return rpc_status.to_status(status)
 
 
-KNOWN = tuple(STATUS_OF)
-
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
+
+
+async def _abort(context: grpc.aio.ServicerContext, error: Exception) -> None:
+    """End a call with the status of ``error`` (an unexpected one: an incident)."""
+    known = error if isinstance(error, KNOWN) else unexpected(error)
+    await context.abort_with_status(to_status(known))
 
 
 def unary(method: F) -> F:
@@ -240,12 +245,10 @@ def unary(method: F) -> F:
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
         try:
             return await method(self, request, context)
-        except KNOWN as error:
-            await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await context.abort_with_status(to_status(unexpected(error)))
+            await _abort(context, error)
 
     return wrapper  # type: ignore[return-value]
 
@@ -260,11 +263,9 @@ def streaming(method: G) -> G:
         try:
             async for item in method(self, request, context):
                 yield item
-        except KNOWN as error:
-            await context.abort_with_status(to_status(error))
         except grpc.aio.AbortError:
             raise
         except Exception as error:
-            await context.abort_with_status(to_status(unexpected(error)))
+            await _abort(context, error)
 
     return wrapper  # type: ignore[return-value]

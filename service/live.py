@@ -1,19 +1,18 @@
 """Live games: folded once, kept in memory, advanced only after their rows commit.
 
-One writer task takes every batch that is waiting and commits it in one DuckDB
-transaction on the store's own thread (group commit); a command is acknowledged only
-after its row is committed.
+``LiveGames`` is the cache of folded games.  A game is folded from the store the first
+time it is needed: read on the read connection and folded in a worker thread, so a cold
+game holds up neither the event loop nor the writer.  Running games stay folded (a
+command never refolds its game); finished ones stay while among the ``FINISHED_KEPT``
+most recently used, or while someone watches them.
 """
 
 from __future__ import annotations
 
 import asyncio
-import datetime
-import logging
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from feastlog.v1 import record_pb2
 from replay import fold
@@ -22,140 +21,12 @@ from replay.fold import Table
 from replay.games import engine
 from replay.history import Folded, refold
 from replay.record import Row
-from service.errors import StoreUnavailable
-from service.store import Batch, Store, StoredGame
+from service.errors import GameNotFound
+from service.store import Store, StoredGame
+from service.writer import Database
 
-T = TypeVar("T")
-
-log = logging.getLogger("feastlog.store")
-
-
-def utc_now() -> str:
-    """The time now, RFC 3339 UTC with microseconds (row metadata only)."""
-    now = datetime.datetime.now(datetime.UTC)
-    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-class Database:
-    """The store on its own thread, with a group-commit writer.
-
-    Reads that may take a while (loading a cold game, a page of the game list, stats)
-    go through a second connection on a thread of their own, so they never hold up a
-    group commit.
-    """
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.reader = store.reader()
-        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")
-        self._reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-read")
-        self._waiting: list[tuple[Batch, asyncio.Future[None]]] = []
-        self._wake = asyncio.Event()
-        self._writer: asyncio.Task[None] | None = None
-        self._writing = False
-        self.commits = 0
-
-    async def call(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a store method on the store's thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
-
-    async def read(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(reader, *args)`` on the read thread (``reader``: the second connection)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._reads, fn, self.reader, *args)
-
-    def start(self) -> None:
-        """Start the writer task."""
-        self._writer = asyncio.create_task(self._write_loop(), name="feastlog-writer")
-
-    @property
-    def queued(self) -> int:
-        """How many batches wait for the writer now."""
-        return len(self._waiting)
-
-    async def commit(self, batch: Batch) -> None:
-        """Queue a batch and return once it is committed.
-
-        A waiter that is cancelled only stops waiting: the batch is written (or refused)
-        all the same, so the outcome never depends on who is still listening.
-        """
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((batch, done))
-        self._wake.set()
-        await asyncio.shield(done)
-
-    async def _write_loop(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            waiting, self._waiting = self._waiting, []
-            if not waiting:
-                continue
-            self._writing = True
-            try:
-                await self._write(waiting)
-            except Exception as error:  # a bug here must not leave a waiter hanging
-                for _, done in waiting:
-                    _settle(done, error)
-            finally:
-                self._writing = False
-
-    async def _write(self, waiting: list[tuple[Batch, asyncio.Future[None]]]) -> None:
-        """All waiting batches in one transaction; after a failure, each batch alone.
-
-        Writing each alone after a failed group commit means a failing write fails only
-        the commands it concerns, never another game's.
-        """
-        if len(waiting) > 1:
-            merged = Batch()
-            for batch, _ in waiting:
-                merged.extend(batch)
-            try:
-                await self.call(self.store.write, merged)
-            except StoreUnavailable as error:  # its cause is logged under its incident id
-                log.warning(
-                    "a group commit of %d batches failed (incident %s); writing each alone",
-                    len(waiting),
-                    error.metadata["incident_id"],
-                )
-            except Exception:
-                log.exception(
-                    "a group commit of %d batches failed; writing each alone", len(waiting)
-                )
-            else:
-                self.commits += 1
-                for _, done in waiting:
-                    _settle(done, None)
-                return
-        for batch, done in waiting:
-            try:
-                await self.call(self.store.write, batch)
-            except Exception as error:
-                _settle(done, error)
-            else:
-                self.commits += 1
-                _settle(done, None)
-
-    async def close(self) -> None:
-        """Finish waiting writes, stop the writer and close the file."""
-        while self._waiting or self._writing:
-            await asyncio.sleep(0.01)
-        if self._writer is not None:
-            self._writer.cancel()
-        self._reads.shutdown(wait=True)
-        await self.call(self.reader.close)
-        await self.call(self.store.close)
-        self._thread.shutdown(wait=True)
-
-
-def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
-    """Tell one waiter how its batch ended."""
-    if done.done():
-        return
-    if error is None:
-        done.set_result(None)
-    else:
-        done.set_exception(error)
+# Finished games kept folded in memory (most recently used); running games always are.
+FINISHED_KEPT = 256
 
 
 @dataclass
@@ -215,6 +86,21 @@ class LiveGame:
         for queue in self.watchers:
             queue.put_nowait(self.last_seq)
 
+    @classmethod
+    def begun(
+        cls,
+        genesis: record_pb2.Genesis,
+        pack: Any,
+        server_seed: bytes,
+        first: tuple[Row, Table, list[Fact]],
+    ) -> LiveGame:
+        """A game that has just begun: its genesis row, and the table and facts of setting up."""
+        names = tuple(s.name for s in genesis.seats)
+        game = cls(genesis, engine(genesis.game_kind), pack, server_seed, names, [], [], [])
+        row, table, facts = first
+        game.advance([row], [table], [tuple(facts)])
+        return game
+
     def may_continue(self) -> bool:
         """Whether commands are still taken."""
         return not self.over and not fold.is_over(self.table)
@@ -240,3 +126,78 @@ def live_from_store(stored: StoredGame) -> LiveGame:
     """Fold a stored game once, to keep it live."""
     folded = refold(stored.rows, stored.server_seed, stored.pack_body)
     return live_from_folded(folded, stored.server_seed, stored.seat_names)
+
+
+class LiveGames:
+    """Every game folded in memory on this server, loaded on first use."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._live: dict[str, LiveGame] = {}
+        self._finished: OrderedDict[str, None] = OrderedDict()
+        self._loading: dict[str, asyncio.Future[LiveGame]] = {}
+        self._heads: dict[str, int] = {}  # last seq of running games not folded in memory
+
+    async def get(self, game_id: str) -> LiveGame:
+        """The live game, folded from the store the first time it is needed."""
+        game = self._live.get(game_id)
+        if game is None:
+            loading = self._loading.get(game_id)
+            if loading is None:
+                loading = self._loading[game_id] = asyncio.ensure_future(self._load(game_id))
+                loading.add_done_callback(lambda _: self._loading.pop(game_id, None))
+            game = await asyncio.shield(loading)
+        self.settle(game)
+        return game
+
+    async def _load(self, game_id: str) -> LiveGame:
+        """Read a cold game on the read connection and fold it in a worker thread."""
+        stored = await self.db.read(Store.load, game_id)
+        if stored is None:
+            raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
+        game = self._live.get(game_id)  # created here while it was read
+        if game is None:
+            game = self._live[game_id] = await asyncio.to_thread(live_from_store, stored)
+            self._heads.pop(game_id, None)
+        return game
+
+    def settle(self, game: LiveGame) -> None:
+        """Note a finished game's use; fold out the least recently used beyond the limit."""
+        if not game.over:
+            return
+        self._finished[game.game_id] = None
+        self._finished.move_to_end(game.game_id)
+        for game_id in list(self._finished):
+            if len(self._finished) <= FINISHED_KEPT:
+                break
+            if not self._live[game_id].watchers:
+                del self._finished[game_id]
+                del self._live[game_id]
+
+    def start(self, game: LiveGame) -> None:
+        """Keep a game that has just started folded in memory."""
+        self._live[game.game_id] = game
+
+    async def reload(self, game: LiveGame) -> None:
+        """Fold a game from the store again, so memory and log agree."""
+        stored = await self.db.call(self.db.store.load, game.game_id)
+        if stored is not None:
+            game.reload(stored)
+
+    async def head(self, game_id: str) -> tuple[int, bool]:
+        """A game's last seq and whether it is over, without folding it.
+
+        From memory when it is folded; else its last seq by index, kept (a running game
+        not folded since start changes only once folded).
+        """
+        game = self._live.get(game_id)
+        if game is not None:
+            return game.last_seq, game.over
+        last_seq = self._heads.get(game_id, 0)
+        if not last_seq:
+            last_seq = self._heads[game_id] = await self.db.read(Store.last_seq, game_id)
+        return last_seq, False
+
+    def loaded(self) -> int:
+        """How many games are folded in memory now."""
+        return len(self._live)

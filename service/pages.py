@@ -1,9 +1,9 @@
-"""Replay pages of folded games: the replay code's steps for a viewer, drawn by replay/page.
+"""Replay pages of folded games: each seq as a viewer saw it, drawn by replay/page.
 
-The views and facts come from ``service.replay_service.steps`` (``step_for``), refusals
-through ``visible_rejections``: this module only gathers them.  The same function serves
-``feastlog replay --html`` (offline on a file, an exported record, or a finished game
-fetched from a server) and the live pages of ``feastlog serve --http``.
+The views and facts come from the visibility policy (``replay.visibility.seen``), and so
+do the refusals the viewer was shown (``refusals_for``): this module only gathers them.
+It serves ``Reads.page`` (the live pages of ``feastlog serve --http``, and ``feastlog
+replay --html`` offline on a file or an exported record).
 """
 
 from __future__ import annotations
@@ -11,33 +11,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from replay.engine import Viewer
-from replay.page import Live, final_result, page_data, render_page
-from service.audit_service import visible_rejections
+from replay.page import Live, Refusal, final_result, page_data, render_page
+from replay.visibility import refusals_for, seen
 from service.live import LiveGame
-from service.replay_service import steps
-from service.store import Rejection
-
-
-def seen_refusals(rejections: Sequence[Rejection], viewer: Viewer) -> list[Rejection]:
-    """The refusals a viewer was shown while the game ran (the page shows each seq as then)."""
-    return visible_rejections(rejections, viewer, over=False)
 
 
 def page_html(
     game: LiveGame,
     viewer: Viewer,
-    rejections: Sequence[Rejection] = (),
+    rejections: Sequence[Refusal] = (),
     live: Live | None = None,
 ) -> str:
-    """The replay page of a folded game, every seq as ``viewer`` saw it."""
-    seen = steps(game, 1, game.last_seq, viewer)
+    """The replay page of a folded game, every seq as ``viewer`` saw it then."""
+    steps = [seen(game, seq, viewer) for seq in range(1, game.last_seq + 1)]
     data = page_data(
         game.genesis,
         game.engine,
         viewer,
-        seen,
+        steps,
         game.pack,
-        seen_refusals(rejections, viewer),
+        # the page shows each seq as then: the refusals the viewer was shown while it ran
+        refusals_for(viewer, rejections, over=False),
         final_result(game.table) if game.over else None,
         live,
     )

@@ -23,8 +23,8 @@ from replay.export import BadExport, export_record, load_record, verify_document
 from replay.history import refold
 from replay.record import SEED_REVEAL
 from service import bulk, projection
-from service.audit_service import audit_stored
 from service.errors import CannotOpenStore, ServiceError
+from service.reads import audit_stored
 from service.store import Batch, NewGame, Store, StoredGame
 
 

@@ -1,4 +1,8 @@
-"""The gRPC server: thin servicers over ``service.app.Games``, health and reflection."""
+"""The gRPC server: create_server opens the store and binds a port, serve_forever serves.
+
+The servicers (``service.servicers``) sit on the application (``service.app``), behind
+the guard (``service.limits``), beside health and reflection.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,6 @@ import errno
 import os
 import signal
 import socket
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -18,149 +21,22 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
+    game_service_pb2,
     replay_service_pb2,
     tournament_service_pb2,
 )
-from feastlog.v1 import game_service_pb2 as pb
-from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from replay import games as registry
-from replay import typed
-from service import (
-    admin_service,
-    announce,
-    audit_service,
-    limits,
-    reflection,
-    replay_service,
-    tournament_service,
-)
-from service.app import Games
-from service.auth import Caller, Credentials, OrganiserKeyError, organiser_key
-from service.convert import (
-    event,
-    kind_enum,
-    kind_text,
-    participant,
-    struct,
-    structs,
-    typed_facts,
-)
-from service.errors import CannotOpenStore, streaming, unary
-from service.live import Database
+from service import announce, limits, reflection
+from service.app import Application
+from service.auth import Credentials, OrganiserKeyError, organiser_key
 from service.requestlog import RequestLog
-from service.store import Store
+from service.servicers import add_servicers
+from service.store import CannotOpenStore, Store
 from service.tls import Tls, TlsFileError
-
-
-class GameService(pb_grpc.GameServiceServicer):
-    """feastlog.v1.GameService."""
-
-    def __init__(self, games: Games) -> None:
-        self.games = games
-
-    def caller(self, context: grpc.aio.ServicerContext) -> Caller:
-        """Who is calling, from the authorization metadata."""
-        return self.games.credentials.caller(tuple(context.invocation_metadata() or ()))
-
-    @unary
-    async def CreateGame(
-        self, request: pb.CreateGameRequest, context: grpc.aio.ServicerContext
-    ) -> pb.CreateGameResponse:
-        created = await self.games.create(
-            self.caller(context),
-            kind_text(request.game_kind, request.kind),
-            list(request.players),
-            dict(request.options),
-            request.seed,
-            request.tournament_id,
-            request.content_pack,
-            request.seat_entropy,
-        )
-        g = created.genesis
-        tokens = [
-            pb.SeatToken(seat=i, name=s.name, token=t)
-            for i, (s, t) in enumerate(zip(g.seats, created.tokens, strict=True))
-        ]
-        return pb.CreateGameResponse(
-            game_id=g.game_id,
-            seed_commitment=g.seed_commitment,
-            seat_tokens=tokens,
-            ruleset_version=g.ruleset_version,
-            pack_sha256=g.pack_sha256,
-            kind=kind_enum(g.game_kind),
-        )
-
-    @unary
-    async def JoinGame(
-        self, request: pb.JoinGameRequest, context: grpc.aio.ServicerContext
-    ) -> pb.JoinGameResponse:
-        started, waiting = await self.games.join(
-            self.caller(context), request.game_id, request.entropy
-        )
-        return pb.JoinGameResponse(started=started, waiting_for=waiting)
-
-    @unary
-    async def SubmitCommand(
-        self, request: pb.SubmitCommandRequest, context: grpc.aio.ServicerContext
-    ) -> pb.SubmitCommandResponse:
-        expected = request.expected_seq if request.HasField("expected_seq") else None
-        done = await self.games.submit(
-            self.caller(context), request.game_id, request.command_id, expected, request.command
-        )
-        game = await self.games.get(request.game_id)
-        return pb.SubmitCommandResponse(
-            seq=done.row.seq,
-            hash=done.row.hash,
-            state_hash=done.row.state_hash,
-            facts=structs(done.facts),
-            game_over=done.game_over,
-            replayed=done.replayed,
-            typed_facts=typed_facts(game.engine.command_field, done.facts),
-        )
-
-    @unary
-    async def GetView(
-        self, request: pb.GetViewRequest, context: grpc.aio.ServicerContext
-    ) -> pb.GetViewResponse:
-        game, viewer, view = await self.games.view(self.caller(context), request.game_id)
-        return pb.GetViewResponse(
-            seq=game.last_seq,
-            viewer=str(viewer),
-            view=struct(view),
-            typed_view=typed.view_message(game.engine.command_field, view),
-            typed_viewer=participant(str(viewer)),
-        )
-
-    @unary
-    async def ListLegalCommands(
-        self, request: pb.ListLegalCommandsRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ListLegalCommandsResponse:
-        seq, commands, partial = await self.games.legal(self.caller(context), request.game_id)
-        return pb.ListLegalCommandsResponse(seq=seq, commands=commands, partial=partial)
-
-    @streaming
-    async def WatchGame(
-        self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[pb.WatchGameResponse]:
-        game = await self.games.get(request.game_id)
-        steps = self.games.watch(self.caller(context), request.game_id, request.from_seq)
-        async for step in steps:
-            yield pb.WatchGameResponse(event=event(step, game.engine.command_field))
-
-    @unary
-    async def ListGames(
-        self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ListGamesResponse:
-        kind = kind_text(request.game_kind, request.kind)
-        summaries, next_page = await self.games.summaries(
-            kind, request.page_size or request.limit, request.tournament_id, request.page_token
-        )
-        games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in summaries]
-        return pb.ListGamesResponse(games=games, next_page_token=next_page)
-
+from service.writer import Database
 
 SERVICE_NAMES = (
-    pb.DESCRIPTOR.services_by_name["GameService"].full_name,
+    game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
     replay_service_pb2.DESCRIPTOR.services_by_name["ReplayService"].full_name,
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
@@ -177,7 +53,7 @@ class Running:
 
     server: grpc.aio.Server
     port: int
-    games: Games
+    app: Application
     db: Database
     organiser_key: str
     key_source: str
@@ -195,7 +71,7 @@ class Running:
         if self.http is not None:
             await self.http.cleanup()
         await self.server.stop(grace)
-        await self.games.drain()  # commands already taken are recorded, callers or not
+        await self.app.drain()  # commands already taken are recorded, callers or not
         await self.db.close()
         for done in self.on_stop:
             done()
@@ -243,8 +119,8 @@ async def create_server(
     try:
         # tokens and arbiter keys are looked up when first used
         credentials = Credentials(key, store.seat_of_token, store.arbiter_of_key)
-        games = Games(db, credentials)
-        await games.load_pending()
+        app = Application(db, credentials)
+        await app.start()
     except CannotOpenStore:
         await db.close()
         raise
@@ -255,11 +131,7 @@ async def create_server(
         interceptors=interceptors,
         options=[*limits.server_options(), *SERVER_OPTIONS],
     )
-    pb_grpc.add_GameServiceServicer_to_server(GameService(games), server)
-    replay_service.add_to(server, games)
-    audit_service.add_to(server, games)
-    tournament_service.add_to(server, games)
-    admin_service.add_to(server, games)
+    add_servicers(server, app)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable((*FEASTLOG_SERVICES, health.SERVICE_NAME), server)  # v1 and v1alpha
@@ -271,27 +143,32 @@ async def create_server(
     await server.start()
     for name in (*FEASTLOG_SERVICES, ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    running = Running(server, port, games, db, key, key_source, db_path=db_path, tls=bool(tls))
+    running = Running(server, port, app, db, key, key_source, db_path=db_path, tls=bool(tls))
     if announce_it:
-        host = address.rpartition(":")[0] or "127.0.0.1"
-        if host in ("0.0.0.0", "[::]", "::", ""):  # every address: clients here use loopback
-            host = "127.0.0.1"
-        announced = announce.Announcement(
-            f"{host}:{port}",
-            os.getpid(),
-            announce.key_fingerprint(key),
-            bool(tls),
-            str(Path(db_path).resolve()),
-        )
-        try:
-            announce.write(db_path, announced)
-        except OSError as failed:
-            await running.stop(0)
-            raise CannotListen(
-                f"cannot announce the server beside {db_path}: {failed.strerror or failed}"
-            ) from failed
-        running.announced = True
+        await announce_running(running, address, key)
     return running
+
+
+async def announce_running(running: Running, address: str, key: str) -> None:
+    """Write ``<db>.server`` for this server (clients on this machine use loopback)."""
+    host = address.rpartition(":")[0] or "127.0.0.1"
+    if host in ("0.0.0.0", "[::]", "::", ""):
+        host = "127.0.0.1"
+    announced = announce.Announcement(
+        f"{host}:{running.port}",
+        os.getpid(),
+        announce.key_fingerprint(key),
+        running.tls,
+        str(Path(running.db_path).resolve()),
+    )
+    try:
+        announce.write(running.db_path, announced)
+    except OSError as failed:
+        await running.stop(0)
+        raise CannotListen(
+            f"cannot announce the server beside {running.db_path}: {failed.strerror or failed}"
+        ) from failed
+    running.announced = True
 
 
 def check_port_free(address: str) -> None:

@@ -1,12 +1,13 @@
 """``feastlog serve --http``: live replay pages, a seat's own page, a tournament board.
 
-aiohttp runs on the gRPC server's event loop and reads the same ``Games``.  A game's page
-is the replay page (replay/page.py) of the rows so far, as its viewer sees them; its script
-then follows the game through server-sent events fed by the game's watch stream
-(``Games.watch``), so every step it receives was redacted by the same code as a gRPC
-watcher's.  Who the viewer is comes from the same credentials as gRPC: nobody (a
-spectator), or a seat token or the organiser key given in a form and kept in a cookie
-scoped to that game's seat pages; a token never appears in a URL or a page.
+aiohttp runs on the gRPC server's event loop and calls the same application
+(``service.app.Application``).  A game's page is the replay page (replay/page.py) of the
+rows so far, as its viewer sees them (``Application.page``); its script then follows the
+game through server-sent events fed by the game's watch stream (``Application.watch``),
+so every step it receives was redacted by the same policy as a gRPC watcher's.  Who the
+viewer is comes from the same credentials as gRPC: nobody (a spectator), or a seat token
+or the organiser key given in a form and kept in a cookie scoped to that game's seat
+pages; a token never appears in a URL or a page.
 
     GET  /                           the board (``?tournament=ID`` for one tournament)
     GET  /board.json                 the board's rows
@@ -18,7 +19,6 @@ scoped to that game's seat pages; a token never appears in a URL or a page.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -27,23 +27,16 @@ from aiohttp import web
 from aiohttp_sse import sse_response
 
 from replay.games import engine as engine_of
-from replay.page import (
-    Live,
-    final_result,
-    json_for_script,
-    new_faces,
-    scores_in,
-    step_entry,
-)
+from replay.page import Live, json_for_script, new_faces, scores_in, step_entry
 from replay.page_board import render_board, render_message, render_token_form
-from service.app import MAX_PAGE_SIZE, Games
+from service.app import Application
 from service.auth import Caller
-from service.errors import ServiceError, Unauthenticated, describe
-from service.pages import page_html
+from service.errors import KNOWN, Unauthenticated, describe
+from service.reads import MAX_PAGE_SIZE
 from service.server import Running
 
 COOKIE = "feastlog_token"
-GAMES = web.AppKey("games", Games)
+APP = web.AppKey("app", Application)
 
 # The service's errors as HTTP statuses (their gRPC codes come from service/errors.py).
 HTTP_STATUS = {
@@ -71,7 +64,7 @@ async def service_errors(request: web.Request, handler: Any) -> web.StreamRespon
     try:
         response: web.StreamResponse = await handler(request)
         return response
-    except ServiceError as error:
+    except KNOWN as error:
         code, _, message, _ = describe(error)
         return html_response(render_message("feastlog", message), HTTP_STATUS.get(code, 400))
 
@@ -86,7 +79,7 @@ def seat_caller(request: web.Request) -> Caller | None:
     token = request.cookies.get(COOKIE)
     if not token:
         return None
-    return request.app[GAMES].credentials.caller((("authorization", f"Bearer {token}"),))
+    return request.app[APP].credentials.caller((("authorization", f"Bearer {token}"),))
 
 
 async def board_page(request: web.Request) -> web.Response:
@@ -96,13 +89,13 @@ async def board_page(request: web.Request) -> web.Response:
 
 async def board_json(request: web.Request) -> web.Response:
     """Every table: running ones with their seq, round and scores as a spectator sees them."""
-    games = request.app[GAMES]
+    app = request.app[APP]
     rows = []
     # the newest tables, one page of the game list (running tables are the newest)
-    listed, _ = await games.summaries(
-        limit=MAX_PAGE_SIZE, tournament_id=request.query.get("tournament", "")
+    listed = await app.games(
+        page_size=MAX_PAGE_SIZE, tournament_id=request.query.get("tournament", "")
     )
-    for summary in listed:
+    for summary in listed.games:
         row: dict[str, Any] = {
             "id": summary.game_id,
             "kind": summary.game_kind,
@@ -114,9 +107,9 @@ async def board_json(request: web.Request) -> web.Response:
             "tournament": summary.tournament_id,
         }
         if not summary.over and not summary.waiting_for_entropy:
-            game, _, view = await games.view(Caller("anonymous"), summary.game_id)
-            names = game.seat_names
-            row |= {"seq": game.last_seq, "round": view.get("round"), "phase": view.get("phase")}
+            now = await app.view(Caller("anonymous"), summary.game_id)
+            view, names = now.view, summary.players
+            row |= {"seq": now.seq, "round": view.get("round"), "phase": view.get("phase")}
             row |= {"scores": scores_in(view), "to_act": [names[s] for s in view["to_act"]]}
         rows.append(row)
     return web.json_response({"games": rows}, headers={"Cache-Control": "no-store"})
@@ -124,16 +117,9 @@ async def board_json(request: web.Request) -> web.Response:
 
 async def game_page(request: web.Request, caller: Caller, events: str) -> web.Response:
     """A game's page as ``caller`` sees it, following the game at ``events``."""
-    games = request.app[GAMES]
     game_id = game_id_of(request)
-    game = await games.get(game_id)
-    viewer = caller.viewer(game_id)
-    rejections = await games.db.call(games.db.store.rejections, game_id)
-    # drawing a long game takes a while: off the event loop the gRPC calls go on meanwhile
-    # (the rows it reads are never changed, only appended to)
     live = Live(events, seat=f"/games/{game_id}/seat")
-    page = await asyncio.to_thread(page_html, game, viewer, rejections, live)
-    return html_response(page)
+    return html_response(await request.app[APP].page(caller, game_id, live=live))
 
 
 async def spectator_page(request: web.Request) -> web.Response:
@@ -148,7 +134,7 @@ async def seat_page(request: web.Request) -> web.Response:
         caller = seat_caller(request)
         if caller is not None:
             caller.viewer(game_id)  # a token of another game is refused here
-    except ServiceError as error:
+    except KNOWN as error:
         return await token_form(request, describe(error)[2], 403)
     if caller is None:
         return await token_form(request)
@@ -157,8 +143,10 @@ async def seat_page(request: web.Request) -> web.Response:
 
 async def token_form(request: web.Request, error: str = "", status: int = 200) -> web.Response:
     """The form asking for a seat token (or the organiser key)."""
-    game = await request.app[GAMES].get(game_id_of(request))
-    return html_response(render_token_form(game.game_id, game.engine.title, error), status)
+    game_id = game_id_of(request)
+    now = await request.app[APP].view(Caller("anonymous"), game_id)
+    title = engine_of(now.game_kind).title
+    return html_response(render_token_form(game_id, title, error), status)
 
 
 async def take_token(request: web.Request) -> web.StreamResponse:
@@ -168,12 +156,12 @@ async def take_token(request: web.Request) -> web.StreamResponse:
     try:
         if not token:
             raise Unauthenticated("enter the token you were given for this seat")
-        caller = request.app[GAMES].credentials.caller((("authorization", f"Bearer {token}"),))
+        caller = request.app[APP].credentials.caller((("authorization", f"Bearer {token}"),))
         caller.viewer(game_id)
-    except ServiceError as error:
+    except KNOWN as error:
         code, _, message, _ = describe(error)
         return await token_form(request, message, HTTP_STATUS.get(code, 400))
-    await request.app[GAMES].get(game_id)  # NOT_FOUND before any cookie is set
+    await request.app[APP].view(Caller("anonymous"), game_id)  # NOT_FOUND before any cookie
     response = web.HTTPSeeOther(f"/games/{game_id}/seat")
     response.set_cookie(
         COOKIE,
@@ -201,23 +189,23 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
     The first event carries its whole view, the rest patches on the one before; each
     brings the faces of the cards it names for the first time on this stream.
     """
-    games = request.app[GAMES]
-    game_id = game_id_of(request)
-    game = await games.get(game_id)
-    caller.viewer(game_id)
     after = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
     if not after.isdigit():
         raise web.HTTPBadRequest(text="after is a seq")
+    watching = await request.app[APP].watch(caller, game_id_of(request), int(after) + 1)
+    kind = watching.genesis.game_kind
+    names = [s.name for s in watching.genesis.seats]
     async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
         before: dict[str, Any] | None = None
         known: set[str] = set()
-        async for step in games.watch(caller, game_id, int(after) + 1):
-            entry = step_entry(game.engine, game.seat_names, step, before)
-            entry["cards"] = new_faces(game.genesis.game_kind, game.pack, step.view, known)
+        async for step in watching.steps:
+            entry = step_entry(engine_of(kind), names, step, before)
+            entry["cards"] = new_faces(kind, watching.pack, step.view, known)
             before = step.view
             await stream.send(json_for_script(entry), id=str(step.row.seq), event="step")
-        if game.over:
-            await stream.send(json.dumps(final_result(game.table)), event="end")
+        result = watching.result()
+        if result is not None:
+            await stream.send(json.dumps(result), event="end")
     return stream
 
 
@@ -234,10 +222,10 @@ async def seat_events(request: web.Request) -> web.StreamResponse:
     return await follow(request, caller)
 
 
-def make_app(games: Games) -> web.Application:
+def make_app(application: Application) -> web.Application:
     """The web application over a server's games."""
     app = web.Application(middlewares=[service_errors])
-    app[GAMES] = games
+    app[APP] = application
     app.router.add_get("/", board_page)
     app.router.add_get("/board.json", board_json)
     app.router.add_get("/games/{game_id}", spectator_page)
@@ -255,7 +243,7 @@ async def serve_http(running: Running, host: str, port: int) -> int:
     Raises OSError when the port cannot be had; ``running.stop()`` stops the pages first.
     """
     # open event streams are cut after a second at shutdown rather than drained
-    runner = web.AppRunner(make_app(running.games), access_log=None, shutdown_timeout=1.0)
+    runner = web.AppRunner(make_app(running.app), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     try:

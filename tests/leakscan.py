@@ -42,11 +42,12 @@ from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from replay import games
-from replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer, fact_visible
+from replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
 from replay.export import load_record
 from replay.fold import wrap_command
 from replay.history import Folded, refold
 from replay.record import Row, actor_seat
+from replay.visibility import sees_fact
 from tests.serverutil import ThreadedServer, bearer
 
 NAMES = ["Ann", "Brian", "Celia", "Dev", "Eve", "Farid"]
@@ -399,7 +400,7 @@ class Secrets:
 
     def facts(self, seq: int, viewer: Viewer) -> list[Fact]:
         """The facts of row ``seq`` ``viewer`` may see while the game runs."""
-        return [f for f in self.played.folded.facts[seq - 1] if fact_visible(f, viewer)]
+        return [f for f in self.played.folded.facts[seq - 1] if sees_fact(viewer, f, public=False)]
 
     def _known(self, viewer: Viewer) -> dict[str, int]:
         """Every string and list the viewer legitimately had, with the seq it had it from."""

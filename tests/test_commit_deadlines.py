@@ -141,10 +141,10 @@ def test_short_deadlines_never_wedge_a_game_nor_touch_healthy_ones(tmp_path: Pat
     server = ThreadedServer(tmp_path / "deadlines.duckdb")
     try:
         storm = asyncio.run(run_storm(server.address, server.key))
-        db, games = server.running.db, server.running.games
+        db, live_games = server.running.db, server.running.app.live
         problems: list[str] = []
         for game_id in storm.games:
-            live = server.call(games.get(game_id))
+            live = server.call(live_games.get(game_id))
             stored = server.call(db.call(db.store.load, game_id))
             assert stored is not None
             # memory equals the log: the same rows, and the log refolds to the state in memory

@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,7 @@ from feastlog.v1 import record_pb2
 from replay.fold import state_hash
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis
-from service.errors import StoreConflict, StoreUnavailable
-from service.store import Batch, NewGame, Store
+from service.store import Batch, NewGame, Store, StoreConflict, StoreUnavailable
 from tests.botutil import KINDS, PLAYERS, Ack, check_stored, refolded_state_hash
 from tests.serverutil import (
     ThreadedServer,
@@ -207,9 +206,9 @@ def _may_send(client: Any, request: pb.SubmitCommandRequest, token: str) -> bool
 
 def assert_memory_is_the_log(server: ThreadedServer, game_ids: list[str]) -> None:
     """Every game's rows in memory are its rows in the store; the store refolds to the same."""
-    db, games = server.running.db, server.running.games
+    db, live_games = server.running.db, server.running.app.live
     for game_id in game_ids:
-        live = server.call(games.get(game_id))
+        live = server.call(live_games.get(game_id))
         stored = server.call(db.call(db.store.load, game_id))
         assert stored is not None, game_id
         assert [r.hash for r in live.rows] == [r.hash for r in stored.rows], game_id
@@ -251,20 +250,19 @@ def test_an_unexpected_error_is_internal_with_an_incident_id_and_a_log_line(
 ) -> None:
     caplog.set_level(logging.WARNING)
     server = ThreadedServer(tmp_path / "bug.duckdb")
-    games = server.running.games
+    app = server.running.app
 
     async def broken_view(*args: Any) -> Any:
         raise RuntimeError("secret cause of a bug")
 
-    async def broken_watch(*args: Any) -> AsyncIterator[Any]:
+    async def broken_watch(*args: Any) -> Any:
         raise RuntimeError("secret cause of a streaming bug")
-        yield
 
     try:
         client = stub(server.address)
         game = create(client, server.key, "picky-eaters", PLAYERS["picky-eaters"])
-        games.view = broken_view  # type: ignore[method-assign,assignment]
-        games.watch = broken_watch  # type: ignore[method-assign,assignment]
+        app.view = broken_view  # type: ignore[method-assign,assignment]
+        app.watch = broken_watch  # type: ignore[method-assign,assignment]
         calls = [
             lambda: client.GetView(pb.GetViewRequest(game_id=game.game_id)),
             lambda: list(client.WatchGame(pb.WatchGameRequest(game_id=game.game_id))),

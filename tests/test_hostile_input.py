@@ -20,7 +20,7 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from service import audit_service
+from service import reads
 from service.auth import Credentials
 from service.errors import FieldTooLong, Unauthenticated, UnknownFields
 from service.limits import (
@@ -285,7 +285,7 @@ def test_a_cancelled_verify_all_stops_between_games(
     server, _ = served
     audited: list[str] = []
     folding, release = threading.Event(), threading.Event()
-    real = audit_service.audit_stored
+    real = reads.audit_stored
 
     def slow(stored: Any) -> Any:
         audited.append(stored.rows[0].game_id)
@@ -294,7 +294,7 @@ def test_a_cancelled_verify_all_stops_between_games(
             release.wait(timeout=60)
         return real(stored)
 
-    monkeypatch.setattr(audit_service, "audit_stored", slow)
+    monkeypatch.setattr(reads, "audit_stored", slow)
     audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
     stream = audit.VerifyAllGames(apb.VerifyAllGamesRequest(), metadata=bearer(server.key))
     total = next(stream).total
@@ -339,7 +339,7 @@ def test_refusals_are_stored_bounded_and_at_a_senders_pace(tmp_path: Path) -> No
                 grpc.StatusCode.INVALID_ARGUMENT,
             )
         stored = rejections(server, game.game_id)
-        budget = server.running.games.refusals
+        budget = server.running.app.refusals
         assert 2 * budget.burst <= len(stored) < 60  # a burst per seat, a few refilled
         assert budget.unstored == 60 - len(stored)
         assert {r.actor for r in stored} == {"seat:0", "seat:1"}

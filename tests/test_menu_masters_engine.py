@@ -8,9 +8,10 @@ from pathlib import Path
 
 from feastlog.v1 import menu_masters_pb2 as pb
 from replay import games
-from replay.engine import ARBITER, SPECTATOR, Viewer, fact_visible
+from replay.engine import ARBITER, SPECTATOR, Viewer
 from replay.menu_masters import ENGINE, RULES, setup
 from replay.rng import Rng
+from replay.visibility import sees_fact
 from tests.test_menu_masters_support import NAMES, PACK, new_game
 
 
@@ -85,8 +86,8 @@ def test_narration_tells_every_round_and_private_facts_stay_private():
     } <= kinds
     for fact, line in zip(facts, lines, strict=True):
         if "private_to" in fact:
-            assert line is None and not fact_visible(fact, SPECTATOR)
-            assert fact_visible(fact, Viewer.of_seat(fact["private_to"]))
+            assert line is None and not sees_fact(SPECTATOR, fact, public=False)
+            assert sees_fact(Viewer.of_seat(fact["private_to"]), fact, public=False)
     bought = next(f for f in facts if f["type"] == "purchased")
     assert {"cost", "paid_to", "coins_to"} <= bought.keys()
     over = ENGINE.view(state, SPECTATOR)

@@ -20,14 +20,16 @@ from click.testing import CliRunner
 
 from cli.main import cli
 from feastlog.v1 import game_service_pb2 as pb
+from replay import visibility
 from replay.engine import ARBITER, SPECTATOR, Viewer
 from replay.export import export_record, to_text
 from replay.history import refold
 from replay.page import apply_patch, csp_hash, view_patch
 from replay.page_cards import faces_for, strings_in
+from service.auth import ORGANISER
 from service.live import live_from_folded
+from service.offline import OfflineFile, answer
 from service.pages import page_html
-from service.replay_service import OfflineFile, state_at
 from service.store import Batch, Rejection, Store
 from tests.recordutil import Built, build, store_games
 from tests.serverutil import create, play_to_end, stub, view_of
@@ -78,7 +80,7 @@ def test_patches_rebuild_every_view_of_every_kind(stored: tuple[Path, dict[str, 
     for record in built.values():
         game = game_of(record)
         data = data_of(page_html(game, ARBITER))
-        expected = [state_at(game, s, ARBITER).view for s in range(1, game.last_seq + 1)]
+        expected = [visibility.seen(game, s, ARBITER).view for s in range(1, game.last_seq + 1)]
         assert views_of(data) == expected
         assert data["cards"] == faces_for(game.genesis.game_kind, game.pack, expected)
         assert data["cards"], "every kind names some card by id or name"
@@ -119,17 +121,17 @@ def test_a_finished_game_replayed_as_a_seat_shows_what_it_saw_then(
     running = [s for s in game_seqs(game) if not game.engine.is_over(game.tables[s - 1].game)]
     assert len(running) == game.last_seq - 2  # all but the last move and the seed reveal
     for seq in running:
-        step = state_at(game, seq, seat)
+        step = visibility.seen(game, seq, seat)
         assert step.view == game.engine.view(game.tables[seq - 1].game, seat)
         for other in (0, 2):
             shown = step.view["seats"][other]
             assert "hand" not in shown and "sealed_bid" not in shown, f"seq {seq}"
         assert all(f.get("private_to") in (None, 1) for f in step.facts)
-    reveal = state_at(game, game.last_seq, seat)
+    reveal = visibility.seen(game, game.last_seq, seat)
     assert reveal.row.kind == "seed_reveal" and all("hand" in s for s in reveal.view["seats"])
     data = data_of(page_html(game, seat))
     for seq, view in enumerate(views_of(data)[:-1], start=1):
-        assert view == state_at(game, seq, seat).view
+        assert view == visibility.seen(game, seq, seat).view
 
 
 def test_a_seat_page_names_no_card_of_another_hand(stored: tuple[Path, dict[str, Built]]) -> None:
@@ -138,12 +140,14 @@ def test_a_seat_page_names_no_card_of_another_hand(stored: tuple[Path, dict[str,
     seat = Viewer.of_seat(1)
     page = page_html(game, seat)
     seen = {
-        s for q in range(1, game.last_seq + 1) for s in strings_in(state_at(game, q, seat).view)
+        s
+        for q in range(1, game.last_seq + 1)
+        for s in strings_in(visibility.seen(game, q, seat).view)
     }
     hidden = {
         card
         for q in range(1, game.last_seq + 1)
-        for player in state_at(game, q, ARBITER).view["players"]
+        for player in visibility.seen(game, q, ARBITER).view["players"]
         if player["seat"] != 1
         for card in player["hand"]
     } - seen
@@ -170,8 +174,10 @@ def test_replay_html_offline_from_a_file_and_from_an_export(
     assert f"wrote {out}" in said and "#seq=N" in said
     data = data_of(out.read_text())
     assert data["viewer"] == {"id": "seat:2", "label": "Celia (seat 2)"}
-    game = OfflineFile(str(path)).game(game_id)
-    assert views_of(data) == [state_at(game, s, Viewer.of_seat(2)).view for s in game_seqs(game)]
+    game = OfflineFile(str(path)).folded(game_id)
+    assert views_of(data) == [
+        visibility.seen(game, s, Viewer.of_seat(2)).view for s in game_seqs(game)
+    ]
     assert data["result"]["winners"] and len(data["result"]["points"]) == 3
     export = tmp_path / "pe.json"
     export.write_text(to_text(export_record(record.rows, record.pack_bytes)))
@@ -221,8 +227,8 @@ def test_replay_html_through_a_server_running_and_finished(web: WebServer, tmp_p
     code, said = run(*args, "--html", str(out))
     assert code == 0, said
     data = data_of(out.read_text())
-    live = web.call(web.running.games.get(game.game_id))
-    expected = [state_at(live, s, Viewer.of_seat(1)).view for s in game_seqs(live)]
+    live = web.call(web.running.app.live.get(game.game_id))
+    expected = [visibility.seen(live, s, Viewer.of_seat(1)).view for s in game_seqs(live)]
     assert views_of(data) == expected and data["result"] is None
     assert all("hand" not in s for v in expected for s in v["seats"][::2])
     play_to_end(client, game.game_id, tokens, seed=41)
@@ -323,8 +329,8 @@ def test_a_refusal_shows_on_the_arbiters_and_its_seats_page_only(
     finally:
         store.close()
     source = OfflineFile(str(path))
-    game = source.game(game_id)
-    rejections = source.read(lambda s: s.rejections(game_id))
+    game = source.folded(game_id)
+    rejections = answer(source.rejections(ORGANISER, game_id))
     shown = {
         str(v): data_of(page_html(game, v, rejections))["rejections"]
         for v in (ARBITER, SPECTATOR, Viewer.of_seat(0), Viewer.of_seat(1))

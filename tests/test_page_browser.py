@@ -16,10 +16,11 @@ from click.testing import CliRunner
 
 from cli.main import cli
 from feastlog.v1 import game_service_pb2 as pb
+from replay import visibility
 from replay.engine import ARBITER, SPECTATOR, Viewer
 from replay.narrative import row_lines
 from replay.page_cards import strings_in
-from service.replay_service import OfflineFile, state_at
+from service.offline import OfflineFile
 from service.store import Batch, Rejection, Store
 from tests.pagecheck import READ, READ_EVERY_STEP, table_problems
 from tests.recordutil import Built, build, store_games
@@ -91,7 +92,7 @@ def check_steps(game: Any, viewer: Viewer, read: list[dict[str, Any]], every: in
     assert [r["seq"] for r in read] == sorted(set(seqs))
     names = list(game.seat_names)
     for got in read:
-        step = state_at(game, got["seq"], viewer)
+        step = visibility.seen(game, got["seq"], viewer)
         problems = table_problems(step.view, got["bound"])
         assert not problems, f"{viewer} at seq {got['seq']}: {problems[:8]}"
         assert got["lines"] == row_lines(game.engine, step.row, step.facts, names)
@@ -106,7 +107,7 @@ def test_every_seq_shows_the_replay_state_for_its_viewer(
     screenshots: Path,
 ) -> None:
     path, built = records
-    game = OfflineFile(str(path)).game(built[kind].rows[0].game_id)
+    game = OfflineFile(str(path)).folded(built[kind].rows[0].game_id)
     # seat 1's page is read at every seq; the arbiter's (every card drawn, decks and all)
     # is stepped through every seq and read at every third, to keep the run short
     for viewer, every in ((Viewer.of_seat(1), 1), (ARBITER, 3)):
@@ -123,7 +124,7 @@ def test_a_seat_page_never_holds_another_hand_or_a_sealed_bid(
 ) -> None:
     path, built = records
     record = built[f"running-{kind}"] if f"running-{kind}" in built else built[kind]
-    game = OfflineFile(str(path)).game(record.rows[0].game_id)
+    game = OfflineFile(str(path)).folded(record.rows[0].game_id)
     out = page_file(path, record, Viewer.of_seat(1), tmp_path)
     page.goto(out.as_uri())
     seqs = [
@@ -141,7 +142,7 @@ def test_a_seat_page_never_holds_another_hand_or_a_sealed_bid(
             assert not [k for k in PRIVATE.get(kind, ()) if k in seat], f"seq {seq}"
             assert seat.get("hand") is None, f"seq {seq}"
         seen |= set(strings_in(view))
-        arbiter = state_at(game, seq, ARBITER).view
+        arbiter = visibility.seen(game, seq, ARBITER).view
         if kind == "picky-eaters":
             others_had |= {c for p in arbiter["players"] if p["seat"] != 1 for c in p["hand"]}
     if kind == "bon-appetit":
@@ -149,7 +150,7 @@ def test_a_seat_page_never_holds_another_hand_or_a_sealed_bid(
         sealed = [
             s
             for s in seqs
-            for other in state_at(game, s, ARBITER).view["seats"]
+            for other in visibility.seen(game, s, ARBITER).view["seats"]
             if other["seat"] != 1 and other.get("sealed_bid")
         ]
         assert sealed
@@ -163,11 +164,13 @@ def test_links_to_a_seq_keys_and_the_slider(
 ) -> None:
     path, built = records
     record = built["menu-masters"]
-    game = OfflineFile(str(path)).game(record.rows[0].game_id)
+    game = OfflineFile(str(path)).folded(record.rows[0].game_id)
     out = page_file(path, record, ARBITER, tmp_path)
     page.goto(out.as_uri() + "#seq=40")
     got = page.evaluate(READ)
-    assert got["seq"] == 40 and not table_problems(state_at(game, 40, ARBITER).view, got["bound"])
+    assert got["seq"] == 40 and not table_problems(
+        visibility.seen(game, 40, ARBITER).view, got["bound"]
+    )
     shown = lambda: page.evaluate("Number(document.body.dataset.seq)")  # noqa: E731
     for key, seq in (("ArrowLeft", 39), ("ArrowRight", 40), ("End", game.last_seq), ("Home", 1)):
         page.keyboard.press(key)
@@ -258,9 +261,9 @@ def test_live_pages_follow_a_game_played_over_grpc(
         now = client.GetView(pb.GetViewRequest(game_id=game_id)).seq
         for tab, viewer in ((spectator, SPECTATOR), (seat, Viewer.of_seat(1))):
             wait_for_seq(tab, now)
-            live = web.call(web.running.games.get(game_id))
+            live = web.call(web.running.app.live.get(game_id))
             got = tab.evaluate(READ)
-            assert not table_problems(state_at(live, now, viewer).view, got["bound"])
+            assert not table_problems(visibility.seen(live, now, viewer).view, got["bound"])
     assert spectator.locator("#live").inner_text() == "live"
     spectator.screenshot(path=screenshots / "live-spectator.png", full_page=True)
     seat.screenshot(path=screenshots / "live-seat1.png", full_page=True)
@@ -273,10 +276,10 @@ def test_live_pages_follow_a_game_played_over_grpc(
         wait_for_seq(tab, last)
         tab.wait_for_selector("#live[data-state=finished]")
         assert tab.locator("#result").is_visible()
-    live = web.call(web.running.games.get(game_id))
+    live = web.call(web.running.app.live.get(game_id))
     running = [s for s in range(1, last + 1) if not live.engine.is_over(live.tables[s - 1].game)]
     views = seat.evaluate("(seqs) => seqs.map((s) => window.feastlog.view(s))", running)
-    assert views == [state_at(live, s, Viewer.of_seat(1)).view for s in running]
+    assert views == [visibility.seen(live, s, Viewer.of_seat(1)).view for s in running]
     assert all(
         "hand" not in v["seats"][o] and "sealed_bid" not in v["seats"][o]
         for v in views

@@ -22,7 +22,7 @@ from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from replay.history import refold
 from replay.standings import exact, result_of, standings
 from service import projection
-from service.store import Store
+from service.store import Store, outcomes
 from tests.serverutil import ThreadedServer, bearer, create, play_to_end, stub
 
 PLAYERS = {
@@ -104,7 +104,7 @@ def test_the_projection_kept_by_the_writer_equals_a_full_rebuild(
     try:
         kept = tables_of(store.con)
         rebuilt = duckdb.connect()
-        count = projection.rebuild(rebuilt, (projection.rows_of_stored(g) for g in store.scan()))
+        count = outcomes.rebuild(rebuilt, (projection.rows_of_stored(g) for g in store.scan()))
     finally:
         store.close()
     assert count == 9  # six natural ends, a void, a close, a game with rulings

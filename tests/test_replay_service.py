@@ -238,3 +238,59 @@ def test_rejections_rulings_and_an_export_verified_offline(
     out.write_text(json.dumps(document))
     result = runner.invoke(cli, ["verify", str(out)])
     assert result.exit_code == 1 and "score" in result.output
+
+
+def test_after_the_end_anyone_may_replay_the_game_as_any_viewer(server: ThreadedServer) -> None:
+    """While the game runs a spectator may not look as the arbiter or a seat; once the
+    seed is revealed the record is public, so it may, and sees what that viewer saw."""
+    client = stub(server.address)
+    game = create(client, server.key, "bon-appetit", ["Ann", "Brian", "Celia"], seed=SEED)
+    tokens = [t.token for t in game.seat_tokens]
+    play_to_end(client, game.game_id, tokens, seed=3, stop_after=4)
+    replay, _ = stubs(server.address)
+    for wanted in ("arbiter", "seat:1"):
+        with pytest.raises(grpc.RpcError) as refused:
+            replay.GetStateAt(rpb.GetStateAtRequest(game_id=game.game_id, seq=3, viewer=wanted))
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    play_to_end(client, game.game_id, tokens, seed=3)
+    as_arbiter = replay.GetStateAt(
+        rpb.GetStateAtRequest(game_id=game.game_id, seq=3, viewer="arbiter")
+    )
+    assert as_arbiter.viewer == "arbiter"
+    assert all("hand" in s for s in as_dict(as_arbiter.event.view)["seats"])
+    as_seat = [
+        r.event
+        for r in replay.StreamReplay(
+            rpb.StreamReplayRequest(game_id=game.game_id, to_seq=3, viewer="seat:1"),
+            metadata=bearer(tokens[2]),
+        )
+    ]
+    # rows before the reveal stay as seat 1 saw them then: its own hand, not the others'
+    assert [("hand" in s) for s in as_dict(as_seat[-1].view)["seats"]] == [False, True, False]
+
+
+def test_fault_messages_of_a_running_game_are_the_arbiters_in_every_audit_rpc(
+    server: ThreadedServer,
+) -> None:
+    """A fault's message may name hidden things: while the game runs only the arbiter
+    reads it, whether it asks for one game or for all (the same rule decides both)."""
+    game_id, tokens = live_game(server, commands=4)
+    db = server.running.db
+
+    def tamper() -> None:
+        db.store.con.execute(
+            "UPDATE events SET state_hash = repeat('0', 64) WHERE game_id = ? AND seq = 3",
+            [game_id],
+        )
+
+    server.call(db.call(tamper))
+    _, audit = stubs(server.address)
+    request = apb.VerifyGameRequest(game_id=game_id)
+    as_seat = audit.VerifyGame(request, metadata=bearer(tokens[0])).report
+    as_arbiter = audit.VerifyGame(request, metadata=bearer(server.key)).report
+    assert not as_seat.ok and not as_arbiter.ok and as_seat.first_bad_seq == 3
+    assert [f.message for f in as_seat.faults] == [""] * len(as_arbiter.faults)
+    assert all(f.message for f in as_arbiter.faults)
+    every = audit.VerifyAllGames(apb.VerifyAllGamesRequest(), metadata=bearer(server.key))
+    (found,) = [r.report for r in every if r.report.game_id == game_id]
+    assert [f.message for f in found.faults] == [f.message for f in as_arbiter.faults]

@@ -418,9 +418,9 @@ def test_concurrent_commands_share_group_commits(tmp_path: Path) -> None:
 def test_finished_games_beyond_the_limit_are_folded_out_and_reload_identically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service import app
+    from service import live
 
-    monkeypatch.setattr(app, "FINISHED_KEPT", 2)
+    monkeypatch.setattr(live, "FINISHED_KEPT", 2)
     server = ThreadedServer(tmp_path / "cache.duckdb")
     try:
         client = stub(server.address)
@@ -430,12 +430,12 @@ def test_finished_games_beyond_the_limit_are_folded_out_and_reload_identically(
             play_to_end(client, game.game_id, [t.token for t in game.seat_tokens], seed=i)
             finished.append(game.game_id)
         running = create(client, server.key, "bon-appetit", PLAYERS)
-        assert server.running.games.loaded() == 3  # the 2 latest finished, and the running one
+        assert server.running.app.live.loaded() == 3  # the 2 latest finished, and the running one
         first = finished[0]
         view = client.GetView(pb.GetViewRequest(game_id=first), metadata=bearer(server.key))
         rows = watch_all(client, first, server.key, view.seq)
         assert view_of(view)["over"] and rows[-1].kind == "seed_reveal"
-        assert server.running.games.loaded() == 3
+        assert server.running.app.live.loaded() == 3
         assert client.GetView(pb.GetViewRequest(game_id=running.game_id)).seq == 1
     finally:
         server.stop()

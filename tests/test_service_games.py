@@ -188,7 +188,7 @@ def test_list_legal_commands_is_whole_or_says_it_is_partial(
     token = game.seat_tokens[0].token
     request = pb.ListLegalCommandsRequest(game_id=game.game_id)
     whole = client.ListLegalCommands(request, metadata=bearer(token))
-    live = served.call(served.running.games.get(game.game_id))
+    live = served.call(served.running.app.live.get(game.game_id))
     engine = games.engine("bon-appetit")
     assert not whole.partial
     expected = engine.legal_commands(live.table.game, 0)

@@ -17,7 +17,7 @@ from feastlog.v1 import record_pb2, view_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from replay import games, typed
-from service.convert import KIND_OF_ENUM, participant, participant_text
+from service.servicers.convert import KIND_OF_ENUM, participant, participant_text
 from tests.serverutil import ThreadedServer, bearer, error_info, play_to_end, stub
 
 

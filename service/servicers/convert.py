@@ -7,14 +7,23 @@ from collections.abc import Sequence
 from typing import Any
 
 from google.protobuf import struct_pb2
+from google.protobuf.message import DecodeError
 
+from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import view_pb2
 from replay import typed
+from replay.audit import AuditReport
 from replay.engine import Fact
 from replay.record import Row
-from service.app import Step
+from replay.standings import Standing, exact
+from replay.visibility import Step
+from service.app import Accepted, Created
 from service.errors import BadRequest
+from service.projection import KindStats
+from service.reads import WhatIf
+from service.store import Rejection
 
 # The typed twins of the game kind strings and of the actor and viewer names.  A kind's
 # enum value is its name in upper case: GAME_KIND_BON_APPETIT is "bon-appetit".
@@ -123,3 +132,121 @@ def event(step: Step, game_field: str) -> pb.RecordEvent:
     if row.kind == "genesis":
         out.genesis.ParseFromString(row.body)
     return out
+
+
+def report_message(report: AuditReport) -> apb.AuditReport:
+    """An audit report as its message (its fault messages as the policy left them)."""
+    faults = [
+        apb.Fault(
+            seq=f.seq,
+            kind=apb.FaultKind.Value(f"FAULT_KIND_{f.kind.upper()}"),
+            message=f.message,
+            rule_id=f.rule_id,
+        )
+        for f in report.faults
+    ]
+    outcome = report.outcome
+    return apb.AuditReport(
+        game_id=report.game_id,
+        game_kind=report.game_kind,
+        kind=kind_enum(report.game_kind),
+        ok=report.ok,
+        rows=report.rows,
+        commands_checked=report.commands_checked,
+        states_checked=report.states_checked,
+        over=report.over,
+        first_bad_seq=report.first_bad_seq or 0,
+        faults=faults,
+        points=list(outcome.points) if outcome else [],
+        winners=list(outcome.winners) if outcome else [],
+        notes=list(report.notes),
+        record_version=report.record_version,
+    )
+
+
+def rejection_message(rejection: Rejection) -> apb.Rejection:
+    """A stored refusal as its message."""
+    out = apb.Rejection(
+        after_seq=rejection.after_seq,
+        actor=rejection.actor,
+        command_id=rejection.command_id,
+        recorded_at=rejection.recorded_at,
+        status=rejection.status,
+        reason=rejection.reason,
+        rule_id=rejection.rule_id,
+        message=rejection.message,
+        typed_actor=participant(rejection.actor),
+    )
+    try:
+        out.command.ParseFromString(rejection.body)
+    except DecodeError:  # a malformed command is refused as such; its bytes may not decode
+        out.ClearField("command")
+    return out
+
+
+def standing_message(line: Standing) -> tpb.PlayerStanding:
+    """A standings line as its message."""
+    return tpb.PlayerStanding(
+        name=line.name,
+        games=line.games,
+        wins=float(line.wins),
+        wins_exact=exact(line.wins),
+        points=line.points,
+    )
+
+
+def stats_message(found: KindStats) -> tpb.KindStats:
+    """A game kind's figures as its message."""
+    message = tpb.KindStats(
+        game_kind=found.game_kind,
+        games=found.games,
+        win_rate_by_seat=list(found.win_rate_by_seat),
+        figure=found.figure,
+    )
+    if found.value is not None:
+        message.value = found.value
+    return message
+
+
+def created_message(created: Created) -> pb.CreateGameResponse:
+    """A new game as CreateGameResponse: its id, commitment and seat tokens (shown once)."""
+    g = created.genesis
+    tokens = [
+        pb.SeatToken(seat=i, name=s.name, token=t)
+        for i, (s, t) in enumerate(zip(g.seats, created.tokens, strict=True))
+    ]
+    return pb.CreateGameResponse(
+        game_id=g.game_id,
+        seed_commitment=g.seed_commitment,
+        seat_tokens=tokens,
+        ruleset_version=g.ruleset_version,
+        pack_sha256=g.pack_sha256,
+        kind=kind_enum(g.game_kind),
+    )
+
+
+def accepted_fields(done: Accepted) -> dict[str, Any]:
+    """What SubmitCommandResponse and SubmitRulingResponse say of a recorded command."""
+    return {
+        "seq": done.row.seq,
+        "hash": done.row.hash,
+        "state_hash": done.row.state_hash,
+        "facts": structs(done.facts),
+        "game_over": done.game_over,
+        "typed_facts": typed_facts(done.command_field, done.facts),
+    }
+
+
+def what_if_message(answer: WhatIf) -> apb.WhatIfResponse:
+    """A what-if's answer as WhatIfResponse: legal or the broken rule, and what it did."""
+    found = answer.found
+    return apb.WhatIfResponse(
+        legal=found["legal"],
+        rule_id=found.get("rule_id", ""),
+        rule_text=found.get("text", ""),
+        message=found.get("message", ""),
+        facts=structs(found.get("facts", [])),
+        lines=found.get("narrative", []),
+        details=struct(found),
+        typed_facts=typed_facts(answer.command_field, found.get("facts", [])),
+    )

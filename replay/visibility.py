@@ -1,0 +1,176 @@
+"""Who may see what, and from when: the one visibility policy.
+
+A viewer is a seat, a spectator or the arbiter (``replay.engine.Viewer``).  While a game
+runs:
+
+- the table: a seat sees its own hidden things (hand, sealed bid, secret Menus) and the
+  others only as counts; a spectator sees the public table; the arbiter everything.  Each
+  engine's ``view`` draws the table for the viewer it is given (through
+  ``Viewer.sees_seat``); this module decides which viewer that is;
+- facts: a fact marked ``private_to: k`` (a private draw) is seen by seat k and the
+  arbiter; every other fact by everyone;
+- commands: a command is seen by its sender and the arbiter, and by everyone when the
+  engine calls it public; a sealed bid is hidden from all but its owner until revealed;
+  rulings are public;
+- refusals: the arbiter sees every refused command, a seat its own, a spectator none;
+- behind the screen (explain, what-if, the audit's fault messages, the export of a
+  running game): the arbiter alone;
+- replays as another viewer: a seat or a spectator may ask for its own or the
+  spectator's; the arbiter for anyone's.
+
+Once the seed is revealed the whole record is public: every fact, command, refusal,
+explanation, export and what-if, and a replay as any viewer, the arbiter's included.
+A replay shows each row as it was seen then: the rows before the seed reveal as their
+viewer saw them, the reveal row (and the export) public.
+
+Every path of the service, the web pages and the CLI asks here; nothing else decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from feastlog.v1 import record_pb2
+from replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
+from replay.fold import Table
+from replay.games import engine as engine_of
+from replay.record import COMMAND, SEED_REVEAL, Row
+
+
+class Hidden(Exception):
+    """A viewer asked for something it may not see (yet): the reason in plain words."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class Refusal(Protocol):
+    """A refused command, as far as the policy reads it: who sent it."""
+
+    @property
+    def actor(self) -> str:
+        """The sender, as recorded (``seat:N``, ``arbiter``, ``anonymous``, …)."""
+
+
+R = TypeVar("R", bound=Refusal)
+
+
+def public_row(row: Row) -> bool:
+    """Whether a row was public when it was written: the seed reveal, and all after it."""
+    return row.kind == SEED_REVEAL
+
+
+def sees_all(viewer: Viewer, over: bool) -> bool:
+    """Whether ``viewer`` may see behind the screen: the arbiter, or anyone once it is over."""
+    return over or viewer.role == "arbiter"
+
+
+def behind_screen(viewer: Viewer, over: bool, what: str) -> None:
+    """Refuse (``Hidden``) ``what`` unless ``viewer`` may see behind the screen now."""
+    if not sees_all(viewer, over):
+        raise Hidden(f"while the game runs, only the arbiter can {what}")
+
+
+def sees_fact(viewer: Viewer, fact: Fact, public: bool) -> bool:
+    """Whether ``viewer`` may see ``fact`` (``public``: the record is public by then)."""
+    owner = fact.get("private_to")
+    return public or owner is None or viewer.sees_seat(int(owner))
+
+
+def facts_for(viewer: Viewer, facts: Sequence[Fact], public: bool) -> tuple[Fact, ...]:
+    """The facts ``viewer`` may see, in order."""
+    return tuple(f for f in facts if sees_fact(viewer, f, public))
+
+
+def sees_command(
+    viewer: Viewer, engine: Engine, actor: str, command: record_pb2.Command, public: bool
+) -> bool:
+    """Whether ``viewer`` may see a command ``actor`` sent (a sealed bid: its owner only)."""
+    which = command.WhichOneof("game")
+    if public or which == "arbiter" or viewer.role == "arbiter" or actor == str(viewer):
+        return True
+    return engine.command_public(getattr(command, which or ""))
+
+
+def command_for(
+    viewer: Viewer, engine: Engine, row: Row, public: bool
+) -> record_pb2.Command | None:
+    """The command of a command row as ``viewer`` may see it; None when hidden (or no command)."""
+    if row.kind != COMMAND:
+        return None
+    command = record_pb2.Command.FromString(row.body)
+    return command if sees_command(viewer, engine, row.actor, command, public) else None
+
+
+def table_viewer(viewer: Viewer, public: bool) -> Viewer:
+    """Whose table ``viewer`` is shown: its own, or everything once the record is public."""
+    return ARBITER if public else viewer
+
+
+def sees_refusal(viewer: Viewer, actor: str, over: bool) -> bool:
+    """Whether ``viewer`` may see a command refused to ``actor``."""
+    return sees_all(viewer, over) or (viewer.role == "seat" and actor == str(viewer))
+
+
+def refusals_for(viewer: Viewer, refusals: Sequence[R], over: bool) -> list[R]:
+    """The refused commands ``viewer`` may see (``over``: the game has ended)."""
+    return [r for r in refusals if sees_refusal(viewer, r.actor, over)]
+
+
+def look_as(asker: Viewer, wanted: Viewer, over: bool) -> Viewer:
+    """``wanted``, when ``asker`` may look at the game as that viewer; else ``Hidden``.
+
+    Its own view and the spectator's are open to everyone, anyone's to the arbiter, and
+    every viewer's to everyone once the game is over (the record is public).
+    """
+    if sees_all(asker, over) or wanted.role == "spectator" or wanted == asker:
+        return wanted
+    raise Hidden(f"{asker} cannot look at the game as {wanted} while it runs")
+
+
+def viewers_of(seats: int) -> list[Viewer]:
+    """Every viewer of a game of ``seats`` seats: each seat, the spectator, the arbiter."""
+    return [*(Viewer.of_seat(s) for s in range(seats)), SPECTATOR, ARBITER]
+
+
+class Record(Protocol):
+    """A record folded row by row (``replay.history.Folded`` or a live game)."""
+
+    @property
+    def genesis(self) -> record_pb2.Genesis:
+        """The genesis message."""
+
+    @property
+    def rows(self) -> Sequence[Row]:
+        """The rows, seq 1..n."""
+
+    @property
+    def tables(self) -> Sequence[Table]:
+        """The table after each row."""
+
+    @property
+    def facts(self) -> Sequence[Sequence[Fact]]:
+        """The facts each row produced."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One row as a viewer saw it: the row, its command (None if hidden), facts and table."""
+
+    row: Row
+    command: record_pb2.Command | None
+    facts: tuple[Fact, ...]
+    view: dict[str, Any]
+
+
+def seen(record: Record, seq: int, viewer: Viewer) -> Step:
+    """Row ``seq`` of a folded record as ``viewer`` saw it when it was written."""
+    row, table = record.rows[seq - 1], record.tables[seq - 1]
+    engine = engine_of(record.genesis.game_kind)
+    public = public_row(row)
+    facts = facts_for(viewer, record.facts[seq - 1], public)
+    view = engine.view(table.game, table_viewer(viewer, public))
+    return Step(row, command_for(viewer, engine, row, public), facts, view)

@@ -1,0 +1,231 @@
+"""What creating a game and taking a command decide, in memory: the rows to write.
+
+Nothing here writes, waits or reads the clock (the application passes the time in): each
+function takes a live game or a request and returns what the application then commits
+and takes into memory, or raises the refusal.  The rules themselves are the fold's
+(``replay.fold.step``, then the game's engine).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from feastlog.v1 import record_pb2
+from replay import fold
+from replay.engine import Fact, MalformedCommand, RuleViolation
+from replay.fold import Table, state_hash
+from replay.games import engine as engine_of
+from replay.history import begin, new_genesis, record_version
+from replay.record import COMMAND, SEED_REVEAL, Row, make_row
+from service.auth import new_seat_token, token_sha256
+from service.errors import (
+    BadRequest,
+    CommandIdReused,
+    PermissionDenied,
+    StaleSeq,
+    describe,
+)
+from service.limits import stored_refusal
+from service.live import LiveGame
+from service.projection import Ending, outcome_rows
+from service.store import Batch, NewGame, Rejection
+
+
+@dataclass(frozen=True)
+class Opening:
+    """A new game: what goes in the store, the seat tokens, and the game once it begins
+    (None while it waits for seat entropy)."""
+
+    genesis: record_pb2.Genesis
+    tokens: tuple[str, ...]
+    stored: NewGame
+    pack: object
+    server_seed: bytes
+    game: LiveGame | None
+
+
+def begin_game(genesis: record_pb2.Genesis, server_seed: bytes, pack: object) -> LiveGame:
+    """Set a game up: the genesis row, the table and the facts of setting up, live."""
+    try:
+        first = begin(genesis, server_seed, pack)
+    except (ValueError, RuleViolation, MalformedCommand) as bad:
+        # setup validates the rule options; a bad value is a bad request, not a move
+        rule = {"rule_id": bad.rule_id} if isinstance(bad, RuleViolation) else {}
+        raise BadRequest(f"bad rule option: {bad}", field="options", **rule) from bad
+    return LiveGame.begun(genesis, pack, server_seed, first)
+
+
+def open_game(
+    kind: str,
+    players: Sequence[str],
+    options: Mapping[str, str],
+    seed: bytes,
+    tournament_id: str,
+    pack_bytes: bytes,
+    seat_entropy: bool,
+    now: str,
+) -> Opening:
+    """Check a request for a new game and set it up; with ``seat_entropy`` it waits to begin."""
+    engine = engine_of(kind)
+    names = [p.strip() for p in players]
+    if not engine.min_seats <= len(names) <= engine.max_seats:
+        raise BadRequest(
+            f"{engine.title} is for {engine.min_seats} to {engine.max_seats} players, "
+            f"not {len(names)}",
+            field="players",
+            rule_id=engine.seats_rule,
+        )
+    if any(not n for n in names) or len(set(names)) != len(names):
+        raise BadRequest("player names must be non-empty and different", field="players")
+    unknown = sorted(set(options) - set(engine.option_defaults))
+    if unknown:
+        raise BadRequest(f"unknown rule option {unknown[0]!r}", field="options")
+    if seed and len(seed) != 32:
+        raise BadRequest("a supplied seed is 32 bytes", field="seed")
+    pack_bytes = pack_bytes or engine.default_pack_bytes()
+    pack = engine.load_pack(pack_bytes)
+    server_seed = seed or secrets.token_bytes(32)
+    game_id = "g_" + secrets.token_hex(8)
+    genesis = new_genesis(
+        game_id,
+        kind,
+        names,
+        options,
+        pack_bytes,
+        pack,
+        server_seed,
+        now,
+        seed_supplied=bool(seed),
+        tournament_id=tournament_id,
+    )
+    game = begin_game(genesis, server_seed, pack)  # bad options refused even when it waits
+    tokens = tuple(new_seat_token() for _ in names)
+    stored = NewGame(
+        None if seat_entropy else game.rows[0],
+        [(n, token_sha256(t)) for n, t in zip(names, tokens, strict=True)],
+        server_seed,
+        genesis.pack_sha256,
+        kind,
+        genesis.pack_id,
+        pack_bytes,
+        game_id,
+        genesis.SerializeToString(deterministic=True) if seat_entropy else b"",
+    )
+    return Opening(genesis, tokens, stored, pack, server_seed, None if seat_entropy else game)
+
+
+def retried(game: LiveGame, actor: str, command_id: str, body: bytes) -> Row | None:
+    """The row an earlier send of this command made (a retry), or None for a new one.
+
+    The same ``command_id`` with another command is refused: ids are their sender's own.
+    """
+    seq = game.command_ids.get((actor, command_id))
+    if seq is None:
+        return None
+    row = game.rows[seq - 1]
+    if row.body != body:
+        raise CommandIdReused(
+            f"you used command_id {command_id!r} for another command at seq {seq}",
+            seq=str(seq),
+        )
+    return row
+
+
+@dataclass(frozen=True)
+class Advance:
+    """The rows a command adds (its own, and the seed reveal when it ends the game), the
+    table and facts after each, and the batch that writes them."""
+
+    rows: list[Row]
+    tables: list[Table]
+    facts: list[tuple[Fact, ...]]
+    batch: Batch
+
+
+def advance(
+    game: LiveGame,
+    actor: str,
+    expected_seq: int | None,
+    command: record_pb2.Command,
+    body: bytes,
+    command_id: str,
+    now: str,
+) -> Advance:
+    """Check a command against the game now and work out the rows it adds."""
+    if expected_seq is not None and expected_seq != game.last_seq:
+        raise StaleSeq(
+            f"the game is at seq {game.last_seq}, not {expected_seq}",
+            last_seq=str(game.last_seq),
+        )
+    if (command.WhichOneof("game") == "arbiter") != (actor == "arbiter"):
+        raise PermissionDenied("rulings need the organiser key; moves need a seat token")
+    if not game.may_continue():
+        fold.check_open(game.table)  # raises, citing the game's end rule or the closure
+    table, facts = fold.step(game.table, actor, command)
+    version = record_version(game.genesis)  # a game keeps the format it began in
+    row = make_row(
+        game.game_id,
+        game.last_seq + 1,
+        COMMAND,
+        actor,
+        body,
+        now,
+        game.rows[-1].hash,
+        state_hash(table),
+        command_id,
+        version=version,
+        server_seed=game.server_seed,
+    )
+    done = Advance([row], [table], [tuple(facts)], Batch(rows=[row]))
+    return _with_reveal(game, done, now) if fold.is_over(table) else done
+
+
+def _with_reveal(game: LiveGame, done: Advance, now: str) -> Advance:
+    """A command that ends the game brings the seed reveal and the game's outcome rows,
+    written in the same commit."""
+    after, table = done.rows[-1], done.tables[-1]
+    body = record_pb2.SeedReveal(server_seed=game.server_seed).SerializeToString()
+    reveal = make_row(
+        game.game_id,
+        after.seq + 1,
+        SEED_REVEAL,
+        "server",
+        body,
+        now,
+        after.hash,
+        state_hash(table),
+        version=record_version(game.genesis),
+    )
+    revealed: Fact = {"type": "seed_revealed", "server_seed": game.server_seed.hex()}
+    facts = [*done.facts, (revealed,)]
+    ending = Ending(game.genesis, table, [*game.facts, *facts], reveal.seq)
+    batch = Batch(rows=[*done.rows, reveal], outcomes=outcome_rows(ending))
+    return Advance([*done.rows, reveal], [*done.tables, table], facts, batch)
+
+
+def refusal(
+    game: LiveGame,
+    sender: str,
+    command_id: str,
+    body: bytes,
+    error: Exception,
+    unstored: int,
+    now: str,
+) -> Rejection:
+    """A refused command as the store keeps it: bounded, with its status and rule."""
+    code, reason, message, metadata = describe(error)
+    body, message = stored_refusal(body, message, unstored)
+    return Rejection(
+        game.game_id,
+        game.last_seq,
+        sender,
+        command_id,
+        body,
+        code.name,
+        reason,
+        metadata.get("rule_id", ""),
+        message,
+        now,
+    )

@@ -1,0 +1,198 @@
+"""The read use cases with no server: over a DuckDB file no server holds, or an export.
+
+``OfflineFile`` and ``OfflineRecord`` answer the same calls as the application on a
+running server (``service.reads.Reads``: view, legal, state_at, replay, page, export,
+verify, verify_all, explain, what_if, rejections, games, standings, stats), with the
+same values and the same errors, the same visibility policy deciding what the caller
+may see.  They only read: a file is opened read-only for each call, so a server may
+take it afterwards; games are folded in this process and kept while the object lives.
+
+Whoever holds a file holds its seeds already, so offline tools usually ask as the
+organiser (``service.auth.ORGANISER``); a finished game's record is public anyway.
+
+The calls are the application's coroutines, but offline nothing in them waits: the
+loaders are plain calls and the folds run in place.  So ``answer`` (and ``answers`` for
+``verify_all``) finishes a call with no event loop at all, from any code, even code
+that runs inside one:
+
+    reads = open_offline("feastlog.duckdb")            # or "game.feastlog.json"
+    replay = answer(reads.replay(ORGANISER, game_id, viewer="seat:1"))
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import abstractmethod
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+from replay.export import BadExport, load_record
+from replay.history import genesis_of, refold
+from replay.record import SEED_REVEAL
+from service.errors import BadRequest, GameNotFound, SealedRecord
+from service.live import LiveGame, live_from_folded
+from service.reads import Reads
+from service.store import Rejection, Store, StoredGame
+
+T = TypeVar("T")
+
+
+class Offline(Reads):
+    """The read use cases over games folded in this process (see the module doc)."""
+
+    def __init__(self) -> None:
+        self._folded: dict[str, LiveGame] = {}
+
+    @abstractmethod
+    def stored(self, game_id: str) -> StoredGame:
+        """A game's record as stored, or GameNotFound."""
+
+    def folded(self, game_id: str) -> LiveGame:
+        """A game folded from its record (kept for the next call), or GameNotFound."""
+        game = self._folded.get(game_id)
+        if game is None:
+            stored = self.stored(game_id)
+            if not stored.server_seed:
+                raise SealedRecord(
+                    "the game was still running when exported, so its seed is not revealed: "
+                    "replay it through the server"
+                )
+            folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+            game = live_from_folded(folded, stored.server_seed, stored.seat_names)
+            self._folded[game_id] = game
+        return game
+
+    async def _game(self, game_id: str) -> LiveGame:
+        return self.folded(game_id)
+
+    async def _stored(self, game_id: str) -> StoredGame:
+        return self.stored(game_id)
+
+    async def _fold(self, fn: Callable[..., T], *args: Any) -> T:
+        return fn(*args)
+
+    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        return fn(*args)
+
+
+class OfflineFile(Offline):
+    """The read use cases over a DuckDB file no server holds."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    @contextlib.contextmanager
+    def _store(self) -> Iterator[Store]:
+        """The file opened read-only for one call (so a server may open it afterwards)."""
+        if not Path(self.path).exists():
+            raise GameNotFound(f"no database at {self.path}")
+        store = Store(self.path, read_only=True)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def stored(self, game_id: str) -> StoredGame:
+        """A game's record as stored, or GameNotFound."""
+        with self._store() as store:
+            found = store.load(game_id)
+        if found is None:
+            raise GameNotFound(f"there is no game {game_id!r} in {self.path}", game_id=game_id)
+        return found
+
+    async def _rejections(self, game_id: str) -> list[Rejection]:
+        with self._store() as store:
+            return store.rejections(game_id)
+
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        with self._store() as store:
+            return fn(store, *args)
+
+    async def _scan(self, kind: str) -> AsyncIterator[StoredGame]:
+        with self._store() as store:
+            for stored in store.scan(None, kind):
+                yield stored
+
+    async def _running_head(self, game_id: str) -> tuple[int, bool, bool]:
+        last_seq = await self._read(Store.last_seq, game_id)
+        return last_seq, False, last_seq == 0  # no row yet: it waits for seat entropy
+
+
+class OfflineRecord(Offline):
+    """The read use cases over one exported record (``feastlog export``): one game, no
+    refusals (an export holds none); a running game's record has no seed, so it can be
+    verified and exported again but not replayed."""
+
+    def __init__(self, text: str, source: str = "the record") -> None:
+        super().__init__()
+        self.source = source
+        try:
+            record = load_record(text)
+        except BadExport as bad:
+            raise BadRequest(f"{source}: {bad}", field="record") from bad
+        genesis = genesis_of(record.rows[0])
+        names = tuple(s.name for s in genesis.seats)
+        self.game_id, self.game_kind = genesis.game_id, genesis.game_kind
+        self._record = StoredGame(
+            tuple(record.rows), record.server_seed or b"", record.pack_bytes, names
+        )
+
+    def stored(self, game_id: str) -> StoredGame:
+        """The record's game (any id but its own is GameNotFound)."""
+        if game_id not in ("", self.game_id):
+            raise GameNotFound(f"{self.source} holds game {self.game_id}, not {game_id!r}")
+        return self._record
+
+    async def _game(self, game_id: str) -> LiveGame:
+        return self.folded(game_id or self.game_id)
+
+    async def _rejections(self, game_id: str) -> list[Rejection]:
+        self.stored(game_id)
+        return []
+
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        raise BadRequest(
+            f"{self.source} is one exported game: the game list, standings and stats need a "
+            "DuckDB file (--db) or a server"
+        )
+
+    async def _count(self, kind: str) -> int:
+        return 1 if kind in ("", self.game_kind) else 0
+
+    async def _scan(self, kind: str) -> AsyncIterator[StoredGame]:
+        if kind in ("", self.game_kind):
+            yield self._record
+
+    async def _running_head(self, game_id: str) -> tuple[int, bool, bool]:
+        return len(self._record.rows), self._record.rows[-1].kind == SEED_REVEAL, False
+
+
+def answer(call: Awaitable[T]) -> T:
+    """The answer of an offline call, with no event loop (offline, nothing waits)."""
+    steps = call.__await__()
+    try:
+        steps.send(None)
+    except StopIteration as done:
+        answer: T = done.value
+        return answer
+    steps.close()
+    raise RuntimeError("an offline call waited for an event loop")
+
+
+def answers(items: AsyncIterator[T]) -> Iterator[T]:
+    """The items of an offline stream (``verify_all``), with no event loop."""
+    while True:
+        try:
+            yield answer(items.__anext__())
+        except StopAsyncIteration:
+            return
+
+
+def open_offline(source: str) -> Offline:
+    """The offline reads of ``source``: an exported record (``.json``) or a DuckDB file."""
+    path = Path(source)
+    if source.endswith(".json") and path.is_file():
+        return OfflineRecord(path.read_text(), source)
+    return OfflineFile(source)

@@ -1,0 +1,460 @@
+"""The read use cases, the same on a running server and offline on a file or a record.
+
+``Reads`` answers views, legal commands, replays, pages, exports, audits, explanations,
+what-ifs, refusals, the game list, standings and stats.  Each is load → decide → answer:
+it loads a folded game or a stored record through its source's loaders (the live
+games of ``service.app``, or ``service.offline``'s file or record), asks the visibility
+policy (``replay.visibility``) what the caller may see, and answers with plain values
+that the servicers and the CLI turn into messages or lines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+from feastlog.v1 import record_pb2
+from replay import fold
+from replay.audit import AuditReport, verify
+from replay.engine import ARBITER, Viewer, capped
+from replay.explain import explain, table_view, what_if
+from replay.export import export_record, to_text
+from replay.fold import wrap_command
+from replay.history import refold
+from replay.page import Live
+from replay.record import COMMAND, SEED_REVEAL
+from replay.standings import Standing
+from replay.visibility import (
+    Step,
+    behind_screen,
+    look_as,
+    refusals_for,
+    seen,
+    sees_all,
+)
+from service.auth import Caller
+from service.errors import BadRequest, GameNotFound
+from service.live import LiveGame
+from service.pages import page_html
+from service.projection import KindStats
+from service.store import Listed, Rejection, Store, StoredGame
+
+T = TypeVar("T")
+
+PAGE_SIZE = 50  # games per page of the list when the caller does not say
+MAX_PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class TableNow:
+    """The game now as the caller may see it (GetView)."""
+
+    seq: int
+    viewer: Viewer
+    view: dict[str, Any]
+    game_kind: str
+    command_field: str
+
+
+@dataclass(frozen=True)
+class Legal:
+    """The commands the caller's seat may send now (up to LEGAL_CAP), and if partial."""
+
+    seq: int
+    commands: list[record_pb2.Command]
+    partial: bool
+
+
+@dataclass(frozen=True)
+class Replay:
+    """Rows of a game as one viewer saw them, with the rulings in force after the last."""
+
+    viewer: Viewer
+    steps: list[Step]
+    rulings: dict[str, Any]
+    last_seq: int
+    command_field: str
+
+
+@dataclass(frozen=True)
+class Exported:
+    """A game's portable record, and whether it is complete (its seed revealed)."""
+
+    text: str
+    complete: bool
+    file_name: str
+
+
+@dataclass(frozen=True)
+class Verified:
+    """One report of a verification of every game, and how many games there are."""
+
+    report: AuditReport
+    total: int
+
+
+@dataclass(frozen=True)
+class Explained:
+    """Everything about one row (``replay.explain``), and the same in plain words."""
+
+    found: dict[str, Any]
+    lines: list[str]
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """Another command in place of a row: legal or not, and what it would have done."""
+
+    found: dict[str, Any]
+    command_field: str
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One line of the game list (the fields of feastlog.v1.GameSummary)."""
+
+    game_id: str
+    game_kind: str
+    players: list[str]
+    last_seq: int
+    over: bool
+    created_at: str
+    waiting_for_entropy: bool = False
+    tournament_id: str = ""
+
+
+@dataclass(frozen=True)
+class GamePage:
+    """A page of the game list, newest first, and the token of the next ('' at the end)."""
+
+    games: list[Summary]
+    next_page_token: str
+
+
+@dataclass(frozen=True)
+class Standings:
+    """A tournament's standings, from its finished games, and how many games run still."""
+
+    lines: list[Standing]
+    finished: int
+    running: int
+
+
+class Reads(ABC):
+    """The read use cases over a source of games (see the module doc)."""
+
+    @abstractmethod
+    async def _game(self, game_id: str) -> LiveGame:
+        """A game folded, or GameNotFound."""
+
+    @abstractmethod
+    async def _stored(self, game_id: str) -> StoredGame:
+        """A game's record as stored, or GameNotFound."""
+
+    @abstractmethod
+    async def _rejections(self, game_id: str) -> list[Rejection]:
+        """A game's refused commands, oldest first."""
+
+    @abstractmethod
+    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(store, *args)`` on the source's store."""
+
+    @abstractmethod
+    def _scan(self, kind: str) -> AsyncIterator[StoredGame]:
+        """Every game with rows (of one kind, or all), in the order of the game list."""
+
+    @abstractmethod
+    async def _running_head(self, game_id: str) -> tuple[int, bool, bool]:
+        """A game the projection does not hold: (last seq, over, waiting for entropy)."""
+
+    async def _count(self, kind: str) -> int:
+        """How many games have rows (of one kind, or all)."""
+        games, _ = await self._read(Store.count_games, kind)
+        return int(games)
+
+    async def _fold(self, fn: Callable[..., T], *args: Any) -> T:
+        """A whole-record fold (verify, export), off the event loop."""
+        return await asyncio.to_thread(fn, *args)
+
+    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+        """Work that takes a while (drawing many steps), off the event loop."""
+        return await asyncio.to_thread(fn, *args)
+
+    async def view(self, caller: Caller, game_id: str) -> TableNow:
+        """The game now as the caller may see it."""
+        game = await self._game(game_id)
+        viewer = caller.viewer(game_id)
+        view = game.engine.view(game.table.game, viewer)
+        kind, field = game.genesis.game_kind, game.engine.command_field
+        return TableNow(game.last_seq, viewer, view, kind, field)
+
+    async def legal(self, caller: Caller, game_id: str) -> Legal:
+        """The commands the caller's seat may send now (none for the arbiter, or at the end)."""
+        game = await self._game(game_id)
+        actor = caller.actor(game_id)
+        if actor == "arbiter" or not game.may_continue():
+            return Legal(game.last_seq, [], False)
+        seat = int(actor.removeprefix("seat:"))
+        inner, partial = capped(game.engine.legal_commands(game.table.game, seat))
+        commands = [wrap_command(game.engine.command_field, c) for c in inner]
+        return Legal(game.last_seq, commands, partial)
+
+    async def state_at(
+        self, caller: Caller, game_id: str, seq: int = 0, viewer: str = ""
+    ) -> Replay:
+        """Row ``seq`` (0: the last) and the table after it, as ``viewer`` saw it then."""
+        game = await self._game(game_id)
+        seen_as = self._look_as(caller, game, viewer)
+        return _replay(game, seen_as, [seen(game, checked_seq(game, seq), seen_as)])
+
+    async def replay(
+        self, caller: Caller, game_id: str, from_seq: int = 1, to_seq: int = 0, viewer: str = ""
+    ) -> Replay:
+        """Rows ``from_seq..to_seq`` (0: the last) as ``viewer`` saw them then."""
+        game = await self._game(game_id)
+        seen_as = self._look_as(caller, game, viewer)
+        last = checked_seq(game, to_seq, "to_seq")
+        seqs = range(max(from_seq, 1), last + 1)
+        steps = await self._off_loop(lambda: [seen(game, s, seen_as) for s in seqs])
+        return _replay(game, seen_as, steps)
+
+    async def page(
+        self, caller: Caller, game_id: str, viewer: str = "", live: Live | None = None
+    ) -> str:
+        """The replay page of a game as ``viewer`` (default: the caller) saw each seq."""
+        game = await self._game(game_id)
+        seen_as = self._look_as(caller, game, viewer)
+        refused = refusals_for(caller.viewer(game_id), await self._rejections(game_id), game.over)
+        # drawing a long game takes a while: off the event loop, the other calls go on (its
+        # rows are never changed, only appended to)
+        return await self._off_loop(page_html, game, seen_as, refused, live)
+
+    async def export(self, caller: Caller, game_id: str) -> Exported:
+        """A game's portable record; a running game's (no seed) for the arbiter only."""
+        viewer = caller.viewer(game_id)
+        stored = await self._stored(game_id)
+        over = stored.rows[-1].kind == SEED_REVEAL
+        behind_screen(viewer, over, "export its record")
+        text = await self._fold(export_text, stored)
+        return Exported(text, over, f"{game_id}.feastlog.json")
+
+    async def verify(self, caller: Caller, game_id: str) -> AuditReport:
+        """Verify a game from its stored record (the seed lets a running game's states be
+        checked too); its fault messages, which may name hidden things, as the policy says."""
+        viewer = caller.viewer(game_id)
+        report = await self._fold(audit_stored, await self._stored(game_id))
+        return shown_report(viewer, report)
+
+    async def verify_all(self, caller: Caller, kind: str = "") -> AsyncIterator[Verified]:
+        """Verify every game (the organiser's), one at a time from one scan of the log."""
+        caller.require_organiser()
+        total = await self._count(kind)
+        async for stored in self._scan(kind):
+            report = await self._fold(audit_stored, stored)
+            yield Verified(shown_report(caller.viewer(report.game_id), report), total)
+
+    async def explain(self, caller: Caller, game_id: str, seq: int) -> Explained:
+        """Everything about row ``seq``: command, rule checks, values, change, visibility."""
+        game = await self._game(game_id)
+        behind_screen(caller.viewer(game_id), game.over, "explain a row")
+        found = explain(game, checked_seq(game, seq))
+        return Explained(found, explanation_lines(found))
+
+    async def what_if(
+        self, caller: Caller, game_id: str, seq: int, actor: str, command: record_pb2.Command
+    ) -> WhatIf:
+        """``command`` by ``actor`` (default: the row's) in place of row ``seq``."""
+        game = await self._game(game_id)
+        behind_screen(caller.viewer(game_id), game.over, "try a what-if")
+        return WhatIf(what_if_for(game, seq, actor, command), game.engine.command_field)
+
+    async def rejections(self, caller: Caller, game_id: str) -> list[Rejection]:
+        """The refused commands of a game the caller may see."""
+        game = await self._game(game_id)
+        viewer = caller.viewer(game_id)
+        return refusals_for(viewer, await self._rejections(game_id), game.over)
+
+    async def games(
+        self, kind: str = "", page_size: int = 0, tournament_id: str = "", page_token: str = ""
+    ) -> GamePage:
+        """A page of the game list, newest first, and the token of the next page.
+
+        Pages follow the order games were created in, so paging covers every game
+        listed when it began exactly once, however many are created meanwhile.
+        """
+        if page_size < 0:
+            raise BadRequest("page_size is 0 (the default) or more", field="page_size")
+        size = min(page_size or PAGE_SIZE, MAX_PAGE_SIZE)
+        found = await self._read(Store.listed, kind, tournament_id, place_of(page_token), size + 1)
+        lines = [await self._summary(listed) for listed in found[:size]]
+        return GamePage(lines, page_token_of(found[size - 1]) if len(found) > size else "")
+
+    async def _summary(self, listed: Listed) -> Summary:
+        """A list line: a finished game from the projection, a running one from its source."""
+        if listed.rows is not None:
+            last_seq, over, waiting = listed.rows, True, False
+        else:
+            last_seq, over, waiting = await self._running_head(listed.game_id)
+        return Summary(
+            listed.game_id,
+            listed.game_kind,
+            list(listed.players),
+            last_seq,
+            over,
+            listed.created_at,
+            waiting,
+            listed.tournament_id,
+        )
+
+    async def standings(self, tournament_id: str) -> Standings:
+        """A tournament's standings: SQL over the outcomes projection (finished games)."""
+        if not tournament_id:
+            raise BadRequest("tournament_id is required", field="tournament_id")
+        listed = await self._read(Store.tournament_games, tournament_id)
+        if not listed:
+            raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
+        lines, finished = await self._read(Store.standings, tournament_id)
+        return Standings(lines, finished, listed - finished)
+
+    async def stats(self, tournament_id: str = "") -> list[KindStats]:
+        """Per game kind: games, win rate by seat, a figure; SQL over the projection."""
+        found: list[KindStats] = await self._read(Store.stats, tournament_id)
+        return found
+
+    def _look_as(self, caller: Caller, game: LiveGame, wanted: str) -> Viewer:
+        """The viewer a caller asks for (default: its own), if the policy lets it look so."""
+        own = caller.viewer(game.game_id)
+        if not wanted:
+            return own
+        return look_as(own, parse_viewer(wanted, len(game.genesis.seats)), game.over)
+
+
+def _replay(game: LiveGame, viewer: Viewer, steps: list[Step]) -> Replay:
+    """Steps of a game, with the rulings in force after the last (rulings are public)."""
+    rulings = table_view(game.tables[steps[-1].row.seq - 1], ARBITER)["rulings"]
+    return Replay(viewer, steps, rulings, game.last_seq, game.engine.command_field)
+
+
+def page_token_of(listed: Listed) -> str:
+    """The opaque token of the page after ``listed``: its place in the game list."""
+    return base64.urlsafe_b64encode(f"n{listed.n}".encode()).decode()
+
+
+def place_of(token: str) -> int:
+    """The place a page token stands for (0: the first page); BadRequest if not a token."""
+    if not token:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(token.encode()).decode()
+        place = int(text.removeprefix("n")) if text.startswith("n") else -1
+    except (binascii.Error, UnicodeError, ValueError):
+        place = -1
+    if place <= 0:
+        raise BadRequest("page_token is not one this server gave out", field="page_token")
+    return place
+
+
+def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
+    """A viewer named in a request (``seat:N``, ``spectator``, ``arbiter``) of a game of
+    ``seats`` seats, or BadRequest naming the field."""
+    try:
+        viewer = Viewer.parse(text)
+    except ValueError as bad:
+        raise BadRequest(
+            f"{field} {text!r} is not seat:N, spectator or arbiter", field=field
+        ) from bad
+    if viewer.seat is not None and not 0 <= viewer.seat < seats:
+        raise BadRequest(f"{field} {text!r}: this game has seats 0 to {seats - 1}", field=field)
+    return viewer
+
+
+def parse_actor(text: str, seats: int, field: str = "actor") -> str:
+    """An actor named in a request (``seat:N`` or ``arbiter``), in the record's spelling."""
+    actor = parse_viewer(text, seats, field)
+    if actor.role == "spectator":
+        raise BadRequest(f"{field}: a spectator makes no moves; use seat:N or arbiter", field=field)
+    return str(actor)
+
+
+def checked_seq(game: LiveGame, seq: int, field: str = "seq") -> int:
+    """A seq of the game (0 = the last), or BadRequest."""
+    seq = seq or game.last_seq
+    if not 1 <= seq <= game.last_seq:
+        raise BadRequest(f"seq {seq} is not in 1..{game.last_seq}", field=field)
+    return seq
+
+
+def audit_stored(stored: StoredGame) -> AuditReport:
+    """Verify a stored game; the server's seed lets it check a running game's states too."""
+    return verify(stored.rows, stored.pack_body, stored.server_seed or None)
+
+
+def shown_report(viewer: Viewer, report: AuditReport) -> AuditReport:
+    """A report as ``viewer`` may read it: fault messages may name hidden gems or cards, so
+    they are the arbiter's while the game runs."""
+    if sees_all(viewer, report.over):
+        return report
+    return replace(report, faults=tuple(replace(f, message="") for f in report.faults))
+
+
+def export_text(stored: StoredGame) -> str:
+    """The export file of a stored game (the seed and the result only once revealed)."""
+    outcome = None
+    if stored.rows[-1].kind == SEED_REVEAL:
+        table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
+        outcome = fold.outcome(table)
+    return to_text(export_record(stored.rows, stored.pack_body, outcome))
+
+
+def what_if_for(
+    game: LiveGame, seq: int, actor: str, command: record_pb2.Command
+) -> dict[str, Any]:
+    """What-if at ``seq`` of a game (seq 2.. n; the genesis has no table before it).
+
+    Without an actor, the command is tried as sent by the actor of row ``seq``.
+    """
+    seq = checked_seq(game, seq)
+    if seq < 2:
+        raise BadRequest("what-if needs a seq after the genesis (2 or more)", field="seq")
+    if command.WhichOneof("game") is None:
+        raise BadRequest("the command is empty", field="command")
+    seats = len(game.genesis.seats)
+    if not actor and game.rows[seq - 1].kind != COMMAND:
+        raise BadRequest(
+            f"row {seq} is not a command: say who acts (seat:N or arbiter)", field="actor"
+        )
+    return what_if(game, seq, parse_actor(actor or game.rows[seq - 1].actor, seats), command)
+
+
+def explanation_lines(found: dict[str, Any]) -> list[str]:
+    """An explanation in plain words."""
+    lines = [
+        f"seq {found['seq']}: {found['kind']} by {found['actor_name']} ({found['actor']}), "
+        f"command_id {found['command_id'] or '-'}, recorded at {found['recorded_at']}",
+    ]
+    if "command" in found:
+        lines.append("command: " + json.dumps(found["command"], sort_keys=True))
+    if found["checks"]:
+        lines.append("rule checks passed, in order:")
+        lines += [f"  {c['rule_id']} ({c['section']}): {c['text']}" for c in found["checks"]]
+    lines.append("what happened:")
+    lines += [f"  {line}" for line in found["narrative"]]
+    lines.append("values computed (facts):")
+    lines += [f"  {json.dumps(f, sort_keys=True)}" for f in found["facts"]]
+    lines.append("state change:")
+    lines += [
+        f"  {c['path']}: {json.dumps(c['before'])} -> {json.dumps(c['after'])}"
+        for c in found["state_change"]
+    ]
+    lines.append("who could see what at that moment:")
+    for seen_by in found["visibility"]:
+        command = "the command" if seen_by["command"] else "not the command"
+        told = "; ".join(seen_by["narrative"]) or "nothing"
+        lines.append(f"  {seen_by['viewer']}: {command}; told: {told}")
+    return lines

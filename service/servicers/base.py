@@ -1,0 +1,19 @@
+"""What every servicer holds: the application, and who is calling."""
+
+from __future__ import annotations
+
+import grpc
+
+from service.app import Application
+from service.auth import Caller
+
+
+class Servicer:
+    """The base of the four servicers."""
+
+    def __init__(self, app: Application) -> None:
+        self.app = app
+
+    def caller(self, context: grpc.aio.ServicerContext) -> Caller:
+        """Who is calling, from the authorization metadata."""
+        return self.app.credentials.caller(tuple(context.invocation_metadata() or ()))

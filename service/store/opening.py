@@ -1,0 +1,89 @@
+"""Opening a DuckDB file: the path checked first, the schema made, owner-only files."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+
+import duckdb
+
+from service import projection
+from service.files import make_private_folder, mode_text, tighten
+from service.store.errors import CannotOpenStore, open_error
+from service.store.schema import INDEXES, MIGRATIONS, SCHEMA
+
+log = logging.getLogger("feastlog.store")
+
+
+def connect(file: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Connect to ``file`` (writing: in a 0700 folder made if missing, owner-only files)."""
+    _check_path(file, read_only)
+    try:
+        con = duckdb.connect(str(file), read_only=read_only)
+    except duckdb.Error as error:
+        raise open_error(file, error) from error
+    try:
+        if not read_only:
+            con.execute(SCHEMA)
+            con.execute(MIGRATIONS)
+            con.execute(INDEXES + projection.schema())
+            _tighten_store_files(file)
+    except BaseException as error:
+        con.close()
+        if isinstance(error, duckdb.Error):
+            raise open_error(file, error) from error
+        raise
+    return con
+
+
+def _check_path(file: Path, read_only: bool) -> None:
+    """Refuse, in one line, a path DuckDB could not open or write; make a missing folder."""
+    try:
+        if file.is_dir():
+            raise CannotOpenStore(
+                f"{file} is a folder, not a database file: pass a file path "
+                f"(for example --db {file / 'feastlog.duckdb'})",
+                path=str(file),
+            )
+        if read_only:
+            return
+        make_private_folder(file.parent)
+        if not file.parent.is_dir():
+            raise CannotOpenStore(
+                f"{file.parent} is a file, not a folder: pass --db with a path in a folder",
+                path=str(file),
+            )
+        if file.exists() and not file.stat().st_mode & stat.S_IWUSR:
+            raise CannotOpenStore(
+                f"{file} is read-only (mode {mode_text(file.stat().st_mode)}): to serve it, "
+                f"make it writable (chmod u+w {file}); offline commands read it as it is",
+                path=str(file),
+            )
+        # os.access, unlike a mode check, also sees a read-only file system.
+        if not os.access(file.parent, os.W_OK | os.X_OK):
+            raise CannotOpenStore(
+                f"cannot write in the folder {file.parent} (DuckDB keeps its write-ahead log "
+                "beside the database): make it writable, or pass --db with another path",
+                path=str(file),
+            )
+    except OSError as failed:
+        raise CannotOpenStore(
+            f"cannot open {file}: {failed.strerror or failed} ({failed.filename})", path=str(file)
+        ) from failed
+
+
+def _tighten_store_files(file: Path) -> None:
+    """Make the database, its WAL and its spill folder owner-only, saying so when they were not."""
+    for part in (file, Path(f"{file}.wal"), Path(f"{file}.tmp")):
+        try:
+            notice = tighten(part)
+        except OSError as failed:
+            raise CannotOpenStore(
+                f"{part} can be read by other users and only its owner can change that: "
+                f"chmod go-rwx {part} as its owner ({failed.strerror})",
+                path=str(file),
+            ) from failed
+        if notice:
+            log.warning(notice)

@@ -1,0 +1,91 @@
+"""What the store reads and writes: plain values, no DuckDB."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
+
+from replay.record import Row
+from service import projection
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A refused command, kept outside the chain."""
+
+    game_id: str
+    after_seq: int
+    actor: str
+    command_id: str
+    body: bytes
+    status: str
+    reason: str
+    rule_id: str
+    message: str
+    recorded_at: str
+
+
+@dataclass(frozen=True)
+class NewGame:
+    """Everything written when a game is created (genesis None: it waits for seat entropy)."""
+
+    genesis: Row | None
+    seats: Sequence[tuple[str, str]]  # (name, token sha256) in seat order
+    server_seed: bytes
+    pack_sha256: str
+    game_kind: str
+    pack_id: str
+    pack_body: bytes
+    game_id: str = ""
+    draft: bytes = b""  # the Genesis without seat entropy, while the game waits
+
+
+@dataclass
+class Batch:
+    """What one group commit writes."""
+
+    games: list[NewGame] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
+    rejections: list[Rejection] = field(default_factory=list)
+    entropy: list[tuple[str, int, bytes]] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)  # pending games whose genesis is in rows
+    outcomes: projection.Projected = field(default_factory=list)  # games ended by these rows
+
+    def extend(self, other: Batch) -> None:
+        """Take in everything another batch writes (group commit)."""
+        for part in fields(self):
+            getattr(self, part.name).extend(getattr(other, part.name))
+
+
+@dataclass(frozen=True)
+class PendingGame:
+    """A game waiting for seat entropy, as stored."""
+
+    game_id: str
+    draft: bytes
+    server_seed: bytes
+    pack_body: bytes
+    entropy: dict[int, bytes]
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as stored: its rows in seq order, its seed and its pack."""
+
+    rows: tuple[Row, ...]
+    server_seed: bytes
+    pack_body: bytes
+    seat_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A line of the game list as stored: ``rows`` is set for a finished game."""
+
+    n: int
+    game_id: str
+    game_kind: str
+    players: tuple[str, ...]
+    created_at: str
+    tournament_id: str
+    rows: int | None

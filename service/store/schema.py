@@ -1,0 +1,180 @@
+"""The store's tables, as DuckDB DDL, and a row's columns (see ``service.store``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+from feastlog.v1 import record_pb2
+from replay.record import Row
+
+OR_IGNORE = "INSERT OR IGNORE"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS events (
+    game_id VARCHAR NOT NULL,
+    seq BIGINT NOT NULL,
+    kind VARCHAR NOT NULL,
+    actor VARCHAR NOT NULL,
+    command_id VARCHAR NOT NULL,
+    body BLOB NOT NULL,
+    recorded_at VARCHAR NOT NULL,
+    prev_hash VARCHAR NOT NULL,
+    hash VARCHAR NOT NULL,
+    state_hash VARCHAR NOT NULL,
+    commitment VARCHAR NOT NULL DEFAULT '',
+    PRIMARY KEY (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS rejections (
+    game_id VARCHAR NOT NULL,
+    after_seq BIGINT NOT NULL,
+    actor VARCHAR NOT NULL,
+    command_id VARCHAR NOT NULL,
+    body BLOB NOT NULL,
+    status VARCHAR NOT NULL,
+    reason VARCHAR NOT NULL,
+    rule_id VARCHAR NOT NULL,
+    message VARCHAR NOT NULL,
+    recorded_at VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seats (
+    game_id VARCHAR NOT NULL,
+    seat INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    token_sha256 VARCHAR NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE TABLE IF NOT EXISTS seeds (
+    game_id VARCHAR PRIMARY KEY,
+    server_seed BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pending_games (
+    game_id VARCHAR PRIMARY KEY,
+    draft BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seat_entropy (
+    game_id VARCHAR NOT NULL,
+    seat INTEGER NOT NULL,
+    entropy BLOB NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE TABLE IF NOT EXISTS packs (
+    sha256 VARCHAR PRIMARY KEY,
+    game_kind VARCHAR NOT NULL,
+    pack_id VARCHAR NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    game_id VARCHAR PRIMARY KEY,
+    n BIGINT NOT NULL,
+    created_at VARCHAR NOT NULL,
+    game_kind VARCHAR NOT NULL,
+    tournament_id VARCHAR NOT NULL,
+    players VARCHAR[] NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    key VARCHAR PRIMARY KEY,
+    value VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS arbiters (
+    name VARCHAR PRIMARY KEY,
+    key_sha256 VARCHAR NOT NULL,
+    added_at VARCHAR NOT NULL,
+    revoked_at VARCHAR NOT NULL DEFAULT ''
+);
+"""
+INDEXES = """
+CREATE INDEX IF NOT EXISTS events_by_game ON events (game_id);
+CREATE INDEX IF NOT EXISTS seats_by_token ON seats (token_sha256);
+"""
+
+# Files written before record format 2 have no commitment column: it is added in place,
+# empty for their rows (format 1 has no commitments), and nothing else changes.
+MIGRATIONS = """
+ALTER TABLE events ADD COLUMN IF NOT EXISTS commitment VARCHAR DEFAULT '';
+"""
+
+ROW_COLUMNS = (
+    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash, "
+    "commitment"
+)
+# Reading a file opened read-only that predates the column: every row is format 1.
+FORMAT_1_COLUMNS = ROW_COLUMNS.replace("commitment", "'' AS commitment")
+
+
+ORDER_OF_OLD_FILES = (
+    "(SELECT game_id, row_number() OVER (ORDER BY recorded_at, game_id) AS n, "
+    "'' AS game_kind FROM events WHERE seq = 1)"
+)
+GAMES_COLUMNS = "game_id, n, created_at, game_kind, tournament_id, players"
+
+
+def listing(geneses: Sequence[record_pb2.Genesis], first: int) -> list[list[object]]:
+    """Game-list lines for new games, numbered from ``first``."""
+    return [
+        [
+            g.game_id,
+            first + i,
+            g.created_at,
+            g.game_kind,
+            g.tournament_id,
+            [s.name for s in g.seats],
+        ]
+        for i, g in enumerate(geneses)
+    ]
+
+
+def insert(
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    columns: str,
+    rows: Sequence[Sequence[object]],
+    verb: str = "INSERT",
+) -> None:
+    """Insert rows in one statement: each column as a list, unnested.
+
+    Never executemany (DuckDB runs it row by row, its slowest path) nor long VALUES
+    lists (binding thousands of parameters costs more than the insert): a few list
+    parameters carry any number of rows.  ``columns`` empty: every column, in order.
+    """
+    values = [list(column) for column in zip(*rows, strict=True)]
+    picks = ", ".join(f"unnest(${i + 1})" for i in range(len(values)))
+    named = f" ({columns})" if columns else ""
+    con.execute(f"{verb} INTO {table}{named} SELECT {picks}", values)
+
+
+def row_values(row: Row) -> list[object]:
+    """A row as the values of the ``events`` columns."""
+    return [
+        row.game_id,
+        row.seq,
+        row.kind,
+        row.actor,
+        row.command_id,
+        row.body,
+        row.recorded_at,
+        row.prev_hash,
+        row.hash,
+        row.state_hash,
+        row.commitment,
+    ]
+
+
+def row_of(values: tuple[Any, ...]) -> Row:
+    """A row from the values of the ``events`` columns."""
+    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state, commit = values
+    return Row(
+        game_id,
+        int(seq),
+        kind,
+        actor,
+        command_id,
+        bytes(body),
+        recorded_at,
+        prev,
+        hash_,
+        state,
+        commit or "",
+    )

@@ -1,0 +1,143 @@
+"""The group-commit writer: the store on its own thread, one transaction per group.
+
+One writer task takes every batch that is waiting and commits it in one DuckDB
+transaction on the store's own thread (group commit), so throughput is not bound by one
+fsync per command; a command is acknowledged only after its row is committed.  Reads
+that may take a while go through a second connection on a thread of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from service.store import Batch, Store, StoreUnavailable
+
+T = TypeVar("T")
+
+log = logging.getLogger("feastlog.store")
+
+
+class Database:
+    """The store on its own thread, with a group-commit writer.
+
+    Reads that may take a while (loading a cold game, a page of the game list, stats)
+    go through a second connection on a thread of their own, so they never hold up a
+    group commit.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.reader = store.reader()
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")
+        self._reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-read")
+        self._waiting: list[tuple[Batch, asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._writer: asyncio.Task[None] | None = None
+        self._writing = False
+        self.commits = 0
+
+    async def call(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a store method on the store's thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(reader, *args)`` on the read thread (``reader``: the second connection)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._reads, fn, self.reader, *args)
+
+    def start(self) -> None:
+        """Start the writer task."""
+        self._writer = asyncio.create_task(self._write_loop(), name="feastlog-writer")
+
+    @property
+    def queued(self) -> int:
+        """How many batches wait for the writer now."""
+        return len(self._waiting)
+
+    async def commit(self, batch: Batch) -> None:
+        """Queue a batch and return once it is committed.
+
+        A waiter that is cancelled only stops waiting: the batch is written (or refused)
+        all the same, so the outcome never depends on who is still listening.
+        """
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting.append((batch, done))
+        self._wake.set()
+        await asyncio.shield(done)
+
+    async def _write_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            waiting, self._waiting = self._waiting, []
+            if not waiting:
+                continue
+            self._writing = True
+            try:
+                await self._write(waiting)
+            except Exception as error:  # a bug here must not leave a waiter hanging
+                for _, done in waiting:
+                    _settle(done, error)
+            finally:
+                self._writing = False
+
+    async def _write(self, waiting: list[tuple[Batch, asyncio.Future[None]]]) -> None:
+        """All waiting batches in one transaction; after a failure, each batch alone.
+
+        Writing each alone after a failed group commit means a failing write fails only
+        the commands it concerns, never another game's.
+        """
+        if len(waiting) > 1:
+            merged = Batch()
+            for batch, _ in waiting:
+                merged.extend(batch)
+            try:
+                await self.call(self.store.write, merged)
+            except StoreUnavailable as error:  # its cause is logged under its incident id
+                log.warning(
+                    "a group commit of %d batches failed (incident %s); writing each alone",
+                    len(waiting),
+                    error.metadata["incident_id"],
+                )
+            except Exception:
+                log.exception(
+                    "a group commit of %d batches failed; writing each alone", len(waiting)
+                )
+            else:
+                self.commits += 1
+                for _, done in waiting:
+                    _settle(done, None)
+                return
+        for batch, done in waiting:
+            try:
+                await self.call(self.store.write, batch)
+            except Exception as error:
+                _settle(done, error)
+            else:
+                self.commits += 1
+                _settle(done, None)
+
+    async def close(self) -> None:
+        """Finish waiting writes, stop the writer and close the file."""
+        while self._waiting or self._writing:
+            await asyncio.sleep(0.01)
+        if self._writer is not None:
+            self._writer.cancel()
+        self._reads.shutdown(wait=True)
+        await self.call(self.reader.close)
+        await self.call(self.store.close)
+        self._thread.shutdown(wait=True)
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    """Tell one waiter how its batch ended."""
+    if done.done():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
