@@ -30,7 +30,7 @@ from cli.wire import bearer, new_game, play_with_bots, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
-from replay.games import KINDS
+from replay.games import kinds
 from replay.history import refold
 from replay.record import COMMAND
 from service.benchdata import build, stored_games
@@ -200,7 +200,7 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
 
 
 @click.command("bench")
-@click.option("--kind", default="bon-appetit", show_default=True, type=click.Choice(KINDS))
+@click.option("--kind", default="bon-appetit", show_default=True, type=click.Choice(kinds()))
 @click.option("--players", default=3, show_default=True, type=click.IntRange(2, 6))
 @click.option(
     "--games",

@@ -675,7 +675,7 @@ def command_from_json(text: str, kind: str) -> record_pb2.Command:
         pass
     command = record_pb2.Command()
     try:
-        json_format.Parse(text, getattr(command, games.engine(kind).command_field))
+        json_format.Parse(text, getattr(command, games.engine(kind).spec.command_field))
     except json_format.ParseError as bad:
         raise usage(f"not a command: {bad}") from bad
     return command

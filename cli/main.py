@@ -190,9 +190,25 @@ async def start_pages(running: Running, host: str, port: int) -> int:
         ) from bad
 
 
+class GameKind(click.ParamType):
+    """A game kind of the registry, read when the command runs (not when it is defined)."""
+
+    name = "kind"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        """The kinds, as click shows a closed set."""
+        return "[" + "|".join(games.kinds()) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """The kind, if the registry has it."""
+        if value in games.kinds():
+            return str(value)
+        self.fail(f"{value!r} is not a game kind: use {', '.join(games.kinds())}", param, ctx)
+
+
 def kind_argument() -> Any:
     """The game kind argument, a closed set."""
-    return click.argument("kind", type=click.Choice(games.KINDS))
+    return click.argument("kind", type=GameKind())
 
 
 def seat_lines(made: dict[str, Any]) -> list[str]:
@@ -397,21 +413,19 @@ def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]
 @click.option("--json", "as_json", is_flag=True, help="The catalogue as JSON.")
 def rules_command(kind: str, as_json: bool) -> None:
     """A game's rule catalogue: every rule id, its rulebook section and what it says."""
-    engine = games.engine(kind)
+    spec = games.engine(kind).spec
     if as_json:
         from replay.canonical import to_plain
 
-        echo_json([to_plain(r) for r in engine.rules.values()])
+        echo_json([to_plain(r) for r in spec.rules.values()])
         return
-    click.echo(f"{engine.title}, ruleset {engine.ruleset_version}: {len(engine.rules)} rules")
-    click.echo(
-        f"rulesets folded: {', '.join(engine.rulesets)} (new games: {engine.ruleset_version})"
-    )
-    for rule in engine.rules.values():
+    click.echo(f"{spec.title}, ruleset {spec.ruleset_version}: {len(spec.rules)} rules")
+    click.echo(f"rulesets folded: {', '.join(spec.rulesets)} (new games: {spec.ruleset_version})")
+    for rule in spec.rules.values():
         mark = " (interpretation)" if rule.interpretation else ""
         mark += "" if rule.refuses else " (never refuses)"
         click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
-    defaults = ", ".join(f"{k}={v}" for k, v in engine.option_defaults.items())
+    defaults = ", ".join(f"{k}={v}" for k, v in spec.option_defaults.items())
     click.echo(f"options (defaults): {defaults}")
 
 

@@ -220,6 +220,7 @@ def _fold(
     rows: Sequence[Row], genesis: record_pb2.Genesis, seed: bytes, pack: Any
 ) -> tuple[Table, int, list[Fault]]:
     """Refold, re-checking every command and state hash; stops at the first rule fault."""
+    engine = fold.engine_of(genesis)
     table, _ = fold.start(genesis, seed, pack)
     faults: list[Fault] = []
     if state_hash(table) != rows[0].state_hash:
@@ -229,13 +230,10 @@ def _fold(
         if row.kind == GENESIS:
             faults.append(Fault(row.seq, RULE, "a second genesis row"))
             break
-        if row.kind == SEED_REVEAL and not fold.is_over(table):
+        if row.kind == SEED_REVEAL and not fold.is_over(engine, table):
             faults.append(Fault(row.seq, RULE, "the seed is revealed before the game ended"))
-        if row.kind == COMMAND and fold.is_over(table):
-            faults.append(Fault(row.seq, RULE, "a command after the end", "FL-GAME-CLOSED"))
-            break
         try:
-            table, _ = apply_row(table, row)
+            table, _ = apply_row(engine, table, row)
         except RuleViolation as broken:
             faults.append(Fault(row.seq, RULE, broken.message, broken.rule_id))
             break
@@ -280,8 +278,8 @@ def verify(
     checked, outcome, table = 0, None, None
     if hashlib.sha256(pack_bytes).hexdigest() != genesis.pack_sha256:
         faults.append(Fault(1, PACK, "the content pack does not match the genesis sha256"))
-    elif genesis.game_kind not in games.KINDS or (
-        genesis.ruleset_version not in games.engine(genesis.game_kind).rulesets
+    elif genesis.game_kind not in games.kinds() or (
+        genesis.ruleset_version not in fold.engine_of(genesis).spec.rulesets
     ):
         faults.append(
             Fault(1, RULE, f"ruleset {genesis.game_kind} {genesis.ruleset_version} is unknown")
@@ -289,11 +287,12 @@ def verify(
     elif seed is None:
         notes.append("states not checked: the seed is not revealed")
     else:
-        pack = games.engine(genesis.game_kind).load_pack(pack_bytes)
+        engine = fold.engine_of(genesis)
+        pack = engine.load_pack(pack_bytes)
         table, checked, fold_faults = _fold(rows, genesis, seed, pack)
         faults += fold_faults
-        outcome = fold.outcome(table)
-        if fold.is_over(table) and rows[-1].kind != SEED_REVEAL and not fold_faults:
+        outcome = fold.outcome(engine, table)
+        if fold.is_over(engine, table) and rows[-1].kind != SEED_REVEAL and not fold_faults:
             faults.append(Fault(rows[-1].seq + 1, MISSING, "the game ended; no seed reveal"))
         if claimed is not None and (
             outcome is None or (claimed.points, claimed.winners) != outcome_key(outcome)

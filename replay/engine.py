@@ -1,42 +1,48 @@
-"""The protocol every rules engine follows, and the values they share.
+"""What every rules engine is made of, and the values the engines share.
 
-An engine is a module-level object with the game's facts (kind, ruleset versions, seat
-counts, rule catalogue, RNG labels, option defaults) and pure functions:
+A game is a package under ``replay/games/`` (the same files for every game: spec, state,
+moves, flow, view, pack, projection).  Its engine is a value, ``Engine``, built from the
+game's ``Spec`` (facts first: seats, ruleset versions, options, RNG labels, the rule
+catalogue) and its pure functions.  Nothing here forwards calls: the fold
+(``replay/fold.py``) calls the functions the engine holds.
 
-- ``setup(seats, options, pack, rng, ruleset) -> (state, facts)``
-- ``apply(state, seat, command) -> (state, facts)``, raising ``RuleViolation`` or
-  ``MalformedCommand``; automatic steps run inside the ``apply`` that triggers them
-- ``to_act(state)``, ``legal_commands(state, seat)``, ``is_over(state)``,
-  ``outcome(state)``, ``view(state, viewer)``, ``command_public(command)``,
-  ``narrate(fact, names)``
+- ``Engine.setup`` checks the seats and the options against the spec (``SetupRefused``,
+  with the rule id), then calls the game's own setup;
+- a command is the game's own protobuf message (for example ``BonAppetitCommand``), a
+  oneof ``action``; each action is a ``Move``: how its message is read (``MalformedCommand``
+  names the bad field), its checks in the order they run, each a rule id with a function
+  that returns the refusal in the players' words (or None), and its effect, which returns
+  the new state and the facts (automatic steps run inside the effect that triggers them);
+- the generic checks (game closed, actor's role, seat to act) run once, in the fold,
+  before the move's own (see ``replay.fold.play``).
 
-``command`` is the game's own protobuf message (for example ``BonAppetitCommand``): the
-rules read it directly.  State is plain frozen dataclasses holding an ``Rng``.
-Facts are JSON-able dicts with a ``"type"``; a fact with ``"private_to": k`` is seen only
-by seat ``k`` (and the arbiter) until the game ends (``replay.visibility`` decides).
+State is plain frozen dataclasses holding an ``Rng``.  Facts are JSON-able dicts with a
+``"type"``; a fact with ``"private_to": k`` is seen only by seat ``k`` (and the arbiter)
+until the game ends (``replay.visibility`` decides).
 
 Ruleset versions: a recorded game always folds under the ruleset version its genesis
-names.  ``rulesets`` maps every version this build folds to that version's option
-defaults; ``ruleset_version`` is the one new games are recorded with.  A version that
+names.  ``Spec.rulesets`` maps every version this build folds to that version's option
+defaults; ``Spec.ruleset_version`` is the one new games are recorded with.  A version that
 changes play gets a new number, and the state of the older versions keeps its shape (so
 their recorded state hashes still match).
 
-``legal_commands`` lists every legal command, up to ``LEGAL_CAP`` of them: an engine
-stops enumerating after ``LEGAL_CAP + 1`` and ``capped`` cuts the list and says whether
-it is partial.
+``Engine.legal_commands`` lists every legal command, up to ``LEGAL_CAP`` of them: an
+engine stops enumerating after ``LEGAL_CAP + 1`` and ``capped`` cuts the list and says
+whether it is partial.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from google.protobuf.message import Message
 
 from replay.rng import Rng
 
 Fact = dict[str, Any]
+FactsByRow = Sequence[Sequence[Fact]]
 
 # The most commands a ListLegalCommands answer lists; beyond it the answer says "partial".
 LEGAL_CAP = 1000
@@ -76,6 +82,19 @@ class RuleViolation(Exception):
         super().__init__(f"{rule_id}: {message}")
         self.rule_id = rule_id
         self.message = message
+
+
+class SetupRefused(RuleViolation):
+    """A game that cannot be set up as asked: the rule, and the genesis field at fault
+    (``players`` or ``options``)."""
+
+    def __init__(self, rule_id: str, field: str, message: str) -> None:
+        super().__init__(rule_id, message)
+        self.field = field
+
+
+class WrongRole(RuleViolation):
+    """A ruling from a seat, or a move from the arbiter (FL-ARBITER-ONLY)."""
 
 
 class MalformedCommand(Exception):
@@ -139,27 +158,159 @@ class Outcome:
     tiebreak: tuple[int, ...] = ()  # the tie-break figure per seat, where the game has one
 
 
-class Engine(Protocol):
-    """What the fold, the service and the CLI need from a rules engine."""
+# -- a game's facts ----------------------------------------------------------------------
 
-    kind: str
-    title: str
-    ruleset_version: str  # the version new games are recorded with
-    rulesets: Mapping[str, Mapping[str, str]]  # every version folded -> its option defaults
+
+@dataclass(frozen=True)
+class Option:
+    """A rule option: the values it takes, the rule a bad value breaks, what it chooses."""
+
+    name: str
+    choices: tuple[str, ...]  # the values it takes, beside those ``open_value`` accepts
+    rule: str  # the rule id cited for a value it does not take
+    reading: str = ""  # the rule or reading it chooses between (for example BA-I3)
+    # values beyond ``choices``: "seat" (a seat number of the game) or "rounds" (1 or more)
+    open_value: str = ""
+
+    def takes(self, value: str, seats: int) -> bool:
+        """Whether ``value`` is a value of this option in a game of ``seats`` seats."""
+        if value in self.choices:
+            return True
+        if self.open_value == "seat":
+            return value.isdigit() and int(value) < seats
+        if self.open_value == "rounds":
+            return value.isdigit() and int(value) >= 1
+        return False
+
+    def values(self) -> str:
+        """The values it takes, in words."""
+        extra = {"seat": "a seat number", "rounds": "a number of rounds"}.get(self.open_value)
+        return " or ".join([*self.choices, *([extra] if extra else [])])
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A game's facts: seats, rulesets and options, RNG labels, the rule catalogue."""
+
+    kind: str  # "bon-appetit"
+    title: str  # "Bon Appetit!"
+    rulebook: str  # the rulebook file the catalogue cites
     min_seats: int
     max_seats: int
     seats_rule: str  # the rule id a wrong number of seats breaks
     end_rule: str  # the rule id a command after the game's end breaks
+    turn_rules: tuple[str, ...]  # the rule ids a command from a seat not to act may cite
+    options_rule: str  # the rule id an option the ruleset does not have breaks
+    ruleset_version: str  # the version new games are recorded with
+    rulesets: Mapping[str, Mapping[str, str]]  # every version folded -> its option defaults
+    options: tuple[Option, ...]
+    rng_labels: tuple[str, ...]  # in the order they are first consumed
     rules: Mapping[str, Rule]
-    rng_labels: tuple[str, ...]
-    option_defaults: Mapping[str, str]  # the options of ``ruleset_version``
     command_field: str  # the field of feastlog.v1.Command holding this game's commands
+    command_type: type[Message]  # the game's command message, a oneof "action"
 
-    def default_pack_bytes(self) -> bytes:
-        """The bundled content pack, as bytes (hashed into the genesis row)."""
+    @property
+    def option_defaults(self) -> Mapping[str, str]:
+        """The options of the ruleset new games are recorded with, and their defaults."""
+        return self.rulesets[self.ruleset_version]
 
-    def load_pack(self, data: bytes) -> Any:
-        """Parse and validate a content pack; raise ``PackError`` naming the bad card."""
+    def option(self, name: str) -> Option | None:
+        """The option called ``name``, or None."""
+        return next((o for o in self.options if o.name == name), None)
+
+
+# -- a game's moves ----------------------------------------------------------------------
+
+# A check: (state, seat, the move's arguments) -> the refusal in the players' words, or None.
+Check = Callable[[Any, int, Any], str | None]
+Effect = Callable[[Any, int, Any], tuple[Any, list[Fact]]]
+
+
+@dataclass(frozen=True)
+class Move:
+    """One action: how its message is read, its checks in the order they run, its effect.
+
+    ``read(state, message)`` returns the move's arguments (the message itself, or values
+    read from it) or raises ``MalformedCommand`` naming the field; each check is the rule
+    id it enforces and a function returning the refusal (None when the rule holds); the
+    effect returns the new state and the facts, automatic steps included.
+    """
+
+    read: Callable[[Any, Any], Any]
+    checks: tuple[tuple[str, Check], ...]
+    effect: Effect
+
+    def check(self, state: Any, seat: int, args: Any) -> None:
+        """Run the checks in order; the first that refuses raises ``RuleViolation``."""
+        for rule_id, check in self.checks:
+            refusal = check(state, seat, args)
+            if refusal:
+                raise RuleViolation(rule_id, refusal)
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        """The rule ids of the checks, in order, each once."""
+        return tuple(dict.fromkeys(rule_id for rule_id, _ in self.checks))
+
+
+def as_is(state: Any, message: Any) -> Any:
+    """A ``read`` for a message with nothing to check before the rules."""
+    return message
+
+
+# -- a game's outcome rows ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProjectionTable:
+    """A game's own outcome table: its name, its SQL columns, its rows from a game's facts.
+
+    ``rows(game_id, facts)`` reads the facts of a finished game, row by row of the record.
+    """
+
+    name: str
+    columns: str
+    rows: Callable[[str, FactsByRow], list[list[Any]]]
+
+
+@dataclass(frozen=True)
+class Projection:
+    """A game's outcome tables and its headline figure (a label and SQL giving a number)."""
+
+    tables: tuple[ProjectionTable, ...]
+    figure: tuple[str, str]
+
+
+# -- the engine --------------------------------------------------------------------------
+
+Setup = Callable[[Sequence[str], Mapping[str, str], Any, Rng, str], tuple[Any, list[Fact]]]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A game's rules engine: its spec and its pure functions.
+
+    ``setup(seats, options, pack, rng, ruleset)`` runs after the seats and options passed
+    ``Engine.setup``'s checks; ``to_act(state)`` are the seats that may send a command;
+    ``out_of_turn(state, seat)`` is the refusal for a seat that may not; ``commands(state,
+    seat)`` lists a seat's legal commands (at most ``LEGAL_CAP + 1``), sorted by their
+    bytes, for a seat to act.
+    """
+
+    spec: Spec
+    prepare: Setup
+    moves: Mapping[str, Move]
+    to_act: Callable[[Any], frozenset[int]]
+    out_of_turn: Callable[[Any, int], RuleViolation]
+    commands: Callable[[Any, int], Sequence[Any]]
+    is_over: Callable[[Any], bool]
+    outcome: Callable[[Any], Outcome]
+    view: Callable[[Any, Viewer], dict[str, Any]]
+    command_public: Callable[[Message], bool]  # may others see it before the game ends?
+    narrate: Callable[[Fact, Sequence[str]], str | None]
+    load_pack: Callable[[bytes], Any]  # PackError naming the bad card and field
+    default_pack_bytes: Callable[[], bytes]  # hashed into the genesis row
+    projection: Projection
 
     def setup(
         self,
@@ -167,33 +318,65 @@ class Engine(Protocol):
         options: Mapping[str, str],
         pack: Any,
         rng: Rng,
-        ruleset: str,
+        ruleset: str | None = None,
     ) -> tuple[Any, list[Fact]]:
-        """The state at the start of a game under ``ruleset``, and the facts of setting up."""
+        """The state at the start of a game under ``ruleset`` (by default the version new
+        games are recorded with), and the facts of setting up.
 
-    def apply(self, state: Any, seat: int, command: Message) -> tuple[Any, list[Fact]]:
-        """Check ``command`` by ``seat`` against the rules and apply it."""
+        ``SetupRefused`` for a number of seats the game does not take, an option its ruleset
+        does not have or a value an option does not take; ValueError for a ruleset this
+        build does not fold (the fold checks the genesis first).
+        """
+        spec = self.spec
+        ruleset = ruleset or spec.ruleset_version
+        if ruleset not in spec.rulesets:
+            raise ValueError(f"{spec.title} has no ruleset {ruleset!r}")
+        if not spec.min_seats <= len(seats) <= spec.max_seats:
+            raise SetupRefused(
+                spec.seats_rule,
+                "players",
+                f"{spec.title} is for {spec.min_seats} to {spec.max_seats} players, "
+                f"not {len(seats)}",
+            )
+        chosen = {**spec.rulesets[ruleset], **options}
+        for name, value in chosen.items():
+            option = spec.option(name)
+            if option is None or name not in spec.rulesets[ruleset]:
+                raise SetupRefused(
+                    spec.options_rule,
+                    "options",
+                    f"{spec.title} ruleset {ruleset} has no option {name!r}",
+                )
+            if not option.takes(value, len(seats)):
+                reading = f" ({option.reading})" if option.reading else ""
+                raise SetupRefused(
+                    option.rule,
+                    "options",
+                    f"option {name} cannot be {value!r}: use {option.values()}{reading}",
+                )
+        return self.prepare(seats, chosen, pack, rng, ruleset)
 
-    def to_act(self, state: Any) -> frozenset[int]:
-        """The seats that may send a command now."""
-
-    def legal_commands(self, state: Any, seat: int) -> list[Message]:
-        """Every command ``seat`` may send now, sorted; at most ``LEGAL_CAP + 1`` of them."""
-
-    def is_over(self, state: Any) -> bool:
-        """Whether the game has ended."""
-
-    def outcome(self, state: Any) -> Outcome:
-        """Points and winners (meaningful once the game is over)."""
-
-    def view(self, state: Any, viewer: Viewer) -> dict[str, Any]:
-        """The state as ``viewer`` may see it, as JSON-able data."""
-
-    def command_public(self, command: Message) -> bool:
-        """Whether the command itself may be shown to others before the game ends."""
-
-    def narrate(self, fact: Fact, names: Sequence[str]) -> str | None:
-        """One line of plain words for a fact, or None for facts not worth a line."""
+    def read(self, state: Any, command: Message) -> tuple[Move, Any]:
+        """The move a command makes and its arguments; ``MalformedCommand`` if not well formed."""
+        if not isinstance(command, self.spec.command_type):
+            raise MalformedCommand("command", f"not a {self.spec.title} command")
+        action = command.WhichOneof("action")
+        if action is None:
+            raise MalformedCommand("action", "the command is empty: choose an action")
+        move = self.moves.get(action)
+        if move is None:
+            raise MalformedCommand("action", f"{self.spec.title} has no action {action}")
+        return move, move.read(state, getattr(command, action))
 
     def checks(self, command: Message) -> tuple[str, ...]:
-        """The rule ids ``apply`` checks for this kind of command, in the order it checks."""
+        """The rule ids of the move's own checks for ``command``, in the order they run."""
+        if not isinstance(command, self.spec.command_type):
+            return ()
+        move = self.moves.get(command.WhichOneof("action") or "")
+        return move.rule_ids if move else ()
+
+    def legal_commands(self, state: Any, seat: int) -> list[Any]:
+        """Every command ``seat`` may send now, sorted; none for a seat not to act."""
+        if seat not in self.to_act(state):
+            return []
+        return list(self.commands(state, seat))

@@ -1,7 +1,7 @@
 """Explaining one row of a record, and what-if: another command at the same point.
 
 ``explain`` says what a row was (the command, who sent it, when), every rule it was
-checked against in the order ``apply`` checks them (id, rulebook section and text), the
+checked against in the order the fold checks them (id, rulebook section and text), the
 values the fold computed (the facts: bid breakdowns, tie-break rounds, costs, scoring),
 the state change, and what each viewer could see at that moment.  ``what_if`` evaluates
 an alternative command against the table before a seq; nothing is written anywhere.
@@ -16,7 +16,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from feastlog.v1 import record_pb2
-from replay import fold, games
+from replay import fold
 from replay.engine import ARBITER, Engine, Fact, MalformedCommand, Rule, RuleViolation, Viewer
 from replay.fold import RECORD_RULES, Table, state_hash
 from replay.narrative import row_lines
@@ -48,21 +48,10 @@ class Folded(Protocol):
 
 def rule_entry(engine: Engine, rule_id: str) -> dict[str, str]:
     """A rule id with its rulebook section and text."""
-    rule: Rule | None = engine.rules.get(rule_id) or RECORD_RULES.get(rule_id)
+    rule: Rule | None = engine.spec.rules.get(rule_id) or RECORD_RULES.get(rule_id)
     if rule is None:
         return {"rule_id": rule_id, "section": "", "text": ""}
     return {"rule_id": rule.id, "section": rule.section, "text": rule.text}
-
-
-def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
-    """The rule ids a command is checked against, in the order the fold checks them."""
-    which = command.WhichOneof("game")
-    if which == "arbiter":
-        ruling = command.arbiter.WhichOneof("ruling")
-        seat = ["FL-RULING-SEAT"] if ruling in ("score_adjustment", "forfeit") else []
-        return ["FL-ARBITER-ONLY", "FL-RULING-REASON", *seat]
-    own = list(engine.checks(getattr(command, which))) if which else []
-    return ["FL-ARBITER-ONLY", "FL-GAME-CLOSED", *own]
 
 
 def message_dict(message: Message) -> dict[str, Any]:
@@ -88,9 +77,8 @@ def changes(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
     return [{"path": path, "before": before, "after": after}]
 
 
-def table_view(table: Table, viewer: Viewer) -> dict[str, Any]:
+def table_view(engine: Engine, table: Table, viewer: Viewer) -> dict[str, Any]:
     """The table as ``viewer`` may see it: the game's view and the arbiter's rulings."""
-    engine = games.engine(table.kind)
     return {
         **engine.view(table.game, viewer),
         "rulings": {
@@ -106,7 +94,7 @@ def table_view(table: Table, viewer: Viewer) -> dict[str, Any]:
 def explain(record: Folded, seq: int) -> dict[str, Any]:
     """Everything about row ``seq``: command, checks, values, state change, visibility."""
     genesis = record.genesis
-    engine = games.engine(genesis.game_kind)
+    engine = fold.engine_of(genesis)
     names = [s.name for s in genesis.seats]
     row, facts = record.rows[seq - 1], list(record.facts[seq - 1])
     after = record.tables[seq - 1]
@@ -128,12 +116,13 @@ def explain(record: Folded, seq: int) -> dict[str, Any]:
         command = record_pb2.Command.FromString(row.body)
         out["command"] = message_dict(command)
         out["checks"] = [
-            {**rule_entry(engine, r), "result": "passed"} for r in checked_rules(engine, command)
+            {**rule_entry(engine, r), "result": "passed"}
+            for r in fold.checked_rules(engine, command)
         ]
     elif row.kind == GENESIS:
         out["command"] = message_dict(genesis)
-    before_view = table_view(record.tables[seq - 2], ARBITER) if seq > 1 else {}
-    out["state_change"] = changes(before_view, table_view(after, ARBITER))
+    before_view = table_view(engine, record.tables[seq - 2], ARBITER) if seq > 1 else {}
+    out["state_change"] = changes(before_view, table_view(engine, after, ARBITER))
     out["visibility"] = [_seen_by(engine, row, facts, names, v) for v in viewers_of(len(names))]
     return out
 
@@ -162,16 +151,14 @@ def _actor_name(actor: str, names: Sequence[str]) -> str:
 def what_if(record: Folded, seq: int, actor: str, command: record_pb2.Command) -> dict[str, Any]:
     """``command`` by ``actor`` in place of row ``seq``: legal or not, and what it would do."""
     genesis = record.genesis
-    engine = games.engine(genesis.game_kind)
+    engine = fold.engine_of(genesis)
     names = [s.name for s in genesis.seats]
     before = record.tables[seq - 2]
     out: dict[str, Any] = {"game_id": genesis.game_id, "seq": seq, "actor": actor}
     out["command"] = message_dict(command)
-    out["checks"] = [rule_entry(engine, r) for r in checked_rules(engine, command)]
+    out["checks"] = [rule_entry(engine, r) for r in fold.checked_rules(engine, command)]
     try:
-        if fold.is_over(before) and command.WhichOneof("game") != "arbiter":
-            raise RuleViolation("FL-GAME-CLOSED", "the game had ended; no more commands")
-        after, facts = fold.step(before, actor, command)
+        after, facts = fold.step(engine, before, actor, command)
     except RuleViolation as broken:
         return {
             **out,
@@ -188,5 +175,7 @@ def what_if(record: Folded, seq: int, actor: str, command: record_pb2.Command) -
         "facts": facts,
         "narrative": row_lines(engine, fake, facts, names),
         "state_hash": state_hash(after),
-        "state_change": changes(table_view(before, ARBITER), table_view(after, ARBITER)),
+        "state_change": changes(
+            table_view(engine, before, ARBITER), table_view(engine, after, ARBITER)
+        ),
     }

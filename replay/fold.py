@@ -4,6 +4,21 @@ The fold wraps the engine's state in a ``Table`` that also carries the arbiter's
 (notes, score adjustments, forfeits, a voided or closed game).  The state hash is the
 sha256 of the table's canonical bytes; the table holds the ``Rng`` and so the seed, which
 means a state hash published during a game reveals nothing about hidden cards.
+
+Every command is checked here, in one order, before the game's own rules (``step``):
+
+1. the game is closed: FL-GAME-CLOSED once the arbiter closed or voided it, or the game's
+   end rule (BA-END, MM-GAME-OVER, PE-GAME-END) once it ended by its rules;
+2. the actor's role: FL-ARBITER-ONLY (``WrongRole``) for a ruling from a seat or a move
+   from the arbiter; a ruling then states its reason (FL-RULING-REASON) and names a seat
+   of the game (FL-RULING-SEAT);
+3. the command is read: it is this game's, from a seat of the game, and well formed
+   (``MalformedCommand`` names the field);
+4. the seat is to act (the engine's ``to_act``; the refusal cites the game's turn rule);
+5. the move's own checks, in the order its ``Move`` lists them; then its effect.
+
+Steps 1, 3, 4 and 5 for a seat's move on a game's own state are ``play``.  The engine is
+passed in: a caller looks it up once (``engine_of``) and keeps it.
 """
 
 from __future__ import annotations
@@ -24,6 +39,7 @@ from replay.engine import (
     Outcome,
     Rule,
     RuleViolation,
+    WrongRole,
     catalogue,
 )
 from replay.rng import Rng, derive_seed
@@ -75,13 +91,11 @@ def ruleset_of(genesis: record_pb2.Genesis) -> str:
 
     A genesis naming no version (only hand-built test records) folds under the current one.
     """
-    engine = engine_of(genesis)
-    version = genesis.ruleset_version or engine.ruleset_version
-    if version not in engine.rulesets:
-        folded = ", ".join(engine.rulesets)
-        raise ValueError(
-            f"{engine.title} ruleset {version!r} is not one this build folds ({folded})"
-        )
+    spec = engine_of(genesis).spec
+    version = genesis.ruleset_version or spec.ruleset_version
+    if version not in spec.rulesets:
+        folded = ", ".join(spec.rulesets)
+        raise ValueError(f"{spec.title} ruleset {version!r} is not one this build folds ({folded})")
     return version
 
 
@@ -94,55 +108,117 @@ def start(genesis: record_pb2.Genesis, server_seed: bytes, pack: Any) -> tuple[T
     engine = engine_of(genesis)
     version = ruleset_of(genesis)
     rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
-    options = {**engine.rulesets[version], **dict(genesis.options)}
     seats = tuple(s.name for s in genesis.seats)
-    game, facts = engine.setup(seats, options, pack, rng, version)
+    game, facts = engine.setup(seats, dict(genesis.options), pack, rng, version)
     return Table(genesis.game_kind, game, (0,) * len(seats)), facts
 
 
-def is_over(table: Table) -> bool:
+def is_over(engine: Engine, table: Table) -> bool:
     """Whether no more commands are taken: the game ended, or the arbiter closed or voided it."""
-    return table.closed or table.voided or games.engine(table.kind).is_over(table.game)
+    return table.closed or table.voided or engine.is_over(table.game)
 
 
-def step(table: Table, actor: str, command: record_pb2.Command) -> tuple[Table, list[Fact]]:
-    """Apply one accepted-or-not command; raises RuleViolation or MalformedCommand."""
-    which = command.WhichOneof("game")
-    if which is None:
-        raise MalformedCommand("command", "the command is empty")
-    if which == "arbiter":
-        if actor != "arbiter":
-            raise RuleViolation("FL-ARBITER-ONLY", "only the arbiter can make a ruling")
-        return _rule(table, command.arbiter)
-    if actor == "arbiter":
-        raise RuleViolation("FL-ARBITER-ONLY", "the arbiter rules; players make the moves")
-    engine = games.engine(table.kind)
-    if which != engine.command_field:
-        raise MalformedCommand(
-            "command", f"this is a {engine.title} game; the command is for {which}"
-        )
-    check_open(table)
-    seat = int(actor.removeprefix("seat:"))
-    game, facts = engine.apply(table.game, seat, getattr(command, which))
-    return replace(table, game=game), facts
-
-
-def check_open(table: Table) -> None:
-    """Refuse a move once the game has ended.
+def check_open(engine: Engine, table: Table) -> None:
+    """Check 1: refuse any command once the game has ended.
 
     One rule id per refusal: an arbiter's close or void cites FL-GAME-CLOSED; a game that
-    ended by its rulebook cites the game's own end rule (BA-END, MM-GAME-OVER,
-    PE-GAME-END) and names FL-GAME-CLOSED in the message, so both rules are cited.
+    ended by its rulebook cites the game's own end rule and names FL-GAME-CLOSED in the
+    message, so both rules are cited.
     """
     if table.closed or table.voided:
         raise RuleViolation("FL-GAME-CLOSED", "the arbiter has ended this game")
-    engine = games.engine(table.kind)
-    if engine.is_over(table.game):
+    _check_not_over(engine, table.game)
+
+
+def _check_not_over(engine: Engine, state: Any) -> None:
+    if engine.is_over(state):
+        spec = engine.spec
         raise RuleViolation(
-            engine.end_rule,
-            f"this game of {engine.title} has ended by its rules: no command is taken "
+            spec.end_rule,
+            f"this game of {spec.title} has ended by its rules: no command is taken "
             "after the end (FL-GAME-CLOSED)",
         )
+
+
+def check_role(actor: str, command: record_pb2.Command) -> str:
+    """Check 2: the actor's role for the command's oneof member (MalformedCommand for none)."""
+    which = command.WhichOneof("game")
+    if which is None:
+        raise MalformedCommand("command", "the command is empty")
+    if which == "arbiter" and actor != "arbiter":
+        raise WrongRole("FL-ARBITER-ONLY", "only the arbiter rules: rulings need the organiser key")
+    if which != "arbiter" and actor == "arbiter":
+        raise WrongRole(
+            "FL-ARBITER-ONLY", "the arbiter rules; players make the moves, with their seat tokens"
+        )
+    return which
+
+
+def step(
+    engine: Engine, table: Table, actor: str, command: record_pb2.Command
+) -> tuple[Table, list[Fact]]:
+    """Check one command in the order of this module's docstring and apply it.
+
+    Raises RuleViolation (``WrongRole`` for the actor's role) or MalformedCommand.
+    """
+    if table.kind != engine.spec.kind:
+        raise ValueError(f"a {table.kind} table folded with the {engine.spec.kind} engine")
+    check_open(engine, table)
+    which = check_role(actor, command)
+    if which == "arbiter":
+        return _rule(table, command.arbiter)
+    if which != engine.spec.command_field:
+        raise MalformedCommand(
+            "command", f"this is a {engine.spec.title} game; the command is for {which}"
+        )
+    seat = seat_of(actor, len(table.adjustments))
+    game, facts = _move(engine, table.game, seat, getattr(command, which))
+    return replace(table, game=game), facts
+
+
+def seat_of(actor: str, seats: int) -> int:
+    """The seat number of a ``seat:N`` actor; MalformedCommand for a seat the game lacks."""
+    number = actor.removeprefix("seat:")
+    if not (actor.startswith("seat:") and number.isdigit() and int(number) < seats):
+        raise MalformedCommand("actor", f"{actor!r} is not a seat of this game")
+    return int(number)
+
+
+def play(engine: Engine, state: Any, seat: int, command: Message) -> tuple[Any, list[Fact]]:
+    """A seat's move on a game's own state: checks 1, 3, 4 and 5 of ``step``, then its effect.
+
+    For a game's state outside a table (tests, bots): the same checks ``step`` runs.
+    """
+    _check_not_over(engine, state)
+    return _move(engine, state, seat, command)
+
+
+def _move(engine: Engine, state: Any, seat: int, command: Message) -> tuple[Any, list[Fact]]:
+    """Checks 3 to 5 for a game still running, then the move's effect."""
+    move, args = engine.read(state, command)
+    if seat not in engine.to_act(state):
+        raise engine.out_of_turn(state, seat)
+    move.check(state, seat, args)
+    return move.effect(state, seat, args)
+
+
+def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
+    """The rule ids a command is checked against, in the order ``step`` checks them."""
+    which = command.WhichOneof("game")
+    closed = ["FL-GAME-CLOSED", engine.spec.end_rule, "FL-ARBITER-ONLY"]
+    if which == "arbiter":
+        ruling = command.arbiter.WhichOneof("ruling")
+        seat = ["FL-RULING-SEAT"] if ruling in ("score_adjustment", "forfeit") else []
+        return [*closed, "FL-RULING-REASON", *seat]
+    own = list(engine.checks(getattr(command, which))) if which else []
+    return [*closed, *engine.spec.turn_rules, *own]
+
+
+def legal_commands(engine: Engine, table: Table, actor: str) -> list[Message]:
+    """The game's commands ``actor`` may send now: none once it is over, none for the arbiter."""
+    if actor == "arbiter" or is_over(engine, table):
+        return []
+    return engine.legal_commands(table.game, seat_of(actor, len(table.adjustments)))
 
 
 def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[Fact]]:
@@ -179,9 +255,8 @@ def _check_seat(seat: int, seats: int) -> None:
         raise RuleViolation("FL-RULING-SEAT", f"there is no seat {seat} in this game")
 
 
-def outcome(table: Table) -> Outcome | None:
+def outcome(engine: Engine, table: Table) -> Outcome | None:
     """The final result with rulings applied; None for a void game or an unfinished one."""
-    engine = games.engine(table.kind)
     if table.voided or not engine.is_over(table.game):
         return None
     base = engine.outcome(table.game)

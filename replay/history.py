@@ -13,7 +13,7 @@ from typing import Any
 
 from feastlog.v1 import record_pb2
 from replay import fold, games
-from replay.engine import Fact
+from replay.engine import Engine, Fact
 from replay.fold import Table
 from replay.record import (
     COMMAND,
@@ -65,10 +65,10 @@ def revealed_seed(rows: Sequence[Row]) -> bytes | None:
     return seed_of(rows[-1]) if rows and rows[-1].kind == SEED_REVEAL else None
 
 
-def apply_row(table: Table, row: Row) -> tuple[Table, list[Fact]]:
+def apply_row(engine: Engine, table: Table, row: Row) -> tuple[Table, list[Fact]]:
     """The table after one row that follows the genesis."""
     if row.kind == COMMAND:
-        return fold.step(table, row.actor, command_of(row))
+        return fold.step(engine, table, row.actor, command_of(row))
     if row.kind == SEED_REVEAL:
         return table, [{"type": "seed_revealed", "server_seed": seed_of(row).hex()}]
     raise ValueError(f"row {row.seq}: a {row.kind} row can only come first")
@@ -88,15 +88,15 @@ def new_genesis(
     version: int = CURRENT_VERSION,
 ) -> record_pb2.Genesis:
     """A genesis row's content: every option spelled out, the seed only as its commitment."""
-    engine = games.engine(kind)
+    spec = games.engine(kind).spec
     return record_pb2.Genesis(
         game_id=game_id,
         game_kind=kind,
-        ruleset_version=engine.ruleset_version,
+        ruleset_version=spec.ruleset_version,
         pack_id=str(getattr(pack, "id", "")),
         pack_sha256=hashlib.sha256(pack_bytes).hexdigest(),
         seats=[record_pb2.SeatInfo(name=n) for n in names],
-        options={**engine.option_defaults, **options},
+        options={**spec.option_defaults, **options},
         seed_commitment=seed_commitment(server_seed),
         seed_supplied=seed_supplied,
         tournament_id=tournament_id,
@@ -131,11 +131,12 @@ def refold(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> Folded
     if not rows or rows[0].kind != GENESIS:
         raise ValueError("a record starts with its genesis row")
     genesis = genesis_of(rows[0])
-    pack = games.engine(genesis.game_kind).load_pack(pack_bytes)
+    engine = fold.engine_of(genesis)
+    pack = engine.load_pack(pack_bytes)
     table, facts = fold.start(genesis, server_seed, pack)
     tables, all_facts = [table], [tuple(facts)]
     for row in rows[1:]:
-        table, facts = apply_row(table, row)
+        table, facts = apply_row(engine, table, row)
         tables.append(table)
         all_facts.append(tuple(facts))
     return Folded(genesis, pack, tuple(rows), tuple(tables), tuple(all_facts))

@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 
 from feastlog.v1 import record_pb2
+from replay import fold
 from replay.engine import Engine, Fact, Viewer
-from replay.games import engine as engine_of
 from replay.history import Folded
 from replay.record import Row
 from replay.visibility import seen
@@ -18,7 +18,7 @@ def header(genesis: record_pb2.Genesis, engine: Engine) -> list[str]:
     seats = ", ".join(f"{s.name} (seat {i})" for i, s in enumerate(genesis.seats))
     supplied = " (seed supplied by the organiser)" if genesis.seed_supplied else ""
     lines = [
-        f"{engine.title} — game {genesis.game_id}, ruleset {genesis.ruleset_version}, "
+        f"{engine.spec.title} — game {genesis.game_id}, ruleset {genesis.ruleset_version}, "
         f"pack {genesis.pack_id}",
         f"Seats: {seats}",
         f"Seed commitment: {genesis.seed_commitment}{supplied}",
@@ -81,7 +81,7 @@ def as_seen_then(folded: Folded, at: int | None, viewer: Viewer) -> list[str]:
     last = len(folded.rows) if at is None else at
     if not 1 <= last <= len(folded.rows):
         raise ValueError(f"seq {last} is not in this record: it has seqs 1 to {len(folded.rows)}")
-    engine = engine_of(genesis.game_kind)
+    engine = fold.engine_of(genesis)
     names = [s.name for s in genesis.seats]
     lines = header(genesis, engine)
     steps = [seen(folded, seq, viewer) for seq in range(1, last + 1)]

@@ -181,11 +181,11 @@ def new_faces(kind: str, pack: Any, view: dict[str, Any], known: set[str]) -> di
     return faces
 
 
-def final_result(table: Table) -> dict[str, Any] | None:
+def final_result(engine: Engine, table: Table) -> dict[str, Any] | None:
     """The final result with the arbiter's rulings applied (None while the game runs)."""
-    if not fold.is_over(table):
+    if not fold.is_over(engine, table):
         return None
-    outcome = fold.outcome(table)
+    outcome = fold.outcome(engine, table)
     return {
         "points": list(outcome.points) if outcome else [],
         "winners": list(outcome.winners) if outcome else [],
@@ -225,7 +225,7 @@ def page_data(
         "game": {
             "id": genesis.game_id,
             "kind": genesis.game_kind,
-            "title": engine.title,
+            "title": engine.spec.title,
             "ruleset": genesis.ruleset_version,
             "pack": genesis.pack_id,
             "seats": names,

@@ -61,7 +61,7 @@ def standings(results: Iterable[Result]) -> list[Standing]:
 def result_of(genesis: record_pb2.Genesis, table: Table) -> Result:
     """A finished game's result; void when the arbiter voided or closed it unscored."""
     names = [s.name for s in genesis.seats]
-    outcome = fold.outcome(table)
+    outcome = fold.outcome(fold.engine_of(genesis), table)
     if outcome is None:
         return Result(genesis.game_id, names, [0] * len(names), [], void=True)
     return Result(genesis.game_id, names, outcome.points, outcome.winners)

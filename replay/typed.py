@@ -171,9 +171,20 @@ def without_nulls(data: Any) -> Any:
     return data
 
 
+def member_of(kind: str) -> str:
+    """The TableView and Fact member of a game kind: its name, hyphens as underscores."""
+    return kind.replace("-", "_")
+
+
 def view_message(game_field: str, view: Mapping[str, Any]) -> view_pb2.TableView:
-    """A game's view (``engine.view``) as a TableView; ``game_field`` is its command_field."""
+    """A game's view (``engine.view``) as a TableView; ``game_field`` is its member.
+
+    A game with no member (one this API does not type yet) gives an empty TableView: its
+    views travel as the Struct beside it.
+    """
     out = view_pb2.TableView()
+    if game_field not in view_pb2.TableView.DESCRIPTOR.fields_by_name:
+        return out
     fill(getattr(out, game_field), view, "view")
     getattr(out, game_field).SetInParent()
     return out
@@ -188,7 +199,8 @@ def view_dict(message: view_pb2.TableView) -> dict[str, Any]:
 
 
 def fact_message(game_field: str, fact: Fact) -> view_pb2.Fact:
-    """A fact as a Fact: the record's own (rulings, the seed reveal) or the game's."""
+    """A fact as a Fact: the record's own (rulings, the seed reveal) or the game's (member
+    ``game_field``; none for a game with no member)."""
     kind = fact.get("type")
     body = {k: v for k, v in fact.items() if k != "type"}
     out = view_pb2.Fact()
@@ -196,6 +208,8 @@ def fact_message(game_field: str, fact: Fact) -> view_pb2.Fact:
         fill(getattr(out, str(kind)), body, str(kind))
         getattr(out, str(kind)).SetInParent()
         return out
+    if game_field not in view_pb2.Fact.DESCRIPTOR.fields_by_name:
+        return out  # a game this API does not type yet: the fact travels as its Struct
     game = getattr(out, game_field)
     field = game.DESCRIPTOR.fields_by_name.get(str(kind))
     if field is None or field.containing_oneof is None:

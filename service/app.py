@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from feastlog.v1 import record_pb2
+from replay import typed
 from replay.engine import Fact, MalformedCommand, RuleViolation, Viewer
 from replay.page import final_result
 from replay.record import Row
@@ -68,7 +69,7 @@ class Accepted:
     facts: tuple[Fact, ...]
     game_over: bool
     replayed: bool
-    command_field: str
+    typed_member: str
 
 
 @dataclass(frozen=True)
@@ -89,13 +90,13 @@ class Watching:
 
     genesis: record_pb2.Genesis
     pack: Any
-    command_field: str
+    typed_member: str
     steps: AsyncIterator[Step]
     _game: LiveGame
 
     def result(self) -> dict[str, Any] | None:
         """The final result once the game is over (public then), else None."""
-        return final_result(self._game.table) if self._game.over else None
+        return final_result(self._game.engine, self._game.table) if self._game.over else None
 
 
 class ToTheEnd:
@@ -302,7 +303,9 @@ class Application(Reads):
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""
         game = await self._game(game_id)
         steps = _follow(game, caller.viewer(game_id), from_seq)
-        return Watching(game.genesis, game.pack, game.engine.command_field, steps, game)
+        return Watching(
+            game.genesis, game.pack, typed.member_of(game.engine.spec.kind), steps, game
+        )
 
     async def _game(self, game_id: str) -> LiveGame:
         if not game_id:
@@ -350,7 +353,7 @@ def _next_of(_: Store, games: Iterator[StoredGame]) -> StoredGame | None:
 def _accepted(game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accepted:
     """A recorded command as its sender may see it (everything once the game is over)."""
     facts = facts_for(viewer, game.facts[row.seq - 1], game.over)
-    return Accepted(row, facts, game.over, replayed, game.engine.command_field)
+    return Accepted(row, facts, game.over, replayed, typed.member_of(game.engine.spec.kind))
 
 
 async def _follow(game: LiveGame, viewer: Viewer, from_seq: int) -> AsyncIterator[Step]:

@@ -69,17 +69,17 @@ def build(
     rows = [first]
     chooser = random.Random(seed_byte)
     sent = 0
-    while not fold.is_over(table) and (stop_after is None or sent < stop_after):
+    while not fold.is_over(engine, table) and (stop_after is None or sent < stop_after):
         ruling = (rulings or {}).get(len(rows))
         if ruling is not None:
             actor, command = "arbiter", record_pb2.Command(arbiter=ruling)
         else:
             seat = chooser.choice(sorted(engine.to_act(table.game)))
             inner = chooser.choice(engine.legal_commands(table.game, seat))
-            command = fold.wrap_command(engine.command_field, inner)
+            command = fold.wrap_command(engine.spec.command_field, inner)
             actor = f"seat:{seat}"
             sent += 1
-        table, _ = fold.step(table, actor, command)
+        table, _ = fold.step(engine, table, actor, command)
         rows.append(
             _next(
                 rows[-1],
@@ -92,7 +92,7 @@ def build(
                 version,
             )
         )
-    if fold.is_over(table):
+    if fold.is_over(engine, table):
         reveal = record_pb2.SeedReveal(server_seed=seed).SerializeToString()
         rows.append(_next(rows[-1], SEED_REVEAL, "server", reveal, table, "", seed, version))
     return Built(rows, seed, pack_bytes, table, names)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.engine import Fact, MalformedCommand, RuleViolation
+from replay.engine import Fact
 from replay.fold import Table, state_hash
 from replay.games import engine as engine_of
 from replay.history import begin, new_genesis, record_version
@@ -23,7 +23,6 @@ from service.auth import new_seat_token, token_sha256
 from service.errors import (
     BadRequest,
     CommandIdReused,
-    PermissionDenied,
     StaleSeq,
     describe,
 )
@@ -47,14 +46,12 @@ class Opening:
 
 
 def begin_game(genesis: record_pb2.Genesis, server_seed: bytes, pack: object) -> LiveGame:
-    """Set a game up: the genesis row, the table and the facts of setting up, live."""
-    try:
-        first = begin(genesis, server_seed, pack)
-    except (ValueError, RuleViolation, MalformedCommand) as bad:
-        # setup validates the rule options; a bad value is a bad request, not a move
-        rule = {"rule_id": bad.rule_id} if isinstance(bad, RuleViolation) else {}
-        raise BadRequest(f"bad rule option: {bad}", field="options", **rule) from bad
-    return LiveGame.begun(genesis, pack, server_seed, first)
+    """Set a game up: the genesis row, the table and the facts of setting up, live.
+
+    The engine's setup refuses seats or options it cannot take (``SetupRefused``, naming
+    the field and the rule).
+    """
+    return LiveGame.begun(genesis, pack, server_seed, begin(genesis, server_seed, pack))
 
 
 def open_game(
@@ -70,18 +67,8 @@ def open_game(
     """Check a request for a new game and set it up; with ``seat_entropy`` it waits to begin."""
     engine = engine_of(kind)
     names = [p.strip() for p in players]
-    if not engine.min_seats <= len(names) <= engine.max_seats:
-        raise BadRequest(
-            f"{engine.title} is for {engine.min_seats} to {engine.max_seats} players, "
-            f"not {len(names)}",
-            field="players",
-            rule_id=engine.seats_rule,
-        )
     if any(not n for n in names) or len(set(names)) != len(names):
         raise BadRequest("player names must be non-empty and different", field="players")
-    unknown = sorted(set(options) - set(engine.option_defaults))
-    if unknown:
-        raise BadRequest(f"unknown rule option {unknown[0]!r}", field="options")
     if seed and len(seed) != 32:
         raise BadRequest("a supplied seed is 32 bytes", field="seed")
     pack_bytes = pack_bytes or engine.default_pack_bytes()
@@ -159,11 +146,8 @@ def advance(
             f"the game is at seq {game.last_seq}, not {expected_seq}",
             last_seq=str(game.last_seq),
         )
-    if (command.WhichOneof("game") == "arbiter") != (actor == "arbiter"):
-        raise PermissionDenied("rulings need the organiser key; moves need a seat token")
-    if not game.may_continue():
-        fold.check_open(game.table)  # raises, citing the game's end rule or the closure
-    table, facts = fold.step(game.table, actor, command)
+    # the fold checks, in its one order: game closed, actor's role, seat to act, the move's own
+    table, facts = fold.step(game.engine, game.table, actor, command)
     version = record_version(game.genesis)  # a game keeps the format it began in
     row = make_row(
         game.game_id,
@@ -179,7 +163,7 @@ def advance(
         server_seed=game.server_seed,
     )
     done = Advance([row], [table], [tuple(facts)], Batch(rows=[row]))
-    return _with_reveal(game, done, now) if fold.is_over(table) else done
+    return _with_reveal(game, done, now) if fold.is_over(game.engine, table) else done
 
 
 def _with_reveal(game: LiveGame, done: Advance, now: str) -> Advance:

@@ -18,7 +18,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from replay.engine import MalformedCommand, PackError, RuleViolation
+from replay.engine import MalformedCommand, PackError, RuleViolation, SetupRefused, WrongRole
 from replay.games import UnknownGameKind
 from replay.visibility import Hidden
 from service.incidents import new_incident_id
@@ -161,6 +161,8 @@ def unexpected(error: Exception) -> InternalError:
 # The one table: each error class, its gRPC code and its ErrorInfo reason (None: the
 # class's own ``reason``).  A subclass comes before its base: the first match wins.
 TABLE: dict[type[Exception], tuple[grpc.StatusCode, str | None]] = {
+    SetupRefused: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),  # seats or options
+    WrongRole: (grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED"),  # seat vs arbiter
     MalformedCommand: (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_COMMAND"),
     PackError: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_CONTENT_PACK"),
     UnknownGameKind: (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME_KIND"),
@@ -190,6 +192,8 @@ KNOWN = tuple(TABLE)
 
 def _metadata(error: Exception) -> dict[str, str]:
     """The ErrorInfo metadata of a known error: the broken rule, the bad field or card."""
+    if isinstance(error, SetupRefused):
+        return {"field": error.field, "rule_id": error.rule_id}
     if isinstance(error, RuleViolation):
         return {"rule_id": error.rule_id}
     if isinstance(error, MalformedCommand):

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from feastlog.v1 import record_pb2
-from replay import fold
 from replay.engine import Engine, Fact
 from replay.fold import Table
 from replay.games import engine
@@ -100,10 +99,6 @@ class LiveGame:
         row, table, facts = first
         game.advance([row], [table], [tuple(facts)])
         return game
-
-    def may_continue(self) -> bool:
-        """Whether commands are still taken."""
-        return not self.over and not fold.is_over(self.table)
 
 
 def live_from_folded(folded: Folded, server_seed: bytes, names: tuple[str, ...]) -> LiveGame:

@@ -32,7 +32,7 @@ def page_html(
         game.pack,
         # the page shows each seq as then: the refusals the viewer was shown while it ran
         refusals_for(viewer, rejections, over=False),
-        final_result(game.table) if game.over else None,
+        final_result(game.engine, game.table) if game.over else None,
         live,
     )
     return render_page(data)

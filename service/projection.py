@@ -21,18 +21,10 @@ Every fact of a game is not kept here (a season's would be tens of millions of r
 written with each game's end): ``feastlog explain`` and ``replay`` derive them from the
 log.
 
-Per game kind (``KIND_TABLES``; each reads only the game's facts):
-
-- ``outcome_bids(game_id, round, tie_round, dish, seat, gems, base, bonus, total, won)``:
-  Bon Appetit! auction results, every revealed bid with its breakdown (base from gem
-  values, bonus from gem and dish abilities); ``won`` marks the bid that took the dish;
-- ``outcome_purchases(game_id, seq, seat, store, card, cost, paid_to, coins_to)``: Menu
-  Masters purchases with their cost and where the coins went (``paid_to`` the owner's
-  seat, else NULL; ``coins_to`` owner, store_board or bank);
-- ``outcome_menus(game_id, seq, seat, menu, name, source, stars)``: Menu Masters Menus
-  completed, with the stars they score;
-- ``outcome_recipes(game_id, seat, recipe, name, items, base, guests, herbs, points)``:
-  Picky Eaters final scoring per Recipe (``guests`` is the per-guest breakdown as JSON).
+Per game kind, each game's own tables and its headline figure for ``stats``, from the
+game's package (``replay/games/<kind>/projection.py``; each reads only the game's facts):
+``outcome_bids`` of Bon Appetit!, ``outcome_purchases`` and ``outcome_menus`` of Menu
+Masters, ``outcome_recipes`` of Picky Eaters.
 
 Statistics and standings are SQL over these tables, the same on a running server and
 offline; the store runs every statement (``service.store.outcomes``).
@@ -40,14 +32,13 @@ offline; the store runs every statement (``service.store.outcomes``).
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import Fact
+from replay import fold, games
+from replay.engine import FactsByRow
 from replay.fold import Table
 from replay.history import refold
 from replay.record import Row
@@ -64,134 +55,12 @@ GENERIC_TABLES: dict[str, str] = {
     "name VARCHAR, points INTEGER, adjustment INTEGER, won BOOLEAN, forfeited BOOLEAN",
 }
 
-FactsByRow = Sequence[Sequence[Fact]]
-
-
-@dataclass(frozen=True)
-class KindTable:
-    """A game kind's own projection table: its columns and its rows from a game's facts."""
-
-    name: str
-    columns: str
-    rows: Callable[[str, FactsByRow], list[list[Any]]]
-
-
-def _of_type(facts: FactsByRow, kind: str) -> list[tuple[int, Fact]]:
-    """(seq, fact) for every fact of one type."""
-    return [
-        (seq, f) for seq, row in enumerate(facts, start=1) for f in row if f.get("type") == kind
-    ]
-
-
-def _bids(game_id: str, facts: FactsByRow) -> list[list[Any]]:
-    """Bon Appetit! revealed bids, each marked whether it won its dish."""
-    out: list[list[Any]] = []
-    for row in facts:
-        won = {(f["round"], f["seat"]) for f in row if f.get("type") == "dish_won"}
-        for f in row:
-            if f.get("type") != "bids_revealed":
-                continue
-            for bid in f["bids"]:
-                winner = (f["round"], bid["seat"]) in won and len(f["tied"]) == 0
-                out.append(
-                    [
-                        game_id,
-                        f["round"],
-                        f["tie_round"],
-                        f["dish"],
-                        bid["seat"],
-                        bid["gems"],
-                        bid["base"],
-                        bid["total"] - bid["base"],
-                        bid["total"],
-                        winner and bid["total"] == f["highest"],
-                    ]
-                )
-    return out
-
-
-def _purchases(game_id: str, facts: FactsByRow) -> list[list[Any]]:
-    """Menu Masters purchases: cost, and who was paid or where the coins went."""
-    return [
-        [game_id, seq, f["seat"], f["store"], f["card"], f["cost"], f["paid_to"], f["coins_to"]]
-        for seq, f in _of_type(facts, "purchased")
-    ]
-
-
-def _menus(game_id: str, facts: FactsByRow) -> list[list[Any]]:
-    """Menu Masters Menus completed, with their stars."""
-    return [
-        [game_id, seq, f["seat"], f["menu"], f["name"], f["source"], f["stars"]]
-        for seq, f in _of_type(facts, "menu_completed")
-    ]
-
-
-def _recipes(game_id: str, facts: FactsByRow) -> list[list[Any]]:
-    """Picky Eaters final scoring per Recipe, from the game_over scoring table."""
-    return [
-        [
-            game_id,
-            player["seat"],
-            r["recipe"],
-            r["name"],
-            r["items"],
-            r["base"],
-            json.dumps(r["guests"]),
-            r["herbs"],
-            r["points"],
-        ]
-        for _, f in _of_type(facts, "game_over")
-        for player in f.get("table", [])
-        for r in player.get("recipes", [])
-    ]
-
-
-KIND_TABLES: dict[str, tuple[KindTable, ...]] = {
-    "bon-appetit": (
-        KindTable(
-            "outcome_bids",
-            "game_id VARCHAR, round INTEGER, tie_round INTEGER, dish VARCHAR, seat INTEGER, "
-            "gems VARCHAR[], base INTEGER, bonus INTEGER, total INTEGER, won BOOLEAN",
-            _bids,
-        ),
-    ),
-    "menu-masters": (
-        KindTable(
-            "outcome_purchases",
-            "game_id VARCHAR, seq INTEGER, seat INTEGER, store VARCHAR, card VARCHAR, "
-            "cost INTEGER, paid_to INTEGER, coins_to VARCHAR",
-            _purchases,
-        ),
-        KindTable(
-            "outcome_menus",
-            "game_id VARCHAR, seq INTEGER, seat INTEGER, menu VARCHAR, name VARCHAR, "
-            "source VARCHAR, stars INTEGER",
-            _menus,
-        ),
-    ),
-    "picky-eaters": (
-        KindTable(
-            "outcome_recipes",
-            "game_id VARCHAR, seat INTEGER, recipe VARCHAR, name VARCHAR, items VARCHAR[], "
-            "base INTEGER, guests JSON, herbs INTEGER, points INTEGER",
-            _recipes,
-        ),
-    ),
-}
-
-# Game-specific figures: label and SQL giving one number per kind (NULL when no data).
-FIGURES: dict[str, tuple[str, str]] = {
-    "bon-appetit": ("average winning bid", "SELECT avg(total) FROM outcome_bids WHERE won"),
-    "menu-masters": ("average Menu stars", "SELECT avg(stars) FROM outcome_menus"),
-    "picky-eaters": ("average recipe score", "SELECT avg(points) FROM outcome_recipes"),
-}
-
 
 def tables() -> dict[str, str]:
     """Every projection table and its columns."""
     found = dict(GENERIC_TABLES)
-    for kind_tables in KIND_TABLES.values():
-        found.update({t.name: t.columns for t in kind_tables})
+    for kind in games.kinds():
+        found.update({t.name: t.columns for t in games.engine(kind).projection.tables})
     return found
 
 
@@ -217,7 +86,8 @@ Projected = list[tuple[str, list[list[Any]]]]
 def outcome_rows(ending: Ending) -> Projected:
     """The projection rows of one finished game, table by table."""
     genesis, table = ending.genesis, ending.table
-    result = fold.outcome(table)
+    engine = fold.engine_of(genesis)
+    result = fold.outcome(engine, table)
     winners = list(result.winners) if result else []
     points = list(result.points) if result else [0] * len(genesis.seats)
     game_id, kind, tournament = genesis.game_id, genesis.game_kind, genesis.tournament_id
@@ -256,7 +126,7 @@ def outcome_rows(ending: Ending) -> Projected:
             ],
         ),
     ]
-    found += [(t.name, t.rows(game_id, ending.facts)) for t in KIND_TABLES.get(kind, ())]
+    found += [(t.name, t.rows(game_id, ending.facts)) for t in engine.projection.tables]
     return [(name, rows) for name, rows in found if rows]
 
 
@@ -293,3 +163,10 @@ class KindStats:
     win_rate_by_seat: tuple[float, ...]
     figure: str
     value: float | None
+
+
+def figure_of(kind: str) -> tuple[str, str]:
+    """A kind's headline figure for ``stats``: its label and the SQL giving one number."""
+    if kind not in games.kinds():
+        return "", "SELECT NULL"
+    return games.engine(kind).projection.figure

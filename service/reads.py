@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from feastlog.v1 import record_pb2
-from replay import fold
+from replay import fold, typed
 from replay.audit import AuditReport, verify
 from replay.engine import ARBITER, Viewer, capped
 from replay.explain import explain, table_view, what_if
@@ -59,7 +59,7 @@ class TableNow:
     viewer: Viewer
     view: dict[str, Any]
     game_kind: str
-    command_field: str
+    typed_member: str
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ class Replay:
     steps: list[Step]
     rulings: dict[str, Any]
     last_seq: int
-    command_field: str
+    typed_member: str
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ class WhatIf:
     """Another command in place of a row: legal or not, and what it would have done."""
 
     found: dict[str, Any]
-    command_field: str
+    typed_member: str
 
 
 @dataclass(frozen=True)
@@ -191,18 +191,15 @@ class Reads(ABC):
         game = await self._game(game_id)
         viewer = caller.viewer(game_id)
         view = game.engine.view(game.table.game, viewer)
-        kind, field = game.genesis.game_kind, game.engine.command_field
+        kind, field = game.genesis.game_kind, typed.member_of(game.engine.spec.kind)
         return TableNow(game.last_seq, viewer, view, kind, field)
 
     async def legal(self, caller: Caller, game_id: str) -> Legal:
         """The commands the caller's seat may send now (none for the arbiter, or at the end)."""
         game = await self._game(game_id)
-        actor = caller.actor(game_id)
-        if actor == "arbiter" or not game.may_continue():
-            return Legal(game.last_seq, [], False)
-        seat = int(actor.removeprefix("seat:"))
-        inner, partial = capped(game.engine.legal_commands(game.table.game, seat))
-        commands = [wrap_command(game.engine.command_field, c) for c in inner]
+        legal = fold.legal_commands(game.engine, game.table, caller.actor(game_id))
+        inner, partial = capped(legal)
+        commands = [wrap_command(game.engine.spec.command_field, c) for c in inner]
         return Legal(game.last_seq, commands, partial)
 
     async def state_at(
@@ -272,7 +269,9 @@ class Reads(ABC):
         """``command`` by ``actor`` (default: the row's) in place of row ``seq``."""
         game = await self._game(game_id)
         behind_screen(caller.viewer(game_id), game.over, "try a what-if")
-        return WhatIf(what_if_for(game, seq, actor, command), game.engine.command_field)
+        return WhatIf(
+            what_if_for(game, seq, actor, command), typed.member_of(game.engine.spec.kind)
+        )
 
     async def rejections(self, caller: Caller, game_id: str) -> list[Rejection]:
         """The refused commands of a game the caller may see."""
@@ -337,8 +336,8 @@ class Reads(ABC):
 
 def _replay(game: LiveGame, viewer: Viewer, steps: list[Step]) -> Replay:
     """Steps of a game, with the rulings in force after the last (rulings are public)."""
-    rulings = table_view(game.tables[steps[-1].row.seq - 1], ARBITER)["rulings"]
-    return Replay(viewer, steps, rulings, game.last_seq, game.engine.command_field)
+    rulings = table_view(game.engine, game.tables[steps[-1].row.seq - 1], ARBITER)["rulings"]
+    return Replay(viewer, steps, rulings, game.last_seq, typed.member_of(game.engine.spec.kind))
 
 
 def page_token_of(listed: Listed) -> str:
@@ -407,8 +406,8 @@ def export_text(stored: StoredGame) -> str:
     """The export file of a stored game (the seed and the result only once revealed)."""
     outcome = None
     if stored.rows[-1].kind == SEED_REVEAL:
-        table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
-        outcome = fold.outcome(table)
+        folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+        outcome = fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
     return to_text(export_record(stored.rows, stored.pack_body, outcome))
 
 

@@ -111,8 +111,8 @@ def export_line(stored: StoredGame) -> str:
     outcome = None
     if stored.rows[-1].kind == SEED_REVEAL:
         try:
-            table = refold(stored.rows, stored.server_seed, stored.pack_body).tables[-1]
-            outcome = fold.outcome(table)
+            folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+            outcome = fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
         except (DecodeError, RuleViolation, MalformedCommand, ValueError):
             pass  # a record that does not fold is exported as stored, claiming no result
     try:

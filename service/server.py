@@ -25,7 +25,6 @@ from feastlog.v1 import (
     replay_service_pb2,
     tournament_service_pb2,
 )
-from replay import games as registry
 from service import announce, limits, reflection
 from service.app import Application
 from service.auth import Credentials, OrganiserKeyError, organiser_key
@@ -106,8 +105,6 @@ async def create_server(
         server_credentials = tls.server_credentials() if tls else None
     except (TlsFileError, ValueError) as bad:
         raise CannotListen(f"cannot serve TLS: {bad}") from bad
-    for kind in registry.KINDS:  # every engine in memory now: no import while serving
-        registry.engine(kind)
     store = Store(db_path)
     try:
         key, key_source = organiser_key(db_path)

@@ -99,7 +99,7 @@ async def board_json(request: web.Request) -> web.Response:
         row: dict[str, Any] = {
             "id": summary.game_id,
             "kind": summary.game_kind,
-            "title": engine_of(summary.game_kind).title,
+            "title": engine_of(summary.game_kind).spec.title,
             "players": summary.players,
             "seq": summary.last_seq,
             "over": summary.over,
@@ -145,7 +145,7 @@ async def token_form(request: web.Request, error: str = "", status: int = 200) -
     """The form asking for a seat token (or the organiser key)."""
     game_id = game_id_of(request)
     now = await request.app[APP].view(Caller("anonymous"), game_id)
-    title = engine_of(now.game_kind).title
+    title = engine_of(now.game_kind).spec.title
     return html_response(render_token_form(game_id, title, error), status)
 
 

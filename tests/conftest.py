@@ -1,4 +1,5 @@
-"""Shared fixtures: a headless Chromium (Debian's) for the browser tests, screenshots."""
+"""Shared set-up: the test-only fourth game registered; a headless Chromium (Debian's) for
+the browser tests, screenshots."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from replay import games
+from tests import highcard
+from tests.contract import kits
+
+# The fourth game, test-only: registered before collection, so every test that runs over
+# the registered kinds (the contract tests, the service ones) covers it.
+games.register(highcard.ENGINE)
+kits.register("high-card", highcard.KIT)
 
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER_ARGS = [

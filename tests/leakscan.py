@@ -423,7 +423,7 @@ class Secrets:
             if viewer.role == "seat" and viewer.seat is not None:
                 table = played.folded.tables[seq - 1].game
                 for inner in engine.legal_commands(table, viewer.seat):
-                    learn(command_pieces(wrap_command(engine.command_field, inner)), seq)
+                    learn(command_pieces(wrap_command(engine.spec.command_field, inner)), seq)
         for command in sent:  # what the seat sent itself: known to it from the start
             learn(command_pieces(command), 1)
         return known

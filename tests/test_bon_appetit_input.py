@@ -11,10 +11,10 @@ import pytest
 from feastlog.v1 import bon_appetit_pb2 as pb
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.bon_appetit import ENGINE, apply
-from replay.bon_appetit_rules import State
 from replay.canonical import canonical_bytes
 from replay.engine import MalformedCommand, RuleViolation
+from replay.games.bon_appetit import ENGINE
+from replay.games.bon_appetit.state import State
 from tests.test_bon_appetit_rules import bid, play, position, tie
 
 
@@ -22,9 +22,11 @@ def _rejected(state: State, seat: int, command: pb.BonAppetitCommand) -> str:
     """Apply must refuse; the state's canonical bytes must not move."""
     before = canonical_bytes(state)
     with pytest.raises(RuleViolation) as caught:
-        apply(state, seat, command)
+        fold.play(ENGINE, state, seat, command)
     assert canonical_bytes(state) == before
-    assert caught.value.rule_id in ENGINE.checks(command)
+    assert caught.value.rule_id in fold.checked_rules(
+        ENGINE, fold.wrap_command("bon_appetit", command)
+    )
     return caught.value.rule_id
 
 
@@ -45,16 +47,17 @@ def _rejected(state: State, seat: int, command: pb.BonAppetitCommand) -> str:
 )
 def test_malformed_commands(command: pb.BonAppetitCommand, field: str) -> None:
     with pytest.raises(MalformedCommand) as caught:
-        apply(position(["b", "g", "y"]), 0, command)
+        fold.play(ENGINE, position(["b", "g", "y"]), 0, command)
     assert caught.value.field == field
 
 
 def test_malformed_seat_and_foreign_message() -> None:
+    table = fold.Table("bon-appetit", position(["b", "g", "y"]), (0, 0, 0))
     with pytest.raises(MalformedCommand) as caught:
-        apply(position(["b", "g", "y"]), 5, bid(""))
-    assert caught.value.field == "seat"
+        fold.step(ENGINE, table, "seat:5", record_pb2.Command(bon_appetit=bid("")))
+    assert caught.value.field == "actor"
     with pytest.raises(MalformedCommand):
-        ENGINE.apply(position(["b", "g"]), 0, record_pb2.SeatInfo(name="x"))
+        fold.play(ENGINE, position(["b", "g"]), 0, record_pb2.SeatInfo(name="x"))
 
 
 def test_illegal_moves_cite_their_rule_and_leave_state_unchanged() -> None:
@@ -79,15 +82,24 @@ def test_check_order_over_beats_everything() -> None:
     over = position(["b", "g", "y"], menu=(), deck=(), round_no=12)
     over, _ = play(over, (0, bid("")), (1, bid("")), (2, bid("")))
     assert _rejected(over, 0, tie("bbbbbb")) == "BA-END"
-    assert ENGINE.checks(bid("")) == (
+    assert ENGINE.checks(bid("")) == ("BA-PHASES", "BA-BID-SIZE", "BA-BID-COLOURS", "BA-BID-OWN")
+    assert ENGINE.checks(tie("")) == ("BA-PHASES", "BA-BID-OWN")
+    wrapped = fold.wrap_command("bon_appetit", bid(""))
+    assert fold.checked_rules(ENGINE, wrapped)[:4] == [
+        "FL-GAME-CLOSED",
         "BA-END",
-        "BA-PHASES",
+        "FL-ARBITER-ONLY",
         "BA-TURN",
-        "BA-BID-SIZE",
-        "BA-BID-COLOURS",
-        "BA-BID-OWN",
-    )
-    assert ENGINE.checks(tie("")) == ("BA-END", "BA-PHASES", "BA-TURN", "BA-BID-OWN")
+    ]
+
+
+def test_a_seat_not_to_act_is_refused_before_the_phase_is_checked() -> None:
+    """The fold checks the seat to act (BA-TURN) before the move's own checks (BA-PHASES):
+    a seat not tied sending an initial bid during a tie-break round cites BA-TURN."""
+    state = position(["bbggr", "r", "y"])
+    state, _ = play(state, (0, bid("r")), (1, bid("r")), (2, bid("")))
+    assert state.auction is not None and state.auction.tie_round == 1
+    assert _rejected(state, 2, bid("y")) == "BA-TURN"
 
 
 def test_fold_rejection_keeps_the_state_hash() -> None:
@@ -101,5 +113,5 @@ def test_fold_rejection_keeps_the_state_hash() -> None:
     before = fold.state_hash(table)
     too_many = record_pb2.Command(bon_appetit=bid("bbbb"))
     with pytest.raises(RuleViolation) as caught:
-        fold.step(table, "seat:0", too_many)
+        fold.step(ENGINE, table, "seat:0", too_many)
     assert caught.value.rule_id == "BA-BID-SIZE" and fold.state_hash(table) == before

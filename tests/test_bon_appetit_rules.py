@@ -13,17 +13,13 @@ from typing import Any
 import pytest
 
 from feastlog.v1 import bon_appetit_pb2 as pb
-from replay.bon_appetit import ENGINE, apply, legal_commands, setup, starting_bag, to_act
-from replay.bon_appetit_pack import COLOURS, default_pack_bytes, load_pack
-from replay.bon_appetit_rules import (
-    Auction,
-    Player,
-    State,
-    bid_value,
-    gem_count,
-    start_round,
-)
+from replay import fold
 from replay.engine import ARBITER, SPECTATOR, Fact, RuleViolation, Viewer
+from replay.games.bon_appetit import ENGINE
+from replay.games.bon_appetit.flow import start_round, starting_bag
+from replay.games.bon_appetit.moves import to_act
+from replay.games.bon_appetit.pack import COLOURS, default_pack_bytes, load_pack
+from replay.games.bon_appetit.state import Auction, Player, State, bid_value, gem_count
 from replay.rng import Rng
 
 PACK = load_pack(default_pack_bytes())
@@ -109,7 +105,7 @@ def play(state: State, *moves: tuple[int, pb.BonAppetitCommand]) -> tuple[State,
     """Apply the moves in order; all facts together."""
     facts: list[Fact] = []
     for seat, command in moves:
-        state, more = apply(state, seat, command)
+        state, more = fold.play(ENGINE, state, seat, command)
         facts += more
     return state, facts
 
@@ -122,7 +118,7 @@ def of(facts: list[Fact], kind: str) -> list[Fact]:
 def violation(state: State, seat: int, command: pb.BonAppetitCommand) -> str:
     """The rule id a rejected command cites."""
     with pytest.raises(RuleViolation) as caught:
-        apply(state, seat, command)
+        fold.play(ENGINE, state, seat, command)
     return caught.value.rule_id
 
 
@@ -183,7 +179,7 @@ def test_BA_I13_fugu_example_four_gems_break_the_printed_three_gem_rule() -> Non
 
 def _setup(n: int, **options: str) -> tuple[State, list[Fact]]:
     """A real setup with the fixed seed."""
-    return setup(NAMES[:n], {"first_seat": "random", **options}, PACK, Rng(SEED))
+    return ENGINE.setup(NAMES[:n], {"first_seat": "random", **options}, PACK, Rng(SEED))
 
 
 def _replayed_setup(n: int) -> dict[str, Any]:
@@ -263,14 +259,14 @@ def test_BA_SETUP_FIRST_random_or_given_starting_player() -> None:
     state, facts = _setup(3)
     assert state.first_seat == _replayed_setup(3)["first"]
     assert of(facts, "first_player")[0]["seat"] == state.first_seat
-    given, _ = setup(NAMES[:3], {"first_seat": "2"}, PACK, Rng(SEED))
+    given, _ = ENGINE.setup(NAMES[:3], {"first_seat": "2"}, PACK, Rng(SEED))
     assert given.first_seat == 2
 
 
 def test_BA_SEATS_two_to_four_players() -> None:
     for n in (1, 5):
         with pytest.raises(RuleViolation) as caught:
-            setup(("A", "B", "C", "D", "E")[:n], {}, PACK, Rng(SEED))
+            ENGINE.setup(("A", "B", "C", "D", "E")[:n], {}, PACK, Rng(SEED))
         assert caught.value.rule_id == "BA-SEATS"
 
 
@@ -280,7 +276,7 @@ def test_BA_SEATS_two_to_four_players() -> None:
 )
 def test_BA_OPTIONS_unknown_options_and_values_are_refused(options: dict[str, str]) -> None:
     with pytest.raises(RuleViolation) as caught:
-        setup(NAMES[:3], options, PACK, Rng(SEED))
+        ENGINE.setup(NAMES[:3], options, PACK, Rng(SEED))
     assert caught.value.rule_id == "BA-OPTIONS"
 
 
@@ -308,7 +304,7 @@ def test_BA_ROUNDS_all_zero_game_lasts_exactly_twelve_rounds() -> None:
     state, facts = _setup(3)
     while not state.over:
         for seat in sorted(to_act(state)):
-            state, more = apply(state, seat, bid(""))
+            state, more = fold.play(ENGINE, state, seat, bid(""))
             facts += more
     assert [f["round"] for f in of(facts, "round_started")] == list(range(1, 13))
     assert len(of(facts, "dish_removed")) == 12 and of(facts, "game_over")
@@ -345,24 +341,24 @@ def test_BA_BID_SIZE_three_gems_or_four_with_two_players() -> None:
     assert violation(position(["bbgg", "r", "y"]), 0, bid("bbgg")) == "BA-BID-SIZE"
     two = position(["bbggr", "y"])
     assert violation(two, 0, bid("bbggr")) == "BA-BID-SIZE"
-    state, _ = apply(two, 0, bid("bbgg"))
+    state, _ = fold.play(ENGINE, two, 0, bid("bbgg"))
     assert state.auction is not None and state.auction.sealed == ((0, gems("bbgg")),)
 
 
 def test_BA_BID_COLOURS_two_players_at_most_three_colours() -> None:
     two = position(["bgry", "y"])
     assert violation(two, 0, bid("bgry")) == "BA-BID-COLOURS"
-    apply(two, 0, bid("bgr"))
+    fold.play(ENGINE, two, 0, bid("bgr"))
 
 
 def test_BA_BID_OWN_only_gems_from_your_hand() -> None:
     state = position(["bg", "r", "y"])
     with pytest.raises(RuleViolation) as caught:
-        apply(state, 0, bid("r"))
+        fold.play(ENGINE, state, 0, bid("r"))
     assert caught.value.rule_id == "BA-BID-OWN"
     assert caught.value.message == "Ann has no red gem to bid"
     with pytest.raises(RuleViolation) as caught:
-        apply(state, 0, bid("bb"))
+        fold.play(ENGINE, state, 0, bid("bb"))
     assert caught.value.message == "Ann has only 1 blue gem to bid, not 2"
 
 
@@ -482,7 +478,7 @@ def test_BA_CLEANUP_LAST_no_draws_after_the_last_dish_and_BA_END() -> None:
     state = position(["b", "g", "y"], menu=(), deck=(), round_no=12)
     state, facts = play(state, (0, bid("b")), (1, bid("")), (2, bid("")))
     assert not of(facts, "cleanup") and not of(facts, "drew") and state.over
-    assert to_act(state) == frozenset() and legal_commands(state, 1) == []
+    assert to_act(state) == frozenset() and ENGINE.legal_commands(state, 1) == []
     assert violation(state, 1, bid("")) == "BA-END"
 
 
@@ -592,7 +588,7 @@ def test_BA_I6_unresolved_tie_leaves_gem_values() -> None:
 
 def test_BA_I8_sealed_gems_still_count_in_the_public_hand_size() -> None:
     state = position(["bgy", "r", "y"])
-    state, _ = apply(state, 0, bid("bg"))
+    state, _ = fold.play(ENGINE, state, 0, bid("bg"))
     assert view_of(state, Viewer.of_seat(1))["seats"][0]["gem_count"] == 3
     assert view_of(state, SPECTATOR)["seats"][0]["gem_count"] == 3
 
@@ -600,7 +596,7 @@ def test_BA_I8_sealed_gems_still_count_in_the_public_hand_size() -> None:
 def test_BA_I9_seat_without_gems_bids_zero_automatically() -> None:
     state = replace(position(["b", "", "y"]), auction=None)
     state, facts = start_round(state)
-    assert to_act(state) == frozenset({0, 2}) and legal_commands(state, 1) == []
+    assert to_act(state) == frozenset({0, 2}) and ENGINE.legal_commands(state, 1) == []
     assert of(facts, "bid_sealed") == [
         {"type": "bid_sealed", "round": 6, "seat": 1, "tie_round": 0, "automatic": True}
     ]
@@ -619,10 +615,10 @@ def test_BA_I12_abilities_add_up_and_the_dish_on_offer_does_not_help() -> None:
 
 def test_legal_commands_are_all_accepted() -> None:
     for state in (position(["bbgy", "rry", "g"]), position(["bgry", "bbgg"])):
-        for command in legal_commands(state, 0):
-            apply(state, 0, command)
-        assert len(legal_commands(state, 0)) == len(
-            set(c.SerializeToString(deterministic=True) for c in legal_commands(state, 0))
+        for command in ENGINE.legal_commands(state, 0):
+            fold.play(ENGINE, state, 0, command)
+        assert len(ENGINE.legal_commands(state, 0)) == len(
+            set(c.SerializeToString(deterministic=True) for c in ENGINE.legal_commands(state, 0))
         )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from replay import games
 from replay.audit import verify
 from replay.fold import state_hash
 from replay.history import genesis_of, record_version, refold, revealed_seed
@@ -43,7 +44,7 @@ def test_golden_record_refolds_to_its_recorded_hashes(path: Path) -> None:
     rows, seed, pack = load(path)
     genesis = genesis_of(rows[0])
     version = record_version(genesis)
-    pytest.importorskip(f"replay.{genesis.game_kind.replace('-', '_')}")
+    assert genesis.game_kind in games.kinds()
     assert rows[0].prev_hash == ZERO_HASH
     for before, row in zip([None, *rows], rows, strict=False):
         assert row.prev_hash == (before.hash if before else ZERO_HASH)

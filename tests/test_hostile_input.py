@@ -248,7 +248,8 @@ def test_what_if_in_place_of_a_seed_reveal_needs_an_actor(
     assert error_info(error).metadata["field"] == "actor"
     request.actor = "arbiter"
     answer = audit.WhatIf(request, metadata=bearer(server.key))
-    assert answer.legal  # a note on a closed game: rulings go on after the end
+    # a note on a closed game is refused, as SubmitCommand refuses it: nothing after the end
+    assert not answer.legal and answer.rule_id == "FL-GAME-CLOSED"
 
 
 def test_a_viewer_outside_the_game_is_invalid_argument(

@@ -7,9 +7,11 @@ import random
 import pytest
 
 from feastlog.v1 import menu_masters_pb2 as pb
+from replay import fold
 from replay.canonical import canonical_bytes
 from replay.engine import MalformedCommand, RuleViolation
-from replay.menu_masters import CHECKS, ENGINE, RULES
+from replay.games.menu_masters import ENGINE
+from replay.games.menu_masters.spec import RULES
 from tests.test_menu_masters_support import (
     BAKERY,
     PRODUCE,
@@ -69,7 +71,7 @@ MALFORMED = [
 def test_malformed_commands_raise_malformed(field, command):
     state = new_game(3) if command.WhichOneof("action") == "place_pawn" else _purchase_turn()
     with pytest.raises(MalformedCommand) as caught:
-        ENGINE.apply(state, 0, command)
+        fold.play(ENGINE, state, 0, command)
     assert caught.value.field == field
 
 
@@ -83,7 +85,7 @@ def test_power_food_needs_exactly_two_cards_and_a_way():
     )
     command = complete(pb.MenuMastersMenuCompletion(menu_id="menu-05", fulfilments=[one]))
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, 0, command)
+        fold.play(ENGINE, state, 0, command)
     assert caught.value.rule_id == "MM-POWER-FOOD" and "not 1" in caught.value.message
     empty = complete(
         pb.MenuMastersMenuCompletion(
@@ -91,7 +93,7 @@ def test_power_food_needs_exactly_two_cards_and_a_way():
         )
     )
     with pytest.raises(MalformedCommand):
-        ENGINE.apply(state, 0, empty)
+        fold.play(ENGINE, state, 0, empty)
 
 
 ILLEGAL = [
@@ -118,25 +120,24 @@ def test_illegal_moves_cite_the_rule_and_leave_the_state_unchanged(rule_id, seat
     state = _purchase_turn()
     before = canonical_bytes(state)
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, seat, command)
+        fold.play(ENGINE, state, seat, command)
     assert caught.value.rule_id == rule_id and rule_id in RULES
     assert canonical_bytes(state) == before
-    action = command.WhichOneof("action")
-    assert rule_id in ENGINE.checks(command) or rule_id == "MM-TURN-ORDER"
-    assert ENGINE.checks(command) == CHECKS[action]
+    assert rule_id in ENGINE.checks(command) or rule_id in ENGINE.spec.turn_rules
+    assert rule_id in fold.checked_rules(ENGINE, fold.wrap_command("menu_masters", command))
 
 
 def test_every_rejection_rule_of_each_command_kind_is_in_the_catalogue():
-    for checks in CHECKS.values():
-        assert all(rule_id in RULES for rule_id in checks)
-        assert checks[:3] == ("MM-GAME-OVER", "MM-TURN-ORDER", "MM-STEP")
+    for move in ENGINE.moves.values():
+        assert all(rule_id in RULES for rule_id in move.rule_ids)
+        assert move.rule_ids[0] == "MM-STEP"  # after the fold's MM-GAME-OVER, MM-TURN-ORDER
 
 
 def test_after_buying_leaving_is_refused_and_purchase_again_too():
     state, _ = run(_purchase_turn(), (0, buy("produce-01")))
     for rule_id, command in [("MM-LEAVE-LINE", leave()), ("MM-PURCHASE-ONE", buy("produce-09"))]:
         with pytest.raises(RuleViolation) as caught:
-            ENGINE.apply(state, 0, command)
+            fold.play(ENGINE, state, 0, command)
         assert caught.value.rule_id == rule_id
 
 
@@ -152,7 +153,7 @@ def test_every_legal_command_is_accepted(n):
         for other in set(range(n)) - {seat}:
             assert ENGINE.legal_commands(state, other) == []
         for command in legal:
-            ENGINE.apply(state, seat, command)
+            fold.play(ENGINE, state, seat, command)
         menus = [c for c in legal if c.WhichOneof("action") == "complete_menus"]
-        state, _ = ENGINE.apply(state, seat, menus[0] if menus else rng.choice(legal))
+        state, _ = fold.play(ENGINE, state, seat, menus[0] if menus else rng.choice(legal))
         checked += 1

@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 
 from replay.engine import PackError
-from replay.menu_masters import ENGINE
-from replay.menu_masters_pack import PLAYING_CARDS, load_pack
+from replay.games.menu_masters import ENGINE
+from replay.games.menu_masters.pack import PLAYING_CARDS, load_pack
 
 BUNDLED = ENGINE.default_pack_bytes()
 

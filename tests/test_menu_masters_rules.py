@@ -6,9 +6,11 @@ from dataclasses import replace
 
 import pytest
 
-from replay.engine import RuleViolation
-from replay.menu_masters import ENGINE, RULES, setup
-from replay.menu_masters_state import DECK_LABELS, FIRST_SEAT_LABEL, OVER, PLACE, PURCHASE
+from replay import fold
+from replay.engine import RuleViolation, SetupRefused
+from replay.games.menu_masters import ENGINE
+from replay.games.menu_masters.spec import DECK_LABELS, FIRST_SEAT_LABEL, RULES
+from replay.games.menu_masters.state import OVER, PLACE, PURCHASE
 from replay.rng import Rng
 from tests.test_menu_masters_support import (
     BAKERY,
@@ -39,7 +41,7 @@ from tests.test_menu_masters_support import (
 def rejected(state, seat, command, rule_id):
     """Assert that the command is refused citing ``rule_id``."""
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, seat, command)
+        fold.play(ENGINE, state, seat, command)
     assert caught.value.rule_id == rule_id, caught.value
     assert rule_id in RULES
     return caught.value
@@ -79,7 +81,7 @@ def test_MM_SETUP_COINS_six_coins_four_pawns_bank_two_per_chef_box_the_rest(n):
 
 
 def test_MM_SETUP_MENUS_two_secret_each_three_community():
-    state, facts = setup(NAMES[:5], {"first_seat": "0"}, PACK, Rng(b"\x01" * 32))
+    state, facts = ENGINE.setup(NAMES[:5], {"first_seat": "0"}, PACK, Rng(b"\x01" * 32))
     assert all(len(c.menus) == 2 for c in state.chefs)
     assert len(state.community) == 3 and len(state.menu_deck) == 28 - 10 - 3
     private = [f for f in of_type(facts, "menus_dealt") if "private_to" in f]
@@ -92,8 +94,9 @@ def test_MM_SETUP_FIRST_CHEF_option_or_drawn():
     state = new_game(4, first="random")
     expected, _ = Rng(b"\x07" * 32).uniform(FIRST_SEAT_LABEL, 4)
     assert state.first_chef == expected == state.placing
-    with pytest.raises(ValueError):
+    with pytest.raises(SetupRefused) as caught:
         new_game(4, first="9")
+    assert caught.value.rule_id == "MM-OPTIONS" and caught.value.field == "options"
 
 
 # Whose turn, which step, game over
@@ -127,7 +130,7 @@ def test_MM_PLACE_ORDER_clockwise_one_pawn_at_a_time_from_first_chef():
     for _ in range(12):
         (seat,) = ENGINE.to_act(state)
         order.append(seat)
-        state, _ = ENGINE.apply(state, seat, line(PRODUCE))
+        state, _ = fold.play(ENGINE, state, seat, line(PRODUCE))
     assert order == [1, 2, 0] * 4
     assert state.step == PURCHASE
 
@@ -170,10 +173,10 @@ def test_MM_I2_no_queue_where_owned_no_ownership_where_queued():
 
 def test_MM_I1_two_to_six_chefs_supermarket_only_with_four():
     with pytest.raises(RuleViolation) as caught:
-        setup(("A",), {}, PACK, Rng(b"\x00" * 32))
+        ENGINE.setup(("A",), {}, PACK, Rng(b"\x00" * 32))
     assert caught.value.rule_id == "MM-I1"
     with pytest.raises(RuleViolation):
-        setup(tuple("ABCDEFG"), {}, PACK, Rng(b"\x00" * 32))
+        ENGINE.setup(tuple("ABCDEFG"), {}, PACK, Rng(b"\x00" * 32))
     rejected(new_game(3), 0, line(MARKET), "MM-I1")
     state, _ = run(new_game(4), (0, line(MARKET)))
     assert state.stores[MARKET].line == (0,)
@@ -211,7 +214,7 @@ def test_MM_PURCHASE_ORDER_produce_then_butcher_then_bakery_then_supermarket():
         turn = state.turn
         assert turn is not None
         order.append(turn.store)
-        state, _ = ENGINE.apply(state, turn.seat, leave())
+        state, _ = fold.play(ENGINE, state, turn.seat, leave())
     assert order == [PRODUCE, BUTCHER, BAKERY, MARKET]
 
 
@@ -644,7 +647,7 @@ def test_MM_I7_ruleset_1_round_limit_and_no_menus_left_end_the_game():
     assert state.step == OVER and state.end == "round_limit"
     assert of_type(facts, "game_over")[0]["reason"] == "round_limit"
     state = new_game(2, ruleset="1")
-    assert state.round_limit == 30 and ENGINE.rulesets["1"]["round_limit"] == "30"
+    assert state.round_limit == 30 and ENGINE.spec.rulesets["1"]["round_limit"] == "30"
     chefs = tuple(replace(c, menus=()) for c in state.chefs)
     state = replace(state, chefs=chefs, community=(), menu_deck=())
     state, _ = purchasing(state, {})

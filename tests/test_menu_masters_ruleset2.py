@@ -12,17 +12,16 @@ from feastlog.v1 import menu_masters_pb2 as pb
 from feastlog.v1 import record_pb2
 from replay import fold
 from replay.engine import LEGAL_CAP, SPECTATOR, RuleViolation, capped
-from replay.menu_masters import ENGINE, setup
-from replay.menu_masters_menus import Use, check_completion
-from replay.menu_masters_state import (
-    DECK_LABELS,
-    FIRST_SEAT_LABEL,
-    MENU_LABEL,
-    OVER,
-    PLACE,
-    State,
-    StateV2,
+from replay.games.menu_masters import ENGINE
+from replay.games.menu_masters.menus import (
+    card_refusal,
+    ingredients_refusal,
+    power_food_refusal,
+    use_of,
 )
+from replay.games.menu_masters.pack import MenuCard
+from replay.games.menu_masters.spec import DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL
+from replay.games.menu_masters.state import OVER, PLACE, State, StateV2, Use
 from replay.rng import Rng
 from tests.test_menu_masters_support import (
     BAKERY,
@@ -48,7 +47,7 @@ BRUSCHETTA = completion("menu-05", tomato="produce-08", bread="bakery-01")
 
 def _refused(state: State, seat: int, command: pb.MenuMastersCommand, rule_id: str) -> str:
     try:
-        ENGINE.apply(state, seat, command)
+        fold.play(ENGINE, state, seat, command)
     except RuleViolation as refused:
         assert refused.rule_id == rule_id, refused
         return refused.message
@@ -157,7 +156,7 @@ def test_MM_I7_round_limit_is_off_and_the_game_ends_when_no_menu_can_be_complete
     """MM-I7. "When a chef completes 3 Menu cards, all chefs finish the current round and then
     tally their scores." The rulebook ends the game only so; round_limit is an organiser's
     option, off by default; the game also ends once no Menu can be completed any more."""
-    assert ENGINE.option_defaults["round_limit"] == "off"
+    assert ENGINE.spec.option_defaults["round_limit"] == "off"
     state = replace(new_game(2), round=30)
     assert state.round_limit == 0
     state, _ = purchasing(state, {})
@@ -219,7 +218,7 @@ def test_a_ruleset_1_genesis_folds_with_ruleset_1_state_and_options():
 def test_the_deal_and_a_discard_follow_the_documented_order():
     """The module docstring's text alone re-derives the deal and a discard's reshuffle."""
     seed = bytes(range(32))
-    state, _ = setup(NAMES[:4], {"first_seat": "random"}, PACK, Rng(seed))
+    state, _ = ENGINE.setup(NAMES[:4], {"first_seat": "random"}, PACK, Rng(seed))
     rng = Rng(seed)
     decks = []
     for deck, label in zip(("produce-stand", "butcher-shop", "bakery"), DECK_LABELS, strict=True):
@@ -249,6 +248,18 @@ def test_the_deal_and_a_discard_follow_the_documented_order():
     assert state.stores[1].deck == expected
 
 
+def _accepted(
+    basket: Sequence[str], menu: MenuCard, completion: pb.MenuMastersMenuCompletion
+) -> tuple[Use, ...] | None:
+    """The Uses of a completion the Menu rules accept (MM-I5, MM-POWER-FOOD,
+    MM-MENU-INGREDIENTS), or None."""
+    ways = completion.fulfilments
+    if any(card_refusal(PACK, f) or power_food_refusal(PACK, f, "Ann") for f in ways):
+        return None
+    uses = tuple(use_of(PACK, f) for f in ways)
+    return None if ingredients_refusal(basket, menu, uses, "Ann") else uses
+
+
 def _every_way(basket: Sequence[str], menu_id: str) -> set[tuple]:
     """Brute force: every fulfilment of a Menu from the basket that the rules accept."""
     menu = PACK.menu(menu_id)
@@ -263,11 +274,9 @@ def _every_way(basket: Sequence[str], menu_id: str) -> set[tuple]:
     found = set()
     for chosen in product(*slots):
         attempt = pb.MenuMastersMenuCompletion(menu_id=menu_id, fulfilments=list(chosen))
-        try:
-            uses = check_completion(PACK, basket, menu, attempt, "Ann")
-        except RuleViolation:
-            continue
-        found.add(_key(uses))
+        uses = _accepted(basket, menu, attempt)
+        if uses is not None:
+            found.add(_key(uses))
     return found
 
 
@@ -290,7 +299,7 @@ def test_legal_commands_list_every_way_to_complete_every_set_of_menus():
     state, _ = purchasing(state, {PRODUCE: [0]})
     legal = ENGINE.legal_commands(state, 0)
     for command in legal:
-        ENGINE.apply(state, 0, command)  # every one of them is accepted
+        fold.play(ENGINE, state, 0, command)  # every one of them is accepted
     found: dict[tuple[str, ...], set[tuple]] = {}
     for command in legal:
         if command.WhichOneof("action") != "complete_menus":
@@ -299,7 +308,9 @@ def test_legal_commands_list_every_way_to_complete_every_set_of_menus():
         menus = command.complete_menus.menus
         ways = []
         for m in menus:
-            ways.append(_key(check_completion(PACK, basket, PACK.menu(m.menu_id), m, "Ann")))
+            uses = _accepted(basket, PACK.menu(m.menu_id), m)
+            assert uses is not None
+            ways.append(_key(uses))
         found.setdefault(tuple(m.menu_id for m in menus), set()).add(tuple(ways))
     visible = ["menu-05", "menu-07", "menu-01", "menu-02", "menu-08"]
     every = {m: _every_way(basket, m) for m in visible}

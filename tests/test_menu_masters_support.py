@@ -16,9 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay import menu_masters_flow as flow
-from replay.menu_masters import ENGINE, setup
-from replay.menu_masters_state import PURCHASE, State, with_chef, with_store
+from replay import fold
+from replay.games.menu_masters import ENGINE, flow
+from replay.games.menu_masters.state import PURCHASE, State, with_chef, with_store
 from replay.rng import Rng
 
 PACK = ENGINE.load_pack(ENGINE.default_pack_bytes())
@@ -31,7 +31,7 @@ def new_game(
 ) -> State:
     """A game just set up under ``ruleset``, with a fixed seed."""
     opts = {"first_seat": first, **options}
-    return setup(tuple(names[:n]), opts, PACK, Rng(b"\x07" * 32), ruleset)[0]
+    return ENGINE.setup(tuple(names[:n]), opts, PACK, Rng(b"\x07" * 32), ruleset)[0]
 
 
 def _remove(state: State, ids: set[str]) -> State:
@@ -90,7 +90,7 @@ def purchasing(
         state = with_store(state, index, owner=owner)
     chefs = tuple(replace(c, pawns=0) for c in state.chefs)
     state = replace(state, chefs=chefs, step=PURCHASE, placing=None)
-    return flow._advance(state, [])
+    return flow.advance(state, [])
 
 
 def place(store: int, placement: int) -> pb.MenuMastersCommand:
@@ -160,7 +160,7 @@ def run(
     """Apply ``(seat, command)`` pairs in order; all the facts."""
     facts: list[dict[str, Any]] = []
     for seat, command in moves:
-        state, new = ENGINE.apply(state, seat, command)
+        state, new = fold.play(ENGINE, state, seat, command)
         facts += new
     return state, facts
 

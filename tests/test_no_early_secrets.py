@@ -75,7 +75,7 @@ READ_RPCS = {
 
 def play_probed(kind: str, folder: Path) -> Played:
     """One whole game of ``kind``, probed from every seat and a spectator."""
-    seats = SEATS.get(kind, games.engine(kind).min_seats)
+    seats = SEATS.get(kind, games.engine(kind).spec.min_seats)
     server = ThreadedServer(folder / "games.duckdb")
     try:
         return play(server, kind, seats, SEED, PROBE_EVERY.get(kind, 8), sweep_every=40)
@@ -83,7 +83,7 @@ def play_probed(kind: str, folder: Path) -> Played:
         server.stop()
 
 
-@pytest.mark.parametrize("kind", games.KINDS)
+@pytest.mark.parametrize("kind", games.kinds())
 def test_nothing_hidden_can_be_tested_from_what_is_public(kind: str, tmp_path: Path) -> None:
     """One whole game per kind (played once: it is the slow part), every check on it, then
     the control showing that the checks find a leak where there is one."""
@@ -112,7 +112,7 @@ def candidates(played: Played, seq: int) -> Iterator[record_pb2.Command]:
     engine = played.engine
     before = played.table_before(seq)
     for inner in engine.legal_commands(before, seat.seat):
-        yield wrap_command(engine.command_field, inner)
+        yield wrap_command(engine.spec.command_field, inner)
     if played.kind == "bon-appetit":
         # every bid of any colours: up to 4 gems in the first round (the most any option
         # allows), any number the seat holds in a tie-break (public: the hand size)

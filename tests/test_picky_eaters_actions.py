@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from replay import fold
 from replay.engine import RuleViolation
-from replay.picky_eaters import ENGINE
-from replay.picky_eaters_rules import PLAY
+from replay.games.picky_eaters import ENGINE
+from replay.games.picky_eaters.state import PLAY
 from tests.test_picky_eaters_helpers import (
     assert_conserved,
     down,
@@ -30,7 +31,7 @@ HOT = "item-hot-plate-1"
 def refused(state, seat, command, rule_id):
     """Assert the command is refused with ``rule_id`` and return the message."""
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, seat, command)
+        fold.play(ENGINE, state, seat, command)
     assert caught.value.rule_id == rule_id, caught.value
     return caught.value.message
 
@@ -38,7 +39,7 @@ def refused(state, seat, command, rule_id):
 def test_PE_TAKE_MARKET_take_one_card_and_the_turn_passes():
     """Taking a Market card puts it in hand; the next player acts."""
     state = position(market=[ing("corn"), ing("rice")])
-    state, facts = ENGINE.apply(state, 0, take(ing("corn")))
+    state, facts = fold.play(ENGINE, state, 0, take(ing("corn")))
     assert state.players[0].hand == (ing("corn"),)
     assert state.market == (ing("rice"),) and state.turn == 1
     assert facts[0]["type"] == "took_from_market"
@@ -50,11 +51,11 @@ def test_PE_TAKE_MARKET_PE_MARKET_NO_REFILL_taken_card_is_gone_until_next_round(
     refilled at the beginning of each round.": a card taken is gone; an empty Market stays
     empty."""
     state = position(market=[ing("corn"), ing("rice")])
-    state, _ = ENGINE.apply(state, 0, take(ing("corn")))
+    state, _ = fold.play(ENGINE, state, 0, take(ing("corn")))
     assert state.market == (ing("rice"),)
     message = refused(state, 1, take(ing("corn")), "PE-TAKE-MARKET")
     assert "not in the Market" in message
-    state, _ = ENGINE.apply(state, 1, take(ing("rice")))
+    state, _ = fold.play(ENGINE, state, 1, take(ing("rice")))
     assert state.market == ()
     message = refused(state, 0, take(ing("corn")), "PE-MARKET-NO-REFILL")
     assert "refilled only at the beginning of the next round" in message
@@ -63,7 +64,7 @@ def test_PE_TAKE_MARKET_PE_MARKET_NO_REFILL_taken_card_is_gone_until_next_round(
 def test_PE_PREPARE_INGREDIENTS_discards_ingredients_and_places_recipe():
     """Moussaka with eggplant, beef, tomato: ingredients discarded, Recipe in a slot."""
     state = position(hands=[["recipe-moussaka", *MOUSSAKA, ing("corn")]])
-    state, facts = ENGINE.apply(state, 0, prepare("recipe-moussaka", MOUSSAKA))
+    state, facts = fold.play(ENGINE, state, 0, prepare("recipe-moussaka", MOUSSAKA))
     assert state.players[0].hand == (ing("corn"),)
     assert [r.card for r in state.players[0].recipes] == ["recipe-moussaka"]
     assert sorted(state.discard) == sorted(MOUSSAKA)
@@ -95,8 +96,8 @@ def test_PE_SUBSTITUTE_three_cards_stand_in_for_one_ingredient():
     """Ann has no tomato: three other cards stand in for it."""
     spare = filler(3)
     state = position(hands=[["recipe-moussaka", *MOUSSAKA[:2], *spare]])
-    state, facts = ENGINE.apply(
-        state, 0, prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", spare)])
+    state, facts = fold.play(
+        ENGINE, state, 0, prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", spare)])
     )
     assert state.players[0].hand == ()
     assert facts[0]["substitution"] == {"ingredient": "tomato", "cards": spare}
@@ -134,7 +135,9 @@ def test_PE_I9_substitute_cards_may_be_recipes_or_items():
     """Any 3 cards: a Recipe, an Item and an ingredient stand in for tomato."""
     spare = ["recipe-pizza", SEASONING, ing("corn")]
     state = position(hands=[["recipe-moussaka", *MOUSSAKA[:2], *spare]])
-    state, _ = ENGINE.apply(state, 0, prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", spare)]))
+    state, _ = fold.play(
+        ENGINE, state, 0, prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", spare)])
+    )
     assert "recipe-pizza" in state.discard
 
 
@@ -143,8 +146,8 @@ def test_PE_REPLACE_replaced_recipe_and_its_items_are_discarded():
     state = position(
         hands=[["recipe-moussaka", *MOUSSAKA]], recipes={0: [("recipe-pizza", [HERBS])]}
     )
-    state, facts = ENGINE.apply(
-        state, 0, prepare("recipe-moussaka", MOUSSAKA, replaces="recipe-pizza")
+    state, facts = fold.play(
+        ENGINE, state, 0, prepare("recipe-moussaka", MOUSSAKA, replaces="recipe-pizza")
     )
     assert [r.card for r in state.players[0].recipes] == ["recipe-moussaka"]
     assert {"recipe-pizza", HERBS} <= set(state.discard)
@@ -180,7 +183,9 @@ def test_PE_SLOTS_no_sixth_recipe_without_replacing():
     state = position(hands=[["recipe-moussaka", *MOUSSAKA, SILVER]], recipes={0: FIVE})
     refused(state, 0, prepare("recipe-moussaka", MOUSSAKA), "PE-SLOTS")
     refused(state, 0, item(SILVER), "PE-SLOTS")
-    state, _ = ENGINE.apply(state, 0, prepare("recipe-moussaka", MOUSSAKA, replaces="recipe-dal"))
+    state, _ = fold.play(
+        ENGINE, state, 0, prepare("recipe-moussaka", MOUSSAKA, replaces="recipe-dal")
+    )
     assert state.players[0].slots_used == 5
 
 
@@ -188,7 +193,7 @@ def test_PE_ITEM_SILVERWARE_takes_a_slot_for_good_and_not_a_recipe():
     """Fancy Silverware goes in front of Ann; with 4 Recipes it fills the fifth slot."""
     state = position(hands=[[SILVER, "recipe-moussaka", *MOUSSAKA]], recipes={0: FIVE[:4]})
     refused(state, 0, item(SILVER, "recipe-pizza"), "PE-ITEM-SILVERWARE")
-    state, facts = ENGINE.apply(state, 0, item(SILVER))
+    state, facts = fold.play(ENGINE, state, 0, item(SILVER))
     assert state.players[0].silverware == (SILVER,) and state.players[0].slots_used == 5
     assert facts[0]["recipe"] is None
     state = position(
@@ -202,7 +207,7 @@ def test_PE_ITEM_PLAY_item_needs_a_recipe_in_play():
     state = position(hands=[[HERBS]], recipes={0: ["recipe-pizza"]})
     refused(state, 0, item(HERBS), "PE-ITEM-PLAY")
     refused(state, 0, item(HERBS, "recipe-sushi"), "PE-ITEM-PLAY")
-    state, _ = ENGINE.apply(state, 0, item(HERBS, "recipe-pizza"))
+    state, _ = fold.play(ENGINE, state, 0, item(HERBS, "recipe-pizza"))
     assert state.players[0].recipes[0].items == (HERBS,)
 
 
@@ -210,7 +215,7 @@ def test_PE_ITEM_EXTRA_SEASONING_goes_on_an_opponents_recipe_only():
     """Ann cannot season her own pizza."""
     state = position(hands=[[SEASONING]], recipes={0: ["recipe-pizza"], 1: ["recipe-sushi"]})
     refused(state, 0, item(SEASONING, "recipe-pizza"), "PE-ITEM-EXTRA-SEASONING")
-    state, _ = ENGINE.apply(state, 0, item(SEASONING, "recipe-sushi"))
+    state, _ = fold.play(ENGINE, state, 0, item(SEASONING, "recipe-sushi"))
     assert state.players[1].recipes[0].items == (SEASONING,)
 
 
@@ -231,9 +236,9 @@ def test_PE_I2_hot_plate_on_own_recipe_and_option_blocks_opponent_items():
     """Hot Plate goes on Ann's own Recipe; with the option, it takes no opponent's Item."""
     state = position(hands=[[HOT]], recipes={0: ["recipe-pizza"], 1: ["recipe-sushi"]})
     refused(state, 0, item(HOT, "recipe-sushi"), "PE-I2")
-    ENGINE.apply(state, 0, item(HOT, "recipe-pizza"))
+    fold.play(ENGINE, state, 0, item(HOT, "recipe-pizza"))
     plated = position(hands=[[SEASONING]], recipes={1: [("recipe-sushi", [HOT])]})
-    ENGINE.apply(plated, 0, item(SEASONING, "recipe-sushi"))
+    fold.play(ENGINE, plated, 0, item(SEASONING, "recipe-sushi"))
     blocked = position(hands=[[SEASONING]], recipes={1: [("recipe-sushi", [HOT])]}, blocks=True)
     refused(blocked, 0, item(SEASONING, "recipe-sushi"), "PE-I2")
 
@@ -242,7 +247,7 @@ def test_PE_DISCARD_DRAW_discard_two_draw_one_privately():
     """Ann discards 2 and draws the top card; others learn only the count."""
     state = position(hands=[[ing("corn"), ing("rice"), ing("fish")]], deck=None)
     top = state.food_deck[0]
-    state, facts = ENGINE.apply(state, 0, draw(ing("corn"), ing("rice")))
+    state, facts = fold.play(ENGINE, state, 0, draw(ing("corn"), ing("rice")))
     assert state.players[0].hand == tuple(sorted([ing("fish"), top]))
     assert [f["type"] for f in facts] == ["discarded_to_draw", "drew", "card_drawn"]
     assert facts[2]["private_to"] == 0 and "card" not in facts[1]
@@ -255,7 +260,7 @@ def test_PE_DECK_REFILL_PE_I7_empty_deck_is_reshuffled_from_the_discard_pile():
     state = position(hands=[hand], deck=[], discard=[ing("fish"), ing("beef")])
     rest = [c for c in state.pack.food_cards if c not in {*hand, ing("fish"), ing("beef")}]
     state = position(hands=[hand], deck=[], discard=[ing("fish"), ing("beef"), *rest])
-    state, facts = ENGINE.apply(state, 0, draw(*hand))
+    state, facts = fold.play(ENGINE, state, 0, draw(*hand))
     assert facts[1]["type"] == "deck_reshuffled"
     assert len(state.players[0].hand) == 1
     assert_conserved(state)
@@ -265,9 +270,9 @@ def test_PE_DECK_REFILL_PE_I7_empty_deck_is_reshuffled_from_the_discard_pile():
 def test_PE_PASS_passed_players_are_skipped():
     """Bob has passed: after Ann, Cy acts, then Ann again."""
     state = position(n=3, passed=[1], market=[ing("corn"), ing("rice")])
-    state, _ = ENGINE.apply(state, 0, take(ing("corn")))
+    state, _ = fold.play(ENGINE, state, 0, take(ing("corn")))
     assert state.turn == 2
-    state, facts = ENGINE.apply(state, 2, pass_())
+    state, facts = fold.play(ENGINE, state, 2, pass_())
     assert facts[0] == {"type": "passed", "seat": 2, "round": 1}
     assert state.turn == 0 and ENGINE.to_act(state) == frozenset({0})
 
@@ -276,7 +281,7 @@ def test_PE_HAND_LIMIT_PE_I6_eleventh_card_is_discarded_before_play_goes_on():
     """Ann takes an 11th card: she must discard 1 before Bob acts."""
     hand = filler(10)
     state = position(hands=[hand], market=[ing("rice")])
-    state, facts = ENGINE.apply(state, 0, take(ing("rice")))
+    state, facts = fold.play(ENGINE, state, 0, take(ing("rice")))
     assert facts[0]["must_discard"] == 1
     assert state.turn == 0 and ENGINE.to_act(state) == frozenset({0})
     refused(state, 0, pass_(), "PE-HAND-LIMIT")
@@ -285,7 +290,7 @@ def test_PE_HAND_LIMIT_PE_I6_eleventh_card_is_discarded_before_play_goes_on():
     legal = ENGINE.legal_commands(state, 0)  # every card of the 11 is a way to discard down
     assert [c.WhichOneof("action") for c in legal] == ["discard_down"] * 11
     assert sorted(c.discard_down.cards[0] for c in legal) == sorted([*hand, ing("rice")])
-    state, facts = ENGINE.apply(state, 0, down(ing("rice")))
+    state, facts = fold.play(ENGINE, state, 0, down(ing("rice")))
     assert len(state.players[0].hand) == 10 and state.turn == 1
     assert facts[0] == {"type": "discarded_down", "seat": 0, "cards": [ing("rice")]}
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from replay import fold
 from replay.engine import ARBITER, SPECTATOR, RuleViolation, Viewer
-from replay.picky_eaters import ENGINE, FIRST_SEAT, FOOD_DECK, GUEST_DECK
-from replay.picky_eaters_rules import DISCARD_DOWN, OVER, PLAY
+from replay.games.picky_eaters import ENGINE
+from replay.games.picky_eaters.spec import FIRST_SEAT, FOOD_DECK, GUEST_DECK
+from replay.games.picky_eaters.state import DISCARD_DOWN, OVER, PLAY
 from replay.rng import Rng
 from tests.test_picky_eaters_helpers import (
     PACK,
@@ -97,7 +99,7 @@ def test_PE_I1_two_to_six_players(n):
 def end_round_one():
     """Round 1: Bob has passed, Ann passes with corn and rice left in the Market."""
     state = position(n=2, passed=[1], market=[ing("corn"), ing("rice")], guests=("guest-billie",))
-    return state, *ENGINE.apply(state, 0, pass_())
+    return state, *fold.play(ENGINE, state, 0, pass_())
 
 
 def test_PE_MARKET_DISCARD_leftover_market_cards_are_discarded():
@@ -124,19 +126,19 @@ def test_PE_FIRST_PLAYER_PASS_PE_GUEST_REVEAL_PE_ROUNDS_next_round_starts():
 def test_PE_HAND_LIMIT_DEAL_players_over_ten_discard_down_after_the_deal():
     """Ann (9) and Bob (4) are dealt 6: Ann must discard 5 before anyone acts."""
     state = position(n=2, hands=[filler(9), []], passed=[1], market=[], guests=("guest-billie",))
-    state, _ = ENGINE.apply(state, 0, pass_())
+    state, _ = fold.play(ENGINE, state, 0, pass_())
     assert state.phase == DISCARD_DOWN and ENGINE.to_act(state) == frozenset({0})
     hand = state.players[0].hand
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, 0, take(state.market[0]))
+        fold.play(ENGINE, state, 0, take(state.market[0]))
     assert caught.value.rule_id == "PE-HAND-LIMIT-DEAL"
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, 0, down(*hand[:4]))
+        fold.play(ENGINE, state, 0, down(*hand[:4]))
     assert caught.value.rule_id == "PE-HAND-LIMIT-DEAL"
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, 1, pass_())
+        fold.play(ENGINE, state, 1, pass_())
     assert caught.value.rule_id == "PE-TURN-ORDER"
-    state, facts = ENGINE.apply(state, 0, down(*hand[:5]))
+    state, facts = fold.play(ENGINE, state, 0, down(*hand[:5]))
     assert state.phase == PLAY and state.turn == 1 == state.first_player
     assert facts[-1]["type"] == "play_started"
 
@@ -146,11 +148,11 @@ def test_PE_GAME_END_no_command_after_the_fifth_round():
     state = position(
         passed=[1], round_=5, guests=tuple(sorted(PACK.guest_of))[:5], market=[ing("corn")]
     )
-    state, facts = ENGINE.apply(state, 0, pass_())
+    state, facts = fold.play(ENGINE, state, 0, pass_())
     assert state.phase == OVER and ENGINE.to_act(state) == frozenset()
     assert ENGINE.legal_commands(state, 0) == []
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, 0, pass_())
+        fold.play(ENGINE, state, 0, pass_())
     assert caught.value.rule_id == "PE-GAME-END"
     assert [f["type"] for f in facts][-3:] == ["market_discarded", "round_ended", "game_over"]
     assert ENGINE.view(state, SPECTATOR)["scores"] == facts[-1]["points"]
@@ -159,7 +161,7 @@ def test_PE_GAME_END_no_command_after_the_fifth_round():
 def test_PE_ROUNDS_round_four_leads_to_round_five():
     """The game goes on after round 4 and reveals the fifth Guest."""
     state = position(passed=[1], round_=4, guests=tuple(sorted(PACK.guest_of))[:4])
-    state, _ = ENGINE.apply(state, 0, pass_())
+    state, _ = fold.play(ENGINE, state, 0, pass_())
     assert state.round == 5 and len(state.guests) == 5 and state.phase != OVER
 
 

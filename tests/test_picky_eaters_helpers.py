@@ -6,9 +6,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 from feastlog.v1 import picky_eaters_pb2 as pb
-from replay.picky_eaters import ENGINE
-from replay.picky_eaters_pack import Pack
-from replay.picky_eaters_rules import PLAY, PlacedRecipe, Player, State, StateV2
+from replay.games.picky_eaters import ENGINE
+from replay.games.picky_eaters.pack import Pack
+from replay.games.picky_eaters.state import PLAY, PlacedRecipe, Player, State, StateV2
 from replay.rng import Rng
 
 PACK: Pack = ENGINE.load_pack(ENGINE.default_pack_bytes())

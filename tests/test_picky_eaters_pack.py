@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from replay.engine import PackError
-from replay.picky_eaters import ENGINE
+from replay.games.picky_eaters import ENGINE
 from tests.test_picky_eaters_helpers import PACK
 
 PRINTED_GUESTS = {

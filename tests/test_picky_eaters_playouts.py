@@ -2,7 +2,8 @@
 under every ruleset version this build folds.
 
 Every game ends after round 5 with a game_over fact; every card is accounted for at every
-row; refolding the same commands gives the same state hash at every row.
+row.  That a record refolds to every state hash is a contract of every game
+(tests/contract/).
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ import pytest
 
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.picky_eaters import ENGINE
-from replay.picky_eaters_rules import ROUNDS
+from replay.games.picky_eaters import ENGINE
+from replay.games.picky_eaters.spec import ROUNDS
 from tests.test_picky_eaters_helpers import PACK, assert_conserved
 
 GAMES_PER_COUNT = 20  # per ruleset version
 PROGRESS = ("prepare_recipe", "play_item")
 
 
-def genesis(n: int, seed: int, ruleset: str = ENGINE.ruleset_version) -> record_pb2.Genesis:
+def genesis(n: int, seed: int, ruleset: str = ENGINE.spec.ruleset_version) -> record_pb2.Genesis:
     """A genesis row for ``n`` players under ``ruleset``; the first seat drawn at random."""
     return record_pb2.Genesis(
         game_kind="picky-eaters",
@@ -43,9 +44,10 @@ def choose(commands: list, chooser: random.Random):
 
 
 def play(
-    n: int, seed: int, ruleset: str = ENGINE.ruleset_version
+    n: int, seed: int, ruleset: str = ENGINE.spec.ruleset_version
 ) -> tuple[list[tuple[str, record_pb2.Command]], list[str], list]:
-    """Play one game; return the commands, the state hash after each row and all facts."""
+    """Play one game; return the commands, the state hash after each row and all facts
+    (the table at the end last)."""
     server_seed = bytes([seed % 256, n]) * 16
     table, facts = fold.start(genesis(n, seed, ruleset), server_seed, PACK)
     assert table.game.refill == ("on_draw" if ruleset == "1" else "when_empty")
@@ -53,7 +55,7 @@ def play(
     rows: list[tuple[str, record_pb2.Command]] = []
     hashes = [fold.state_hash(table)]
     all_facts = list(facts)
-    while not fold.is_over(table):
+    while not fold.is_over(ENGINE, table):
         seats = sorted(ENGINE.to_act(table.game))
         assert seats, "nobody to act in an unfinished game"
         seat = chooser.choice(seats)
@@ -61,7 +63,7 @@ def play(
         assert commands, f"seat {seat} has no legal command"
         actor = f"seat:{seat}"
         command = record_pb2.Command(picky_eaters=choose(commands, chooser))
-        table, facts = fold.step(table, actor, command)
+        table, facts = fold.step(ENGINE, table, actor, command)
         assert_conserved(table.game)
         rows.append((actor, command))
         hashes.append(fold.state_hash(table))
@@ -70,18 +72,16 @@ def play(
     return rows, hashes, all_facts
 
 
-@pytest.mark.parametrize("ruleset", sorted(ENGINE.rulesets))
+@pytest.mark.parametrize("ruleset", sorted(ENGINE.spec.rulesets))
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
-def test_random_playouts_end_conserve_cards_and_refold_identically(n, ruleset):
-    """Seeded games per player count: end after round 5, refold to the same hashes."""
+def test_random_playouts_end_after_round_five_and_conserve_cards(n, ruleset):
+    """Seeded games per player count: every card accounted for, the end after round 5."""
     prepared = 0
     for seed in range(GAMES_PER_COUNT):
-        rows, hashes, facts = play(n, seed, ruleset)
+        rows, _, facts = play(n, seed, ruleset)
         table, _ = fold.start(genesis(n, seed, ruleset), bytes([seed % 256, n]) * 16, PACK)
-        assert fold.state_hash(table) == hashes[0]
-        for (actor, command), expected in zip(rows, hashes[1:], strict=True):
-            table, _ = fold.step(table, actor, command)
-            assert fold.state_hash(table) == expected
+        for actor, command in rows:
+            table, _ = fold.step(ENGINE, table, actor, command)
         assert table.game.round == ROUNDS and ENGINE.is_over(table.game)
         assert facts[-1]["type"] == "game_over"
         assert sum(f["type"] == "round_started" for f in facts) == ROUNDS
@@ -90,6 +90,6 @@ def test_random_playouts_end_conserve_cards_and_refold_identically(n, ruleset):
         assert private <= {"cards_dealt", "card_drawn"}
         assert all(ENGINE.narrate(f, [f"P{k}" for k in range(n)]) for f in facts)
         prepared += sum(f["type"] == "recipe_prepared" for f in facts)
-        outcome = fold.outcome(table)
+        outcome = fold.outcome(ENGINE, table)
         assert outcome is not None and len(outcome.winners) == 1
     assert prepared > 0

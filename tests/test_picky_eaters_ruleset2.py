@@ -4,15 +4,15 @@ its rule id with the rulebook's sentence; and every legal command, up to the cap
 from __future__ import annotations
 
 from itertools import combinations
+from typing import Any
 
 import pytest
 
 from feastlog.v1 import record_pb2
 from replay import fold
-from replay.engine import LEGAL_CAP, MalformedCommand, RuleViolation, capped
-from replay.picky_eaters import ENGINE, setup
-from replay.picky_eaters_checks import check_command
-from replay.picky_eaters_rules import DISCARD_DOWN, State, StateV2
+from replay.engine import LEGAL_CAP, RuleViolation, SetupRefused, capped
+from replay.games.picky_eaters import ENGINE
+from replay.games.picky_eaters.state import DISCARD_DOWN, State, StateV2
 from replay.rng import Rng
 from tests.test_picky_eaters_helpers import (
     NAMES,
@@ -33,10 +33,10 @@ MOUSSAKA = [ing("eggplant"), ing("beef"), ing("tomato")]
 SILVER = "item-fancy-silverware-1"
 
 
-def refused(state: State, seat: int, command: object, rule_id: str) -> str:
+def refused(state: State, seat: int, command: Any, rule_id: str) -> str:
     """The command is refused citing ``rule_id``; the message."""
     with pytest.raises(RuleViolation) as caught:
-        ENGINE.apply(state, seat, command)
+        fold.play(ENGINE, state, seat, command)
     assert caught.value.rule_id == rule_id, caught.value
     return caught.value.message
 
@@ -56,7 +56,7 @@ def test_PE_DECK_REFILL_the_food_deck_is_refilled_as_soon_as_it_is_empty(refill)
     )
     assert state.refill == (refill or "on_draw")
     cards = food_locations(state)
-    state, facts = ENGINE.apply(state, 0, draw(ing("corn"), ing("potato")))
+    state, facts = fold.play(ENGINE, state, 0, draw(ing("corn"), ing("potato")))
     assert last in state.players[0].hand
     reshuffles = [f for f in facts if f["type"] == "deck_reshuffled"]
     if refill == "when_empty":
@@ -73,7 +73,7 @@ def test_PE_DECK_REFILL_the_food_deck_is_refilled_as_soon_as_it_is_empty(refill)
         hands=[["recipe-moussaka", *MOUSSAKA]], deck=[], discard=[], deck_refill=refill
     )
     cards = food_locations(state)
-    state, facts = ENGINE.apply(state, 0, prepare("recipe-moussaka", MOUSSAKA))
+    state, facts = fold.play(ENGINE, state, 0, prepare("recipe-moussaka", MOUSSAKA))
     if refill == "when_empty":
         assert sorted(state.food_deck) == sorted(MOUSSAKA) and state.discard == ()
         assert facts[-1] == {"type": "deck_reshuffled", "cards": 3}
@@ -84,20 +84,23 @@ def test_PE_DECK_REFILL_the_food_deck_is_refilled_as_soon_as_it_is_empty(refill)
 
 def test_ruleset_2_adds_the_option_and_a_ruleset_1_genesis_folds_as_recorded():
     """A recorded game always folds under the ruleset version it was recorded with."""
-    assert ENGINE.ruleset_version == "2"
-    assert ENGINE.rulesets["2"]["deck_refill"] == "when_empty"
-    assert "deck_refill" not in ENGINE.rulesets["1"]
+    assert ENGINE.spec.ruleset_version == "2"
+    assert ENGINE.spec.rulesets["2"]["deck_refill"] == "when_empty"
+    assert "deck_refill" not in ENGINE.spec.rulesets["1"]
     seats = [record_pb2.SeatInfo(name=n) for n in NAMES[:3]]
     for version, shape, refill in (("1", State, "on_draw"), ("2", StateV2, "when_empty")):
         genesis = record_pb2.Genesis(game_kind="picky-eaters", ruleset_version=version, seats=seats)
         table, _ = fold.start(genesis, bytes(32), PACK)
         assert type(table.game) is shape and table.game.refill == refill
-    chosen, _ = setup(NAMES[:2], {"deck_refill": "on_draw"}, PACK, Rng(bytes(32)), "2")
+    chosen, _ = ENGINE.setup(NAMES[:2], {"deck_refill": "on_draw"}, PACK, Rng(bytes(32)), "2")
     assert chosen.refill == "on_draw"
-    with pytest.raises(MalformedCommand):
-        setup(NAMES[:2], {"deck_refill": "on_draw"}, PACK, Rng(bytes(32)), "1")
-    with pytest.raises(MalformedCommand):
-        setup(NAMES[:2], {"deck_refill": "sometimes"}, PACK, Rng(bytes(32)), "2")
+    # PE-OPTIONS: an option the ruleset does not have, a value the option does not take
+    with pytest.raises(SetupRefused) as caught:
+        ENGINE.setup(NAMES[:2], {"deck_refill": "on_draw"}, PACK, Rng(bytes(32)), "1")
+    assert caught.value.rule_id == "PE-OPTIONS" and "no option 'deck_refill'" in str(caught.value)
+    with pytest.raises(SetupRefused) as caught:
+        ENGINE.setup(NAMES[:2], {"deck_refill": "sometimes"}, PACK, Rng(bytes(32)), "2")
+    assert caught.value.rule_id == "PE-OPTIONS" and caught.value.field == "options"
 
 
 def test_PE_ITEM_SILVERWARE_fancy_silverware_cannot_be_replaced():
@@ -150,8 +153,8 @@ def test_PE_PASS_a_player_who_has_passed_takes_no_more_actions():
     """PE-PASS. "Pass: Announce you are done taking actions. Once you pass, you may no longer
     take actions for that round." That, not the turn order, is why Bob is refused."""
     state = position(n=3, hands=[[], [ing("corn")], []], market=[ing("rice")])
-    state, _ = ENGINE.apply(state, 0, pass_())
-    state, _ = ENGINE.apply(state, 1, pass_())
+    state, _ = fold.play(ENGINE, state, 0, pass_())
+    state, _ = fold.play(ENGINE, state, 1, pass_())
     assert state.turn == 2
     message = refused(state, 1, take(ing("rice")), "PE-PASS")
     assert message == "Bob has passed and takes no more actions this round"
@@ -172,7 +175,7 @@ def test_legal_commands_give_every_way_to_prepare_checked_against_brute_force():
     state = position(hands=[hand], recipes={0: ["recipe-pizza"], 1: ["recipe-sushi"]})
     legal = ENGINE.legal_commands(state, 0)
     for command in legal:
-        ENGINE.apply(state, 0, command)
+        fold.play(ENGINE, state, 0, command)
     offered = {_key(c) for c in legal if c.WhichOneof("action") == "prepare_recipe"}
     accepted = set()
     names = sorted({i.name for i in PACK.ingredients})
@@ -188,7 +191,7 @@ def test_legal_commands_give_every_way_to_prepare_checked_against_brute_force():
                     for replaces in ("", "recipe-pizza", "recipe-sushi"):
                         command = prepare(recipe, list(used), subs, replaces)
                         try:
-                            check_command(state, 0, command)
+                            fold.play(ENGINE, state, 0, command)
                         except RuleViolation:
                             continue
                         accepted.add(_key(command))
@@ -207,7 +210,7 @@ def test_legal_commands_stop_at_the_cap_and_say_the_list_is_partial():
     listed, partial = capped(found)
     assert partial and len(listed) == LEGAL_CAP
     for command in listed[:: LEGAL_CAP // 10]:
-        ENGINE.apply(state, 0, command)
+        fold.play(ENGINE, state, 0, command)
     small = position(hands=[filler(12)], phase=DISCARD_DOWN)
     every = ENGINE.legal_commands(small, 0)
     assert capped(every) == (every, False) and len(every) == 12 * 11 // 2

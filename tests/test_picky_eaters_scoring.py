@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from replay.picky_eaters import ENGINE
-from replay.picky_eaters_rules import OVER, score_table
+from replay import fold
+from replay.games.picky_eaters import ENGINE
+from replay.games.picky_eaters.flow import score_table
+from replay.games.picky_eaters.state import OVER
 from tests.test_picky_eaters_helpers import PACK, item, pass_, position
 
 BILLIE, ALEX, RAMONA = "guest-billie", "guest-alex", "guest-ramona"
@@ -104,7 +106,7 @@ def test_PE_I2_hot_plate_scores_nothing_itself():
 
 def finish(state):
     """Seat 0 passes last in round 5: the game ends."""
-    return ENGINE.apply(state, 0, pass_())
+    return fold.play(ENGINE, state, 0, pass_())
 
 
 def test_PE_GAME_END_PE_WINNER_game_over_fact_carries_the_scoring_table():
@@ -160,7 +162,7 @@ def test_printed_item_texts_are_on_the_items_played():
 def test_PE_ITEM_PLAY_item_goes_on_a_recipe_and_narrates():
     """Extra Seasoning played on Bob's moussaka lands there and is narrated."""
     state = position(hands=[[SEASONING]], recipes={1: ["recipe-moussaka"]})
-    state, facts = ENGINE.apply(state, 0, item(SEASONING, "recipe-moussaka"))
+    state, facts = fold.play(ENGINE, state, 0, item(SEASONING, "recipe-moussaka"))
     assert state.players[1].recipes[0].items == (SEASONING,)
     assert state.players[0].hand == ()
     assert ENGINE.narrate(facts[0], ["Ann", "Bob"]) == (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Iterator
 
 import pytest
@@ -11,16 +10,15 @@ from feastlog.v1 import game_service_pb2 as pb
 from replay import games
 from tests.serverutil import ThreadedServer, create, play_to_end, stub, view_of, watch_all
 
-PLAYERS = {"bon-appetit": 3, "menu-masters": 4, "picky-eaters": 3}
+PLAYERS = {"bon-appetit": 3, "menu-masters": 4, "picky-eaters": 3}  # else the fewest seats
+
+
+def players(kind: str) -> int:
+    """How many seats the tests give a game of ``kind``."""
+    return PLAYERS.get(kind, games.engine(kind).spec.min_seats)
+
+
 NAMES = ["Ann", "Brian", "Celia", "Dev", "Eve", "Farid"]
-
-
-def present(kind: str) -> bool:
-    try:
-        importlib.import_module(f"replay.{kind.replace('-', '_')}")
-    except ModuleNotFoundError:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -30,27 +28,23 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedServer]
     server.stop()
 
 
-@pytest.mark.parametrize("kind", games.KINDS)
+@pytest.mark.parametrize("kind", games.kinds())
 def test_a_whole_game_through_the_service(served: ThreadedServer, kind: str) -> None:
-    if not present(kind):
-        pytest.skip(f"{kind} engine not in this build")
     client = stub(served.address)
-    game = create(client, served.key, kind, NAMES[: PLAYERS[kind]], seed=bytes([5]) * 32)
+    game = create(client, served.key, kind, NAMES[: players(kind)], seed=bytes([5]) * 32)
     tokens = [t.token for t in game.seat_tokens]
     sent = play_to_end(client, game.game_id, tokens, seed=5)
     final = view_of(client.GetView(pb.GetViewRequest(game_id=game.game_id)))
     assert final["over"] is True and sent > 0
-    assert len(final["scores"]) == PLAYERS[kind] and final["winners"]
+    assert len(final["scores"]) == players(kind) and final["winners"]
 
 
-@pytest.mark.parametrize("kind", games.KINDS)
+@pytest.mark.parametrize("kind", games.kinds())
 def test_a_seat_never_sees_another_seats_secrets_mid_game(
     served: ThreadedServer, kind: str
 ) -> None:
-    if not present(kind):
-        pytest.skip(f"{kind} engine not in this build")
     client = stub(served.address)
-    count = PLAYERS[kind]
+    count = players(kind)
     game = create(client, served.key, kind, NAMES[:count], seed=bytes([6]) * 32)
     tokens = [t.token for t in game.seat_tokens]
     play_to_end(client, game.game_id, tokens, seed=6, stop_after=15)
@@ -63,7 +57,7 @@ def test_a_seat_never_sees_another_seats_secrets_mid_game(
                 owner = fact.fields.get("private_to")
                 assert owner is None or int(owner.number_value) == seat, (kind, seat, fact)
             if event.HasField("command") and event.actor != f"seat:{seat}":
-                inner = getattr(event.command, engine.command_field)
+                inner = getattr(event.command, engine.spec.command_field)
                 assert engine.command_public(inner)
     for event in watch_all(client, game.game_id, None, now.seq):
         assert all("private_to" not in f.fields for f in event.facts)
@@ -83,11 +77,9 @@ def test_bad_input_is_refused_with_its_status_and_rule_and_appends_nothing(
     from feastlog.v1 import bon_appetit_pb2, record_pb2
     from tests.serverutil import bearer, error_info
 
-    if not present(kind):
-        pytest.skip(f"{kind} engine not in this build")
     engine = games.engine(kind)
     client = stub(served.address)
-    game = create(client, served.key, kind, NAMES[: PLAYERS[kind]], seed=bytes([8]) * 32)
+    game = create(client, served.key, kind, NAMES[: players(kind)], seed=bytes([8]) * 32)
     tokens = [t.token for t in game.seat_tokens]
     view = view_of(client.GetView(pb.GetViewRequest(game_id=game.game_id)))
     mover = int(view["to_act"][0])
@@ -97,7 +89,7 @@ def test_bad_input_is_refused_with_its_status_and_rule_and_appends_nothing(
     ).commands[0]
     ba_empty = bon_appetit_pb2.BonAppetitCommand()
     empty = record_pb2.Command()
-    getattr(empty, engine.command_field).SetInParent()
+    getattr(empty, engine.spec.command_field).SetInParent()
     cases = [
         (tokens[waiting], legal, grpc.StatusCode.FAILED_PRECONDITION, TURN_RULES[kind]),
         (tokens[mover], empty, grpc.StatusCode.INVALID_ARGUMENT, ""),
@@ -139,8 +131,6 @@ def test_a_bad_rule_option_value_is_invalid_argument(
 
     from tests.serverutil import error_info
 
-    if not present(kind):
-        pytest.skip(f"{kind} engine not in this build")
     client = stub(served.address)
     with pytest.raises(grpc.RpcError) as caught:
         options: dict[str, str] = {option: "bogus"}
@@ -151,7 +141,7 @@ def test_a_bad_rule_option_value_is_invalid_argument(
     assert option in (caught.value.details() or "")
 
 
-@pytest.mark.parametrize("kind", games.KINDS)
+@pytest.mark.parametrize("kind", games.kinds())
 @pytest.mark.parametrize("count", [1, 7])
 def test_a_wrong_number_of_seats_is_a_bad_request_citing_the_seats_rule(
     served: ThreadedServer, kind: str, count: int
@@ -169,8 +159,11 @@ def test_a_wrong_number_of_seats_is_a_bad_request_citing_the_seats_rule(
     assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     info = error_info(caught.value)
     assert info.reason == "BAD_REQUEST" and info.metadata["field"] == "players"
-    assert info.metadata["rule_id"] == engine.seats_rule and engine.seats_rule in engine.rules
-    assert f"{engine.min_seats} to {engine.max_seats} players, not {count}" in (
+    assert (
+        info.metadata["rule_id"] == engine.spec.seats_rule
+        and engine.spec.seats_rule in engine.spec.rules
+    )
+    assert f"{engine.spec.min_seats} to {engine.spec.max_seats} players, not {count}" in (
         caught.value.details() or ""
     )
 
@@ -179,7 +172,8 @@ def test_list_legal_commands_is_whole_or_says_it_is_partial(
     served: ThreadedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every legal command up to LEGAL_CAP; beyond it the first LEGAL_CAP and partial=true."""
-    from replay.bon_appetit import BonAppetitEngine
+    from dataclasses import replace
+
     from replay.engine import LEGAL_CAP
     from tests.serverutil import bearer
 
@@ -193,12 +187,11 @@ def test_list_legal_commands_is_whole_or_says_it_is_partial(
     assert not whole.partial
     expected = engine.legal_commands(live.table.game, 0)
     assert [c.bon_appetit for c in whole.commands] == expected
-    real = BonAppetitEngine.legal_commands
-    monkeypatch.setattr(
-        BonAppetitEngine,
-        "legal_commands",
-        lambda self, state, seat: (real(self, state, seat) * LEGAL_CAP)[: LEGAL_CAP + 1],
+    real = engine.commands
+    many = replace(
+        engine, commands=lambda state, seat: (list(real(state, seat)) * LEGAL_CAP)[: LEGAL_CAP + 1]
     )
+    monkeypatch.setattr(live, "engine", many)
     capped = client.ListLegalCommands(request, metadata=bearer(token))
     assert capped.partial and len(capped.commands) == LEGAL_CAP
 

@@ -38,11 +38,11 @@ def playout(
     table, facts = fold.start(genesis, bytes([seed, seats]) * 16, pack)
     chooser = random.Random(seed * 100 + seats)
     yield table, facts
-    while not fold.is_over(table):
+    while not fold.is_over(engine, table):
         seat = chooser.choice(sorted(engine.to_act(table.game)))
         command = chooser.choice(engine.legal_commands(table.game, seat))
         table, facts = fold.step(
-            table, f"seat:{seat}", fold.wrap_command(engine.command_field, command)
+            engine, table, f"seat:{seat}", fold.wrap_command(engine.spec.command_field, command)
         )
         yield table, facts
 
@@ -59,22 +59,22 @@ def round_trips_fact(field: str, fact: Fact) -> None:
     assert typed.fact_dict(again) == typed.without_nulls(fact)
 
 
-@pytest.mark.parametrize("kind", games.KINDS)
+@pytest.mark.parametrize("kind", games.SHIPPED)
 def test_every_view_and_fact_of_seeded_games_round_trips(kind: str) -> None:
     engine = games.engine(kind)
-    rulesets = sorted(engine.rulesets)
+    rulesets = sorted(engine.spec.rulesets)
     seen: set[str] = set()
-    for seats in range(engine.min_seats, engine.max_seats + 1):
+    for seats in range(engine.spec.min_seats, engine.spec.max_seats + 1):
         for seed in range(SEEDS[kind]):
             ruleset = rulesets[(seats + seed + 1) % len(rulesets)]  # every ruleset in turn
             for row, (table, facts) in enumerate(playout(kind, seats, seed, ruleset)):
                 # the arbiter and a spectator after every row; each seat in turn
                 for viewer in (ARBITER, SPECTATOR, Viewer.of_seat(row % seats)):
-                    round_trips_view(engine.command_field, engine.view(table.game, viewer))
+                    round_trips_view(engine.spec.command_field, engine.view(table.game, viewer))
                 for fact in facts:
-                    round_trips_fact(engine.command_field, fact)
+                    round_trips_fact(engine.spec.command_field, fact)
                     seen.add(fact["type"])
-    game_facts = view_pb2.Fact.DESCRIPTOR.fields_by_name[engine.command_field].message_type
+    game_facts = view_pb2.Fact.DESCRIPTOR.fields_by_name[engine.spec.command_field].message_type
     assert game_facts is not None
     # every fact the .proto names happened in these games: none is described but never sent
     assert seen == set(game_facts.fields_by_name), set(game_facts.fields_by_name) - seen
@@ -93,7 +93,9 @@ def test_every_view_and_fact_of_seeded_games_round_trips(kind: str) -> None:
 )
 def test_rulings_and_the_seed_reveal_round_trip(ruling: record_pb2.ArbiterCommand) -> None:
     table, _ = next(playout("bon-appetit", 2, 0))
-    _, facts = fold.step(table, "arbiter", record_pb2.Command(arbiter=ruling))
+    _, facts = fold.step(
+        games.engine("bon-appetit"), table, "arbiter", record_pb2.Command(arbiter=ruling)
+    )
     for fact in [*facts, {"type": "seed_revealed", "server_seed": "ab" * 32}]:
         message = typed.fact_message("bon_appetit", fact)
         assert message.WhichOneof("fact") == fact["type"]

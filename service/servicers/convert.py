@@ -233,7 +233,7 @@ def accepted_fields(done: Accepted) -> dict[str, Any]:
         "state_hash": done.row.state_hash,
         "facts": structs(done.facts),
         "game_over": done.game_over,
-        "typed_facts": typed_facts(done.command_field, done.facts),
+        "typed_facts": typed_facts(done.typed_member, done.facts),
     }
 
 
@@ -248,5 +248,5 @@ def what_if_message(answer: WhatIf) -> apb.WhatIfResponse:
         facts=structs(found.get("facts", [])),
         lines=found.get("narrative", []),
         details=struct(found),
-        typed_facts=typed_facts(answer.command_field, found.get("facts", [])),
+        typed_facts=typed_facts(answer.typed_member, found.get("facts", [])),
     )

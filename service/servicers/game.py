@@ -70,7 +70,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
             seq=now.seq,
             viewer=str(now.viewer),
             view=struct(now.view),
-            typed_view=typed.view_message(now.command_field, now.view),
+            typed_view=typed.view_message(now.typed_member, now.view),
             typed_viewer=participant(str(now.viewer)),
         )
 
@@ -89,7 +89,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     ) -> AsyncIterator[pb.WatchGameResponse]:
         watching = await self.app.watch(self.caller(context), request.game_id, request.from_seq)
         async for step in watching.steps:
-            yield pb.WatchGameResponse(event=event(step, watching.command_field))
+            yield pb.WatchGameResponse(event=event(step, watching.typed_member))
 
     @unary
     async def ListGames(

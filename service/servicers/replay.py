@@ -28,7 +28,7 @@ class ReplayService(Servicer, pb_grpc.ReplayServiceServicer):
         wanted = participant_text(request.viewer, request.typed_viewer, "typed_viewer")
         found = await self.app.state_at(self.caller(context), request.game_id, request.seq, wanted)
         return pb.GetStateAtResponse(
-            event=event(found.steps[-1], found.command_field),
+            event=event(found.steps[-1], found.typed_member),
             viewer=str(found.viewer),
             typed_viewer=participant(str(found.viewer)),
             rulings=struct(found.rulings),
@@ -44,7 +44,7 @@ class ReplayService(Servicer, pb_grpc.ReplayServiceServicer):
             self.caller(context), request.game_id, request.from_seq, request.to_seq, wanted
         )
         for step in found.steps:
-            yield pb.StreamReplayResponse(event=event(step, found.command_field))
+            yield pb.StreamReplayResponse(event=event(step, found.typed_member))
 
     @unary
     async def ExportRecord(

@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 
 from replay.standings import Standing
-from service.projection import FIGURES, KindStats, Projected, schema, tables
+from service.projection import KindStats, Projected, figure_of, schema, tables
 from service.store.schema import insert as insert_columns
 
 
@@ -41,7 +41,12 @@ def adopt(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> int:
     for i, path in enumerate(paths):
         con.execute(f"ATTACH '{_quoted(path)}' AS share{i} (READ_ONLY)")
         try:
-            for name in tables():
+            # a worker process knows the games registered on import; a game registered
+            # later in this process only (a test's) has no games in a worker's share
+            held = con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = ?", [f"share{i}"]
+            ).fetchall()
+            for name in [t for t in tables() if (t,) in held]:
                 con.execute(f"INSERT INTO {name} SELECT * FROM share{i}.{name}")
         finally:
             con.execute(f"DETACH share{i}")
@@ -94,7 +99,7 @@ def stats(con: duckdb.DuckDBPyConnection, tournament_id: str = "") -> list[KindS
     ).fetchall()
     out = []
     for kind, played in kinds:
-        label, query = FIGURES.get(kind, ("", "SELECT NULL"))
+        label, query = figure_of(kind)
         if tournament_id and label:
             query += (" AND" if "WHERE" in query else " WHERE") + (
                 " game_id IN (SELECT game_id FROM outcome_games WHERE tournament_id = $t)"

@@ -1,15 +1,101 @@
-"""Menu Masters: the rule catalogue, one id per rule of the rulebook and per reading.
+"""Menu Masters: the facts of the game, first: seats, options, RNG labels, the rule catalogue.
 
-Rulebook: shared/rulebooks/menu-masters.txt.  Ids ``MM-I1`` .. ``MM-I6`` are the readings
-of DESIGN section 8; ``MM-I7`` .. ``MM-I9`` are readings this engine adds.  A rule no
-command can break (setup, flow, scoring) is marked ``refuses=False``.
+Rulebook: shared/rulebooks/menu-masters.txt, for 2 to 6 chefs.  Ids ``MM-I1`` .. ``MM-I6``
+are the readings of DESIGN section 8; ``MM-I7`` .. ``MM-I9`` are readings this engine adds.
+A rule no command can break (setup, flow, scoring) is marked ``refuses=False``.
+
+Rounds of three steps: Place Pawns (one Chef Cap at a time, clockwise from the First
+Chef: join a store's line, own a store, or collect a bank coin), Purchase Ingredients
+(stores in order, first in first out, cost = pawns in the stack), Clean Up (owners and
+coin collectors collect, stores restock, the First Chef token passes).  Menus are
+completed from the basket on the chef's own purchase turn; the round in which a chef
+completes a third Menu is the last; stars of the ingredients used score.
+
+Commands (``feastlog.v1.MenuMastersCommand``): PlacePawn, PurchaseIngredient, LeaveLine,
+CompleteMenus, DiscardIngredient, FinishPurchaseTurn.  A purchase turn (MM-I4): the chef
+at the top of a line may complete Menus, then buys (PurchaseIngredient) or leaves
+(LeaveLine, which ends the turn); after buying they may complete more Menus and end with
+FinishPurchaseTurn, or, holding a 7th card, must complete a Menu or discard (a discard
+ends the turn).  The turn never ends by itself after a purchase, so whether a chef could
+complete a secret Menu is never revealed.  An empty window is a sold-out store (MM-I9).
+
+Ruleset versions (a game folds under the version its genesis names):
+
+- ``2`` (new games): a chef at the top of a line who cannot pay, or whose store has sold
+  out, still has the turn: they may complete Menus, then leave (MM-I3); the turn passes
+  by itself when nothing is possible in it, judged from public information only
+  (``menus.nothing_to_do``).  The game ends by the rulebook (the round of a third
+  Menu), or after a clean-up once no Menu left can be completed with the cards left
+  (MM-I7); ``round_limit`` is off unless the organiser sets it.
+- ``1``: such a chef left the line without a turn (a sold-out store's whole line at
+  once); the game also ended when no Menu or no ingredient was left, or after round 30
+  (``round_limit``).
+
+Randomness, so that a deal can be re-derived from this text alone (DESIGN section 3).
+Decks are sequences, top first; drawing takes the top card.  RNG labels, in the order
+first consumed:
+
+1. ``menu-masters/produce-stand-deck``, ``menu-masters/butcher-shop-deck``,
+   ``menu-masters/bakery-deck``: at setup, each store's cards in pack file order are
+   shuffled with their deck's label; the top 3 go to the window (in that order), the
+   rest is the deck.  With 4 or more chefs the Supermarket window then takes the top
+   card of the Produce Stand, Butcher Shop and Bakery decks, in that order.
+2. ``menu-masters/first-seat``: ``uniform(n)`` for the First Chef, only with
+   ``first_seat = random``.
+3. ``menu-masters/menu-deck``: the Menus in pack file order are shuffled; secret Menus
+   are dealt one at a time clockwise from the First Chef, twice round, from the top;
+   the next 3 are the community row, the rest the Menu deck.  A completed community
+   Menu is replaced at once by the top of the Menu deck, in the same place of the row.
+4. Discards: a discarded card goes to the bottom of its store's deck (the deck as it is
+   then, top first, with the card appended last), and that whole sequence is shuffled
+   with the deck's label, continuing that label's stream where it stopped.  This is the
+   only later use of the deck labels.
+
+Restocking at clean-up draws from the top of each deck, Produce Stand, Butcher Shop,
+Bakery in turn, until the window holds 3 (a short deck leaves it short, MM-I9); with 4
+or more chefs the Supermarket then takes the top card of each of those decks, in that
+order, whose store has no card in the Supermarket window.
+
+Options: ``first_seat`` (``random`` or a seat number), ``round_limit`` (``off``, or the
+game ends after the clean-up of this round at the latest, MM-I7; default ``off``; ruleset
+1: ``30``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from replay.engine import Rule, catalogue
+from feastlog.v1 import menu_masters_pb2 as pb
+from replay.engine import Option, Rule, Spec, catalogue
+from replay.games.menu_masters.pack import DECKS
+
+KIND = "menu-masters"
+STORES = (*DECKS, "supermarket")  # purchase order; index + 1 is the proto Store value
+STORE_TITLES = ("Produce Stand", "Butcher Shop", "Bakery", "Supermarket")
+DECK_LABELS = tuple(f"{KIND}/{deck}-deck" for deck in DECKS)
+FIRST_SEAT_LABEL = f"{KIND}/first-seat"
+MENU_LABEL = f"{KIND}/menu-deck"
+
+PAWNS = 4
+START_COINS = 6
+BANK_PER_CHEF = 2
+BOX_COINS = 48
+WINDOW = 3
+SECRET_MENUS = 2
+COMMUNITY_MENUS = 3
+MENUS_TO_END = 3
+BASKET = 6
+SUPERMARKET_CHEFS = 4
+
+OPTIONS = (
+    Option("first_seat", ("random",), "MM-OPTIONS", "MM-SETUP-FIRST-CHEF", open_value="seat"),
+    Option("round_limit", ("off",), "MM-OPTIONS", "MM-I7", open_value="rounds"),
+)
+# Every ruleset version this build folds, with its option defaults (ruleset 1: a limit of 30).
+RULESETS: Mapping[str, Mapping[str, str]] = {
+    "1": {"first_seat": "random", "round_limit": "30"},
+    "2": {"first_seat": "random", "round_limit": "off"},
+}
 
 _S, _P, _B, _M, _C, _E = (
     "Setup",
@@ -52,6 +138,11 @@ RULES: Mapping[str, Rule] = catalogue(
         _S,
         "One chef receives the First Chef token (option first_seat: random or a seat).",
         refuses=False,
+    ),
+    Rule(
+        "MM-OPTIONS",
+        "feastlog record",
+        "The rule options are first_seat and round_limit, each with its listed values.",
     ),
     Rule(
         "MM-GAME-OVER",
@@ -289,4 +380,24 @@ RULES: Mapping[str, Rule] = catalogue(
         True,
         refuses=False,
     ),
+)
+
+
+SPEC = Spec(
+    kind=KIND,
+    title="Menu Masters",
+    rulebook="shared/rulebooks/menu-masters.txt",
+    min_seats=2,
+    max_seats=6,
+    seats_rule="MM-I1",
+    end_rule="MM-GAME-OVER",
+    turn_rules=("MM-TURN-ORDER",),
+    options_rule="MM-OPTIONS",
+    ruleset_version="2",
+    rulesets=RULESETS,
+    options=OPTIONS,
+    rng_labels=(*DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL),
+    rules=RULES,
+    command_field="menu_masters",
+    command_type=pb.MenuMastersCommand,
 )

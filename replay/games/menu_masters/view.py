@@ -1,8 +1,7 @@
-"""What Menu Masters shows: views per viewer, legal commands, and narration of facts.
+"""Menu Masters: the table as each viewer may see it, the legal commands, narration by fact.
 
-Public: stores (windows, lines, owners, coins on the boards, deck sizes), baskets, coins,
-community Menus, completed Menus.  Secret Menus: their chef only (counts for others).
-Deck orders (store decks, Menu deck): the arbiter only.  After the game ends, everything.
+Everything is played in the open but the secret Menus (their owner sees them; the others
+see how many) and the order of the decks (the arbiter sees it).
 """
 
 from __future__ import annotations
@@ -14,48 +13,24 @@ from typing import Any
 from google.protobuf.message import Message
 
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay.engine import LEGAL_CAP, Fact, MalformedCommand, Viewer
-from replay.menu_masters_menus import Use, all_completions, completion_message
-from replay.menu_masters_possible import blocked
-from replay.menu_masters_state import BASKET, OVER, PLACE, STORE_TITLES, STORES, State
+from replay.engine import LEGAL_CAP, Fact, Viewer
+from replay.games.menu_masters.menus import all_completions, blocked, completion_message
+from replay.games.menu_masters.moves import to_act
+from replay.games.menu_masters.spec import BASKET, KIND, STORE_TITLES, STORES
+from replay.games.menu_masters.state import OVER, PLACE, State, Use, store_name
 
 
-def malformed(field: str, message: str) -> MalformedCommand:
-    """A MalformedCommand for ``field``."""
-    return MalformedCommand(field, message)
+def command_public(command: Message) -> bool:
+    """Every Menu Masters command is played in the open."""
+    return True
 
 
-def store_name(index: int, title: bool = False) -> str:
-    """The store's id (``produce-stand``) or, with ``title``, its name (``Produce Stand``)."""
-    return STORE_TITLES[index] if title else STORES[index]
-
-
-def store_index(value: int, field: str) -> int:
-    """The store index of a proto Store value (MalformedCommand when unset or unknown)."""
-    if value not in pb.MenuMastersStore.values() or value == pb.MENU_MASTERS_STORE_UNSPECIFIED:
-        raise malformed(field, "name a store: produce stand, butcher shop, bakery or supermarket")
-    return value - 1
-
-
-def whose_turn(state: State, seat: int) -> str:
-    """Why ``seat`` may not act now, in players' words."""
-    name = state.chefs[seat].name if 0 <= seat < len(state.chefs) else f"seat {seat}"
-    if state.step == PLACE and state.placing is not None:
-        return f"it is {state.chefs[state.placing].name}'s turn to place a pawn, not {name}'s"
-    if state.turn is not None:
-        other = state.chefs[state.turn.seat].name
-        where = store_name(state.turn.store, True)
-        return f"it is {other}'s purchase turn at the {where}, not {name}'s"
-    return f"it is not {name}'s turn"
-
-
-def legal_commands(state: State, seat: int, acting: frozenset[int]) -> list[Message]:
-    """Every legal command, sorted; Menus: every set completable together, every way.
+def legal_commands(state: State, seat: int) -> list[pb.MenuMastersCommand]:
+    """Every legal command of the chef to act, sorted; Menus: every set completable
+    together, every way.
 
     Enumeration stops after ``LEGAL_CAP + 1`` commands (the caller reports a partial list).
     """
-    if seat not in acting:
-        return []
     out: list[pb.MenuMastersCommand] = []
     chef = state.chefs[seat]
     if state.step == PLACE:
@@ -148,7 +123,7 @@ def _menu(state: State, menu_id: str) -> dict[str, Any]:
     return {"id": menu.id, "name": menu.name, "ingredients": list(menu.ingredients)}
 
 
-def view(state: State, viewer: Viewer, acting: list[int]) -> dict[str, Any]:
+def view(state: State, viewer: Viewer) -> dict[str, Any]:
     """The table as ``viewer`` may see it."""
     over = state.step == OVER
     everything = over or viewer.role == "arbiter"
@@ -183,11 +158,11 @@ def view(state: State, viewer: Viewer, acting: list[int]) -> dict[str, Any]:
         shown["stars"] = chef.stars()
         chefs.append(shown)
     out: dict[str, Any] = {
-        "kind": "menu-masters",
+        "kind": KIND,
         "round": state.round,
         "phase": state.step,
         "over": over,
-        "to_act": acting,
+        "to_act": sorted(to_act(state)),
         "first_chef": state.first_chef,
         "stores": stores,
         "chefs": chefs,

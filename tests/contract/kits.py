@@ -1,33 +1,26 @@
-"""Every refusal cites its rule, for every game.
+"""What the contract tests need of each game beyond its engine: its kit.
 
-- ``REFUSALS`` holds, per game, one refused command (or setup) for every rule of the
-  catalogue that can refuse; the rules that never refuse (setup, flow, scoring) are marked
-  ``refuses=False`` in the catalogue.  A meta-test per game checks that the two together
-  are the whole catalogue.
-- A generated test plays seeded games under every ruleset version, mutates commands at
-  many positions into other well-formed commands (any seat, any card, colour, store or
-  Menu of the game), and checks that each refusal is a ``RuleViolation`` citing a rule of
-  the catalogue marked as refusing (or a feastlog record rule), never ``MalformedCommand``.
+A kit holds, for a game kind, how many seats its seeded games have, one refused command
+(or setup) for every rule of the catalogue that can refuse (the rules that never refuse
+are marked ``refuses=False``), a generator of well-formed commands to try at any
+position (any seat, any card, colour, store or Menu of the game), and where the game's
+own scenario tests are (they cite every rule id).  A game registered
+without a kit fails the contract tests: registering a game means bringing its kit.
 """
 
 from __future__ import annotations
 
 import random
-from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import replace
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
-import pytest
 from google.protobuf.message import Message
 
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import menu_masters_pb2 as mm
 from feastlog.v1 import picky_eaters_pb2 as pe
-from feastlog.v1 import record_pb2
 from replay import fold, games
-from replay.engine import MalformedCommand, RuleViolation
-from replay.fold import RECORD_RULES
 from replay.rng import Rng
 from tests import test_bon_appetit_rules as bar
 from tests import test_menu_masters_support as mms
@@ -37,15 +30,15 @@ Thunk = Callable[[], object]
 
 
 def _ba(state: Any, seat: int, command: Message) -> Thunk:
-    return lambda: games.engine("bon-appetit").apply(state, seat, command)
+    return lambda: fold.play(games.engine("bon-appetit"), state, seat, command)
 
 
 def _mm(state: Any, seat: int, command: Message) -> Thunk:
-    return lambda: games.engine("menu-masters").apply(state, seat, command)
+    return lambda: fold.play(games.engine("menu-masters"), state, seat, command)
 
 
 def _pe(state: Any, seat: int, command: Message) -> Thunk:
-    return lambda: games.engine("picky-eaters").apply(state, seat, command)
+    return lambda: fold.play(games.engine("picky-eaters"), state, seat, command)
 
 
 def _ba_over() -> Any:
@@ -95,6 +88,9 @@ def _mm_refusals() -> dict[str, Thunk]:
     coin = m.run(m.new_game(3), (0, m.coin()), (1, m.line(m.BAKERY)), (2, m.line(m.BAKERY)))[0]
     return {
         "MM-I1": lambda: engine.setup(tuple("ABCDEFG"), {}, m.PACK, Rng(bytes(32)), "2"),
+        "MM-OPTIONS": lambda: engine.setup(
+            tuple("ABC"), {"round_limit": "0"}, m.PACK, Rng(bytes(32)), "2"
+        ),
         "MM-GAME-OVER": _mm(replace(turn, step="over", end="third_menu"), 0, m.leave()),
         "MM-TURN-ORDER": _mm(turn, 1, m.leave()),
         "MM-STEP": _mm(turn, 0, m.line(m.BAKERY)),
@@ -148,6 +144,9 @@ def _pe_refusals() -> dict[str, Thunk]:
     spare = p.filler(6)
     return {
         "PE-I1": lambda: setup(["Solo"], {}, p.PACK, Rng(bytes(32)), "2"),
+        "PE-OPTIONS": lambda: setup(
+            ["Ann", "Bob"], {"small_table_variant": "maybe"}, p.PACK, Rng(bytes(32)), "2"
+        ),
         "PE-GAME-END": _pe(over, 0, p.pass_()),
         "PE-PASS": _pe(p.position(passed=[1], turn=0), 1, p.pass_()),
         "PE-TURN-ORDER": _pe(cook, 1, p.pass_()),
@@ -211,36 +210,8 @@ def _pe_refusals() -> dict[str, Thunk]:
     }
 
 
-REFUSALS: dict[str, Callable[[], dict[str, Thunk]]] = {
-    "bon-appetit": _ba_refusals,
-    "menu-masters": _mm_refusals,
-    "picky-eaters": _pe_refusals,
-}
-CASES = [(kind, rule_id) for kind, table in REFUSALS.items() for rule_id in table()]
-
-
-@pytest.mark.parametrize("kind", games.KINDS)
-def test_every_rule_is_cited_by_a_refusal_test_or_marked_as_never_refusing(kind: str) -> None:
-    """The refusing rules of the catalogue are exactly those this file refuses a move with."""
-    rules = games.engine(kind).rules
-    refusing = {rule_id for rule_id, rule in rules.items() if rule.refuses}
-    assert set(REFUSALS[kind]()) == refusing
-    assert {r.id for r in rules.values() if not r.refuses} == set(rules) - refusing
-
-
-@pytest.mark.parametrize(("kind", "rule_id"), CASES, ids=[f"{k}:{r}" for k, r in CASES])
-def test_each_refusing_rule_refuses_a_move(kind: str, rule_id: str) -> None:
-    with pytest.raises(RuleViolation) as caught:
-        REFUSALS[kind]()[rule_id]()
-    assert caught.value.rule_id == rule_id, caught.value
-    assert caught.value.message and rule_id in games.engine(kind).rules
-
-
-# Generated: refusals of well-formed commands at many positions of seeded games.
-
-FUZZ_GAMES = 3  # per game kind and ruleset version
-FUZZ_POSITIONS = 30  # positions per game, spread over it
-FUZZ_MUTATIONS = 12  # well-formed commands tried per seat and position
+# Well-formed commands tried per seat and position
+MUTATIONS = 12
 GEMS = (
     ba.BON_APPETIT_GEM_BLUE,
     ba.BON_APPETIT_GEM_GREEN,
@@ -251,7 +222,7 @@ GEMS = (
 
 def _ba_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Iterator[Message]:
     """Bids and tie-break bids of 0 to 6 gems of any colours, and legal ones changed a little."""
-    for _ in range(FUZZ_MUTATIONS):
+    for _ in range(MUTATIONS):
         gems = [rng.choice(GEMS) for _ in range(rng.randint(0, 6))]
         if rng.random() < 0.5:
             yield ba.BonAppetitCommand(bid=ba.BonAppetitBid(gems=gems))
@@ -289,7 +260,7 @@ def _mm_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Ite
     )
     yield mm.MenuMastersCommand(leave_line=mm.MenuMastersLeaveLine())
     yield mm.MenuMastersCommand(finish_turn=mm.MenuMastersFinishPurchaseTurn())
-    for _ in range(FUZZ_MUTATIONS // 3):
+    for _ in range(MUTATIONS // 3):
         yield mm.MenuMastersCommand(
             purchase=mm.MenuMastersPurchaseIngredient(card_id=rng.choice(cards))
         )
@@ -297,7 +268,7 @@ def _mm_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Ite
             discard=mm.MenuMastersDiscardIngredient(card_id=rng.choice(cards))
         )
     basket = [c for chef in table.game.chefs for c in chef.basket] or cards
-    for _ in range(FUZZ_MUTATIONS):
+    for _ in range(MUTATIONS):
         fulfilments = []
         for _ in range(rng.randint(1, 4)):
             ingredient = rng.choice(ingredients)
@@ -343,7 +314,7 @@ def _pe_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Ite
         return [rng.choice(hands if rng.random() < 0.7 else food) for _ in range(count)]
 
     yield pe.PickyEatersCommand(pass_round=pe.PickyEatersPass())
-    for _ in range(FUZZ_MUTATIONS // 2):
+    for _ in range(MUTATIONS // 2):
         yield pe.PickyEatersCommand(take_from_market=pe.PickyEatersTakeFromMarket(card=some(1)[0]))
         yield pe.PickyEatersCommand(
             play_item=pe.PickyEatersPlayItem(item=some(1)[0], recipe=rng.choice(["", *food]))
@@ -380,65 +351,26 @@ def _pe_commands(table: fold.Table, legal: list[Any], rng: random.Random) -> Ite
         yield changed
 
 
-MUTATORS: dict[str, Callable[[fold.Table, list[Any], random.Random], Iterator[Message]]] = {
-    "bon-appetit": _ba_commands,
-    "menu-masters": _mm_commands,
-    "picky-eaters": _pe_commands,
+Commands = Callable[[fold.Table, list[Any], random.Random], Iterator[Message]]
+
+
+@dataclass(frozen=True)
+class Kit:
+    """A game's kit: seats of its seeded games, a refusal per refusing rule, commands to try."""
+
+    seats: int
+    refusals: Callable[[], Mapping[str, Thunk]]
+    commands: Commands
+    tests: str  # the game's test files, a glob under tests/: every rule id is cited there
+
+
+KITS: dict[str, Kit] = {
+    "bon-appetit": Kit(3, _ba_refusals, _ba_commands, "test_bon_appetit_*.py"),
+    "menu-masters": Kit(4, _mm_refusals, _mm_commands, "test_menu_masters_*.py"),
+    "picky-eaters": Kit(3, _pe_refusals, _pe_commands, "test_picky_eaters_*.py"),
 }
-SEATS = {"bon-appetit": 3, "menu-masters": 4, "picky-eaters": 3}
-RULESETS = [(k, v) for k in games.KINDS for v in sorted(games.engine(k).rulesets)]
 
 
-def _tables(kind: str, ruleset: str, game: int) -> list[fold.Table]:
-    """The tables of one seeded random legal game, from genesis to the end."""
-    engine = games.engine(kind)
-    pack = engine.load_pack(engine.default_pack_bytes())
-    seats = [record_pb2.SeatInfo(name=n) for n in ("Ann", "Bob", "Cy", "Dee")[: SEATS[kind]]]
-    genesis = record_pb2.Genesis(game_kind=kind, ruleset_version=ruleset, seats=seats)
-    table, _ = fold.start(genesis, bytes([game, 99]) * 16, pack)
-    chooser = random.Random(game)
-    tables = [table]
-    while not fold.is_over(table):
-        seat = chooser.choice(sorted(engine.to_act(table.game)))
-        command = chooser.choice(engine.legal_commands(table.game, seat))
-        table, _ = fold.step(
-            table, f"seat:{seat}", fold.wrap_command(engine.command_field, command)
-        )
-        tables.append(table)
-    return tables
-
-
-@pytest.mark.parametrize(("kind", "ruleset"), RULESETS, ids=[f"{k}-{v}" for k, v in RULESETS])
-def test_every_refusal_of_a_well_formed_command_cites_a_refusing_rule(
-    kind: str, ruleset: str
-) -> None:
-    engine = games.engine(kind)
-    refusing = {r.id for r in engine.rules.values() if r.refuses} | set(RECORD_RULES)
-    cited: Counter[str] = Counter()
-    accepted = 0
-    for game in range(FUZZ_GAMES):
-        tables = _tables(kind, ruleset, game)
-        step = max(1, len(tables) // FUZZ_POSITIONS)
-        rng = random.Random(game * 31 + len(kind))
-        for table in [*tables[::step], tables[-1]]:
-            for seat in range(SEATS[kind]):
-                legal = engine.legal_commands(table.game, seat)
-                for inner in MUTATORS[kind](table, legal, rng):
-                    command = fold.wrap_command(engine.command_field, inner)
-                    try:
-                        fold.step(table, f"seat:{seat}", command)
-                    except RuleViolation as refused:
-                        assert refused.rule_id in refusing, (refused, inner)
-                        cited[refused.rule_id] += 1
-                        continue
-                    except MalformedCommand as malformed:  # pragma: no cover - the failure
-                        pytest.fail(f"well-formed {inner} refused as malformed: {malformed}")
-                    accepted += 1
-                    assert seat in engine.to_act(table.game)
-        final = tables[-1]
-        for inner in MUTATORS[kind](final, [], rng):
-            with pytest.raises(RuleViolation) as after:
-                fold.step(final, "seat:0", fold.wrap_command(engine.command_field, inner))
-            assert after.value.rule_id == engine.end_rule
-            assert "FL-GAME-CLOSED" in after.value.message
-    assert accepted > 0 and sum(cited.values()) > 100 and len(cited) >= 5, cited
+def register(kind: str, kit: Kit) -> None:
+    """The kit of a game registered beside the shipped ones (the tests' fourth game)."""
+    KITS[kind] = kit

@@ -159,8 +159,8 @@ def slug(name: str) -> str:
 
 
 def default_pack_bytes() -> bytes:
-    """The bundled pack file ``replay/packs/picky_eaters.toml``."""
-    return (resources.files("replay") / "packs" / "picky_eaters.toml").read_bytes()
+    """The bundled pack file, pack.toml beside this module."""
+    return (resources.files("replay.games.picky_eaters") / "pack.toml").read_bytes()
 
 
 _FIELDS = {

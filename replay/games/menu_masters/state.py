@@ -1,37 +1,39 @@
-"""The state of a Menu Masters game: frozen values, and small pure helpers on them."""
+"""Menu Masters: the state of a game (frozen values), and small pure helpers on them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from replay.menu_masters_menus import Completed
-from replay.menu_masters_pack import DECKS, Pack
+from replay.games.menu_masters.pack import DECKS, Pack
+from replay.games.menu_masters.spec import STORE_TITLES, STORES
 from replay.rng import Rng
 
 T = TypeVar("T")
 
-KIND = "menu-masters"
-STORES = (*DECKS, "supermarket")  # purchase order; index + 1 is the proto Store value
-STORE_TITLES = ("Produce Stand", "Butcher Shop", "Bakery", "Supermarket")
-DECK_LABELS = tuple(f"{KIND}/{deck}-deck" for deck in DECKS)
-FIRST_SEAT_LABEL = f"{KIND}/first-seat"
-MENU_LABEL = f"{KIND}/menu-deck"
-
-PAWNS = 4
-START_COINS = 6
-BANK_PER_CHEF = 2
-BOX_COINS = 48
-WINDOW = 3
-SECRET_MENUS = 2
-COMMUNITY_MENUS = 3
-MENUS_TO_END = 3
-BASKET = 6
-SUPERMARKET_CHEFS = 4
-
 PLACE = "place_pawns"
 PURCHASE = "purchase_ingredients"
 OVER = "over"
+
+
+@dataclass(frozen=True)
+class Use:
+    """How one ingredient of a Menu was fulfilled, and the stars it scores."""
+
+    ingredient: str  # the Menu's ingredient
+    cards: tuple[str, ...]  # one card, or two for a Power Food
+    power_food: str  # "" for a single card, else the ingredient both cards show
+    stars: int
+
+
+@dataclass(frozen=True)
+class Completed:
+    """A completed Menu: which one, from where, the ingredients used and the stars."""
+
+    menu: str
+    source: str  # "secret" or "community"
+    uses: tuple[Use, ...]
+    stars: int
 
 
 @dataclass(frozen=True)
@@ -175,3 +177,8 @@ def all_cards(state: State) -> list[str]:
             out.append(done.menu)
             out += [c for u in done.uses for c in u.cards]
     return out
+
+
+def store_name(index: int, title: bool = False) -> str:
+    """The store's id (``produce-stand``) or, with ``title``, its name (``Produce Stand``)."""
+    return STORE_TITLES[index] if title else STORES[index]

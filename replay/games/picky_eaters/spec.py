@@ -1,22 +1,60 @@
-"""Picky Eaters: the rule catalogue, the game state and the scoring.
+"""Picky Eaters: the facts of the game, first: seats, options, RNG labels, the rule catalogue.
 
-Rulebook: shared/rulebooks/picky-eaters.txt.  The engine is in ``replay.picky_eaters``.
+Rulebook: shared/rulebooks/picky-eaters.txt.
+
+2 to 6 players (PE-I1) prepare Recipes for 5 picky Guests over 5 rounds.  Hidden
+information: each hand (others see counts) and the two decks (only the arbiter sees them).
+Market, Recipes in play, Items on them, revealed Guests and the discard pile are public.
+
+RNG labels, in the order they are consumed:
+
+1. ``picky-eaters/food-deck``: shuffle of the Food deck (ingredients, recipes, items) at
+   setup, from the pack's card ids sorted;
+2. ``picky-eaters/guest-deck``: shuffle of the Guest deck at setup, from guest ids sorted;
+3. ``picky-eaters/first-seat``: ``uniform(n)`` for the first player when the option
+   ``first_seat`` is ``random``;
+4. ``picky-eaters/reshuffle``: each refill of the Food deck: the discard pile, sorted
+   by card id, is shuffled and becomes the deck.  When, depends on ``deck_refill``:
+   ``when_empty`` (ruleset 2 default, PE-DECK-REFILL as printed: "If the Food Deck is
+   ever empty, shuffle the discard pile to form a new Food Deck"): whenever the deck is
+   empty and the discard pile is not, at once — while cards are drawn, right after the
+   card that empties the deck, and otherwise at the end of the command that left it so;
+   ``on_draw`` (PE-I7, ruleset 1's only reading): only when a card must be drawn from an
+   empty deck.
+
+Ruleset versions: ``2`` (new games) adds the option ``deck_refill`` (default
+``when_empty``); ``1`` always refilled on a draw.  Refusals are the same in both.
+
+Options: ``first_seat`` (``random`` or a seat number), ``small_table_variant`` (``on``: the
+2- and 3-player Market of 6 and deal of 6), ``hot_plate_blocks_items`` (``off``; ``on``: a
+Recipe with Hot Plate takes no opponent's Item, PE-I2), ``deck_refill`` (``when_empty``
+or ``on_draw``; ruleset 2).
+
+Flow: each round reveals a Guest, fills the Market, deals (from the first player, PE-I8);
+seats over 10 cards then send ``discard_down`` (phase ``discard-down``, together); then one
+action each in turn (phase ``play``).  A player who takes an 11th card sends
+``discard_down`` before the next player acts (PE-I6).  When all have passed the Market is
+discarded, the first player card moves clockwise and the next round starts; after round 5
+the game is scored.
+
+The legal commands are every legal command up to ``LEGAL_CAP`` (see ``view``): Pass,
+every Market card, every Item on every Recipe it may go on, every pair to discard to
+draw, every way to prepare each Recipe in hand (each set of ingredient cards, each
+3-for-1, each Recipe it may replace), and every set of cards to discard down.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
 
-from replay.engine import Fact, Rule, catalogue
-from replay.picky_eaters_pack import (
-    EXTRA_SEASONING,
-    SPRINKLE_OF_HERBS,
-    Pack,
-    pack_from_source,
-)
-from replay.rng import Rng
+from feastlog.v1 import picky_eaters_pb2 as pb
+from replay.engine import Option, Rule, Spec, catalogue
+
+KIND = "picky-eaters"
+FOOD_DECK = f"{KIND}/food-deck"
+GUEST_DECK = f"{KIND}/guest-deck"
+FIRST_SEAT = f"{KIND}/first-seat"
+RESHUFFLE = f"{KIND}/reshuffle"
 
 ROUNDS = 5
 HAND_LIMIT = 10
@@ -37,9 +75,22 @@ NOTCH_DOWN = {
 WHEN_EMPTY = "when_empty"  # PE-DECK-REFILL read literally: at once (ruleset 2 default)
 ON_DRAW = "on_draw"  # PE-I7: only when a card must be drawn (ruleset 1)
 
-DISCARD_DOWN = "discard-down"  # after the deal, seats over 10 cards discard (together)
-PLAY = "play"  # one action each in turn
-OVER = "over"
+OPTIONS = (
+    Option("first_seat", ("random",), "PE-OPTIONS", "PE-FIRST-PLAYER", open_value="seat"),
+    Option("small_table_variant", ("on", "off"), "PE-OPTIONS", "PE-VARIANT-MARKET"),
+    Option("hot_plate_blocks_items", ("off", "on"), "PE-OPTIONS", "PE-I2"),
+    Option("deck_refill", (WHEN_EMPTY, ON_DRAW), "PE-OPTIONS", "PE-DECK-REFILL"),
+)
+# Every ruleset version this build folds, with its option defaults.
+RULESETS: Mapping[str, Mapping[str, str]] = {
+    "1": {"first_seat": "random", "small_table_variant": "on", "hot_plate_blocks_items": "off"},
+    "2": {
+        "first_seat": "random",
+        "small_table_variant": "on",
+        "hot_plate_blocks_items": "off",
+        "deck_refill": WHEN_EMPTY,
+    },
+}
 
 S_COMP, S_SETUP, S_PLAY = "Components", "Setup", "Gameplay"
 S_ACT, S_MORE, S_END = "Actions", "Additional Rules", "Game End"
@@ -58,6 +109,12 @@ RULES: Mapping[str, Rule] = catalogue(
         S_SETUP,
         "The first player card goes to one player (option first_seat: a seat, or random).",
         refuses=False,
+    ),
+    Rule(
+        "PE-OPTIONS",
+        "feastlog record",
+        "The rule options are first_seat, small_table_variant, hot_plate_blocks_items and "
+        "(from ruleset 2) deck_refill, each with its listed values.",
     ),
     Rule("PE-ROUNDS", S_PLAY, "The game has 5 rounds.", refuses=False),
     Rule("PE-GUEST-REVEAL", S_PLAY, "Each round starts by revealing 1 new Guest.", refuses=False),
@@ -226,187 +283,21 @@ RULES: Mapping[str, Rule] = catalogue(
     ),
 )
 
-
-@dataclass(frozen=True)
-class PlacedRecipe:
-    """A Recipe in play and the Item cards on it."""
-
-    card: str
-    items: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Player:
-    """One player: the secret hand (sorted), Recipes in play and Fancy Silverware."""
-
-    name: str
-    hand: tuple[str, ...] = ()
-    recipes: tuple[PlacedRecipe, ...] = ()
-    silverware: tuple[str, ...] = ()
-    passed: bool = False
-
-    @property
-    def slots_used(self) -> int:
-        """Recipe slots taken: Recipes in play plus Fancy Silverware."""
-        return len(self.recipes) + len(self.silverware)
-
-
-@dataclass(frozen=True)
-class State:
-    """The whole game.  ``food_deck[0]`` is the top card."""
-
-    pack_source: str  # the pack's TOML text; the parsed pack is memoised from it
-    players: tuple[Player, ...]
-    small_table_variant: bool
-    hot_plate_blocks_items: bool
-    first_seat: int  # the first player of round 1 (the tie-break order)
-    first_player: int  # who holds the first player card this round
-    round: int
-    phase: str
-    turn: int
-    food_deck: tuple[str, ...]
-    discard: tuple[str, ...]
-    market: tuple[str, ...]
-    guest_deck: tuple[str, ...]
-    guests: tuple[str, ...]  # revealed, in order
-    rng: Rng
-
-    @property
-    def pack(self) -> Pack:
-        """The content pack this game uses."""
-        return pack_from_source(self.pack_source)
-
-    @property
-    def refill(self) -> str:
-        """When an empty Food deck is refilled: ruleset 1 only on a draw (PE-I7)."""
-        return ON_DRAW
-
-
-@dataclass(frozen=True)
-class StateV2(State):
-    """The state from ruleset 2 on: ruleset 1's fields and the option deck_refill.
-
-    The option is a field here and not in ``State``, so ruleset 1 games keep exactly the
-    state shape (and so the state hashes) they were recorded with.
-    """
-
-    deck_refill: str = "when_empty"
-
-    @property
-    def refill(self) -> str:
-        """When an empty Food deck is refilled: "when_empty" (PE-DECK-REFILL) or "on_draw"."""
-        return self.deck_refill
-
-
-def market_size(seats: int, variant: bool) -> int:
-    """Market cards per round: 2 per player; 6 with 2 or 3 players in the variant."""
-    return 6 if variant and seats <= 3 else 2 * seats
-
-
-def deal_size(seats: int, variant: bool) -> int:
-    """Cards dealt per player per round: 5; 6 with 2 or 3 players in the variant."""
-    return 6 if variant and seats <= 3 else 5
-
-
-def effect_of(pack: Pack, card: str) -> str:
-    """The effect of an Item card."""
-    return pack.item_of[card].effect
-
-
-def has_effect(pack: Pack, placed: PlacedRecipe, effect: str) -> int:
-    """How many Items with ``effect`` sit on a Recipe."""
-    return sum(1 for item in placed.items if effect_of(pack, item) == effect)
-
-
-def owner_of(state: State, recipe: str) -> int | None:
-    """The seat with ``recipe`` in play, or None."""
-    for seat, player in enumerate(state.players):
-        if any(p.card == recipe for p in player.recipes):
-            return seat
-    return None
-
-
-def placed(state: State, seat: int, recipe: str) -> PlacedRecipe:
-    """Seat ``seat``'s Recipe in play with card ``recipe``."""
-    return next(p for p in state.players[seat].recipes if p.card == recipe)
-
-
-def score_recipe(pack: Pack, recipe: PlacedRecipe, guests: tuple[str, ...]) -> dict[str, Any]:
-    """One Recipe's score line: base, each listing Guest (after Extra Seasoning), herbs."""
-    name = pack.recipe_of[recipe.card].name
-    notches = has_effect(pack, recipe, EXTRA_SEASONING)
-    lines: list[dict[str, Any]] = []
-    for card in guests:
-        guest = pack.guest_of[card]
-        listed = guest.category(name)
-        if listed is None:
-            continue
-        counted = listed
-        for _ in range(notches):
-            counted = NOTCH_DOWN[counted]
-        points = CATEGORY_POINTS[counted]
-        lines.append(
-            {
-                "guest": card,
-                "name": guest.name,
-                "listed": listed,
-                "counted": counted,
-                "points": points,
-            }
-        )
-    favorites = sum(1 for line in lines if line["counted"] == "favorite")
-    herbs = HERBS_POINTS * favorites * has_effect(pack, recipe, SPRINKLE_OF_HERBS)
-    total = RECIPE_POINTS + sum(int(line["points"]) for line in lines) + herbs
-    return {
-        "recipe": recipe.card,
-        "name": name,
-        "items": list(recipe.items),
-        "base": RECIPE_POINTS,
-        "guests": lines,
-        "herbs": herbs,
-        "points": total,
-    }
-
-
-def score_table(state: State) -> list[dict[str, Any]]:
-    """The final scoring table: per player, per Recipe, per Guest."""
-    table: list[dict[str, Any]] = []
-    for seat, player in enumerate(state.players):
-        recipes = [score_recipe(state.pack, r, state.guests) for r in player.recipes]
-        silverware: list[dict[str, Any]] = [
-            {"item": card, "points": SILVERWARE_POINTS * len(player.recipes)}
-            for card in player.silverware
-        ]
-        points = sum(int(r["points"]) for r in recipes) + sum(int(s["points"]) for s in silverware)
-        table.append(
-            {
-                "seat": seat,
-                "name": player.name,
-                "recipes": recipes,
-                "silverware": silverware,
-                "points": points,
-            }
-        )
-    return table
-
-
-def tiebreak(state: State) -> tuple[int, ...]:
-    """Each seat's place in the first round's turn order: later (higher) wins a tie."""
-    n = len(state.players)
-    return tuple((seat - state.first_seat) % n for seat in range(n))
-
-
-def game_over_fact(state: State) -> Fact:
-    """The game_over fact: points, winners and the full scoring table."""
-    table = score_table(state)
-    points = [int(row["points"]) for row in table]
-    order = tiebreak(state)
-    best = max(zip(points, order, strict=True))
-    winners = [s for s in range(len(points)) if (points[s], order[s]) == best]
-    return {
-        "type": "game_over",
-        "points": points,
-        "winners": winners,
-        "tiebreak": list(order),
-        "table": table,
-    }
+SPEC = Spec(
+    kind=KIND,
+    title="Picky Eaters",
+    rulebook="shared/rulebooks/picky-eaters.txt",
+    min_seats=2,
+    max_seats=6,
+    seats_rule="PE-I1",
+    end_rule="PE-GAME-END",
+    turn_rules=("PE-PASS", "PE-TURN-ORDER"),
+    options_rule="PE-OPTIONS",
+    ruleset_version="2",
+    rulesets=RULESETS,
+    options=OPTIONS,
+    rng_labels=(FOOD_DECK, GUEST_DECK, FIRST_SEAT, RESHUFFLE),
+    rules=RULES,
+    command_field="picky_eaters",
+    command_type=pb.PickyEatersCommand,
+)

@@ -1,14 +1,65 @@
-"""Bon Appetit!: the rule catalogue, one id per rule of the rulebook and per reading.
+"""Bon Appetit!: the facts of the game, first: seats, options, RNG labels, the rule catalogue.
 
 Rulebook: shared/rulebooks/bon-appetit.txt.  Ids ``BA-I1`` .. ``BA-I8`` are the readings of
 DESIGN section 8; ``BA-I9`` .. ``BA-I13`` are readings this engine adds.
+
+- 2-4 players; 13 Dish Cards (12 auctioned, 1 removed unseen); 20 gems, 5 per colour
+  (blue, green, red, yellow): 4 sit on the Gem Card as markers, 16 go in the bag (12 with
+  2 players: 3 per colour; the other 4 stay in the box and are not counted).
+- 12 rounds.  Each round: New Dish, sealed simultaneous Bids (``Bid``), tie-break rounds
+  among the tied (``TieBreakBid``), Gem Value Adjustment, Cleanup draws.
+- Hidden information: the gems in hand (their number is public, BA-I8), sealed bids until
+  revealed, the deck order and the dish removed unseen.
+
+RNG labels, in the order they are first consumed:
+
+1. ``bon-appetit/gem-card``: the four marker gems (blue, green, red, yellow) are drawn one
+   by one from a bag of one per colour (``Rng.draw``); the k-th drawn is worth k.
+2. ``bon-appetit/dish-deck``: ``shuffle`` of the pack's 13 dishes in file order; index 0
+   is removed unseen, 1..3 are laid in the Menu row with the first drawn rightmost
+   (BA-I11), 4.. are the deck, drawn from the front.
+3. ``bon-appetit/bag``: every draw from the bag (``Rng.draw``): the starting hands, seat by
+   seat in seat order, all of a seat's gems before the next seat's; later the cleanup draws.
+4. ``bon-appetit/first-seat``: ``uniform(n)`` when option first_seat is "random".
+
+Options: ``first_seat`` ("random" or a seat number), ``gem_ability`` ("per_bid" default or
+"per_gem", BA-I3), ``tie_break_value`` ("alone" default or "cumulative": a tie-break bid
+is valued together with the gems the seat already has on the table, BA-I1), ``max_bid``
+("rulebook" default: 0-3 gems, 0-4 of at most 3 colours with 2 players; or "four": 0-4
+gems of at most 3 colours at any player count, as the Fugu Platter example shows, BA-I13).
+
+A seat with no gem in hand sends nothing: its bid of 0 is sealed automatically (BA-I9).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from replay.engine import Rule, catalogue
+from feastlog.v1 import bon_appetit_pb2 as pb
+from replay.engine import Option, Rule, Spec, catalogue
+
+KIND = "bon-appetit"
+ROUNDS = 12
+GEM_CARD_LABEL = f"{KIND}/gem-card"
+DISH_DECK_LABEL = f"{KIND}/dish-deck"
+BAG_LABEL = f"{KIND}/bag"
+FIRST_SEAT_LABEL = f"{KIND}/first-seat"
+
+OPTIONS = (
+    Option("first_seat", ("random",), "BA-OPTIONS", "BA-SETUP-FIRST", open_value="seat"),
+    Option("gem_ability", ("per_bid", "per_gem"), "BA-OPTIONS", "BA-I3"),
+    Option("tie_break_value", ("alone", "cumulative"), "BA-OPTIONS", "BA-I1"),
+    Option("max_bid", ("rulebook", "four"), "BA-OPTIONS", "BA-I13"),
+)
+# Ruleset versions this build folds, each with its option defaults (one so far).
+RULESETS: Mapping[str, Mapping[str, str]] = {
+    "1": {
+        "first_seat": "random",
+        "gem_ability": "per_bid",
+        "tie_break_value": "alone",
+        "max_bid": "rulebook",
+    },
+}
 
 RULES: Mapping[str, Rule] = catalogue(
     Rule("BA-SEATS", "Components", "Bon Appetit! is for 2 to 4 players."),
@@ -45,8 +96,8 @@ RULES: Mapping[str, Rule] = catalogue(
     Rule(
         "BA-OPTIONS",
         "feastlog record",
-        "The rule options are first_seat, gem_ability and "
-        "tie_break_value, each with its listed values.",
+        "The rule options are first_seat, gem_ability, tie_break_value and max_bid, each "
+        "with its listed values.",
     ),
     Rule(
         "BA-HIDDEN-GEMS",
@@ -296,4 +347,24 @@ RULES: Mapping[str, Rule] = catalogue(
         True,
         refuses=False,
     ),
+)
+
+
+SPEC = Spec(
+    kind=KIND,
+    title="Bon Appetit!",
+    rulebook="shared/rulebooks/bon-appetit.txt",
+    min_seats=2,
+    max_seats=4,
+    seats_rule="BA-SEATS",
+    end_rule="BA-END",
+    turn_rules=("BA-TURN",),
+    options_rule="BA-OPTIONS",
+    ruleset_version="1",
+    rulesets=RULESETS,
+    options=OPTIONS,
+    rng_labels=(GEM_CARD_LABEL, DISH_DECK_LABEL, BAG_LABEL, FIRST_SEAT_LABEL),
+    rules=RULES,
+    command_field="bon_appetit",
+    command_type=pb.BonAppetitCommand,
 )

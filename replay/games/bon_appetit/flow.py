@@ -1,129 +1,102 @@
-"""Bon Appetit!: the state, and the automatic steps of a round.
+"""Bon Appetit!: setup, the automatic steps of a round, and scoring.
 
-The rulebook is /work/shared/rulebooks/bon-appetit.txt; ``replay/bon_appetit.py`` is the
-engine that uses this module.  Everything here is pure: functions take a ``State`` and
-return a new one with the facts of what happened.
+Each function takes a ``State`` and returns a new one with the facts of what happened:
+sealing a bid triggers the reveal once every bidder has sealed, the reveal the auction's
+end (a winner, a tie-break round or a removed dish), the end of a round the Cleanup draws
+and the next dish, and the twelfth dish the scoring.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from replay.bon_appetit_pack import COLOURS, Dish, describe_ability
-from replay.engine import Fact
+from replay.engine import Fact, Outcome
+from replay.games.bon_appetit.pack import COLOURS, Pack
+from replay.games.bon_appetit.spec import (
+    BAG_LABEL,
+    DISH_DECK_LABEL,
+    FIRST_SEAT_LABEL,
+    GEM_CARD_LABEL,
+)
+from replay.games.bon_appetit.state import (
+    Auction,
+    Player,
+    State,
+    bid_value,
+    dish_card,
+    values_of,
+)
 from replay.rng import Rng
 
-KIND = "bon-appetit"
-BAG_LABEL = f"{KIND}/bag"
-ROUNDS = 12
-MARKER_GEMS = len(COLOURS)  # one gem of each colour sits on the Gem Card
+
+def hand_size(seats: int) -> int:
+    """Starting gems per player: 5 with 2-3 players, 4 with 4."""
+    return 4 if seats == 4 else 5
 
 
-@dataclass(frozen=True)
-class Player:
-    """A seat: name, the gems in hand (sorted colours) and the dishes won."""
-
-    name: str
-    hand: tuple[str, ...]
-    dishes: tuple[Dish, ...] = ()
+def starting_bag(seats: int) -> tuple[str, ...]:
+    """The bag after the Gem Card is set: 4 per colour, or 3 per colour with 2 players."""
+    per_colour = 3 if seats == 2 else 4
+    return tuple(sorted(c for c in COLOURS for _ in range(per_colour)))
 
 
-@dataclass(frozen=True)
-class Auction:
-    """The auction of the dish in the middle of the table."""
-
-    dish: Dish
-    tie_round: int  # 0 for the initial bidding, k for the k-th tie-break round
-    bidders: tuple[int, ...]  # the seats bidding in this round: all, or the tied
-    sealed: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (seat, gems), not yet revealed
-    table: tuple[tuple[str, ...], ...] = ()  # per seat: revealed gems lying on the table
-    initial: tuple[tuple[str, ...], ...] | None = None  # per seat: the initial bid, revealed
-
-
-@dataclass(frozen=True)
-class State:
-    """The whole game: seats, Gem Card, bag, dishes, the auction and the Rng."""
-
-    players: tuple[Player, ...]
-    gem_ability: str  # "per_bid" or "per_gem" (BA-I3)
-    tie_break_value: str  # "alone" or "cumulative" (BA-I1)
-    max_bid: str  # "rulebook" or "four" (BA-I13)
-    gem_values: tuple[int, ...]  # by COLOURS
-    bag: tuple[str, ...]
-    deck: tuple[Dish, ...]
-    menu_row: tuple[Dish, ...]  # left to right; the rightmost is auctioned next
-    set_aside: tuple[Dish, ...]  # removed unseen at setup
-    removed: tuple[Dish, ...]  # removed during play, face up
-    round: int
-    first_seat: int
-    last_winner: int | None
-    auction: Auction | None
-    over: bool
-    rng: Rng
-
-
-def values_of(gem_values: Sequence[int]) -> dict[str, int]:
-    """The Gem Card as a colour -> value mapping."""
-    return dict(zip(COLOURS, gem_values, strict=True))
-
-
-def gem_count(state: State) -> int:
-    """All gems in play: bag, hands, bids sealed or on the table, and the Gem Card markers."""
-    total = len(state.bag) + MARKER_GEMS + sum(len(p.hand) for p in state.players)
-    if state.auction is not None:
-        total += sum(len(g) for _, g in state.auction.sealed)
-        total += sum(len(g) for g in state.auction.table)
-    return total
-
-
-def held(state: State, seat: int) -> int:
-    """The gems a seat holds in both hands (sealed bid included): the public hand size."""
-    sealed = state.auction.sealed if state.auction else ()
-    return len(state.players[seat].hand) + sum(len(g) for s, g in sealed if s == seat)
-
-
-def dish_card(dish: Dish) -> Fact:
-    """A dish as facts and views show it."""
-    return {
-        "name": dish.name,
-        "type": dish.type,
-        "points": dish.points,
-        "ability": describe_ability(dish.ability),
-    }
-
-
-def bid_value(state: State, seat: int, gems: Sequence[str], dish: Dish) -> Fact:
-    """A bid's value with its breakdown: gem values, gem abilities, dish abilities, total."""
-    values = values_of(state.gem_values)
-    base = sum(values[g] for g in gems)
-    gem_abilities: list[Fact] = []
-    dish_abilities: list[Fact] = []
-    for owned in state.players[seat].dishes:
-        ability = owned.ability
-        count = sum(1 for g in gems if g == ability.target)
-        if ability.kind == "gem" and count:
-            times = count if state.gem_ability == "per_gem" else 1
-            gem_abilities.append(
-                {"dish": owned.name, "colour": ability.target, "bonus": ability.bonus * times}
-            )
-        hits = (ability.kind == "dish_type" and dish.type == ability.target) or (
-            ability.kind == "dish_name" and dish.name == ability.target
-        )
-        if hits and gems:
-            dish_abilities.append(
-                {"dish": owned.name, "for": ability.target, "bonus": ability.bonus}
-            )
-    total = base + sum(a["bonus"] for a in gem_abilities + dish_abilities)
-    return {
-        "seat": seat,
-        "gems": list(gems),
-        "gem_values": {c: values[c] for c in sorted(set(gems))},
-        "base": base,
-        "gem_abilities": gem_abilities,
-        "dish_abilities": dish_abilities,
-        "total": total,
-    }
+def setup(
+    seats: Sequence[str],
+    options: Mapping[str, str],
+    pack: Pack,
+    rng: Rng,
+    ruleset: str,
+) -> tuple[State, list[Fact]]:
+    """Gem Card, dishes, bag, starting hands, starting player; then round 1 begins."""
+    markers: tuple[str, ...] = COLOURS
+    order = []
+    for _ in COLOURS:
+        colour, markers, rng = rng.draw(GEM_CARD_LABEL, markers)
+        order.append(colour)
+    gem_values = tuple(order.index(c) + 1 for c in COLOURS)
+    deck, rng = rng.shuffle(DISH_DECK_LABEL, pack.dishes)
+    menu_row = tuple(reversed(deck[1:4]))
+    facts: list[Fact] = [
+        {"type": "gem_card_set", "order": order, "gem_values": values_of(gem_values)},
+        {
+            "type": "dishes_prepared",
+            "menu_row": [d.name for d in menu_row],
+            "deck_count": len(deck) - 4,
+            "removed_unseen": 1,
+        },
+    ]
+    state = State(
+        players=tuple(Player(name, ()) for name in seats),
+        gem_ability=options["gem_ability"],
+        tie_break_value=options["tie_break_value"],
+        max_bid=options["max_bid"],
+        gem_values=gem_values,
+        bag=starting_bag(len(seats)),
+        deck=deck[4:],
+        menu_row=menu_row,
+        set_aside=deck[:1],
+        removed=(),
+        round=0,
+        first_seat=0,
+        last_winner=None,
+        auction=None,
+        over=False,
+        rng=rng,
+    )
+    facts.append({"type": "bag_filled", "count": len(state.bag)})
+    for seat in range(len(seats)):
+        for _ in range(hand_size(len(seats))):
+            state, more = draw_gem(state, seat, "setup")
+            facts += more
+    if options["first_seat"] == "random":
+        first, rng = state.rng.uniform(FIRST_SEAT_LABEL, len(seats))
+        state = replace(state, first_seat=first, rng=rng)
+    else:
+        state = replace(state, first_seat=int(options["first_seat"]))
+    facts.append({"type": "first_player", "seat": state.first_seat, "how": options["first_seat"]})
+    state, more = start_round(state)
+    return state, facts + more
 
 
 def start_round(state: State) -> tuple[State, list[Fact]]:
@@ -418,3 +391,9 @@ def game_over(state: State) -> tuple[State, list[Fact]]:
             "scoring": table,
         }
     ]
+
+
+def outcome(state: State) -> Outcome:
+    """Points on won dishes; the tie-break is the worth of the gems left (BA-I7)."""
+    points, worth, winners = standings(state)
+    return Outcome(points, winners, worth)

@@ -164,8 +164,8 @@ def make_pack(
 
 
 def default_pack_bytes() -> bytes:
-    """The bundled pack file replay/packs/menu_masters.toml."""
-    return (resources.files("replay") / "packs" / "menu_masters.toml").read_bytes()
+    """The bundled pack file, pack.toml beside this module."""
+    return (resources.files("replay.games.menu_masters") / "pack.toml").read_bytes()
 
 
 def load_pack(data: bytes) -> Pack:

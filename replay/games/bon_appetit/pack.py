@@ -73,8 +73,8 @@ def describe_ability(ability: Ability) -> str:
 
 
 def default_pack_bytes() -> bytes:
-    """The bundled pack file replay/packs/bon_appetit.toml."""
-    return (resources.files("replay") / "packs" / "bon_appetit.toml").read_bytes()
+    """The bundled pack file, pack.toml beside this module."""
+    return (resources.files("replay.games.bon_appetit") / "pack.toml").read_bytes()
 
 
 def load_pack(data: bytes) -> Pack:

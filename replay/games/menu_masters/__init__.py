@@ -1,0 +1,33 @@
+"""Menu Masters, the rules engine (rulebook: shared/rulebooks/menu-masters.txt).
+
+2 to 6 chefs place pawns in store lines, buy ingredients first in, first out, and complete
+Menus for stars.  The facts of the game and the rule catalogue are in ``spec``; the state
+in ``state``; the six moves and their checks in ``moves``; setup, the automatic steps and
+scoring in ``flow``; completing Menus and what is still possible in ``menus``; views,
+legal commands and narration in ``view``; the cards in ``pack`` (``pack.toml``); the
+outcome tables in ``projection``.
+"""
+
+from __future__ import annotations
+
+from replay.engine import Engine
+from replay.games.menu_masters import flow, moves, pack, projection, view
+from replay.games.menu_masters.spec import SPEC
+from replay.games.menu_masters.state import OVER
+
+ENGINE = Engine(
+    spec=SPEC,
+    prepare=flow.setup,
+    moves=moves.MOVES,
+    to_act=moves.to_act,
+    out_of_turn=moves.out_of_turn,
+    commands=view.legal_commands,
+    is_over=lambda state: bool(state.step == OVER),
+    outcome=flow.outcome,
+    view=view.view,
+    command_public=view.command_public,
+    narrate=view.narrate,
+    load_pack=pack.load_pack,
+    default_pack_bytes=pack.default_pack_bytes,
+    projection=projection.PROJECTION,
+)

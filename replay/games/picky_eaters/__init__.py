@@ -1,0 +1,32 @@
+"""Picky Eaters, the rules engine (rulebook: shared/rulebooks/picky-eaters.txt).
+
+2 to 6 players (PE-I1) prepare Recipes for 5 picky Guests over 5 rounds.  The facts of
+the game and the rule catalogue are in ``spec``; the state in ``state``; the six moves and
+their checks in ``moves`` (preparing Recipes and playing Items in ``recipes``); setup,
+the automatic steps and scoring in ``flow``; views, legal commands and narration in
+``view``; the cards in ``pack`` (``pack.toml``); the outcome table in ``projection``.
+"""
+
+from __future__ import annotations
+
+from replay.engine import Engine
+from replay.games.picky_eaters import flow, moves, pack, projection, view
+from replay.games.picky_eaters.spec import SPEC
+from replay.games.picky_eaters.state import OVER
+
+ENGINE = Engine(
+    spec=SPEC,
+    prepare=flow.setup,
+    moves=moves.MOVES,
+    to_act=moves.to_act,
+    out_of_turn=moves.out_of_turn,
+    commands=view.legal_commands,
+    is_over=lambda state: bool(state.phase == OVER),
+    outcome=flow.outcome,
+    view=view.view,
+    command_public=view.command_public,
+    narrate=view.narrate,
+    load_pack=pack.load_pack,
+    default_pack_bytes=pack.default_pack_bytes,
+    projection=projection.PROJECTION,
+)
