@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from cli.client import connected
-from cli.output import echo_json
-from cli.target import connection_options, target_of
+from feastlog.cli.client import connected
+from feastlog.cli.output import echo_json
+from feastlog.cli.target import connection_options, target_of
 
 
 @click.group("arbiter")

@@ -17,13 +17,13 @@ from pathlib import Path
 import click
 import grpc
 
+from feastlog.replay.engine import Viewer
+from feastlog.replay.visibility import seen
+from feastlog.service.benchdata import build, decoded_rows, store_games, stored_games
+from feastlog.service.offline import OfflineFile
+from feastlog.service.reads import audit_stored
+from feastlog.service.server import create_server
 from feastlog.v1 import replay_service_pb2, replay_service_pb2_grpc
-from replay.engine import Viewer
-from replay.visibility import seen
-from service.benchdata import build, decoded_rows, store_games, stored_games
-from service.offline import OfflineFile
-from service.reads import audit_stored
-from service.server import create_server
 
 
 def _median_ms(fn: Callable[[], object], times: int) -> float:

@@ -13,16 +13,16 @@ from typing import Any
 
 import click
 
-from cli.audit_bench import bench_audit_command
-from cli.client import command_from_json, connected
-from cli.errors import FAILED, OK, CliError, unreachable, usage
-from cli.narrate import plural
-from cli.output import echo_json, show_reports
-from cli.season import workers_option
-from cli.target import connection_options, target_of
+from feastlog.cli.audit_bench import bench_audit_command
+from feastlog.cli.client import command_from_json, connected
+from feastlog.cli.errors import FAILED, OK, CliError, unreachable, usage
+from feastlog.cli.narrate import plural
+from feastlog.cli.output import echo_json, show_reports
+from feastlog.cli.season import workers_option
+from feastlog.cli.target import connection_options, target_of
+from feastlog.replay.engine import Viewer
+from feastlog.replay.export import BadExport, verify_document
 from feastlog.v1 import record_pb2
-from replay.engine import Viewer
-from replay.export import BadExport, verify_document
 
 
 def parse_viewer(text: str | None) -> Viewer | None:

@@ -25,15 +25,15 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from cli.output import counts
-from cli.wire import bearer, new_game, play_with_bots, spawn_server
+from feastlog.cli.output import counts
+from feastlog.cli.wire import bearer, new_game, play_with_bots, spawn_server
+from feastlog.replay.games import kinds
+from feastlog.replay.history import refold
+from feastlog.replay.record import COMMAND
+from feastlog.service.benchdata import build, stored_games
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
-from replay.games import kinds
-from replay.history import refold
-from replay.record import COMMAND
-from service.benchdata import build, stored_games
 
 NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 

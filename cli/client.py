@@ -25,10 +25,28 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
-from cli.errors import EXIT_OF_STATUS, REFUSED, CliError, failed, from_rpc, unreachable, usage
-from cli.narrate import Seen
-from cli.target import Target, require_file
-from cli.wire import as_dict, bearer
+from feastlog.cli.errors import (
+    EXIT_OF_STATUS,
+    REFUSED,
+    CliError,
+    failed,
+    from_rpc,
+    unreachable,
+    usage,
+)
+from feastlog.cli.narrate import Seen
+from feastlog.cli.target import Target, require_file
+from feastlog.cli.wire import as_dict, bearer
+from feastlog.replay import games
+from feastlog.replay.engine import ARBITER, MalformedCommand, PackError, RuleViolation, Viewer
+from feastlog.replay.narrative import check_viewer
+from feastlog.replay.standings import exact
+from feastlog.service import offline
+from feastlog.service.auth import ORGANISER, OrganiserKeyError
+from feastlog.service.errors import KNOWN, BadRequest, describe
+from feastlog.service.server import CannotListen, Running, create_server
+from feastlog.service.servicers.convert import rejection_message
+from feastlog.service.store import CannotOpenStore, StoreLocked
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
 from feastlog.v1 import audit_service_pb2 as apb
@@ -40,16 +58,6 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from replay import games
-from replay.engine import ARBITER, MalformedCommand, PackError, RuleViolation, Viewer
-from replay.narrative import check_viewer
-from replay.standings import exact
-from service import offline
-from service.auth import ORGANISER, OrganiserKeyError
-from service.errors import KNOWN, BadRequest, describe
-from service.server import CannotListen, Running, create_server
-from service.servicers.convert import rejection_message
-from service.store import CannotOpenStore, StoreLocked
 
 T = TypeVar("T")
 
@@ -382,7 +390,7 @@ class Online(Client):
 
     def audit_all(self, workers: int | None) -> list[dict[str, Any]]:
         """Every game, audited by the server (organiser key), with a progress bar."""
-        from cli.output import progress
+        from feastlog.cli.output import progress
 
         found: list[dict[str, Any]] = []
         bar: Any = None
@@ -571,7 +579,7 @@ class Offline(Client):
 
     def export_all(self, output: str, workers: int | None) -> tuple[int, int, int]:
         """Every game of the file in one scan per worker: (written, complete, left out)."""
-        from cli.season import export_all
+        from feastlog.cli.season import export_all
 
         if self.record:
             raise usage("export --all reads a database (--db), not an exported record")
@@ -585,8 +593,8 @@ class Offline(Client):
 
     def audit_all(self, workers: int | None) -> list[dict[str, Any]]:
         """Every game of the file, over ``workers`` processes."""
-        from cli.output import echo_err
-        from cli.season import audit_all
+        from feastlog.cli.output import echo_err
+        from feastlog.cli.season import audit_all
 
         with self.reading():
             reports, speed = audit_all(require_file(self.db), workers)

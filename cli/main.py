@@ -18,25 +18,25 @@ from typing import Any
 
 import click
 
-from cli.arbiter import arbiter_group
-from cli.audit_commands import AUDIT_COMMANDS, parse_viewer
-from cli.bench import bench_command
-from cli.client import Replay, connected
-from cli.errors import BUG, INTERRUPTED, CliError, unreachable
-from cli.narrate import Narrator, table_lines
-from cli.output import echo_json
-from cli.play import play_command
-from cli.replay_html import write_replay_html
-from cli.scale_bench import bench_scale_command
-from cli.season import SEASON_COMMANDS
-from cli.target import DEFAULT_DB, connection_options, target_of
-from cli.tournament import standings_command
-from replay import games
-from service.auth import OrganiserKeyError
-from service.errors import CannotOpenStore
-from service.server import CannotListen, Running, create_server, serve_forever
-from service.tls import Tls, TlsFileError
-from service.web import serve_http
+from feastlog.cli.arbiter import arbiter_group
+from feastlog.cli.audit_commands import AUDIT_COMMANDS, parse_viewer
+from feastlog.cli.bench import bench_command
+from feastlog.cli.client import Replay, connected
+from feastlog.cli.errors import BUG, INTERRUPTED, CliError, unreachable
+from feastlog.cli.narrate import Narrator, table_lines
+from feastlog.cli.output import echo_json
+from feastlog.cli.play import play_command
+from feastlog.cli.replay_html import write_replay_html
+from feastlog.cli.scale_bench import bench_scale_command
+from feastlog.cli.season import SEASON_COMMANDS
+from feastlog.cli.target import DEFAULT_DB, connection_options, target_of
+from feastlog.cli.tournament import standings_command
+from feastlog.replay import games
+from feastlog.service.auth import OrganiserKeyError
+from feastlog.service.errors import CannotOpenStore
+from feastlog.service.server import CannotListen, Running, create_server, serve_forever
+from feastlog.service.tls import Tls, TlsFileError
+from feastlog.service.web import serve_http
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 # Why a server cannot start, each in one line: exit code 3.
@@ -415,7 +415,7 @@ def rules_command(kind: str, as_json: bool) -> None:
     """A game's rule catalogue: every rule id, its rulebook section and what it says."""
     spec = games.engine(kind).spec
     if as_json:
-        from replay.canonical import to_plain
+        from feastlog.replay.canonical import to_plain
 
         echo_json([to_plain(r) for r in spec.rules.values()])
         return

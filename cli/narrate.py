@@ -7,11 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from feastlog.replay import games
+from feastlog.replay.engine import Fact
+from feastlog.replay.narrative import header, row_lines
+from feastlog.replay.record import Row
 from feastlog.v1 import record_pb2
-from replay import games
-from replay.engine import Fact
-from replay.narrative import header, row_lines
-from replay.record import Row
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from cli.narrate import plural
-from replay.audit import summary_line
+from feastlog.cli.narrate import plural
+from feastlog.replay.audit import summary_line
 
 
 def echo_json(value: Any) -> None:

@@ -12,11 +12,11 @@ from typing import Any
 import click
 from google.protobuf import json_format
 
-from cli.client import Client, Offline, command_text, connected
-from cli.errors import CliError, unreachable, usage
-from cli.narrate import Narrator, Seen
-from cli.target import connection_options, target_of
-from cli.wire import as_dict
+from feastlog.cli.client import Client, Offline, command_text, connected
+from feastlog.cli.errors import CliError, unreachable, usage
+from feastlog.cli.narrate import Narrator, Seen
+from feastlog.cli.target import connection_options, target_of
+from feastlog.cli.wire import as_dict
 from feastlog.v1 import record_pb2
 
 WAIT_SECONDS = 0.5

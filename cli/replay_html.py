@@ -14,19 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cli.client import Client, Offline, Online
-from cli.errors import unreachable
-from cli.wire import as_dict
+from feastlog.cli.client import Client, Offline, Online
+from feastlog.cli.errors import unreachable
+from feastlog.cli.wire import as_dict
+from feastlog.replay import games
+from feastlog.replay.engine import ARBITER, Fact, Viewer
+from feastlog.replay.page import page_data, render_page
+from feastlog.replay.record import Row
+from feastlog.replay.visibility import refusals_for
+from feastlog.service.auth import ORGANISER
+from feastlog.service.offline import OfflineRecord, answer
+from feastlog.service.store import Rejection
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import replay_service_pb2 as rpb
-from replay import games
-from replay.engine import ARBITER, Fact, Viewer
-from replay.page import page_data, render_page
-from replay.record import Row
-from replay.visibility import refusals_for
-from service.auth import ORGANISER
-from service.offline import OfflineRecord, answer
-from service.store import Rejection
 
 
 @dataclass(frozen=True)

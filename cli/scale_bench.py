@@ -27,15 +27,11 @@ from typing import Any
 import click
 import grpc
 
-from cli.output import counts
-from cli.season import audit_all, export_all
-from cli.wire import spawn_server
-from feastlog.v1 import game_service_pb2 as pb
-from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from feastlog.v1 import tournament_service_pb2 as tpb
-from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from service import bulk
-from service.benchdata import (
+from feastlog.cli.output import counts
+from feastlog.cli.season import audit_all, export_all
+from feastlog.cli.wire import spawn_server
+from feastlog.service import bulk
+from feastlog.service.benchdata import (
     PER_TOURNAMENT,
     Built,
     audit_report_of,
@@ -43,7 +39,11 @@ from service.benchdata import (
     build_store,
     count_games,
 )
-from service.season import import_into, record_texts, verify_records
+from feastlog.service.season import import_into, record_texts, verify_records
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from feastlog.v1 import tournament_service_pb2 as tpb
+from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
 TEMPLATES_PER_KIND = 4

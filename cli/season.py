@@ -15,10 +15,10 @@ from typing import Any
 
 import click
 
-from cli.errors import FAILED, CliError, unreachable
-from service import bulk, season
-from service.errors import CannotOpenStore
-from service.season import RUNNING, ImportClash
+from feastlog.cli.errors import FAILED, CliError, unreachable
+from feastlog.service import bulk, season
+from feastlog.service.errors import CannotOpenStore
+from feastlog.service.season import RUNNING, ImportClash
 
 
 class SeasonError(CliError):

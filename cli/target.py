@@ -21,10 +21,10 @@ from typing import Any
 
 import click
 
-from cli.errors import unreachable, usage
-from service import announce
-from service.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
-from service.tls import Tls, TlsFileError
+from feastlog.cli.errors import unreachable, usage
+from feastlog.service import announce
+from feastlog.service.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
+from feastlog.service.tls import Tls, TlsFileError
 
 DEFAULT_DB = "feastlog.duckdb"
 SERVER_ENV = "FEASTLOG_SERVER"

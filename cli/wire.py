@@ -28,7 +28,7 @@ Metadata = tuple[tuple[str, str], ...]
 def spawn_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
     """``feastlog serve`` on port 0 in its own process: the process and its address."""
     env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
-    code = "from cli.main import main; main()"
+    code = "from feastlog.cli.main import main; main()"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--db", str(db_path), "--port", "0"],
         stdout=subprocess.PIPE,

@@ -33,12 +33,11 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from feastlog.v1 import record_pb2
-from replay import fold, games
-from replay.engine import MalformedCommand, Outcome, RuleViolation
-from replay.fold import Table, state_hash
-from replay.history import apply_row, genesis_of, record_version, seed_of
-from replay.record import (
+from feastlog.replay import fold, games
+from feastlog.replay.engine import MalformedCommand, Outcome, RuleViolation
+from feastlog.replay.fold import Table, state_hash
+from feastlog.replay.history import apply_row, genesis_of, record_version, seed_of
+from feastlog.replay.record import (
     COMMAND,
     FORMAT_2,
     GENESIS,
@@ -49,7 +48,8 @@ from replay.record import (
     row_salt,
     salted,
 )
-from replay.rng import seed_commitment
+from feastlog.replay.rng import seed_commitment
+from feastlog.v1 import record_pb2
 
 MISSING = "missing"
 REORDERED = "reordered"

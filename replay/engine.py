@@ -39,7 +39,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from replay.rng import Rng
+from feastlog.replay.rng import Rng
 
 Fact = dict[str, Any]
 FactsByRow = Sequence[Sequence[Fact]]

@@ -15,13 +15,21 @@ from typing import Any, Protocol
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
+from feastlog.replay import fold
+from feastlog.replay.engine import (
+    ARBITER,
+    Engine,
+    Fact,
+    MalformedCommand,
+    Rule,
+    RuleViolation,
+    Viewer,
+)
+from feastlog.replay.fold import RECORD_RULES, Table, state_hash
+from feastlog.replay.narrative import row_lines
+from feastlog.replay.record import COMMAND, GENESIS, Row
+from feastlog.replay.visibility import command_for, facts_for, public_row, sees_fact, viewers_of
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import ARBITER, Engine, Fact, MalformedCommand, Rule, RuleViolation, Viewer
-from replay.fold import RECORD_RULES, Table, state_hash
-from replay.narrative import row_lines
-from replay.record import COMMAND, GENESIS, Row
-from replay.visibility import command_for, facts_for, public_row, sees_fact, viewers_of
 
 MAX_CHANGES = 200
 

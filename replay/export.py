@@ -19,11 +19,11 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 
+from feastlog.replay.audit import FAULT_KINDS, HASH, PACK, SEED, AuditReport, Fault, verify
+from feastlog.replay.engine import Outcome
+from feastlog.replay.history import record_version, revealed_seed
+from feastlog.replay.record import COMMAND, FORMAT_1, GENESIS, SEED_REVEAL, VERSIONS, Row
 from feastlog.v1 import record_pb2
-from replay.audit import FAULT_KINDS, HASH, PACK, SEED, AuditReport, Fault, verify
-from replay.engine import Outcome
-from replay.history import record_version, revealed_seed
-from replay.record import COMMAND, FORMAT_1, GENESIS, SEED_REVEAL, VERSIONS, Row
 
 FORMAT = "feastlog-record"
 _MESSAGES: dict[str, type[Message]] = {

@@ -29,10 +29,9 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.v1 import record_pb2
-from replay import games
-from replay.canonical import canonical_bytes, sha256_hex
-from replay.engine import (
+from feastlog.replay import games
+from feastlog.replay.canonical import canonical_bytes, sha256_hex
+from feastlog.replay.engine import (
     Engine,
     Fact,
     MalformedCommand,
@@ -42,7 +41,8 @@ from replay.engine import (
     WrongRole,
     catalogue,
 )
-from replay.rng import Rng, derive_seed
+from feastlog.replay.rng import Rng, derive_seed
+from feastlog.v1 import record_pb2
 
 RECORD_RULES: Mapping[str, Rule] = catalogue(
     Rule(

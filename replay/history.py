@@ -11,11 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from feastlog.v1 import record_pb2
-from replay import fold, games
-from replay.engine import Engine, Fact
-from replay.fold import Table
-from replay.record import (
+from feastlog.replay import fold, games
+from feastlog.replay.engine import Engine, Fact
+from feastlog.replay.fold import Table
+from feastlog.replay.record import (
     COMMAND,
     CURRENT_VERSION,
     FORMAT_1,
@@ -26,7 +25,8 @@ from replay.record import (
     Row,
     make_row,
 )
-from replay.rng import seed_commitment
+from feastlog.replay.rng import seed_commitment
+from feastlog.v1 import record_pb2
 
 
 @dataclass(frozen=True)

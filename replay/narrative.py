@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from feastlog.replay import fold
+from feastlog.replay.engine import Engine, Fact, Viewer
+from feastlog.replay.history import Folded
+from feastlog.replay.record import Row
+from feastlog.replay.visibility import seen
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import Engine, Fact, Viewer
-from replay.history import Folded
-from replay.record import Row
-from replay.visibility import seen
 
 
 def header(genesis: record_pb2.Genesis, engine: Engine) -> list[str]:

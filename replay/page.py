@@ -24,13 +24,13 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol
 
+from feastlog.replay import fold
+from feastlog.replay.engine import Engine, Fact, Viewer
+from feastlog.replay.fold import Table
+from feastlog.replay.narrative import row_lines
+from feastlog.replay.page_cards import faces_for
+from feastlog.replay.record import Row
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import Engine, Fact, Viewer
-from replay.fold import Table
-from replay.narrative import row_lines
-from replay.page_cards import faces_for
-from replay.record import Row
 
 # Where each game's view keeps the points scored so far, per seat.
 SCORE_FIELDS = {
@@ -248,7 +248,7 @@ def page_data(
 @lru_cache(maxsize=8)
 def asset(name: str) -> str:
     """A file of the page's package data (``page.css``, ``page.js``, ``board.js``)."""
-    return (resources.files("replay") / "page" / name).read_text(encoding="utf-8")
+    return (resources.files("feastlog.replay") / "page" / name).read_text(encoding="utf-8")
 
 
 def csp_hash(text: str) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-from replay.page import asset, csp_hash
+from feastlog.replay.page import asset, csp_hash
 
 _SHELL = """<!doctype html>
 <html lang="en">

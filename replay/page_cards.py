@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from replay.games.bon_appetit.state import dish_card
+from feastlog.replay.games.bon_appetit.state import dish_card
 
 Face = dict[str, Any]
 

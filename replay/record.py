@@ -29,7 +29,7 @@ import hmac
 import struct
 from dataclasses import dataclass, replace
 
-from replay.canonical import canonical_bytes
+from feastlog.replay.canonical import canonical_bytes
 
 ZERO_HASH = "00" * 32
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from feastlog.replay import fold
+from feastlog.replay.fold import Table
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.fold import Table
 
 
 @dataclass(frozen=True)

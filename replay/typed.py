@@ -26,8 +26,8 @@ from typing import Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
+from feastlog.replay.engine import Fact
 from feastlog.v1 import view_pb2
-from replay.engine import Fact
 
 RECORD_FACTS = ("ruling", "seed_revealed")  # facts of the record itself, in any game
 

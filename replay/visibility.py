@@ -32,11 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from feastlog.replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
+from feastlog.replay.fold import Table
+from feastlog.replay.games import engine as engine_of
+from feastlog.replay.record import COMMAND, SEED_REVEAL, Row
 from feastlog.v1 import record_pb2
-from replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
-from replay.fold import Table
-from replay.games import engine as engine_of
-from replay.record import COMMAND, SEED_REVEAL, Row
 
 
 class Hidden(Exception):

@@ -18,11 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from replay.engine import ARBITER, SPECTATOR, Viewer
-from replay.history import refold
-from service.benchdata import build
-from service.live import live_from_folded
-from service.pages import page_html
+from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.history import refold
+from feastlog.service.benchdata import build
+from feastlog.service.live import live_from_folded
+from feastlog.service.pages import page_html
 from tests.conftest import BROWSER_ARGS, CHROMIUM
 
 STEP_ALL = """() => {

@@ -16,11 +16,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cli.wire import new_game, play_with_bots
+from feastlog.cli.wire import new_game, play_with_bots
+from feastlog.replay.history import genesis_of
+from feastlog.service.server import create_server
+from feastlog.service.store import Store, StoredGame
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from replay.history import genesis_of
-from service.server import create_server
-from service.store import Store, StoredGame
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
 NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")

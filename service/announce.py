@@ -18,7 +18,7 @@ import stat
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from service.files import FILE_MODE, exposed
+from feastlog.service.files import FILE_MODE, exposed
 
 SUFFIX = ".server"
 

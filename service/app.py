@@ -16,16 +16,15 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mappin
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from feastlog.v1 import record_pb2
-from replay import typed
-from replay.engine import Fact, MalformedCommand, RuleViolation, Viewer
-from replay.page import final_result
-from replay.record import Row
-from replay.visibility import Step, facts_for, seen
-from service import commands
-from service.auth import Caller, Credentials, new_arbiter_key, token_sha256
-from service.entropy import Pending, WaitingRoom
-from service.errors import (
+from feastlog.replay import typed
+from feastlog.replay.engine import Fact, MalformedCommand, RuleViolation, Viewer
+from feastlog.replay.page import final_result
+from feastlog.replay.record import Row
+from feastlog.replay.visibility import Step, facts_for, seen
+from feastlog.service import commands
+from feastlog.service.auth import Caller, Credentials, new_arbiter_key, token_sha256
+from feastlog.service.entropy import Pending, WaitingRoom
+from feastlog.service.errors import (
     AlreadyStarted,
     ArbiterExists,
     ArbiterNotFound,
@@ -35,11 +34,12 @@ from service.errors import (
     PermissionDenied,
     StaleSeq,
 )
-from service.limits import Refolds, RefusalBudget
-from service.live import LiveGame, LiveGames
-from service.reads import Reads
-from service.store import Batch, Rejection, Store, StoreConflict, StoredGame
-from service.writer import Database
+from feastlog.service.limits import Refolds, RefusalBudget
+from feastlog.service.live import LiveGame, LiveGames
+from feastlog.service.reads import Reads
+from feastlog.service.store import Batch, Rejection, Store, StoreConflict, StoredGame
+from feastlog.service.writer import Database
+from feastlog.v1 import record_pb2
 
 T = TypeVar("T")
 

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from replay.engine import ARBITER, SPECTATOR, Viewer
-from service.errors import PermissionDenied, Unauthenticated
-from service.files import exposed, make_private_folder, mode_text, write_new_private_file
+from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.service.errors import PermissionDenied, Unauthenticated
+from feastlog.service.files import exposed, make_private_folder, mode_text, write_new_private_file
 
 KEY_FILE = "feastlog-organiser.key"
 KEY_ENV = "FEASTLOG_ORGANISER_KEY"

@@ -16,14 +16,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from feastlog.replay import fold, games
+from feastlog.replay.export import decoded
+from feastlog.replay.fold import Table, state_hash
+from feastlog.replay.history import begin, genesis_of, new_genesis, record_version
+from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row, seal
+from feastlog.service import projection
+from feastlog.service.store import Batch, NewGame, Store, StoredGame
 from feastlog.v1 import record_pb2
-from replay import fold, games
-from replay.export import decoded
-from replay.fold import Table, state_hash
-from replay.history import begin, genesis_of, new_genesis, record_version
-from replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row, seal
-from service import projection
-from service.store import Batch, NewGame, Store, StoredGame
 
 PER_TOURNAMENT = 100
 WRITE_BATCH = 500
@@ -253,6 +253,6 @@ def count_games(path: Path) -> tuple[int, int]:
 
 def audit_report_of(built: Built) -> Any:
     """A built record's audit report."""
-    from service.reads import audit_stored
+    from feastlog.service.reads import audit_stored
 
     return audit_stored(StoredGame(tuple(built.rows), built.seed, built.pack_bytes, built.names))

@@ -22,10 +22,10 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
-from replay.history import command_of, genesis_of, seed_of
-from replay.record import COMMAND, GENESIS, SEED_REVEAL
-from service import projection
-from service.store import Store, StoredGame, outcomes
+from feastlog.replay.history import command_of, genesis_of, seed_of
+from feastlog.replay.record import COMMAND, GENESIS, SEED_REVEAL
+from feastlog.service import projection
+from feastlog.service.store import Store, StoredGame, outcomes
 
 T = TypeVar("T")
 PROGRESS_EVERY = 25  # games between two progress messages from a worker

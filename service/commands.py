@@ -12,24 +12,24 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import Fact
-from replay.fold import Table, state_hash
-from replay.games import engine as engine_of
-from replay.history import begin, new_genesis, record_version
-from replay.record import COMMAND, SEED_REVEAL, Row, make_row
-from service.auth import new_seat_token, token_sha256
-from service.errors import (
+from feastlog.replay import fold
+from feastlog.replay.engine import Fact
+from feastlog.replay.fold import Table, state_hash
+from feastlog.replay.games import engine as engine_of
+from feastlog.replay.history import begin, new_genesis, record_version
+from feastlog.replay.record import COMMAND, SEED_REVEAL, Row, make_row
+from feastlog.service.auth import new_seat_token, token_sha256
+from feastlog.service.errors import (
     BadRequest,
     CommandIdReused,
     StaleSeq,
     describe,
 )
-from service.limits import stored_refusal
-from service.live import LiveGame
-from service.projection import Ending, outcome_rows
-from service.store import Batch, NewGame, Rejection
+from feastlog.service.limits import stored_refusal
+from feastlog.service.live import LiveGame
+from feastlog.service.projection import Ending, outcome_rows
+from feastlog.service.store import Batch, NewGame, Rejection
+from feastlog.v1 import record_pb2
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,13 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from feastlog.replay.games import engine as engine_of
+from feastlog.replay.record import CURRENT_VERSION
+from feastlog.service.commands import begin_game
+from feastlog.service.errors import AlreadyStarted, EntropyAlreadySent, WaitingForEntropy
+from feastlog.service.live import LiveGame
+from feastlog.service.store import Batch, PendingGame
 from feastlog.v1 import record_pb2
-from replay.games import engine as engine_of
-from replay.record import CURRENT_VERSION
-from service.commands import begin_game
-from service.errors import AlreadyStarted, EntropyAlreadySent, WaitingForEntropy
-from service.live import LiveGame
-from service.store import Batch, PendingGame
 
 
 @dataclass

@@ -18,11 +18,17 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from replay.engine import MalformedCommand, PackError, RuleViolation, SetupRefused, WrongRole
-from replay.games import UnknownGameKind
-from replay.visibility import Hidden
-from service.incidents import new_incident_id
-from service.store import (
+from feastlog.replay.engine import (
+    MalformedCommand,
+    PackError,
+    RuleViolation,
+    SetupRefused,
+    WrongRole,
+)
+from feastlog.replay.games import UnknownGameKind
+from feastlog.replay.visibility import Hidden
+from feastlog.service.incidents import new_incident_id
+from feastlog.service.store import (
     CannotOpenStore,
     StoreConflict,
     StoreError,

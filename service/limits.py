@@ -36,21 +36,21 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor, ServiceDescr
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from feastlog.v1 import (
-    admin_service_pb2,
-    audit_service_pb2,
-    game_service_pb2,
-    replay_service_pb2,
-    tournament_service_pb2,
-)
-from service.auth import Credentials
-from service.errors import (
+from feastlog.service.auth import Credentials
+from feastlog.service.errors import (
     FieldTooLong,
     RequestTooLarge,
     ServiceError,
     UndecodableRequest,
     UnknownFields,
     to_status,
+)
+from feastlog.v1 import (
+    admin_service_pb2,
+    audit_service_pb2,
+    game_service_pb2,
+    replay_service_pb2,
+    tournament_service_pb2,
 )
 
 # The services the guard covers: every method of these, whatever is added to them.

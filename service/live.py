@@ -14,15 +14,15 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from feastlog.replay.engine import Engine, Fact
+from feastlog.replay.fold import Table
+from feastlog.replay.games import engine
+from feastlog.replay.history import Folded, refold
+from feastlog.replay.record import Row
+from feastlog.service.errors import GameNotFound
+from feastlog.service.store import Store, StoredGame
+from feastlog.service.writer import Database
 from feastlog.v1 import record_pb2
-from replay.engine import Engine, Fact
-from replay.fold import Table
-from replay.games import engine
-from replay.history import Folded, refold
-from replay.record import Row
-from service.errors import GameNotFound
-from service.store import Store, StoredGame
-from service.writer import Database
 
 # Finished games kept folded in memory (most recently used); running games always are.
 FINISHED_KEPT = 256

@@ -27,13 +27,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from replay.export import BadExport, load_record
-from replay.history import genesis_of, refold
-from replay.record import SEED_REVEAL
-from service.errors import BadRequest, GameNotFound, SealedRecord
-from service.live import LiveGame, live_from_folded
-from service.reads import Reads
-from service.store import Rejection, Store, StoredGame
+from feastlog.replay.export import BadExport, load_record
+from feastlog.replay.history import genesis_of, refold
+from feastlog.replay.record import SEED_REVEAL
+from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord
+from feastlog.service.live import LiveGame, live_from_folded
+from feastlog.service.reads import Reads
+from feastlog.service.store import Rejection, Store, StoredGame
 
 T = TypeVar("T")
 

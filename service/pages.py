@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from replay.engine import Viewer
-from replay.page import Live, Refusal, final_result, page_data, render_page
-from replay.visibility import refusals_for, seen
-from service.live import LiveGame
+from feastlog.replay.engine import Viewer
+from feastlog.replay.page import Live, Refusal, final_result, page_data, render_page
+from feastlog.replay.visibility import refusals_for, seen
+from feastlog.service.live import LiveGame
 
 
 def page_html(

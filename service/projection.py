@@ -36,12 +36,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from feastlog.replay import fold, games
+from feastlog.replay.engine import FactsByRow
+from feastlog.replay.fold import Table
+from feastlog.replay.history import refold
+from feastlog.replay.record import Row
 from feastlog.v1 import record_pb2
-from replay import fold, games
-from replay.engine import FactsByRow
-from replay.fold import Table
-from replay.history import refold
-from replay.record import Row
 
 # Bumped whenever a table's columns or contents change: a file whose projection has
 # another version is rebuilt from the log when a server opens it.

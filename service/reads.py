@@ -19,18 +19,17 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from feastlog.v1 import record_pb2
-from replay import fold, typed
-from replay.audit import AuditReport, verify
-from replay.engine import ARBITER, Viewer, capped
-from replay.explain import explain, table_view, what_if
-from replay.export import export_record, to_text
-from replay.fold import wrap_command
-from replay.history import refold
-from replay.page import Live
-from replay.record import COMMAND, SEED_REVEAL
-from replay.standings import Standing
-from replay.visibility import (
+from feastlog.replay import fold, typed
+from feastlog.replay.audit import AuditReport, verify
+from feastlog.replay.engine import ARBITER, Viewer, capped
+from feastlog.replay.explain import explain, table_view, what_if
+from feastlog.replay.export import export_record, to_text
+from feastlog.replay.fold import wrap_command
+from feastlog.replay.history import refold
+from feastlog.replay.page import Live
+from feastlog.replay.record import COMMAND, SEED_REVEAL
+from feastlog.replay.standings import Standing
+from feastlog.replay.visibility import (
     Step,
     behind_screen,
     look_as,
@@ -38,12 +37,13 @@ from replay.visibility import (
     seen,
     sees_all,
 )
-from service.auth import Caller
-from service.errors import BadRequest, GameNotFound
-from service.live import LiveGame
-from service.pages import page_html
-from service.projection import KindStats
-from service.store import Listed, Rejection, Store, StoredGame
+from feastlog.service.auth import Caller
+from feastlog.service.errors import BadRequest, GameNotFound
+from feastlog.service.live import LiveGame
+from feastlog.service.pages import page_html
+from feastlog.service.projection import KindStats
+from feastlog.service.store import Listed, Rejection, Store, StoredGame
+from feastlog.v1 import record_pb2
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ from typing import Any, TextIO, TypeAlias
 
 import grpc
 
-from service.auth import Credentials
-from service.errors import ServiceError
+from feastlog.service.auth import Credentials
+from feastlog.service.errors import ServiceError
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 

@@ -17,15 +17,15 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from replay import fold
-from replay.engine import MalformedCommand, RuleViolation
-from replay.export import BadExport, export_record, load_record, verify_document
-from replay.history import refold
-from replay.record import SEED_REVEAL
-from service import bulk, projection
-from service.errors import CannotOpenStore, ServiceError
-from service.reads import audit_stored
-from service.store import Batch, NewGame, Store, StoredGame
+from feastlog.replay import fold
+from feastlog.replay.engine import MalformedCommand, RuleViolation
+from feastlog.replay.export import BadExport, export_record, load_record, verify_document
+from feastlog.replay.history import refold
+from feastlog.replay.record import SEED_REVEAL
+from feastlog.service import bulk, projection
+from feastlog.service.errors import CannotOpenStore, ServiceError
+from feastlog.service.reads import audit_stored
+from feastlog.service.store import Batch, NewGame, Store, StoredGame
 
 
 class ImportClash(ServiceError):
@@ -252,7 +252,7 @@ def import_checked(store: Store, records: Iterable[Checked]) -> tuple[int, int, 
 
 def imported_game(record: Checked) -> NewGame:
     """The game of an imported record: seats named, no token (it has ended)."""
-    from replay.history import genesis_of
+    from feastlog.replay.history import genesis_of
 
     genesis = genesis_of(record.rows[0])
     return NewGame(

@@ -18,6 +18,14 @@ from typing import Any, TextIO
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from feastlog.service import announce, limits, reflection
+from feastlog.service.app import Application
+from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
+from feastlog.service.requestlog import RequestLog
+from feastlog.service.servicers import add_servicers
+from feastlog.service.store import CannotOpenStore, Store
+from feastlog.service.tls import Tls, TlsFileError
+from feastlog.service.writer import Database
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
@@ -25,14 +33,6 @@ from feastlog.v1 import (
     replay_service_pb2,
     tournament_service_pb2,
 )
-from service import announce, limits, reflection
-from service.app import Application
-from service.auth import Credentials, OrganiserKeyError, organiser_key
-from service.requestlog import RequestLog
-from service.servicers import add_servicers
-from service.store import CannotOpenStore, Store
-from service.tls import Tls, TlsFileError
-from service.writer import Database
 
 SERVICE_NAMES = (
     game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,

@@ -26,14 +26,14 @@ import grpc
 from aiohttp import web
 from aiohttp_sse import sse_response
 
-from replay.games import engine as engine_of
-from replay.page import Live, json_for_script, new_faces, scores_in, step_entry
-from replay.page_board import render_board, render_message, render_token_form
-from service.app import Application
-from service.auth import Caller
-from service.errors import KNOWN, Unauthenticated, describe
-from service.reads import MAX_PAGE_SIZE
-from service.server import Running
+from feastlog.replay.games import engine as engine_of
+from feastlog.replay.page import Live, json_for_script, new_faces, scores_in, step_entry
+from feastlog.replay.page_board import render_board, render_message, render_token_form
+from feastlog.service.app import Application
+from feastlog.service.auth import Caller
+from feastlog.service.errors import KNOWN, Unauthenticated, describe
+from feastlog.service.reads import MAX_PAGE_SIZE
+from feastlog.service.server import Running
 
 COOKIE = "feastlog_token"
 APP = web.AppKey("app", Application)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from service.store import Batch, Store, StoreUnavailable
+from feastlog.service.store import Batch, Store, StoreUnavailable
 
 T = TypeVar("T")
 

@@ -6,14 +6,14 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cli.wire import as_dict, bearer
+from feastlog.cli.wire import as_dict, bearer
+from feastlog.replay.audit import verify
+from feastlog.replay.fold import state_hash
+from feastlog.replay.history import refold
+from feastlog.service.store import StoredGame
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
-from replay.audit import verify
-from replay.fold import state_hash
-from replay.history import refold
-from service.store import StoredGame
 
 KEY = "org_commit-integrity-organiser-key-long-enough"
 PLAYERS = {

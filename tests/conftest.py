@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from replay import games
+from feastlog.replay import games
 from tests import highcard
 from tests.contract import kits
 

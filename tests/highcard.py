@@ -23,9 +23,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.v1 import picky_eaters_pb2 as pb
-from replay import fold
-from replay.engine import (
+from feastlog.replay import fold
+from feastlog.replay.engine import (
     Engine,
     Fact,
     FactsByRow,
@@ -42,7 +41,8 @@ from replay.engine import (
     Viewer,
     catalogue,
 )
-from replay.rng import Rng
+from feastlog.replay.rng import Rng
+from feastlog.v1 import picky_eaters_pb2 as pb
 from tests.contract.kits import Kit
 
 PACK = b'id = "high-card-52"\ncards = 52\n'

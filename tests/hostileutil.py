@@ -19,15 +19,15 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
-from cli.wire import as_dict
-from cli.wire import error_info as client_error_info
+from feastlog.cli.wire import as_dict
+from feastlog.cli.wire import error_info as client_error_info
+from feastlog.service.limits import methods
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import tournament_service_pb2 as tpb
-from service.limits import methods
 from tests.serverutil import bearer, stub
 
 TOURNAMENT = "hostile-cup"

@@ -31,7 +31,14 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from cli.wire import error_info
+from feastlog.cli.wire import error_info
+from feastlog.replay import games
+from feastlog.replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
+from feastlog.replay.export import load_record
+from feastlog.replay.fold import wrap_command
+from feastlog.replay.history import Folded, refold
+from feastlog.replay.record import Row, actor_seat
+from feastlog.replay.visibility import sees_fact
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
@@ -41,13 +48,6 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from replay import games
-from replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
-from replay.export import load_record
-from replay.fold import wrap_command
-from replay.history import Folded, refold
-from replay.record import Row, actor_seat
-from replay.visibility import sees_fact
 from tests.serverutil import ThreadedServer, bearer
 
 NAMES = ["Ann", "Brian", "Celia", "Dev", "Eve", "Farid"]

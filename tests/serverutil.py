@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 import grpc
 from google.rpc import error_details_pb2
 
-from cli.wire import as_dict, spawn_server
-from cli.wire import error_info as client_error_info
+from feastlog.cli.wire import as_dict, spawn_server
+from feastlog.cli.wire import error_info as client_error_info
+from feastlog.service.server import Running, create_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from service.server import Running, create_server
 
 T = TypeVar("T")
 

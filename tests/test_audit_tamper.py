@@ -16,11 +16,11 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay.audit import verify
+from feastlog.replay.record import VERSIONS, seal
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import record_pb2
-from replay.audit import verify
-from replay.record import VERSIONS, seal
 from tests.recordutil import Built, build, store_games
 
 GAME = "g_test033"
@@ -177,7 +177,7 @@ def test_a_resealed_illegal_bid_is_caught_as_a_rule_fault(built: Built) -> None:
 
 
 def test_a_claimed_score_that_differs_is_a_score_fault(built: Built) -> None:
-    from replay.engine import Outcome
+    from feastlog.replay.engine import Outcome
 
     claimed = Outcome((99, 0, 0), (0,))
     report = verify(built.rows, built.pack_bytes, claimed=claimed)

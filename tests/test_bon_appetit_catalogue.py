@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from replay import games
-from replay.games.bon_appetit import ENGINE
+from feastlog.replay import games
+from feastlog.replay.games.bon_appetit import ENGINE
 
 HERE = Path(__file__).parent
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.canonical import canonical_bytes
+from feastlog.replay.engine import MalformedCommand, RuleViolation
+from feastlog.replay.games.bon_appetit import ENGINE
+from feastlog.replay.games.bon_appetit.state import State
 from feastlog.v1 import bon_appetit_pb2 as pb
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.canonical import canonical_bytes
-from replay.engine import MalformedCommand, RuleViolation
-from replay.games.bon_appetit import ENGINE
-from replay.games.bon_appetit.state import State
 from tests.test_bon_appetit_rules import bid, play, position, tie
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from replay.engine import PackError
-from replay.games.bon_appetit import ENGINE
-from replay.games.bon_appetit.pack import DISH_FIELDS, Ability, Pack, load_pack
+from feastlog.replay.engine import PackError
+from feastlog.replay.games.bon_appetit import ENGINE
+from feastlog.replay.games.bon_appetit.pack import DISH_FIELDS, Ability, Pack, load_pack
 
 
 def _pack() -> Pack:

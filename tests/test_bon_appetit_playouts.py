@@ -11,11 +11,11 @@ import random
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.games.bon_appetit import ENGINE
+from feastlog.replay.games.bon_appetit.state import State, gem_count
 from feastlog.v1 import bon_appetit_pb2 as pb
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.games.bon_appetit import ENGINE
-from replay.games.bon_appetit.state import State, gem_count
 
 GAMES_PER_COUNT = 100
 PACK = ENGINE.load_pack(ENGINE.default_pack_bytes())

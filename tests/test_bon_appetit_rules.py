@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.engine import ARBITER, SPECTATOR, Fact, RuleViolation, Viewer
+from feastlog.replay.games.bon_appetit import ENGINE
+from feastlog.replay.games.bon_appetit.flow import start_round, starting_bag
+from feastlog.replay.games.bon_appetit.moves import to_act
+from feastlog.replay.games.bon_appetit.pack import COLOURS, default_pack_bytes, load_pack
+from feastlog.replay.games.bon_appetit.state import Auction, Player, State, bid_value, gem_count
+from feastlog.replay.rng import Rng
 from feastlog.v1 import bon_appetit_pb2 as pb
-from replay import fold
-from replay.engine import ARBITER, SPECTATOR, Fact, RuleViolation, Viewer
-from replay.games.bon_appetit import ENGINE
-from replay.games.bon_appetit.flow import start_round, starting_bag
-from replay.games.bon_appetit.moves import to_act
-from replay.games.bon_appetit.pack import COLOURS, default_pack_bytes, load_pack
-from replay.games.bon_appetit.state import Auction, Player, State, bid_value, gem_count
-from replay.rng import Rng
 
 PACK = load_pack(default_pack_bytes())
 DISH = {d.name: d for d in PACK.dishes}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from service.auth import KEY_FILE
+from feastlog.cli.main import cli
+from feastlog.service.auth import KEY_FILE
 from tests.serverutil import ThreadedServer
 
 SEED = "01" * 32
@@ -127,7 +127,7 @@ def test_rules_lists_the_catalogue() -> None:
 def test_new_takes_an_organisers_own_pack_and_refuses_a_broken_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from replay.games import engine
+    from feastlog.replay.games import engine
 
     default = engine("bon-appetit").default_pack_bytes().decode()
     own = tmp_path / "house.toml"

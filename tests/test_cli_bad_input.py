@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay.export import export_record, to_text
 from feastlog.v1 import bon_appetit_pb2 as bpb
 from feastlog.v1 import record_pb2
-from replay.export import export_record, to_text
 from tests.recordutil import build
 from tests.serverutil import ThreadedServer
 

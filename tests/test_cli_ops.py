@@ -15,13 +15,13 @@ import grpc
 import pytest
 from click.testing import CliRunner, Result
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.service import announce
+from feastlog.service.tls import Tls
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
-from service import announce
-from service.tls import Tls
 from tests.serverutil import ThreadedServer, bearer, stub
 from tests.tlsutil import make_pki
 
@@ -327,7 +327,7 @@ def test_play_with_piped_input_stops_when_it_ends(
     try:
         made = json.loads(run("new", "bon-appetit", "--players", "Ann,Brian", "--json").output)
         env = {**os.environ, **NO_ENV}
-        code = "from cli.main import main; main()"
+        code = "from feastlog.cli.main import main; main()"
         done = subprocess.run(
             [
                 sys.executable,

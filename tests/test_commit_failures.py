@@ -19,12 +19,12 @@ import duckdb
 import grpc
 import pytest
 
+from feastlog.replay.fold import state_hash
+from feastlog.replay.games import engine as engine_of
+from feastlog.replay.history import begin, new_genesis
+from feastlog.service.store import Batch, NewGame, Store, StoreConflict, StoreUnavailable
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
-from replay.fold import state_hash
-from replay.games import engine as engine_of
-from replay.history import begin, new_genesis
-from service.store import Batch, NewGame, Store, StoreConflict, StoreUnavailable
 from tests.botutil import KINDS, PLAYERS, Ack, check_stored, refolded_state_hash
 from tests.serverutil import (
     ThreadedServer,

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from replay import games
-from replay.audit import verify
-from replay.fold import state_hash
-from replay.history import genesis_of, record_version, refold, revealed_seed
-from replay.record import CURRENT_VERSION, FORMAT_1, ZERO_HASH, Row, row_salt
-from replay.rng import seed_commitment
+from feastlog.replay import games
+from feastlog.replay.audit import verify
+from feastlog.replay.fold import state_hash
+from feastlog.replay.history import genesis_of, record_version, refold, revealed_seed
+from feastlog.replay.record import CURRENT_VERSION, FORMAT_1, ZERO_HASH, Row, row_salt
+from feastlog.replay.rng import seed_commitment
 
 HERE = Path(__file__).parent / "fixtures"
 FIXTURES = sorted(HERE.glob("*.json"))

@@ -12,16 +12,16 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay import fold
+from feastlog.replay.engine import RuleViolation, SetupRefused
+from feastlog.replay.export import verify_document
+from feastlog.replay.rng import Rng
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from replay import fold
-from replay.engine import RuleViolation, SetupRefused
-from replay.export import verify_document
-from replay.rng import Rng
 from tests import highcard
 from tests.serverutil import (
     ThreadedServer,

@@ -19,6 +19,7 @@ import grpc
 from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
+from feastlog.service.limits import request_limit
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
@@ -26,7 +27,6 @@ from feastlog.v1 import picky_eaters_pb2 as pe
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from service.limits import request_limit
 from tests.hostileutil import (
     PRINCIPALS,
     TEMPLATES,

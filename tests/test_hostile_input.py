@@ -11,6 +11,17 @@ from typing import Any
 import grpc
 import pytest
 
+from feastlog.service import reads
+from feastlog.service.auth import Credentials
+from feastlog.service.errors import FieldTooLong, Unauthenticated, UnknownFields
+from feastlog.service.limits import (
+    REFUSED_BODY_KEPT,
+    RefusalBudget,
+    body_is_whole,
+    check_fields,
+    server_options,
+    stored_refusal,
+)
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
@@ -20,17 +31,6 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from service import reads
-from service.auth import Credentials
-from service.errors import FieldTooLong, Unauthenticated, UnknownFields
-from service.limits import (
-    REFUSED_BODY_KEPT,
-    RefusalBudget,
-    body_is_whole,
-    check_fields,
-    server_options,
-    stored_refusal,
-)
 from tests.hostileutil import TOURNAMENT, Targets, call_raw, populate, rpc_paths, unknown_field
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
 

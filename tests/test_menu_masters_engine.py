@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import random
 
+from feastlog.replay import fold, games
+from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.games.menu_masters import ENGINE
+from feastlog.replay.games.menu_masters.spec import RULES
+from feastlog.replay.rng import Rng
+from feastlog.replay.visibility import sees_fact
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay import fold, games
-from replay.engine import ARBITER, SPECTATOR, Viewer
-from replay.games.menu_masters import ENGINE
-from replay.games.menu_masters.spec import RULES
-from replay.rng import Rng
-from replay.visibility import sees_fact
 from tests.test_menu_masters_support import NAMES, PACK, new_game
 
 

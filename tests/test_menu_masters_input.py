@@ -6,12 +6,12 @@ import random
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.canonical import canonical_bytes
+from feastlog.replay.engine import MalformedCommand, RuleViolation
+from feastlog.replay.games.menu_masters import ENGINE
+from feastlog.replay.games.menu_masters.spec import RULES
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay import fold
-from replay.canonical import canonical_bytes
-from replay.engine import MalformedCommand, RuleViolation
-from replay.games.menu_masters import ENGINE
-from replay.games.menu_masters.spec import RULES
 from tests.test_menu_masters_support import (
     BAKERY,
     PRODUCE,

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from replay.engine import PackError
-from replay.games.menu_masters import ENGINE
-from replay.games.menu_masters.pack import PLAYING_CARDS, load_pack
+from feastlog.replay.engine import PackError
+from feastlog.replay.games.menu_masters import ENGINE
+from feastlog.replay.games.menu_masters.pack import PLAYING_CARDS, load_pack
 
 BUNDLED = ENGINE.default_pack_bytes()
 

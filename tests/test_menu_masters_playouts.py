@@ -14,10 +14,10 @@ import random
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.games.menu_masters import ENGINE
+from feastlog.replay.games.menu_masters.state import all_cards, coins_in_play
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.games.menu_masters import ENGINE
-from replay.games.menu_masters.state import all_cards, coins_in_play
 from tests.test_menu_masters_support import NAMES, PACK
 
 GAMES_PER_COUNT = 20  # per ruleset version

@@ -6,12 +6,12 @@ from dataclasses import replace
 
 import pytest
 
-from replay import fold
-from replay.engine import RuleViolation, SetupRefused
-from replay.games.menu_masters import ENGINE
-from replay.games.menu_masters.spec import DECK_LABELS, FIRST_SEAT_LABEL, RULES
-from replay.games.menu_masters.state import OVER, PLACE, PURCHASE
-from replay.rng import Rng
+from feastlog.replay import fold
+from feastlog.replay.engine import RuleViolation, SetupRefused
+from feastlog.replay.games.menu_masters import ENGINE
+from feastlog.replay.games.menu_masters.spec import DECK_LABELS, FIRST_SEAT_LABEL, RULES
+from feastlog.replay.games.menu_masters.state import OVER, PLACE, PURCHASE
+from feastlog.replay.rng import Rng
 from tests.test_menu_masters_support import (
     BAKERY,
     BUTCHER,

@@ -8,21 +8,21 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import combinations, product
 
-from feastlog.v1 import menu_masters_pb2 as pb
-from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import LEGAL_CAP, SPECTATOR, RuleViolation, capped
-from replay.games.menu_masters import ENGINE
-from replay.games.menu_masters.menus import (
+from feastlog.replay import fold
+from feastlog.replay.engine import LEGAL_CAP, SPECTATOR, RuleViolation, capped
+from feastlog.replay.games.menu_masters import ENGINE
+from feastlog.replay.games.menu_masters.menus import (
     card_refusal,
     ingredients_refusal,
     power_food_refusal,
     use_of,
 )
-from replay.games.menu_masters.pack import MenuCard
-from replay.games.menu_masters.spec import DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL
-from replay.games.menu_masters.state import OVER, PLACE, State, StateV2, Use
-from replay.rng import Rng
+from feastlog.replay.games.menu_masters.pack import MenuCard
+from feastlog.replay.games.menu_masters.spec import DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL
+from feastlog.replay.games.menu_masters.state import OVER, PLACE, State, StateV2, Use
+from feastlog.replay.rng import Rng
+from feastlog.v1 import menu_masters_pb2 as pb
+from feastlog.v1 import record_pb2
 from tests.test_menu_masters_support import (
     BAKERY,
     NAMES,

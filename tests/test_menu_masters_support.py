@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
+from feastlog.replay import fold
+from feastlog.replay.games.menu_masters import ENGINE, flow
+from feastlog.replay.games.menu_masters.state import PURCHASE, State, with_chef, with_store
+from feastlog.replay.rng import Rng
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay import fold
-from replay.games.menu_masters import ENGINE, flow
-from replay.games.menu_masters.state import PURCHASE, State, with_chef, with_store
-from replay.rng import Rng
 
 PACK = ENGINE.load_pack(ENGINE.default_pack_bytes())
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay")

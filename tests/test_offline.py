@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from replay.export import export_record, to_text
-from replay.visibility import Hidden
-from service.auth import ORGANISER, Caller
-from service.errors import GameNotFound, SealedRecord, Unauthenticated
-from service.offline import OfflineFile, OfflineRecord, answer, answers, open_offline
+from feastlog.replay.export import export_record, to_text
+from feastlog.replay.visibility import Hidden
+from feastlog.service.auth import ORGANISER, Caller
+from feastlog.service.errors import GameNotFound, SealedRecord, Unauthenticated
+from feastlog.service.offline import OfflineFile, OfflineRecord, answer, answers, open_offline
 from tests.recordutil import Built, build, store_games
 
 ANYONE = Caller("anonymous")

@@ -18,19 +18,19 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay import visibility
+from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.export import export_record, to_text
+from feastlog.replay.history import refold
+from feastlog.replay.page import apply_patch, csp_hash, view_patch
+from feastlog.replay.page_cards import faces_for, strings_in
+from feastlog.service.auth import ORGANISER
+from feastlog.service.live import live_from_folded
+from feastlog.service.offline import OfflineFile, answer
+from feastlog.service.pages import page_html
+from feastlog.service.store import Batch, Rejection, Store
 from feastlog.v1 import game_service_pb2 as pb
-from replay import visibility
-from replay.engine import ARBITER, SPECTATOR, Viewer
-from replay.export import export_record, to_text
-from replay.history import refold
-from replay.page import apply_patch, csp_hash, view_patch
-from replay.page_cards import faces_for, strings_in
-from service.auth import ORGANISER
-from service.live import live_from_folded
-from service.offline import OfflineFile, answer
-from service.pages import page_html
-from service.store import Batch, Rejection, Store
 from tests.recordutil import Built, build, store_games
 from tests.serverutil import create, play_to_end, stub, view_of
 from tests.webutil import WebServer, request
@@ -349,7 +349,7 @@ def test_serve_says_so_when_the_http_port_is_taken(tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         args = ["serve", "--db", str(tmp_path / "x.duckdb"), "--port", "0", "--http", port]
         done = subprocess.run(
-            [sys.executable, "-c", "from cli.main import main; main()", *args],
+            [sys.executable, "-c", "from feastlog.cli.main import main; main()", *args],
             capture_output=True,
             text=True,
             timeout=60,

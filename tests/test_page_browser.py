@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay import visibility
+from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.narrative import row_lines
+from feastlog.replay.page_cards import strings_in
+from feastlog.service.offline import OfflineFile
+from feastlog.service.store import Batch, Rejection, Store
 from feastlog.v1 import game_service_pb2 as pb
-from replay import visibility
-from replay.engine import ARBITER, SPECTATOR, Viewer
-from replay.narrative import row_lines
-from replay.page_cards import strings_in
-from service.offline import OfflineFile
-from service.store import Batch, Rejection, Store
 from tests.pagecheck import READ, READ_EVERY_STEP, table_problems
 from tests.recordutil import Built, build, store_games
 from tests.serverutil import bearer, create, play_to_end, stub

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from replay import fold
-from replay.engine import RuleViolation
-from replay.games.picky_eaters import ENGINE
-from replay.games.picky_eaters.state import PLAY
+from feastlog.replay import fold
+from feastlog.replay.engine import RuleViolation
+from feastlog.replay.games.picky_eaters import ENGINE
+from feastlog.replay.games.picky_eaters.state import PLAY
 from tests.test_picky_eaters_helpers import (
     assert_conserved,
     down,

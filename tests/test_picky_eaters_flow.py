@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from replay import fold
-from replay.engine import ARBITER, SPECTATOR, RuleViolation, Viewer
-from replay.games.picky_eaters import ENGINE
-from replay.games.picky_eaters.spec import FIRST_SEAT, FOOD_DECK, GUEST_DECK
-from replay.games.picky_eaters.state import DISCARD_DOWN, OVER, PLAY
-from replay.rng import Rng
+from feastlog.replay import fold
+from feastlog.replay.engine import ARBITER, SPECTATOR, RuleViolation, Viewer
+from feastlog.replay.games.picky_eaters import ENGINE
+from feastlog.replay.games.picky_eaters.spec import FIRST_SEAT, FOOD_DECK, GUEST_DECK
+from feastlog.replay.games.picky_eaters.state import DISCARD_DOWN, OVER, PLAY
+from feastlog.replay.rng import Rng
 from tests.test_picky_eaters_helpers import (
     PACK,
     assert_conserved,

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from feastlog.replay.games.picky_eaters import ENGINE
+from feastlog.replay.games.picky_eaters.pack import Pack
+from feastlog.replay.games.picky_eaters.state import PLAY, PlacedRecipe, Player, State, StateV2
+from feastlog.replay.rng import Rng
 from feastlog.v1 import picky_eaters_pb2 as pb
-from replay.games.picky_eaters import ENGINE
-from replay.games.picky_eaters.pack import Pack
-from replay.games.picky_eaters.state import PLAY, PlacedRecipe, Player, State, StateV2
-from replay.rng import Rng
 
 PACK: Pack = ENGINE.load_pack(ENGINE.default_pack_bytes())
 NAMES = ("Ann", "Bob", "Cy", "Dee", "Eve", "Flo")

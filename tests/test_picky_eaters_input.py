@@ -6,11 +6,11 @@ import re
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.canonical import canonical_bytes
+from feastlog.replay.engine import MalformedCommand, RuleViolation
+from feastlog.replay.games.picky_eaters import ENGINE
 from feastlog.v1 import picky_eaters_pb2 as pb
-from replay import fold
-from replay.canonical import canonical_bytes
-from replay.engine import MalformedCommand, RuleViolation
-from replay.games.picky_eaters import ENGINE
 from tests.test_picky_eaters_helpers import (
     Command,
     draw,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from replay.engine import PackError
-from replay.games.picky_eaters import ENGINE
+from feastlog.replay.engine import PackError
+from feastlog.replay.games.picky_eaters import ENGINE
 from tests.test_picky_eaters_helpers import PACK
 
 PRINTED_GUESTS = {

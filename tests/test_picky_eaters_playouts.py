@@ -12,10 +12,10 @@ import random
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.games.picky_eaters import ENGINE
+from feastlog.replay.games.picky_eaters.spec import ROUNDS
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.games.picky_eaters import ENGINE
-from replay.games.picky_eaters.spec import ROUNDS
 from tests.test_picky_eaters_helpers import PACK, assert_conserved
 
 GAMES_PER_COUNT = 20  # per ruleset version

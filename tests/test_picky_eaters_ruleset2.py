@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from feastlog.replay import fold
+from feastlog.replay.engine import LEGAL_CAP, RuleViolation, SetupRefused, capped
+from feastlog.replay.games.picky_eaters import ENGINE
+from feastlog.replay.games.picky_eaters.state import DISCARD_DOWN, State, StateV2
+from feastlog.replay.rng import Rng
 from feastlog.v1 import record_pb2
-from replay import fold
-from replay.engine import LEGAL_CAP, RuleViolation, SetupRefused, capped
-from replay.games.picky_eaters import ENGINE
-from replay.games.picky_eaters.state import DISCARD_DOWN, State, StateV2
-from replay.rng import Rng
 from tests.test_picky_eaters_helpers import (
     NAMES,
     PACK,

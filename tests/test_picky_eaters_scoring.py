@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from replay import fold
-from replay.games.picky_eaters import ENGINE
-from replay.games.picky_eaters.flow import score_table
-from replay.games.picky_eaters.state import OVER
+from feastlog.replay import fold
+from feastlog.replay.games.picky_eaters import ENGINE
+from feastlog.replay.games.picky_eaters.flow import score_table
+from feastlog.replay.games.picky_eaters.state import OVER
 from tests.test_picky_eaters_helpers import PACK, item, pass_, position
 
 BILLIE, ALEX, RAMONA = "guest-billie", "guest-alex", "guest-ramona"

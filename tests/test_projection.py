@@ -12,17 +12,17 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay.history import refold
+from feastlog.replay.standings import exact, result_of, standings
+from feastlog.service import projection
+from feastlog.service.store import Store, outcomes
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from replay.history import refold
-from replay.standings import exact, result_of, standings
-from service import projection
-from service.store import Store, outcomes
 from tests.serverutil import ThreadedServer, bearer, create, play_to_end, stub
 
 PLAYERS = {

@@ -12,8 +12,8 @@ from dataclasses import replace
 
 import pytest
 
-from replay.canonical import canonical_bytes
-from replay.record import ZERO_HASH, commitment_of, make_row, row_salt
+from feastlog.replay.canonical import canonical_bytes
+from feastlog.replay.record import ZERO_HASH, commitment_of, make_row, row_salt
 
 
 def test_format_1_row_hash_is_sha256_of_prev_hash_and_canonical_json() -> None:
@@ -127,12 +127,12 @@ def test_canonical_bytes_sort_keys_and_encode_bytes_as_hex() -> None:
 
 
 def test_fast_canonical_encoder_matches_json_dumps_on_real_states() -> None:
-    from replay.canonical import canonical_bytes_slow
+    from feastlog.replay.canonical import canonical_bytes_slow
     from tests.test_fixtures import FIXTURES, load
 
     for path in FIXTURES[:3]:
         rows, seed, pack = load(path)
-        from replay.history import refold
+        from feastlog.replay.history import refold
 
         for table in refold(rows, seed, pack).tables:
             assert canonical_bytes(table) == canonical_bytes_slow(table)

@@ -16,14 +16,14 @@ import duckdb
 import grpc
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.replay.export import verify_document
+from feastlog.service.auth import token_sha256
+from feastlog.service.store import SCHEMA
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from replay.export import verify_document
-from service.auth import token_sha256
-from service.store import SCHEMA
 from tests.recordutil import Built, build
 from tests.serverutil import ThreadedServer, create, play_to_end, stub, watch_all
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from replay import games
-from replay.audit import verify
-from replay.explain import explain, what_if
-from replay.export import export_record, to_text, verify_document
-from replay.history import command_of, refold
+from feastlog.cli.main import cli
+from feastlog.replay import games
+from feastlog.replay.audit import verify
+from feastlog.replay.explain import explain, what_if
+from feastlog.replay.export import export_record, to_text, verify_document
+from feastlog.replay.history import command_of, refold
 from tests.recordutil import Built, build, store_games
 
 

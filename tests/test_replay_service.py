@@ -13,8 +13,8 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from cli.wire import as_dict
+from feastlog.cli.main import cli
+from feastlog.cli.wire import as_dict
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import bon_appetit_pb2 as ba

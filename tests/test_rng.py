@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from replay.rng import Rng, block, derive_seed, seed_commitment, stream_word
+from feastlog.replay.rng import Rng, block, derive_seed, seed_commitment, stream_word
 
 SEED = bytes(range(32))
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from feastlog.replay import games
+from feastlog.replay.audit import RULE, verify
+from feastlog.replay.history import genesis_of, record_version
+from feastlog.replay.record import ZERO_HASH, make_row
 from feastlog.v1 import record_pb2
-from replay import games
-from replay.audit import RULE, verify
-from replay.history import genesis_of, record_version
-from replay.record import ZERO_HASH, make_row
 from tests.test_fixtures import FIXTURES, load
 
 

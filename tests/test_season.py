@@ -10,10 +10,10 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
+from feastlog.service.benchdata import build, store_games
+from feastlog.service.store import Store
 from feastlog.v1 import game_service_pb2 as pb
-from service.benchdata import build, store_games
-from service.store import Store
 from tests.serverutil import ThreadedServer, create, error_info, stub
 
 GAMES = 24

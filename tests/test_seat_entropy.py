@@ -7,12 +7,12 @@ from pathlib import Path
 import grpc
 import pytest
 
+from feastlog.replay.fold import state_hash
+from feastlog.replay.history import refold
+from feastlog.replay.rng import derive_seed
+from feastlog.service.store import Store
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
-from replay.fold import state_hash
-from replay.history import refold
-from replay.rng import derive_seed
-from service.store import Store
 from tests.serverutil import (
     ThreadedServer,
     bearer,

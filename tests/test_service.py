@@ -11,7 +11,7 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
+from feastlog.cli.main import cli
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
@@ -109,7 +109,7 @@ def test_a_second_server_on_the_same_file_fails_at_start_with_a_clear_message(
     db = tmp_path / "games.duckdb"
     server = ProcessServer(db, KEY)
     try:
-        code = "from cli.main import main; main()"
+        code = "from feastlog.cli.main import main; main()"
         second = subprocess.run(
             [sys.executable, "-c", code, "serve", "--db", str(db), "--port", "0"],
             capture_output=True,
@@ -418,7 +418,7 @@ def test_concurrent_commands_share_group_commits(tmp_path: Path) -> None:
 def test_finished_games_beyond_the_limit_are_folded_out_and_reload_identically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service import live
+    from feastlog.service import live
 
     monkeypatch.setattr(live, "FINISHED_KEPT", 2)
     server = ThreadedServer(tmp_path / "cache.duckdb")

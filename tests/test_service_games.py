@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from feastlog.replay import games
 from feastlog.v1 import game_service_pb2 as pb
-from replay import games
 from tests.serverutil import ThreadedServer, create, play_to_end, stub, view_of, watch_all
 
 PLAYERS = {"bon-appetit": 3, "menu-masters": 4, "picky-eaters": 3}  # else the fewest seats
@@ -174,7 +174,7 @@ def test_list_legal_commands_is_whole_or_says_it_is_partial(
     """Every legal command up to LEGAL_CAP; beyond it the first LEGAL_CAP and partial=true."""
     from dataclasses import replace
 
-    from replay.engine import LEGAL_CAP
+    from feastlog.replay.engine import LEGAL_CAP
     from tests.serverutil import bearer
 
     client = stub(served.address)
@@ -200,7 +200,7 @@ def test_the_cap_is_documented_where_client_developers_read() -> None:
     """The proto comment and the README state LEGAL_CAP, the number the service applies."""
     from pathlib import Path
 
-    from replay.engine import LEGAL_CAP
+    from feastlog.replay.engine import LEGAL_CAP
 
     root = Path(__file__).resolve().parent.parent
     proto = (root / "proto" / "feastlog" / "v1" / "game_service.proto").read_text()

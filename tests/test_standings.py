@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from replay.standings import Result, standings
+from feastlog.replay.standings import Result, standings
 
 
 def test_standings_split_shared_wins_and_skip_void_points() -> None:

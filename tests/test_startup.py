@@ -19,9 +19,8 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from cli.main import cli
-from feastlog.v1 import game_service_pb2 as pb
-from service.auth import (
+from feastlog.cli.main import cli
+from feastlog.service.auth import (
     KEY_ENV,
     KEY_FILE,
     KEY_MIN_LENGTH,
@@ -29,12 +28,13 @@ from service.auth import (
     find_organiser_key,
     organiser_key,
 )
-from service.files import write_new_private_file
-from service.server import SERVER_OPTIONS, CannotListen, check_port_free, listen
-from service.store import Store
+from feastlog.service.files import write_new_private_file
+from feastlog.service.server import SERVER_OPTIONS, CannotListen, check_port_free, listen
+from feastlog.service.store import Store
+from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ProcessServer, create, play_to_end, stub
 
-SERVE = [sys.executable, "-c", "from cli.main import main; main()", "serve"]
+SERVE = [sys.executable, "-c", "from feastlog.cli.main import main; main()", "serve"]
 KEY = "org_" + "k" * 40
 GOOD_KEY = "a" * KEY_MIN_LENGTH
 
@@ -110,7 +110,7 @@ def test_a_new_store_its_wal_its_key_and_its_folders_are_owner_only_whatever_the
 SPILL = """
 import json, os, sys
 from pathlib import Path
-from service.store import Store
+from feastlog.service.store import Store
 store = Store(sys.argv[1])
 store.con.execute("SET memory_limit = '8MB'; SET threads = 1; SET enable_progress_bar = false")
 store.con.execute("CREATE TEMP TABLE big AS SELECT range AS x, md5(range::VARCHAR) AS y "
@@ -284,7 +284,7 @@ def test_a_client_with_no_key_file_has_no_key_and_an_explicit_key_wins(
 def test_feastlog_new_says_in_one_line_why_the_key_file_here_is_unusable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from service import announce
+    from feastlog.service import announce
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / KEY_FILE).write_bytes(b"")

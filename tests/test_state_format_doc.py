@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from replay import games
-from replay.canonical import canonical_bytes, to_plain
-from replay.history import refold
+from feastlog.replay import games
+from feastlog.replay.canonical import canonical_bytes, to_plain
+from feastlog.replay.history import refold
 from tests.test_fixtures import load
 from tests.test_typed_views import playout
 
@@ -99,7 +99,8 @@ def fits(value: Any, kind: str) -> bool:
 def dataclass_of(name: str) -> type:
     """The class a heading names."""
     module, _, cls = name.rpartition(".")
-    found: type = getattr(importlib.import_module(module), cls)
+    # the page names classes by their source folder (replay/); installed, feastlog.replay
+    found: type = getattr(importlib.import_module(f"feastlog.{module}"), cls)
     return found
 
 

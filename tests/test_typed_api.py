@@ -9,15 +9,15 @@ from pathlib import Path
 import grpc
 import pytest
 
-from cli.wire import as_dict
+from feastlog.cli.wire import as_dict
+from feastlog.replay import games, typed
+from feastlog.service.servicers.convert import KIND_OF_ENUM, participant, participant_text
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2, view_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from replay import games, typed
-from service.servicers.convert import KIND_OF_ENUM, participant, participant_text
 from tests.serverutil import ThreadedServer, bearer, error_info, play_to_end, stub
 
 

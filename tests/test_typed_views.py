@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from feastlog.replay import fold, games, typed
+from feastlog.replay.engine import ARBITER, SPECTATOR, Fact, Viewer
 from feastlog.v1 import record_pb2, view_pb2
-from replay import fold, games, typed
-from replay.engine import ARBITER, SPECTATOR, Fact, Viewer
 
 # seeded games per seat count: Menu Masters games are long, the others short
 SEEDS = {"bon-appetit": 4, "menu-masters": 1, "picky-eaters": 2}

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from feastlog.v1 import bon_appetit_pb2, menu_masters_pb2, record_pb2
-from replay import games
-from replay.engine import ARBITER, SPECTATOR, Fact, Viewer
-from replay.history import refold
-from replay.record import COMMAND, SEED_REVEAL, Row
-from replay.visibility import (
+from feastlog.replay import games
+from feastlog.replay.engine import ARBITER, SPECTATOR, Fact, Viewer
+from feastlog.replay.history import refold
+from feastlog.replay.record import COMMAND, SEED_REVEAL, Row
+from feastlog.replay.visibility import (
     Hidden,
     behind_screen,
     command_for,
@@ -34,6 +33,7 @@ from replay.visibility import (
     table_viewer,
     viewers_of,
 )
+from feastlog.v1 import bon_appetit_pb2, menu_masters_pb2, record_pb2
 from tests.recordutil import build
 
 OWNER, OTHER = Viewer.of_seat(0), Viewer.of_seat(1)

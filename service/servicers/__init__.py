@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import grpc
 
-from service.app import Application
-from service.servicers import admin, audit, game, replay, tournament
+from feastlog.service.app import Application
+from feastlog.service.servicers import admin, audit, game, replay, tournament
 
 
 def add_servicers(server: grpc.aio.Server, app: Application) -> None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import grpc
 
+from feastlog.service.app import Application
+from feastlog.service.auth import check_arbiter_name
+from feastlog.service.errors import BadRequest, unary
+from feastlog.service.servicers.base import Servicer
 from feastlog.v1 import admin_service_pb2 as pb
 from feastlog.v1 import admin_service_pb2_grpc as pb_grpc
-from service.app import Application
-from service.auth import check_arbiter_name
-from service.errors import BadRequest, unary
-from service.servicers.base import Servicer
 
 
 def arbiter_name(name: str) -> str:

@@ -11,12 +11,10 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from feastlog.v1 import audit_service_pb2 as pb
-from feastlog.v1 import audit_service_pb2_grpc as pb_grpc
-from service.app import Application
-from service.errors import streaming, unary
-from service.servicers.base import Servicer
-from service.servicers.convert import (
+from feastlog.service.app import Application
+from feastlog.service.errors import streaming, unary
+from feastlog.service.servicers.base import Servicer
+from feastlog.service.servicers.convert import (
     accepted_fields,
     kind_text,
     participant_text,
@@ -25,6 +23,8 @@ from service.servicers.convert import (
     struct,
     what_if_message,
 )
+from feastlog.v1 import audit_service_pb2 as pb
+from feastlog.v1 import audit_service_pb2_grpc as pb_grpc
 
 
 class AuditService(Servicer, pb_grpc.AuditServiceServicer):

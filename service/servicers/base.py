@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import grpc
 
-from service.app import Application
-from service.auth import Caller
+from feastlog.service.app import Application
+from feastlog.service.auth import Caller
 
 
 class Servicer:

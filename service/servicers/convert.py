@@ -9,21 +9,21 @@ from typing import Any
 from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
+from feastlog.replay import typed
+from feastlog.replay.audit import AuditReport
+from feastlog.replay.engine import Fact
+from feastlog.replay.record import Row
+from feastlog.replay.standings import Standing, exact
+from feastlog.replay.visibility import Step
+from feastlog.service.app import Accepted, Created
+from feastlog.service.errors import BadRequest
+from feastlog.service.projection import KindStats
+from feastlog.service.reads import WhatIf
+from feastlog.service.store import Rejection
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import view_pb2
-from replay import typed
-from replay.audit import AuditReport
-from replay.engine import Fact
-from replay.record import Row
-from replay.standings import Standing, exact
-from replay.visibility import Step
-from service.app import Accepted, Created
-from service.errors import BadRequest
-from service.projection import KindStats
-from service.reads import WhatIf
-from service.store import Rejection
 
 # The typed twins of the game kind strings and of the actor and viewer names.  A kind's
 # enum value is its name in upper case: GAME_KIND_BON_APPETIT is "bon-appetit".

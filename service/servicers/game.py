@@ -6,13 +6,11 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from feastlog.v1 import game_service_pb2 as pb
-from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from replay import typed
-from service.app import Application
-from service.errors import streaming, unary
-from service.servicers.base import Servicer
-from service.servicers.convert import (
+from feastlog.replay import typed
+from feastlog.service.app import Application
+from feastlog.service.errors import streaming, unary
+from feastlog.service.servicers.base import Servicer
+from feastlog.service.servicers.convert import (
     accepted_fields,
     created_message,
     event,
@@ -21,6 +19,8 @@ from service.servicers.convert import (
     participant,
     struct,
 )
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 
 
 class GameService(Servicer, pb_grpc.GameServiceServicer):

@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 
 import grpc
 
+from feastlog.service.app import Application
+from feastlog.service.errors import streaming, unary
+from feastlog.service.servicers.base import Servicer
+from feastlog.service.servicers.convert import event, participant, participant_text, struct
 from feastlog.v1 import replay_service_pb2 as pb
 from feastlog.v1 import replay_service_pb2_grpc as pb_grpc
-from service.app import Application
-from service.errors import streaming, unary
-from service.servicers.base import Servicer
-from service.servicers.convert import event, participant, participant_text, struct
 
 
 class ReplayService(Servicer, pb_grpc.ReplayServiceServicer):

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import grpc
 
+from feastlog.service.app import Application
+from feastlog.service.errors import unary
+from feastlog.service.servicers.base import Servicer
+from feastlog.service.servicers.convert import standing_message, stats_message
 from feastlog.v1 import tournament_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
-from service.app import Application
-from service.errors import unary
-from service.servicers.base import Servicer
-from service.servicers.convert import standing_message, stats_message
 
 
 class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):

@@ -33,15 +33,15 @@ errors; the service maps them to gRPC statuses in its error table.
 - ``errors``: the store's errors and the translation of DuckDB's.
 """
 
-from service.store.errors import (
+from feastlog.service.store.errors import (
     CannotOpenStore,
     StoreConflict,
     StoreError,
     StoreLocked,
     StoreUnavailable,
 )
-from service.store.log import Store
-from service.store.records import (
+from feastlog.service.store.log import Store
+from feastlog.service.store.records import (
     Batch,
     Listed,
     NewGame,
@@ -49,7 +49,7 @@ from service.store.records import (
     Rejection,
     StoredGame,
 )
-from service.store.schema import SCHEMA
+from feastlog.service.store.schema import SCHEMA
 
 __all__ = [
     "SCHEMA",

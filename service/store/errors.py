@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import duckdb
 
-from service.incidents import new_incident_id
+from feastlog.service.incidents import new_incident_id
 
 if TYPE_CHECKING:
-    from service.store.log import Store
+    from feastlog.service.store.log import Store
 
 P = ParamSpec("P")
 R = TypeVar("R")

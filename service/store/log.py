@@ -10,16 +10,15 @@ from typing import Any
 
 import duckdb
 
-from feastlog.v1 import record_pb2
-from replay.record import Row
-from replay.standings import Standing
-from service import projection
-from service.files import hold_private_umask, release_private_umask
-from service.store import outcomes
-from service.store.errors import open_error, read_at_start, transaction, translated
-from service.store.opening import connect
-from service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
-from service.store.schema import (
+from feastlog.replay.record import Row
+from feastlog.replay.standings import Standing
+from feastlog.service import projection
+from feastlog.service.files import hold_private_umask, release_private_umask
+from feastlog.service.store import outcomes
+from feastlog.service.store.errors import open_error, read_at_start, transaction, translated
+from feastlog.service.store.opening import connect
+from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
+from feastlog.service.store.schema import (
     FORMAT_1_COLUMNS,
     GAMES_COLUMNS,
     OR_IGNORE,
@@ -30,6 +29,7 @@ from service.store.schema import (
     row_of,
     row_values,
 )
+from feastlog.v1 import record_pb2
 
 log = logging.getLogger("feastlog.store")
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import duckdb
 
-from service import projection
-from service.files import make_private_folder, mode_text, tighten
-from service.store.errors import CannotOpenStore, open_error
-from service.store.schema import INDEXES, MIGRATIONS, SCHEMA
+from feastlog.service import projection
+from feastlog.service.files import make_private_folder, mode_text, tighten
+from feastlog.service.store.errors import CannotOpenStore, open_error
+from feastlog.service.store.schema import INDEXES, MIGRATIONS, SCHEMA
 
 log = logging.getLogger("feastlog.store")
 

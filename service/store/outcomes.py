@@ -12,9 +12,9 @@ from typing import Any
 
 import duckdb
 
-from replay.standings import Standing
-from service.projection import KindStats, Projected, figure_of, schema, tables
-from service.store.schema import insert as insert_columns
+from feastlog.replay.standings import Standing
+from feastlog.service.projection import KindStats, Projected, figure_of, schema, tables
+from feastlog.service.store.schema import insert as insert_columns
 
 
 def insert(con: duckdb.DuckDBPyConnection, projected: Projected) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
-from replay.record import Row
-from service import projection
+from feastlog.replay.record import Row
+from feastlog.service import projection
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from typing import Any
 
 import duckdb
 
+from feastlog.replay.record import Row
 from feastlog.v1 import record_pb2
-from replay.record import Row
 
 OR_IGNORE = "INSERT OR IGNORE"
 

@@ -28,13 +28,21 @@ from typing import Any
 
 import pytest
 
+from feastlog.replay import fold, games
+from feastlog.replay.audit import verify
+from feastlog.replay.engine import (
+    ARBITER,
+    SPECTATOR,
+    Engine,
+    Fact,
+    MalformedCommand,
+    RuleViolation,
+    Viewer,
+)
+from feastlog.replay.fold import RECORD_RULES, Table
+from feastlog.replay.history import refold
+from feastlog.service.projection import Ending, outcome_rows
 from feastlog.v1 import record_pb2
-from replay import fold, games
-from replay.audit import verify
-from replay.engine import ARBITER, SPECTATOR, Engine, Fact, MalformedCommand, RuleViolation, Viewer
-from replay.fold import RECORD_RULES, Table
-from replay.history import refold
-from service.projection import Ending, outcome_rows
 from tests.contract.kits import KITS
 from tests.recordutil import build
 

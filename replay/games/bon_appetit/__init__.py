@@ -9,9 +9,9 @@ and scoring in ``flow``; views, legal bids and narration in ``view``; the dishes
 
 from __future__ import annotations
 
-from replay.engine import Engine
-from replay.games.bon_appetit import flow, moves, pack, projection, view
-from replay.games.bon_appetit.spec import SPEC
+from feastlog.replay.engine import Engine
+from feastlog.replay.games.bon_appetit import flow, moves, pack, projection, view
+from feastlog.replay.games.bon_appetit.spec import SPEC
 
 ENGINE = Engine(
     spec=SPEC,

@@ -11,15 +11,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from replay.engine import Fact, Outcome
-from replay.games.bon_appetit.pack import COLOURS, Pack
-from replay.games.bon_appetit.spec import (
+from feastlog.replay.engine import Fact, Outcome
+from feastlog.replay.games.bon_appetit.pack import COLOURS, Pack
+from feastlog.replay.games.bon_appetit.spec import (
     BAG_LABEL,
     DISH_DECK_LABEL,
     FIRST_SEAT_LABEL,
     GEM_CARD_LABEL,
 )
-from replay.games.bon_appetit.state import (
+from feastlog.replay.games.bon_appetit.state import (
     Auction,
     Player,
     State,
@@ -27,7 +27,7 @@ from replay.games.bon_appetit.state import (
     dish_card,
     values_of,
 )
-from replay.rng import Rng
+from feastlog.replay.rng import Rng
 
 
 def hand_size(seats: int) -> int:

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from feastlog.replay.engine import MalformedCommand, Move, RuleViolation
+from feastlog.replay.games.bon_appetit.flow import seal
+from feastlog.replay.games.bon_appetit.pack import COLOURS
+from feastlog.replay.games.bon_appetit.state import State, bid_limit
 from feastlog.v1 import bon_appetit_pb2 as pb
-from replay.engine import MalformedCommand, Move, RuleViolation
-from replay.games.bon_appetit.flow import seal
-from replay.games.bon_appetit.pack import COLOURS
-from replay.games.bon_appetit.state import State, bid_limit
 
 Gems = tuple[str, ...]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from replay.engine import PackError
+from feastlog.replay.engine import PackError
 
 COLOURS = ("blue", "green", "red", "yellow")
 DISH_TYPES = ("Main Course", "Side Dish", "Dessert", "Drink")
@@ -74,7 +74,7 @@ def describe_ability(ability: Ability) -> str:
 
 def default_pack_bytes() -> bytes:
     """The bundled pack file, pack.toml beside this module."""
-    return (resources.files("replay.games.bon_appetit") / "pack.toml").read_bytes()
+    return (resources.files("feastlog.replay.games.bon_appetit") / "pack.toml").read_bytes()
 
 
 def load_pack(data: bytes) -> Pack:

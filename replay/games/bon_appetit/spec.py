@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from feastlog.replay.engine import Option, Rule, Spec, catalogue
 from feastlog.v1 import bon_appetit_pb2 as pb
-from replay.engine import Option, Rule, Spec, catalogue
 
 KIND = "bon-appetit"
 ROUNDS = 12

@@ -13,13 +13,20 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from feastlog.replay.engine import Fact, Viewer
+from feastlog.replay.games.bon_appetit.flow import standings
+from feastlog.replay.games.bon_appetit.moves import ENUM_OF_GEM, to_act
+from feastlog.replay.games.bon_appetit.pack import COLOURS
+from feastlog.replay.games.bon_appetit.spec import KIND, ROUNDS
+from feastlog.replay.games.bon_appetit.state import (
+    Auction,
+    State,
+    bid_limit,
+    dish_card,
+    held,
+    values_of,
+)
 from feastlog.v1 import bon_appetit_pb2 as pb
-from replay.engine import Fact, Viewer
-from replay.games.bon_appetit.flow import standings
-from replay.games.bon_appetit.moves import ENUM_OF_GEM, to_act
-from replay.games.bon_appetit.pack import COLOURS
-from replay.games.bon_appetit.spec import KIND, ROUNDS
-from replay.games.bon_appetit.state import Auction, State, bid_limit, dish_card, held, values_of
 
 
 def _phase(state: State) -> str:

@@ -10,10 +10,10 @@ outcome tables in ``projection``.
 
 from __future__ import annotations
 
-from replay.engine import Engine
-from replay.games.menu_masters import flow, moves, pack, projection, view
-from replay.games.menu_masters.spec import SPEC
-from replay.games.menu_masters.state import OVER
+from feastlog.replay.engine import Engine
+from feastlog.replay.games.menu_masters import flow, moves, pack, projection, view
+from feastlog.replay.games.menu_masters.spec import SPEC
+from feastlog.replay.games.menu_masters.state import OVER
 
 ENGINE = Engine(
     spec=SPEC,

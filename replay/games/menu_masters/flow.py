@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from replay.engine import Fact, Outcome
-from replay.games.menu_masters.menus import blocked, menu_still_possible, nothing_to_do
-from replay.games.menu_masters.pack import DECKS, Pack
-from replay.games.menu_masters.spec import (
+from feastlog.replay.engine import Fact, Outcome
+from feastlog.replay.games.menu_masters.menus import blocked, menu_still_possible, nothing_to_do
+from feastlog.replay.games.menu_masters.pack import DECKS, Pack
+from feastlog.replay.games.menu_masters.spec import (
     BANK_PER_CHEF,
     BOX_COINS,
     COMMUNITY_MENUS,
@@ -26,7 +26,7 @@ from replay.games.menu_masters.spec import (
     SUPERMARKET_CHEFS,
     WINDOW,
 )
-from replay.games.menu_masters.state import (
+from feastlog.replay.games.menu_masters.state import (
     OVER,
     PLACE,
     PURCHASE,
@@ -41,7 +41,7 @@ from replay.games.menu_masters.state import (
     with_chef,
     with_store,
 )
-from replay.rng import Rng
+from feastlog.replay.rng import Rng
 
 Result = tuple[State, list[Fact]]
 

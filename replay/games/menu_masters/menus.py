@@ -29,10 +29,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import combinations
 
+from feastlog.replay.engine import MalformedCommand
+from feastlog.replay.games.menu_masters.pack import MenuCard, Pack
+from feastlog.replay.games.menu_masters.state import State, Use
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay.engine import MalformedCommand
-from replay.games.menu_masters.pack import MenuCard, Pack
-from replay.games.menu_masters.state import State, Use
 
 
 def single_use(pack: Pack, ingredient: str, card_id: str) -> Use | None:

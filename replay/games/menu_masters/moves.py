@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from feastlog.v1 import menu_masters_pb2 as pb
-from replay.engine import Fact, MalformedCommand, Move, RuleViolation, as_is
-from replay.games.menu_masters import menus
-from replay.games.menu_masters.flow import advance, leave, next_placer, sold_out
-from replay.games.menu_masters.menus import (
+from feastlog.replay.engine import Fact, MalformedCommand, Move, RuleViolation, as_is
+from feastlog.replay.games.menu_masters import menus
+from feastlog.replay.games.menu_masters.flow import advance, leave, next_placer, sold_out
+from feastlog.replay.games.menu_masters.menus import (
     blocked,
     nothing_to_do,
     use_of,
     use_plain,
 )
-from replay.games.menu_masters.spec import BASKET, DECK_LABELS, MENUS_TO_END
-from replay.games.menu_masters.state import (
+from feastlog.replay.games.menu_masters.spec import BASKET, DECK_LABELS, MENUS_TO_END
+from feastlog.replay.games.menu_masters.state import (
     PLACE,
     PURCHASE,
     Completed,
@@ -33,6 +32,7 @@ from replay.games.menu_masters.state import (
     with_chef,
     with_store,
 )
+from feastlog.v1 import menu_masters_pb2 as pb
 
 Result = tuple[State, list[Fact]]
 

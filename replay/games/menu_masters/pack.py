@@ -36,7 +36,7 @@ from functools import cached_property
 from importlib import resources
 from typing import Any
 
-from replay.engine import PackError
+from feastlog.replay.engine import PackError
 
 DECKS = ("produce-stand", "butcher-shop", "bakery")
 PLAYING_CARDS = 124  # the box's count; a custom pack may differ
@@ -165,7 +165,7 @@ def make_pack(
 
 def default_pack_bytes() -> bytes:
     """The bundled pack file, pack.toml beside this module."""
-    return (resources.files("replay.games.menu_masters") / "pack.toml").read_bytes()
+    return (resources.files("feastlog.replay.games.menu_masters") / "pack.toml").read_bytes()
 
 
 def load_pack(data: bytes) -> Pack:

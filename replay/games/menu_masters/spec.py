@@ -65,9 +65,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from feastlog.replay.engine import Option, Rule, Spec, catalogue
+from feastlog.replay.games.menu_masters.pack import DECKS
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay.engine import Option, Rule, Spec, catalogue
-from replay.games.menu_masters.pack import DECKS
 
 KIND = "menu-masters"
 STORES = (*DECKS, "supermarket")  # purchase order; index + 1 is the proto Store value

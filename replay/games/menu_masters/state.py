@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from replay.games.menu_masters.pack import DECKS, Pack
-from replay.games.menu_masters.spec import STORE_TITLES, STORES
-from replay.rng import Rng
+from feastlog.replay.games.menu_masters.pack import DECKS, Pack
+from feastlog.replay.games.menu_masters.spec import STORE_TITLES, STORES
+from feastlog.replay.rng import Rng
 
 T = TypeVar("T")
 

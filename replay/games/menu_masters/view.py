@@ -12,12 +12,12 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from feastlog.replay.engine import LEGAL_CAP, Fact, Viewer
+from feastlog.replay.games.menu_masters.menus import all_completions, blocked, completion_message
+from feastlog.replay.games.menu_masters.moves import to_act
+from feastlog.replay.games.menu_masters.spec import BASKET, KIND, STORE_TITLES, STORES
+from feastlog.replay.games.menu_masters.state import OVER, PLACE, State, Use, store_name
 from feastlog.v1 import menu_masters_pb2 as pb
-from replay.engine import LEGAL_CAP, Fact, Viewer
-from replay.games.menu_masters.menus import all_completions, blocked, completion_message
-from replay.games.menu_masters.moves import to_act
-from replay.games.menu_masters.spec import BASKET, KIND, STORE_TITLES, STORES
-from replay.games.menu_masters.state import OVER, PLACE, State, Use, store_name
 
 
 def command_public(command: Message) -> bool:

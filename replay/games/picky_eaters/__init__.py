@@ -9,10 +9,10 @@ the automatic steps and scoring in ``flow``; views, legal commands and narration
 
 from __future__ import annotations
 
-from replay.engine import Engine
-from replay.games.picky_eaters import flow, moves, pack, projection, view
-from replay.games.picky_eaters.spec import SPEC
-from replay.games.picky_eaters.state import OVER
+from feastlog.replay.engine import Engine
+from feastlog.replay.games.picky_eaters import flow, moves, pack, projection, view
+from feastlog.replay.games.picky_eaters.spec import SPEC
+from feastlog.replay.games.picky_eaters.state import OVER
 
 ENGINE = Engine(
     spec=SPEC,

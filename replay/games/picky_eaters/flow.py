@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from replay.engine import Fact, Outcome
-from replay.games.picky_eaters.pack import EXTRA_SEASONING, SPRINKLE_OF_HERBS, Pack
-from replay.games.picky_eaters.spec import (
+from feastlog.replay.engine import Fact, Outcome
+from feastlog.replay.games.picky_eaters.pack import EXTRA_SEASONING, SPRINKLE_OF_HERBS, Pack
+from feastlog.replay.games.picky_eaters.spec import (
     CATEGORY_POINTS,
     FIRST_SEAT,
     FOOD_DECK,
@@ -27,7 +27,7 @@ from replay.games.picky_eaters.spec import (
     SILVERWARE_POINTS,
     WHEN_EMPTY,
 )
-from replay.games.picky_eaters.state import (
+from feastlog.replay.games.picky_eaters.state import (
     DISCARD_DOWN,
     OVER,
     PLAY,
@@ -40,7 +40,7 @@ from replay.games.picky_eaters.state import (
     market_size,
     over_hand_limit,
 )
-from replay.rng import Rng
+from feastlog.replay.rng import Rng
 
 
 def setup(

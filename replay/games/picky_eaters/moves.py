@@ -15,19 +15,19 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from feastlog.v1 import picky_eaters_pb2 as pb
-from replay.engine import Effect, Fact, MalformedCommand, Move, RuleViolation, as_is
-from replay.games.picky_eaters import recipes
-from replay.games.picky_eaters.flow import draw, next_turn, refill_when_empty, set_player
-from replay.games.picky_eaters.recipes import card_words, name_of, not_in_hand, twice
-from replay.games.picky_eaters.spec import DISCARD_TO_DRAW, HAND_LIMIT
-from replay.games.picky_eaters.state import (
+from feastlog.replay.engine import Effect, Fact, MalformedCommand, Move, RuleViolation, as_is
+from feastlog.replay.games.picky_eaters import recipes
+from feastlog.replay.games.picky_eaters.flow import draw, next_turn, refill_when_empty, set_player
+from feastlog.replay.games.picky_eaters.recipes import card_words, name_of, not_in_hand, twice
+from feastlog.replay.games.picky_eaters.spec import DISCARD_TO_DRAW, HAND_LIMIT
+from feastlog.replay.games.picky_eaters.state import (
     DISCARD_DOWN,
     OVER,
     PLAY,
     State,
     over_hand_limit,
 )
+from feastlog.v1 import picky_eaters_pb2 as pb
 
 Result = tuple[State, list[Fact]]
 

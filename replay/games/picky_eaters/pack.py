@@ -22,7 +22,7 @@ from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
-from replay.engine import PackError
+from feastlog.replay.engine import PackError
 
 INGREDIENT, RECIPE, ITEM = "ingredient", "recipe", "item"
 EXTRA_SEASONING = "extra-seasoning"
@@ -160,7 +160,7 @@ def slug(name: str) -> str:
 
 def default_pack_bytes() -> bytes:
     """The bundled pack file, pack.toml beside this module."""
-    return (resources.files("replay.games.picky_eaters") / "pack.toml").read_bytes()
+    return (resources.files("feastlog.replay.games.picky_eaters") / "pack.toml").read_bytes()
 
 
 _FIELDS = {

@@ -12,10 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from feastlog.v1 import picky_eaters_pb2 as pb
-from replay.engine import Fact
-from replay.games.picky_eaters.flow import next_turn, set_player
-from replay.games.picky_eaters.pack import (
+from feastlog.replay.engine import Fact
+from feastlog.replay.games.picky_eaters.flow import next_turn, set_player
+from feastlog.replay.games.picky_eaters.pack import (
     EXTRA_SEASONING,
     FANCY_SILVERWARE,
     HOT_PLATE,
@@ -24,8 +23,15 @@ from replay.games.picky_eaters.pack import (
     RECIPE,
     SPRINKLE_OF_HERBS,
 )
-from replay.games.picky_eaters.spec import RECIPE_SLOTS, SUBSTITUTE_CARDS
-from replay.games.picky_eaters.state import PlacedRecipe, State, has_effect, owner_of, placed
+from feastlog.replay.games.picky_eaters.spec import RECIPE_SLOTS, SUBSTITUTE_CARDS
+from feastlog.replay.games.picky_eaters.state import (
+    PlacedRecipe,
+    State,
+    has_effect,
+    owner_of,
+    placed,
+)
+from feastlog.v1 import picky_eaters_pb2 as pb
 
 Prepare = pb.PickyEatersPrepareRecipe
 Play = pb.PickyEatersPlayItem

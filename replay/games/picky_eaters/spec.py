@@ -47,8 +47,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from feastlog.replay.engine import Option, Rule, Spec, catalogue
 from feastlog.v1 import picky_eaters_pb2 as pb
-from replay.engine import Option, Rule, Spec, catalogue
 
 KIND = "picky-eaters"
 FOOD_DECK = f"{KIND}/food-deck"

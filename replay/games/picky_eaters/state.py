@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from replay.games.picky_eaters.pack import Pack, pack_from_source
-from replay.games.picky_eaters.spec import HAND_LIMIT, ON_DRAW
-from replay.rng import Rng
+from feastlog.replay.games.picky_eaters.pack import Pack, pack_from_source
+from feastlog.replay.games.picky_eaters.spec import HAND_LIMIT, ON_DRAW
+from feastlog.replay.rng import Rng
 
 DISCARD_DOWN = "discard-down"  # after the deal, seats over 10 cards discard (together)
 PLAY = "play"  # one action each in turn

@@ -14,19 +14,25 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.v1 import picky_eaters_pb2 as pb
-from replay.engine import LEGAL_CAP, Fact, RuleViolation, Viewer
-from replay.games.picky_eaters.flow import game_over_fact, score_table
-from replay.games.picky_eaters.moves import MOVES, to_act
-from replay.games.picky_eaters.pack import FANCY_SILVERWARE, HOT_PLATE, INGREDIENT, ITEM, RECIPE
-from replay.games.picky_eaters.spec import (
+from feastlog.replay.engine import LEGAL_CAP, Fact, RuleViolation, Viewer
+from feastlog.replay.games.picky_eaters.flow import game_over_fact, score_table
+from feastlog.replay.games.picky_eaters.moves import MOVES, to_act
+from feastlog.replay.games.picky_eaters.pack import (
+    FANCY_SILVERWARE,
+    HOT_PLATE,
+    INGREDIENT,
+    ITEM,
+    RECIPE,
+)
+from feastlog.replay.games.picky_eaters.spec import (
     DISCARD_TO_DRAW,
     HAND_LIMIT,
     KIND,
     RECIPE_SLOTS,
     SUBSTITUTE_CARDS,
 )
-from replay.games.picky_eaters.state import OVER, State, has_effect
+from feastlog.replay.games.picky_eaters.state import OVER, State, has_effect
+from feastlog.v1 import picky_eaters_pb2 as pb
 
 Command = pb.PickyEatersCommand
 
