@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import ssl
 import sys
 import traceback
 from collections.abc import Sequence
@@ -154,7 +155,9 @@ def serve_command(
         if request_log:
             click.echo(f"request log: {request_log}")
         if http_port is not None:
-            click.echo(f"web pages on http://{host}:{await start_pages(running, host, http_port)}/")
+            secure = web_tls(tls_cert, tls_key)
+            bound = await start_pages(running, host, http_port, secure)
+            click.echo(f"web pages on http{'s' if secure else ''}://{host}:{bound}/")
         sys.stdout.flush()
         await serve_forever(running)
 
@@ -179,10 +182,21 @@ def open_request_log(path: str | None) -> Any:
     return os.fdopen(fd, "a", buffering=1)
 
 
-async def start_pages(running: Running, host: str, port: int) -> int:
+def web_tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """HTTPS for the web pages with the server's own certificate, when it serves TLS."""
+    if not (cert and key):
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+async def start_pages(
+    running: Running, host: str, port: int, secure: ssl.SSLContext | None = None
+) -> int:
     """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
     try:
-        return await serve_http(running, host, port)
+        return await serve_http(running, host, port, secure)
     except OSError as bad:
         await running.stop()
         raise unreachable(

@@ -348,3 +348,25 @@ def test_play_with_piped_input_stops_when_it_ends(
         assert "recorded at seq 2" in done.stdout and "no more input" in done.stdout
     finally:
         server.stop()
+
+
+def test_the_web_pages_speak_tls_with_the_servers_certificate(tmp_path: Path) -> None:
+    import ssl
+    import urllib.request
+
+    from feastlog.cli.main import web_tls
+    from feastlog.service.web import serve_http
+
+    pki = make_pki(tmp_path)
+    tls = Tls.load(str(pki.server_cert), str(pki.server_key), None)
+    server = ThreadedServer(tmp_path / "feastlog.duckdb", announce=False, tls=tls)
+    try:
+        secure = web_tls(str(pki.server_cert), str(pki.server_key))
+        port = server.call(serve_http(server.running, "127.0.0.1", 0, secure))
+        trusting = ssl.create_default_context(cafile=str(pki.ca))
+        with urllib.request.urlopen(f"https://127.0.0.1:{port}/", context=trusting) as page:
+            assert page.status == 200 and b"<html" in page.read().lower()
+        with pytest.raises(OSError):  # no plain HTTP beside it
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10)
+    finally:
+        server.stop()
