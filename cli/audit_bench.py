@@ -8,159 +8,22 @@ same rows the service writes) and stored in a temporary DuckDB file.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import random
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import grpc
 
-from feastlog.replay import fold, games
 from feastlog.replay.engine import Viewer
-from feastlog.replay.export import decoded
-from feastlog.replay.fold import Table, state_hash
-from feastlog.replay.history import begin, new_genesis
-from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from feastlog.replay.visibility import seen
-from feastlog.service import projection
+from feastlog.service.benchdata import build, decoded_rows, store_games, stored_games
 from feastlog.service.offline import OfflineFile
 from feastlog.service.reads import audit_stored
 from feastlog.service.server import create_server
-from feastlog.service.store import Batch, NewGame, Store, StoredGame
-from feastlog.v1 import record_pb2, replay_service_pb2, replay_service_pb2_grpc
-
-NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
-
-
-@dataclass
-class Built:
-    """A record and what folding it needs."""
-
-    rows: list[Row]
-    seed: bytes
-    pack_bytes: bytes
-    table: Table
-    names: tuple[str, ...]
-
-
-def build(
-    kind: str = "bon-appetit",
-    players: int = 3,
-    seed_byte: int = 1,
-    stop_after: int | None = None,
-    game_id: str | None = None,
-    rulings: dict[int, record_pb2.ArbiterCommand] | None = None,
-    version: int = CURRENT_VERSION,
-) -> Built:
-    """Play random legal commands from a fixed seed; rulings go in after the given seq.
-
-    ``version`` is the record format the rows are written in.
-    """
-    engine = games.engine(kind)
-    seed = bytes([seed_byte]) * 32
-    pack_bytes = engine.default_pack_bytes()
-    pack = engine.load_pack(pack_bytes)
-    names = NAMES[:players]
-    game_id = game_id or f"g_test{seed_byte:02d}{players}"
-    created_at = f"2026-01-01T00:00:{seed_byte:02d}Z"
-    genesis = new_genesis(
-        game_id, kind, names, {}, pack_bytes, pack, seed, created_at, version=version
-    )
-    first, table, _ = begin(genesis, seed, pack)
-    rows = [first]
-    chooser = random.Random(seed_byte)
-    sent = 0
-    while not fold.is_over(engine, table) and (stop_after is None or sent < stop_after):
-        ruling = (rulings or {}).get(len(rows))
-        if ruling is not None:
-            actor, command = "arbiter", record_pb2.Command(arbiter=ruling)
-        else:
-            seat = chooser.choice(sorted(engine.to_act(table.game)))
-            inner = chooser.choice(engine.legal_commands(table.game, seat))
-            command = fold.wrap_command(engine.spec.command_field, inner)
-            actor = f"seat:{seat}"
-            sent += 1
-        table, _ = fold.step(engine, table, actor, command)
-        rows.append(
-            _next(
-                rows[-1],
-                COMMAND,
-                actor,
-                command.SerializeToString(),
-                table,
-                f"c{len(rows)}",
-                seed,
-                version,
-            )
-        )
-    if fold.is_over(engine, table):
-        reveal = record_pb2.SeedReveal(server_seed=seed).SerializeToString()
-        rows.append(_next(rows[-1], SEED_REVEAL, "server", reveal, table, "", seed, version))
-    return Built(rows, seed, pack_bytes, table, names)
-
-
-def _next(
-    prev: Row,
-    kind: str,
-    actor: str,
-    body: bytes,
-    table: Table,
-    command_id: str,
-    seed: bytes,
-    version: int,
-) -> Row:
-    """The row after ``prev`` in a record of format ``version``."""
-    return make_row(
-        prev.game_id,
-        prev.seq + 1,
-        kind,
-        actor,
-        body,
-        f"2026-01-01T00:01:{prev.seq:06d}Z",
-        prev.hash,
-        state_hash(table),
-        command_id,
-        version=version,
-        server_seed=seed,
-    )
-
-
-def games_batch(built: list[Built]) -> Batch:
-    """Records as the service writes them: games, rows, and finished games' outcome rows."""
-    batch = Batch()
-    for b in built:
-        genesis = record_pb2.Genesis.FromString(b.rows[0].body)
-        batch.games.append(
-            NewGame(
-                b.rows[0],
-                [(n, hashlib.sha256(n.encode()).hexdigest()) for n in b.names],
-                b.seed,
-                genesis.pack_sha256,
-                genesis.game_kind,
-                genesis.pack_id,
-                b.pack_bytes,
-            )
-        )
-        batch.rows += b.rows[1:]
-        # a finished game's outcome rows go in with its rows, as the service writes them
-        batch.outcomes += projection.rows_of_stored(
-            StoredGame(tuple(b.rows), b.seed, b.pack_bytes, tuple(b.names))
-        )
-    return batch
-
-
-def store_games(path: Path, built: list[Built]) -> None:
-    """Write records into a DuckDB file as the service would."""
-    store = Store(str(path))
-    try:
-        store.write(games_batch(built))
-    finally:
-        store.close()
+from feastlog.v1 import replay_service_pb2, replay_service_pb2_grpc
 
 
 def _median_ms(fn: Callable[[], object], times: int) -> float:
@@ -202,27 +65,18 @@ def measure(folder: Path, count: int) -> list[str]:
     store_games(
         path, [build(players=2 + i % 3, seed_byte=i % 200) for i in range(count)] + [long_game]
     )
-    store = Store(str(path), read_only=True)
-    try:
-        ids = store.game_ids()
-        start = time.perf_counter()
-        rows = 0
-        for game_id in ids:
-            for row in store.rows(game_id):
-                decoded(row)
-                rows += 1
-        read_rate = rows / (time.perf_counter() - start)
-        start = time.perf_counter()
-        checked = 0
-        for game_id in ids:
-            stored = store.load(game_id)
-            assert stored is not None
-            report = audit_stored(stored)
-            assert report.ok, report.summary()
-            checked += report.rows
-        audit_rate = checked / (time.perf_counter() - start)
-    finally:
-        store.close()
+    start = time.perf_counter()
+    rows = sum(decoded_rows(path))
+    read_rate = rows / (time.perf_counter() - start)
+    start = time.perf_counter()
+    checked = 0
+    stored = stored_games(path)
+    ids = [g.rows[0].game_id for g in stored]
+    for each in stored:
+        report = audit_stored(each)
+        assert report.ok, report.summary()
+        checked += report.rows
+    audit_rate = checked / (time.perf_counter() - start)
     game = OfflineFile(str(path)).folded("g_long")
     seq = game.last_seq // 2
     live_ms = _median_ms(lambda: seen(game, seq, Viewer.of_seat(1)), 50)
@@ -242,7 +96,7 @@ def measure(folder: Path, count: int) -> list[str]:
 
 
 @click.command("bench-audit")
-@click.option("--games", "count", default=200, show_default=True, type=int)
+@click.option("--games", "count", default=200, show_default=True, type=click.IntRange(min=1))
 def bench_audit_command(count: int) -> None:
     """Audit throughput beside the DuckDB read rate; state-at-seq time for a 300-row game."""
     with tempfile.TemporaryDirectory() as folder:

@@ -25,11 +25,12 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from feastlog.cli.audit_bench import build
-from feastlog.cli.client import bearer, new_game, open_channel, play_with_bots, spawn_server
+from feastlog.cli.output import counts
+from feastlog.cli.wire import bearer, new_game, open_channel, play_with_bots, spawn_server
+from feastlog.replay.games import kinds
 from feastlog.replay.history import refold
 from feastlog.replay.record import COMMAND
-from feastlog.service.store import Store
+from feastlog.service.benchdata import build, stored_games
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
@@ -187,12 +188,7 @@ async def submit_only(
 
 def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
     """Events folded per second over every stored game (median of ``repeats``)."""
-    store = Store(str(db_path), read_only=True)
-    try:
-        stored = [store.load(g) for g in store.game_ids()]
-    finally:
-        store.close()
-    records = [s for s in stored if s is not None]
+    records = stored_games(db_path)
     events = sum(len(s.rows) for s in records)
     rates = []
     for _ in range(repeats):
@@ -204,20 +200,25 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
 
 
 @click.command("bench")
-@click.option("--kind", default="bon-appetit", show_default=True)
-@click.option("--players", default=3, show_default=True, type=int)
+@click.option("--kind", default="bon-appetit", show_default=True, type=click.Choice(kinds()))
+@click.option("--players", default=3, show_default=True, type=click.IntRange(2, 6))
 @click.option(
     "--games",
     "levels",
     default="16,64",
     show_default=True,
+    callback=counts,
     help="Concurrent games per level, comma-separated.",
 )
 @click.option("--seed", default=1, show_default=True, type=int, help="Bots' choices.")
 @click.option(
-    "--submit-games", default=64, show_default=True, type=int, help="Games at once, submit-only."
+    "--submit-games",
+    default=64,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Games at once, submit-only.",
 )
-def bench_command(kind: str, players: int, levels: str, seed: int, submit_games: int) -> None:
+def bench_command(kind: str, players: int, levels: list[int], seed: int, submit_games: int) -> None:
     """Submit-only commands/s at 64 games beside the health-check rate, p99 at half that
     load; then the bot loop; the fold rate."""
     key = "org_" + secrets.token_urlsafe(32)  # the server refuses a short key
@@ -231,10 +232,7 @@ def bench_command(kind: str, players: int, levels: str, seed: int, submit_games:
                     address, key, kind, submit_games, players, full.per_second / 2, submit_games
                 )
             )
-            results = [
-                asyncio.run(bot_rate(address, key, kind, int(n), players, seed))
-                for n in levels.split(",")
-            ]
+            results = [asyncio.run(bot_rate(address, key, kind, n, players, seed)) for n in levels]
         finally:
             proc.terminate()
             proc.wait(timeout=30)

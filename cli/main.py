@@ -1,53 +1,50 @@
-"""The ``feastlog`` command: serve, create and play games, replay them."""
+"""The ``feastlog`` command: serve, create and play games, replay them.
+
+Every command finds its server beside the database (``cli/target.py``), works through
+one client (``cli/client.py``), fails with one error class (``cli/errors.py``, whose
+docstring lists the exit codes) and tells games with one narrator (``cli/narrate.py``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import os
+import ssl
 import sys
+import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
-from feastlog.cli.audit_commands import AUDIT_COMMANDS, parse_viewer, replay_as
+from feastlog.cli.arbiter import arbiter_group
+from feastlog.cli.audit_commands import AUDIT_COMMANDS, parse_viewer
 from feastlog.cli.bench import bench_command
-from feastlog.cli.client import as_dict, bearer, connect, new_game, play_with_bots
+from feastlog.cli.client import Replay, connected
+from feastlog.cli.errors import BUG, INTERRUPTED, CliError, unreachable
+from feastlog.cli.narrate import Narrator, table_lines
+from feastlog.cli.output import echo_json
 from feastlog.cli.play import play_command
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.scale_bench import bench_scale_command
 from feastlog.cli.season import SEASON_COMMANDS
+from feastlog.cli.target import DEFAULT_DB, connection_options, target_of
 from feastlog.cli.tournament import standings_command
 from feastlog.replay import games
-from feastlog.replay.engine import ARBITER, Viewer
-from feastlog.replay.history import refold
-from feastlog.replay.narrative import as_seen_then, header, row_lines
-from feastlog.replay.record import Row
-from feastlog.service.auth import KEY_ENV, OrganiserKeyError, find_organiser_key
+from feastlog.service.auth import OrganiserKeyError
+from feastlog.service.errors import CannotOpenStore
 from feastlog.service.server import CannotListen, Running, create_server, serve_forever
-from feastlog.service.store import CannotOpenStore, StoreLocked
-from feastlog.service.store_api import exists as store_exists
-from feastlog.service.store_api import is_postgres, open_store, shown
+from feastlog.service.store_api import is_postgres, shown
+from feastlog.service.tls import Tls, TlsFileError
 from feastlog.service.web import serve_http
-from feastlog.v1 import game_service_pb2 as pb
 
-DEFAULT_DB = "feastlog.duckdb"
-DEFAULT_ADDRESS = "127.0.0.1:50051"
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 # Why a server cannot start, each in one line: exit code 3.
-CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen)
-
-
-class FeastlogError(click.ClickException):
-    """A failure reported in plain words, exit code 1."""
-
-
-class Unavailable(FeastlogError):
-    """The database, the organiser key or the port cannot be used: exit code 3."""
-
-    exit_code = 3
+CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen, TlsFileError)
+EXIT_CODES = """Exit codes: 0 done; 1 a record does not verify; 2 a bad option or value;
+3 cannot reach the server or the file; 4 refused (unknown game, wrong token, a rule…)."""
 
 
 def parse_seed(text: str | None) -> bytes:
@@ -57,21 +54,39 @@ def parse_seed(text: str | None) -> bytes:
     try:
         seed = bytes.fromhex(text)
     except ValueError as bad:
-        raise click.BadParameter("the seed is 64 hex digits") from bad
+        raise click.BadParameter("the seed is 64 hex digits", param_hint="--seed") from bad
     if len(seed) != 32:
-        raise click.BadParameter("the seed is 64 hex digits (32 bytes)")
+        raise click.BadParameter("the seed is 64 hex digits (32 bytes)", param_hint="--seed")
     return seed
 
 
-def require_key(explicit: str | None) -> str | None:
-    """The organiser key from the option, the environment or the key file here."""
-    try:
-        return find_organiser_key(explicit)
-    except OrganiserKeyError as refused:
-        raise Unavailable(str(refused)) from refused
+class FeastlogGroup(click.Group):
+    """The command group: whatever a command raises ends in one line, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; an unexpected failure becomes a one-line error (exit 70)."""
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit):
+            raise
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            raise CliError("interrupted", INTERRUPTED) from None
+        except BrokenPipeError:  # feastlog replay … | head: the reader left
+            raise click.exceptions.Exit(0) from None
+        except OSError as failed:
+            where = f" ({failed.filename})" if failed.filename else ""
+            raise unreachable(f"{failed.strerror or failed}{where}") from failed
+        except Exception as bug:
+            if os.environ.get("FEASTLOG_DEBUG"):
+                traceback.print_exc()
+            raise CliError(
+                f"feastlog failed unexpectedly ({type(bug).__name__}: {bug}); "
+                "FEASTLOG_DEBUG=1 shows where",
+                BUG,
+            ) from bug
 
 
-@click.group()
+@click.group(cls=FeastlogGroup, epilog=EXIT_CODES)
 @click.version_option(package_name="feastlog")
 def cli() -> None:
     """feastlog: record, replay and audit Bon Appetit!, Menu Masters and Picky Eaters games."""
@@ -79,13 +94,14 @@ def cli() -> None:
 
 @cli.command("serve")
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
-@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--host", default="127.0.0.1", show_default=True, envvar="FEASTLOG_HOST")
 @click.option(
     "--port",
     default=50051,
     show_default=True,
     type=click.IntRange(0, 65535),
-    help="0 picks a free port.",
+    envvar="FEASTLOG_PORT",
+    help="0 picks a free port (or $FEASTLOG_PORT).",
 )
 @click.option(
     "--http",
@@ -93,44 +109,99 @@ def cli() -> None:
     type=click.IntRange(0, 65535),
     help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
 )
-def serve_command(db_path: str, host: str, port: int, http_port: int | None) -> None:
+@click.option("--tls-cert", envvar="FEASTLOG_TLS_CERT", help="Serve TLS with this certificate.")
+@click.option("--tls-key", envvar="FEASTLOG_TLS_KEY", help="... and this private key.")
+@click.option("--ca", envvar="FEASTLOG_CA", help="Require client certificates from this CA.")
+@click.option(
+    "--request-log",
+    envvar="FEASTLOG_REQUEST_LOG",
+    type=click.Path(dir_okay=False),
+    help="Append a JSON line per RPC to FILE ('-': stderr): time, rpc, game, role, status, ms.",
+)
+def serve_command(
+    db_path: str,
+    host: str,
+    port: int,
+    http_port: int | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    ca: str | None,
+    request_log: str | None,
+) -> None:
     """Serve the gRPC API on a DuckDB file (made on first start, owner-only).
 
-    Exit codes: 0 after a clean shutdown (SIGINT, SIGTERM), 2 for a bad option, 3 when
-    the database, the organiser key or the port cannot be used (one line on stderr).
-    --http adds the web pages: live replays and a tournament board.
+    The server announces itself beside the file (``<db>.server``: address, pid, TLS, a
+    fingerprint of the organiser key) so commands run on the file find it; the
+    announcement goes at a clean stop. Exit codes: 0 after a clean shutdown (SIGINT,
+    SIGTERM), 2 for a bad option, 3 when the database, the organiser key, the TLS files or
+    the port cannot be used (one line on stderr).
     """
     # incidents (a failing store, a bug) go to stderr, each with the id its client was given
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
     async def run() -> None:
+        log = open_request_log(request_log)
         try:
-            running = await create_server(db_path, f"{host}:{port}")
+            tls = Tls.load(tls_cert, tls_key, ca)
+            running = await create_server(
+                db_path, f"{host}:{port}", announce_it=True, tls=tls, request_log=log
+            )
         except CANNOT_START as refused:
-            raise Unavailable(str(refused)) from refused
-        click.echo(f"feastlog listening on {host}:{running.port}")
-        click.echo(
-            f"database: {shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()}"
-        )
+            raise unreachable(getattr(refused, "message", None) or str(refused)) from refused
+        if log is not None and log is not sys.stderr:
+            running.on_stop.append(log.close)
+        click.echo(f"feastlog listening on {host}:{running.port}{' (TLS)' if tls else ''}")
+        shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
+        click.echo(f"database: {shown_db}")
         click.echo(f"organiser key: {running.key_source}")
+        if request_log:
+            click.echo(f"request log: {request_log}")
         if http_port is not None:
-            click.echo(f"web pages on http://{host}:{await start_pages(running, host, http_port)}/")
+            secure = web_tls(tls_cert, tls_key)
+            bound = await start_pages(running, host, http_port, secure)
+            click.echo(f"web pages on http{'s' if secure else ''}://{host}:{bound}/")
         sys.stdout.flush()
         await serve_forever(running)
 
     try:
         asyncio.run(run())
     except KeyboardInterrupt:  # Ctrl-C before the server was up: nothing to drain
-        raise SystemExit(130) from None
+        raise SystemExit(INTERRUPTED) from None
 
 
-async def start_pages(running: Running, host: str, port: int) -> int:
+def open_request_log(path: str | None) -> Any:
+    """The request log's file (owner-only, appended), stderr for '-', or None."""
+    if not path:
+        return None
+    if path == "-":
+        return sys.stderr
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as failed:
+        raise unreachable(
+            f"cannot open the request log {path}: {failed.strerror or failed}"
+        ) from failed
+    return os.fdopen(fd, "a", buffering=1)
+
+
+def web_tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """HTTPS for the web pages with the server's own certificate, when it serves TLS."""
+    if not (cert and key):
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+async def start_pages(
+    running: Running, host: str, port: int, secure: ssl.SSLContext | None = None
+) -> int:
     """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
     try:
-        return await serve_http(running, host, port)
+        return await serve_http(running, host, port, secure)
     except OSError as bad:
         await running.stop()
-        raise Unavailable(
+        raise unreachable(
             f"cannot serve web pages on {host}:{port}: {bad.strerror or bad}"
         ) from bad
 
@@ -156,6 +227,13 @@ def kind_argument() -> Any:
     return click.argument("kind", type=GameKind())
 
 
+def seat_lines(made: dict[str, Any]) -> list[str]:
+    """A new game in words: its id, seed commitment and one token per seat."""
+    lines = [f"game {made['game_id']}", f"seed commitment {made['seed_commitment']}"]
+    lines += [f"seat {s['seat']} {s['name']}: {s['token']}" for s in made["seats"]]
+    return lines
+
+
 @cli.command("new")
 @kind_argument()
 @click.option("--players", required=True, help="Comma-separated names in seat order.")
@@ -172,8 +250,8 @@ def kind_argument() -> Any:
     help="Start only once every seat has sent its own entropy (feastlog join).",
 )
 @click.option("--tournament", default="", help="The tournament this game counts for.")
-@click.option("--server", default=DEFAULT_ADDRESS, show_default=True)
-@click.option("--organiser-key", envvar=KEY_ENV, help="Defaults to the key file here.")
+@click.option("--json", "as_json", is_flag=True, help="The game id and seat tokens as JSON.")
+@connection_options
 def new_command(
     kind: str,
     players: str,
@@ -182,41 +260,29 @@ def new_command(
     pack: Any,
     seat_entropy: bool,
     tournament: str,
-    server: str,
-    organiser_key: str | None,
+    as_json: bool,
+    **connection: Any,
 ) -> None:
-    """Create a game on a running server; prints the game id and the seat tokens."""
-    key = require_key(organiser_key)
-    if not key:
-        raise FeastlogError(
-            f"no organiser key: run this in the server's folder, or pass --organiser-key "
-            f"or set {KEY_ENV}"
-        )
+    """Create a game (on the file's server, or in the file); prints the id and seat tokens."""
     names = [p.strip() for p in players.split(",") if p.strip()]
     if any("=" not in o for o in options):
         raise click.BadParameter("rule options are KEY=VALUE", param_hint="--option")
     chosen = dict(o.split("=", 1) for o in options)
-    pack_bytes = pack.read() if pack else b""
-
-    async def run() -> pb.CreateGameResponse:
-        async with connect(server, DEFAULT_DB, key) as conn:
-            return await new_game(
-                conn.stub,
-                key,
-                kind,
-                names,
-                parse_seed(seed),
-                chosen,
-                pack_bytes,
-                seat_entropy=seat_entropy,
-                tournament_id=tournament,
-            )
-
-    reply = run_rpc(run())
-    click.echo(f"game {reply.game_id}")
-    click.echo(f"seed commitment {reply.seed_commitment}")
-    for token in reply.seat_tokens:
-        click.echo(f"seat {token.seat} {token.name}: {token.token}")
+    request = {
+        "game_kind": kind,
+        "players": names,
+        "seed": parse_seed(seed),
+        "options": chosen,
+        "content_pack": pack.read() if pack else b"",
+        "seat_entropy": seat_entropy,
+        "tournament_id": tournament,
+    }
+    with connected(target_of(connection), writes=True) as client:
+        made = client.create_game(**request)
+    if as_json:
+        echo_json(made)
+        return
+    click.echo("\n".join(seat_lines(made)))
     if seat_entropy:
         click.echo("the game starts once every seat has run: feastlog join GAME_ID --token TOKEN")
 
@@ -225,111 +291,82 @@ def new_command(
 @click.argument("game_id")
 @click.option("--token", required=True, envvar="FEASTLOG_SEAT_TOKEN", help="The seat's token.")
 @click.option("--entropy", help="Hex bytes to mix into the seed; 32 fresh random bytes if not.")
-@click.option("--server", default=DEFAULT_ADDRESS, show_default=True)
-def join_command(game_id: str, token: str, entropy: str | None, server: str) -> None:
+@connection_options
+def join_command(game_id: str, token: str, entropy: str | None, **connection: Any) -> None:
     """Send a seat's entropy to a game created with --seat-entropy."""
     try:
         mine = bytes.fromhex(entropy) if entropy else os.urandom(32)
     except ValueError as bad:
         raise click.BadParameter("entropy is hex", param_hint="--entropy") from bad
-
-    async def run() -> pb.JoinGameResponse:
-        async with connect(server, DEFAULT_DB) as conn:
-            request = pb.JoinGameRequest(game_id=game_id, entropy=mine)
-            reply: pb.JoinGameResponse = await conn.stub.JoinGame(request, metadata=bearer(token))
-            return reply
-
-    reply = run_rpc(run())
-    if reply.started:
+    with connected(target_of(connection)) as client:
+        started, waiting = client.join(game_id, token, mine)
+    if started:
         click.echo(f"game {game_id} has started: every seat's entropy is in")
     else:
-        waiting = ", ".join(f"seat {s}" for s in reply.waiting_for)
-        click.echo(f"entropy recorded; waiting for {waiting}")
-
-
-def run_rpc(coroutine: Any) -> Any:
-    """Run a client coroutine; a gRPC error becomes a plain message."""
-    import grpc
-
-    try:
-        return asyncio.run(coroutine)
-    except grpc.aio.AioRpcError as error:
-        raise FeastlogError(f"{error.code().name}: {error.details()}") from error
-    except CANNOT_START as refused:  # an embedded server (no --server) could not start
-        raise Unavailable(str(refused)) from refused
+        click.echo(f"entropy recorded; waiting for {', '.join(f'seat {s}' for s in waiting)}")
 
 
 @cli.command("demo")
 @kind_argument()
-@click.option("--players", "count", default=3, show_default=True, type=int)
+@click.option("--players", "count", default=3, show_default=True, type=click.IntRange(1, 6))
 @click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
-@click.option("--server", help="A running server; without it, an embedded one on --db.")
-@click.option("--db", "db_path", default=DEFAULT_DB, show_default=True)
 @click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
 @click.option("--tournament", default="", help="The tournament this game counts for.")
-@click.option("--organiser-key", envvar=KEY_ENV)
+@click.option("--json", "as_json", is_flag=True, help="The game id, scores and winners as JSON.")
+@connection_options
 def demo_command(
     kind: str,
     count: int,
     seed: str | None,
-    server: str | None,
-    db_path: str,
     seat_entropy: bool,
     tournament: str,
-    organiser_key: str | None,
+    as_json: bool,
+    **connection: Any,
 ) -> None:
-    """Bots play a complete game through the service; prints the game id and the scores."""
+    """Bots play a complete game through the file's server (or one started on the file)."""
     names = list(DEMO_NAMES[:count])
     seed_bytes = parse_seed(seed)
-
-    async def run() -> tuple[str, dict[str, Any]]:
-        key = require_key(organiser_key) if server else organiser_key
-        async with connect(server, db_path, key) as conn:
-            if not conn.organiser_key:
-                raise FeastlogError("no organiser key: pass --organiser-key or set " + KEY_ENV)
-            reply = await new_game(
-                conn.stub,
-                conn.organiser_key,
-                kind,
-                names,
-                seed_bytes,
-                seat_entropy=seat_entropy,
-                tournament_id=tournament,
-            )
-            bot_seed = int.from_bytes(seed_bytes[:8] or os.urandom(8), "big")
-            tokens = [t.token for t in reply.seat_tokens]
-            result = await play_with_bots(conn.stub, reply.game_id, tokens, bot_seed)
-            return reply.game_id, result.view
-
-    game_id, view = run_rpc(run())
-    click.echo(f"game {game_id}")
-    click.echo(format_scores(view, names))
+    with connected(target_of(connection), writes=True) as client:
+        made = client.create_game(
+            game_kind=kind,
+            players=names,
+            seed=seed_bytes,
+            seat_entropy=seat_entropy,
+            tournament_id=tournament,
+        )
+        bot_seed = int.from_bytes(seed_bytes[:8] or os.urandom(8), "big")
+        tokens = [s["token"] for s in made["seats"]]
+        view = client.play_bots(made["game_id"], tokens, bot_seed)
+    scores = [int(s) for s in view.get("scores") or []]
+    winners = [int(w) for w in view.get("winners") or []]
+    if as_json:
+        echo_json(
+            {"game_id": made["game_id"], "players": names, "scores": scores, "winners": winners}
+        )
+        return
+    click.echo(f"game {made['game_id']}")
+    click.echo(format_scores(scores, winners, names))
 
 
-def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
-    """Final scores and winners from a finished game's view."""
-    scores = view.get("scores") or []
-    winners = {int(w) for w in view.get("winners") or []}
+def format_scores(scores: Sequence[int], winners: Sequence[int], names: Sequence[str]) -> str:
+    """Final scores and winners."""
     lines = ["final scores:"]
     for seat, name in enumerate(names):
-        points = int(scores[seat]) if seat < len(scores) else 0
-        mark = "  (winner)" if seat in winners else ""
-        lines.append(f"  {name}: {points}{mark}")
+        points = scores[seat] if seat < len(scores) else 0
+        lines.append(f"  {name}: {points}{'  (winner)' if seat in winners else ''}")
     return "\n".join(lines)
+
+
+def is_record_file(game_id: str) -> bool:
+    """Whether GAME_ID names an exported record (a .json file) rather than a game."""
+    return game_id.endswith(".json")
 
 
 @cli.command("replay")
 @click.argument("game_id", metavar="GAME_ID|EXPORT.json")
-@click.option("--server", help="Ask a running server.")
 @click.option(
-    "--db",
-    "db_path",
-    default=DEFAULT_DB,
-    show_default=True,
-    help="Read this DuckDB file offline (when no server holds it).",
+    "--at", "at", type=click.IntRange(min=1), help="Stop at this seq: the table after it."
 )
-@click.option("--organiser-key", envvar=KEY_ENV)
-@click.option("--at", "at", type=int, help="Stop at this seq and show the table after it.")
 @click.option("--as", "as_viewer", help="seat:N, spectator or arbiter: see what they saw.")
 @click.option(
     "--html",
@@ -337,131 +374,54 @@ def format_scores(view: dict[str, Any], names: Sequence[str]) -> str:
     type=click.Path(dir_okay=False),
     help="Write the replay page to FILE instead: one HTML file that opens from disk.",
 )
+@connection_options
 def replay_command(
     game_id: str,
-    server: str | None,
-    db_path: str,
-    organiser_key: str | None,
-    at: int | None = None,
-    as_viewer: str | None = None,
-    html_file: str | None = None,
+    at: int | None,
+    as_viewer: str | None,
+    html_file: str | None,
+    **connection: Any,
 ) -> None:
     """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).
 
-    GAME_ID may also be a file written by ``feastlog export`` of a finished game; then
-    --at and --as show what that viewer saw at that seq while the game ran (a seat: its own
-    hand and private draws, the others' counts), although the finished record is public.
-    --html FILE draws it instead, step by step, as --as VIEWER saw it.
+    GAME_ID may also be a file written by ``feastlog export`` of a finished game. --at and
+    --as show the game up to that seq as that viewer saw it while the game ran (a seat: its
+    own hand and private draws, the others' counts), even once the game is over. --html
+    FILE draws it instead, step by step, as --as VIEWER saw it.
     """
+    viewer = parse_viewer(as_viewer)
+    record = game_id if is_record_file(game_id) else ""
+    target = target_of(connection, local=not record)
     if html_file:
-        key = require_key(organiser_key) if server else None
-        viewer = parse_viewer(as_viewer)
-        click.echo(write_replay_html(game_id, html_file, viewer, server, db_path, key))
+        with connected(target, record=record) as client:
+            click.echo(write_replay_html(client, game_id, html_file, viewer))
         return
-    if game_id.endswith(".json") and Path(game_id).is_file():
-        lines = replay_export(Path(game_id), at, parse_viewer(as_viewer))
-    elif at is not None or as_viewer:
-        viewer = parse_viewer(as_viewer)
-        lines = replay_as(game_id, at, viewer, server, db_path, require_key(organiser_key))
-    elif server:
-        lines = run_rpc(replay_over_grpc(server, game_id, require_key(organiser_key)))
-    else:
-        lines = replay_offline(db_path, game_id)
-    for line in lines:
+    with connected(target, record=record) as client:
+        found = client.replay(game_id, at, viewer)
+    for line in replay_lines(found, at is not None or viewer is not None, at is None):
         click.echo(line)
 
 
-def replay_offline(db_path: str, game_id: str) -> list[str]:
-    """Narrate a game from a DuckDB file no server holds."""
-    if not store_exists(db_path):
-        raise FeastlogError(f"no database at {db_path}")
-    try:
-        store = open_store(db_path, read_only=True)
-    except StoreLocked as locked:
-        raise FeastlogError(locked.message + " (or use --server)") from locked
-    except CannotOpenStore as unusable:
-        raise Unavailable(unusable.message) from unusable
-    try:
-        stored = store.load(game_id)
-    finally:
-        store.close()
-    if stored is None:
-        raise FeastlogError(f"there is no game {game_id!r} in {db_path}")
-    return narrate_record(stored.rows, stored.server_seed, stored.pack_body)
+def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]:
+    """A replay in words; with the table after the last row as its viewer saw it.
 
-
-def replay_export(path: Path, at: int | None = None, viewer: Viewer | None = None) -> list[str]:
-    """Narrate a finished game from its exported record alone (up to ``at``, as ``viewer``)."""
-    from feastlog.replay.export import BadExport, load_record
-
-    try:
-        record = load_record(path.read_text())
-    except BadExport as bad:
-        raise FeastlogError(f"{path}: {bad}") from bad
-    if record.server_seed is None:
-        raise FeastlogError(
-            f"{path}: the game was still running when exported, so its seed is not revealed; "
-            "replay it through the server"
-        )
-    if at is None and viewer is None:
-        return narrate_record(record.rows, record.server_seed, record.pack_bytes)
-    folded = refold(record.rows, record.server_seed, record.pack_bytes)
-    try:
-        return as_seen_then(folded, at, viewer or ARBITER)
-    except ValueError as bad:
-        raise FeastlogError(f"{path}: {bad}") from bad
-
-
-def narrate_record(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> list[str]:
-    """Fold a record and tell it round by round."""
-    folded = refold(rows, server_seed, pack_bytes)
-    engine = games.engine(folded.genesis.game_kind)
-    names = [s.name for s in folded.genesis.seats]
-    lines = header(folded.genesis, engine)
-    for row, facts in zip(folded.rows, folded.facts, strict=True):
-        lines += row_lines(engine, row, facts, names)
-    return lines
-
-
-async def replay_over_grpc(server: str, game_id: str, key: str | None) -> list[str]:
-    """Narrate a game from a running server, as the organiser when the key is known."""
-
-    async with connect(server, DEFAULT_DB, key) as conn:
-        meta = bearer(key)
-        now = await conn.stub.GetView(pb.GetViewRequest(game_id=game_id), metadata=meta)
-        lines: list[str] = []
-        engine = None
-        names: list[str] = []
-        stream = conn.stub.WatchGame(
-            pb.WatchGameRequest(game_id=game_id, from_seq=1), metadata=meta
-        )
-        async for reply in stream:
-            ev = reply.event
-            if ev.kind == "genesis":
-                engine = games.engine(ev.genesis.game_kind)
-                names = [s.name for s in ev.genesis.seats]
-                lines += header(ev.genesis, engine)
-            row = Row(
-                game_id,
-                ev.seq,
-                ev.kind,
-                ev.actor,
-                "",
-                b"",
-                ev.recorded_at,
-                "",
-                ev.hash,
-                ev.state_hash,
-            )
-            facts = [as_dict(f) for f in ev.facts]
-            assert engine is not None
-            lines += row_lines(engine, row, facts, names)
-            if ev.seq >= now.seq:
-                stream.cancel()
-                break
-        if now.viewer != "arbiter":
-            lines.append(f"(seen as {now.viewer})")
+    Asked for the whole of a finished game as a seat or spectator, the table shown is the
+    last one that viewer saw while the game ran: at the end every hand is public, so the
+    table after the last row would show what the viewer never saw during the game.
+    """
+    narrator = Narrator(found.genesis)
+    lines = narrator.story(found.rows)
+    if not with_table:
+        if found.viewer != "arbiter":
+            lines.append(f"(seen as {found.viewer})")
         return lines
+    shown, note = found.rows[-1], ""
+    if to_the_end and found.viewer != "arbiter" and shown.view.get("over"):
+        running = [r for r in found.rows if not r.view.get("over")]
+        if running:
+            shown, note = running[-1], " (the last table before the end)"
+    heading, *table = table_lines(shown.view, shown.seq, found.viewer)
+    return [*lines, heading.replace(" --", f"{note} --", 1) if note else heading, *table]
 
 
 @cli.command("rules")
@@ -471,11 +431,9 @@ def rules_command(kind: str, as_json: bool) -> None:
     """A game's rule catalogue: every rule id, its rulebook section and what it says."""
     spec = games.engine(kind).spec
     if as_json:
-        import json
-
         from feastlog.replay.canonical import to_plain
 
-        click.echo(json.dumps([to_plain(r) for r in spec.rules.values()], indent=1))
+        echo_json([to_plain(r) for r in spec.rules.values()])
         return
     click.echo(f"{spec.title}, ruleset {spec.ruleset_version}: {len(spec.rules)} rules")
     click.echo(f"rulesets folded: {', '.join(spec.rulesets)} (new games: {spec.ruleset_version})")
@@ -491,6 +449,7 @@ cli.add_command(bench_command)
 cli.add_command(bench_scale_command)
 cli.add_command(play_command)
 cli.add_command(standings_command)
+cli.add_command(arbiter_group)
 for _command in (*AUDIT_COMMANDS, *SEASON_COMMANDS):
     cli.add_command(_command)
 

@@ -3,91 +3,46 @@
 from __future__ import annotations
 
 import json
+import select
+import sys
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 import click
-import grpc
 from google.protobuf import json_format
 
-from feastlog.cli.client import as_dict, bearer, open_blocking_channel
-from feastlog.replay import games
-from feastlog.replay.narrative import row_lines
-from feastlog.replay.record import Row
-from feastlog.v1 import game_service_pb2 as pb
-from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from feastlog.cli.client import Client, Offline, command_text, connected
+from feastlog.cli.errors import CliError, unreachable, usage
+from feastlog.cli.narrate import Narrator, Seen
+from feastlog.cli.target import connection_options, target_of
+from feastlog.cli.wire import as_dict
 from feastlog.v1 import record_pb2
 
-
-def command_text(command: record_pb2.Command) -> str:
-    """A command as one line of JSON (the form ``whatif`` and clients use too)."""
-    return json.dumps(json_format.MessageToDict(command, preserving_proto_field_name=True))
+WAIT_SECONDS = 0.5
 
 
 class Seat:
-    """One seat's connection: its token, the game, and what it has been told so far."""
+    """One seat at a game: its token, and what it has been told so far."""
 
-    def __init__(self, address: str, game_id: str, token: str) -> None:
-        self.stub = pb_grpc.GameServiceStub(open_blocking_channel(address))
-        self.game_id, self.meta = game_id, bearer(token)
+    def __init__(self, client: Client, game_id: str, token: str) -> None:
+        self.client, self.game_id, self.token = client, game_id, token
         self.seen = 0
-        self.engine: Any = None
-        self.names: list[str] = []
-
-    def view(self) -> tuple[int, dict[str, Any], str]:
-        """The table as this seat sees it now: seq, view, and who it is."""
-        reply = self.stub.GetView(pb.GetViewRequest(game_id=self.game_id), metadata=self.meta)
-        return reply.seq, as_dict(reply.view), reply.viewer
+        self.narrator: Narrator | None = None
 
     def news(self, upto: int) -> list[str]:
         """What happened since this seat last looked, in plain words."""
         lines: list[str] = []
-        request = pb.WatchGameRequest(game_id=self.game_id, from_seq=self.seen + 1)
-        stream = self.stub.WatchGame(request, metadata=self.meta)
-        for reply in stream:
-            event = reply.event
+        if upto <= self.seen:
+            return lines
+        for event in self.client.news(self.game_id, self.token, self.seen + 1, upto):
             if event.kind == "genesis":
-                self.engine = games.engine(event.genesis.game_kind)
-                self.names = [s.name for s in event.genesis.seats]
-            row = Row(
-                self.game_id,
-                event.seq,
-                event.kind,
-                event.actor,
-                "",
-                b"",
-                event.recorded_at,
-                "",
-                event.hash,
-                event.state_hash,
-            )
-            lines += row_lines(self.engine, row, [as_dict(f) for f in event.facts], self.names)
+                self.narrator = Narrator(event.genesis)
+            if self.narrator is not None:
+                facts = [as_dict(f) for f in event.facts]
+                lines += self.narrator.row(Seen(event.seq, event.kind, event.actor, facts, {}))
             self.seen = event.seq
-            if event.seq >= upto:
-                stream.cancel()
-                break
         return lines
-
-    def choices(self) -> list[record_pb2.Command]:
-        """The commands this seat may send now."""
-        reply = self.stub.ListLegalCommands(
-            pb.ListLegalCommandsRequest(game_id=self.game_id), metadata=self.meta
-        )
-        if reply.partial:
-            click.echo(
-                f"(the first {len(reply.commands)} legal moves of more; or type one as JSON)"
-            )
-        return list(reply.commands)
-
-    def send(self, command: record_pb2.Command, seq: int) -> pb.SubmitCommandResponse:
-        """Submit a command, guarded by the seq it was chosen at."""
-        request = pb.SubmitCommandRequest(
-            game_id=self.game_id, command_id=uuid.uuid4().hex, command=command, expected_seq=seq
-        )
-        reply: pb.SubmitCommandResponse = self.stub.SubmitCommand(request, metadata=self.meta)
-        return reply
 
 
 def describe(view: dict[str, Any], me: int) -> list[str]:
@@ -112,34 +67,80 @@ def describe(view: dict[str, Any], me: int) -> list[str]:
     ]
 
 
-def pick(choices: list[record_pb2.Command], ask: Callable[[str], str]) -> record_pb2.Command:
+class NoMoreInput(Exception):
+    """Standard input ended: the player has nothing more to say."""
+
+
+def ask(text: str) -> str:
+    """One answer from the player; NoMoreInput at the end of input."""
+    try:
+        answer: str = click.prompt(text, type=str)
+    except click.exceptions.Abort as ended:
+        raise NoMoreInput from ended
+    return answer
+
+
+def pick(choices: list[record_pb2.Command], answer: Callable[[str], str]) -> record_pb2.Command:
     """Ask the player for a number from the list, or a command as JSON."""
     while True:
-        answer = ask("your move (number, or a command as JSON)").strip()
-        if answer.isdigit() and 1 <= int(answer) <= len(choices):
-            return choices[int(answer) - 1]
+        text = answer("your move (number, or a command as JSON)").strip()
+        if text.isdigit() and 1 <= int(text) <= len(choices):
+            return choices[int(text) - 1]
         try:
-            return json_format.Parse(answer, record_pb2.Command())
+            return json_format.Parse(text, record_pb2.Command())
         except json_format.ParseError:
             click.echo(f"  choose 1 to {len(choices)}, or type a command as JSON")
+
+
+def input_ended() -> bool:
+    """Whether piped standard input has ended (a terminal never has)."""
+    try:
+        if sys.stdin.isatty():
+            return False
+        ready, _, _ = select.select([sys.stdin], [], [], 0)
+        if not ready:
+            return False
+        reader: Any = sys.stdin.buffer
+        return bool(reader.peek(1) == b"")
+    except (AttributeError, ValueError, OSError):  # not a real file (tests): never ends
+        return False
 
 
 @click.command("play")
 @click.argument("game_id")
 @click.option("--token", required=True, envvar="FEASTLOG_SEAT_TOKEN", help="Your seat token.")
-@click.option("--server", default="127.0.0.1:50051", show_default=True)
 @click.option("--once", is_flag=True, help="Make one move (or none if it is not your turn).")
-def play_command(game_id: str, token: str, server: str, once: bool) -> None:
-    """Play your seat from the terminal: what happened, your hand, your legal moves."""
-    seat = Seat(server, game_id, token)
+@connection_options
+def play_command(game_id: str, token: str, once: bool, **connection: Any) -> None:
+    """Play your seat from the terminal: what happened, your hand, your legal moves.
+
+    After a refused move it shows the table again and asks again; when piped input ends,
+    it stops (exit 0).
+    """
+    with connected(target_of(connection)) as client:
+        if isinstance(client, Offline):
+            raise unreachable(
+                f"play needs a running server: no server holds {client.where} "
+                "(start feastlog serve beside it, or pass --server)"
+            )
+        try:
+            play(Seat(client, game_id, token), once)
+        except NoMoreInput:
+            click.echo("\nno more input: stopping (your seat keeps its place)")
+
+
+def play(seat: Seat, once: bool) -> None:
+    """The loop: news, the table, the moves, the player's choice; again until the end."""
     waited = False
     while True:
-        seq, view, viewer = seat.view()
+        seq, viewer, view = seat.client.view(seat.game_id, seat.token)
         for line in seat.news(seq):
             click.echo(line)
         if view.get("over"):
             click.echo(f"game over; scores {view.get('scores')}, winners {view.get('winners')}")
             return
+        if not viewer.startswith("seat:"):
+            raise usage(f"--token is not a seat's token here (it acts as {viewer})")
         me = int(viewer.removeprefix("seat:"))
         if me not in view.get("to_act", []):
             if once:
@@ -148,19 +149,27 @@ def play_command(game_id: str, token: str, server: str, once: bool) -> None:
             if not waited:
                 click.echo("waiting for the others…")
                 waited = True
-            time.sleep(0.5)
+            if input_ended():
+                raise NoMoreInput
+            time.sleep(WAIT_SECONDS)
             continue
         waited = False
+        legal_seq, choices, partial = seat.client.legal(seat.game_id, seat.token)
+        if legal_seq != seq:
+            continue  # someone moved meanwhile: show the table as it is now
         for line in describe(view, me):
             click.echo(line)
-        choices = seat.choices()
+        if partial:
+            click.echo(f"(the first {len(choices)} legal moves of more; or type one as JSON)")
         for number, command in enumerate(choices, start=1):
             click.echo(f"  {number}. {command_text(command)}")
         try:
-            done = seat.send(pick(choices, lambda text: click.prompt(text, type=str)), seq)
-        except grpc.RpcError as refused:
-            click.echo(f"refused: {refused.details()}")
+            done = seat.client.submit(seat.game_id, seat.token, pick(choices, ask), seq)
+        except CliError as refused:
+            if refused.exit_code not in (2, 4):
+                raise
+            click.echo(f"refused: {refused.message}; the table now:")
             continue
-        click.echo(f"recorded at seq {done.seq}")
+        click.echo(f"recorded at seq {done}")
         if once:
             return

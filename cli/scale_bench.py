@@ -21,21 +21,24 @@ import asyncio
 import statistics
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
-import grpc
 
-from feastlog.cli.audit_bench import Built, build
-from feastlog.cli.client import spawn_server
-from feastlog.cli.season import audit_all, export_all, import_checked, record_texts, verify_records
-from feastlog.replay.history import genesis_of, record_version
-from feastlog.replay.record import Row, seal
-from feastlog.service import bulk, projection
-from feastlog.service.reads import audit_stored
-from feastlog.service.store import Batch, NewGame, Store, StoredGame
+from feastlog.cli.output import counts
+from feastlog.cli.season import audit_all, export_all
+from feastlog.cli.wire import open_channel, spawn_server
+from feastlog.service import bulk
+from feastlog.service.benchdata import (
+    PER_TOURNAMENT,
+    Built,
+    audit_report_of,
+    build,
+    build_store,
+    count_games,
+)
+from feastlog.service.season import import_into, record_texts, verify_records
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
@@ -43,8 +46,6 @@ from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
 TEMPLATES_PER_KIND = 4
-PER_TOURNAMENT = 100
-WRITE_BATCH = 500
 
 
 def templates() -> list[Built]:
@@ -53,80 +54,11 @@ def templates() -> list[Built]:
     for k, kind in enumerate(KINDS):
         for i in range(TEMPLATES_PER_KIND):
             built = build(kind, players=2 + i % 3, seed_byte=10 * k + i + 1)
-            stored = StoredGame(tuple(built.rows), built.seed, built.pack_bytes, built.names)
-            report = audit_stored(stored)
+            report = audit_report_of(built)
             if not report.ok:
                 raise click.ClickException(f"template {kind} {i} does not verify: {report}")
             found.append(built)
     return found
-
-
-def replica(template: Built, number: int) -> tuple[NewGame, list[Row], projection.Projected]:
-    """Template ``template`` as game ``number``: a fresh id, its tournament, its chain."""
-    genesis = genesis_of(template.rows[0])
-    genesis.game_id = f"g_{number:016x}"
-    genesis.tournament_id = f"league-{number // PER_TOURNAMENT:04d}"
-    genesis.created_at = f"2026-03-01T00:00:00.{number:06d}Z"[:27] + "Z"
-    version = record_version(genesis)
-    rows: list[Row] = []
-    prev = template.rows[0].prev_hash
-    for row in template.rows:
-        body = genesis.SerializeToString(deterministic=True) if row.seq == 1 else row.body
-        moved = replace(row, game_id=genesis.game_id, body=body)
-        rows.append(seal(moved, prev, version, template.seed))
-        prev = rows[-1].hash
-    new = NewGame(
-        rows[0],
-        [(n, "") for n in template.names],
-        template.seed,
-        genesis.pack_sha256,
-        genesis.game_kind,
-        genesis.pack_id,
-        template.pack_bytes,
-    )
-    return new, rows, moved_outcomes(template, genesis)
-
-
-_OUTCOMES: dict[str, projection.Projected] = {}
-
-
-def moved_outcomes(template: Built, genesis: Any) -> projection.Projected:
-    """The template's outcome rows (folded once) with the replica's ids in them."""
-    key = template.rows[0].game_id
-    if key not in _OUTCOMES:
-        stored = StoredGame(tuple(template.rows), template.seed, template.pack_bytes, ())
-        _OUTCOMES[key] = projection.rows_of_stored(stored)
-    moved: projection.Projected = []
-    for table, rows in _OUTCOMES[key]:
-        fresh = [[genesis.game_id, *r[1:]] for r in rows]
-        if table in ("outcome_games", "outcome_seats"):  # the tournament column
-            for r in fresh:
-                r[2] = genesis.tournament_id
-        if table == "outcome_games":
-            for r in fresh:
-                r[8] = genesis.created_at
-        moved.append((table, fresh))
-    return moved
-
-
-def build_store(path: Path, games: int, made: list[Built]) -> float:
-    """Write ``games`` replicas; returns the seconds it took."""
-    start = time.perf_counter()
-    store = Store(str(path))
-    try:
-        # a replica's outcome rows are its template's with its own ids (checked by the
-        # projection tests: the rows kept by the writer equal a rebuild from the log)
-        for first in range(0, games, WRITE_BATCH):
-            batch = Batch()
-            for number in range(first, min(games, first + WRITE_BATCH)):
-                new, rows, projected = replica(made[number % len(made)], number)
-                batch.games.append(new)
-                batch.rows += rows[1:]
-                batch.outcomes += projected
-            store.write(batch)
-    finally:
-        store.close()
-    return time.perf_counter() - start
 
 
 def rss_kib(pid: int) -> int:
@@ -139,7 +71,7 @@ def rss_kib(pid: int) -> int:
 
 async def served_figures(address: str, pid: int, games: int) -> dict[str, float]:
     """ListGames p99, stats and standings seconds, memory per folded game."""
-    async with grpc.aio.insecure_channel(address) as channel:
+    async with open_channel(address) as channel:
         stub = pb_grpc.GameServiceStub(channel)
         tournaments = tpb_grpc.TournamentServiceStub(channel)
         spent: list[float] = []
@@ -205,14 +137,10 @@ def measure(path: Path, games: int, rows: int, workers: int) -> dict[str, Any]:
         export_all(str(path), str(bundle), workers)
         lines = bundle.read_text().splitlines()[:1000]
         bundle.write_text("\n".join(lines) + "\n")
-        target = Store(str(Path(folder) / "import.duckdb"))
-        try:
-            start = time.perf_counter()
-            checked = verify_records(record_texts([str(bundle)]), workers, lambda _: None)
-            _, imported, _ = import_checked(target, checked)
-            figures["import_rows_s"] = imported / (time.perf_counter() - start)
-        finally:
-            target.close()
+        start = time.perf_counter()
+        checked = verify_records(record_texts([str(bundle)]), workers, lambda _: None)
+        _, imported, _ = import_into(str(Path(folder) / "import.duckdb"), checked)
+        figures["import_rows_s"] = imported / (time.perf_counter() - start)
     return figures
 
 
@@ -254,10 +182,15 @@ def table(found: list[dict[str, Any]]) -> list[str]:
 
 
 @click.command("bench-scale")
-@click.option("--games", "sizes", default="1000,10000", show_default=True)
+@click.option("--games", "sizes", default="1000,10000", show_default=True, callback=counts)
 @click.option("--keep", type=click.Path(file_okay=False), help="Leave the stores in DIR.")
-@click.option("--workers", type=int, default=None, help="For audit --all (default: every core).")
-def bench_scale_command(sizes: str, keep: str | None, workers: int | None) -> None:
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="For audit --all (default: every core).",
+)
+def bench_scale_command(sizes: list[int], keep: str | None, workers: int | None) -> None:
     """Build stores of each size and report how their figures grow."""
     chosen = workers or bulk.default_workers()
     made = templates()
@@ -265,13 +198,11 @@ def bench_scale_command(sizes: str, keep: str | None, workers: int | None) -> No
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(keep or scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        for size in (int(s) for s in sizes.split(",")):
+        for size in sizes:
             path = folder / f"season-{size}.duckdb"
             path.unlink(missing_ok=True)
             built = build_store(path, size, made)
-            store = Store(str(path), read_only=True)
-            games, rows = store.count_games()
-            store.close()
+            games, rows = count_games(path)
             click.echo(f"built {games:,} games, {rows:,} rows in {built:.1f} s", err=True)
             found.append(measure(path, games, rows, chosen))
             click.echo("\n".join(table(found[-1:])[2:]), err=True)

@@ -132,11 +132,21 @@ def summary_line(found: dict[str, Any]) -> str:
     """One line for a report as ``AuditReport.to_dict`` gives it (or a server sent it)."""
     if found["ok"]:
         extra = "" if found["states_checked"] else " (chain only: seed not revealed)"
-        shape = f"{found['rows']} rows, record format {found['record_version']}"
+        rows = found["rows"]
+        shape = f"{rows} row{'' if rows == 1 else 's'}, record format {found['record_version']}"
         return f"{found['game_id']}: OK, {shape}{extra}"
     first = [f for f in found["faults"] if f["seq"] == found["first_bad_seq"]]
     what = "; ".join(f"{f['kind']}: {f['message']}".rstrip(": ") for f in first)
     return f"{found['game_id']}: FAILED at seq {found['first_bad_seq']}: {what}"
+
+
+def result_text(outcome: Outcome | None) -> str:
+    """A result in words: ``points 21, 17, 9; winner seat 0`` (``no result`` for none)."""
+    if outcome is None:
+        return "no result"
+    points = ", ".join(str(p) for p in outcome.points)
+    seats = ", ".join(f"seat {w}" for w in outcome.winners) or "none"
+    return f"points {points}; {'winners' if len(outcome.winners) > 1 else 'winner'} {seats}"
 
 
 def check_chain(rows: Sequence[Row], version: int) -> list[Fault]:
@@ -287,7 +297,8 @@ def verify(
         if claimed is not None and (
             outcome is None or (claimed.points, claimed.winners) != outcome_key(outcome)
         ):
-            faults.append(Fault(rows[-1].seq, SCORE, f"claimed {claimed}, refolded {outcome}"))
+            said = f"claimed {result_text(claimed)}, refolded {result_text(outcome)}"
+            faults.append(Fault(rows[-1].seq, SCORE, said))
     ordered = tuple(sorted(_unique(faults), key=lambda f: (f.seq, FAULT_KINDS.index(f.kind))))
     over = rows[-1].kind == SEED_REVEAL
     return AuditReport(

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from google.protobuf import json_format
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
-from feastlog.replay.audit import AuditReport, verify
+from feastlog.replay.audit import FAULT_KINDS, HASH, PACK, SEED, AuditReport, Fault, verify
 from feastlog.replay.engine import Outcome
 from feastlog.replay.history import record_version, revealed_seed
 from feastlog.replay.record import COMMAND, FORMAT_1, GENESIS, SEED_REVEAL, VERSIONS, Row
@@ -147,7 +147,51 @@ def load_record(text: str) -> Record:
     return Record(rows, pack_bytes, bytes.fromhex(seed) if seed else None, claimed)
 
 
+def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
+    """Every header field of the file checked against the record it carries.
+
+    The header (``game_id``, ``game_kind``, ``ruleset_version``, ``version``,
+    ``content_pack.sha256``, ``server_seed``) is for readers; a verifier trusts the rows,
+    so a header that says anything else is a fault.
+    """
+    try:
+        genesis = record_pb2.Genesis.FromString(rows[0].body)
+    except (DecodeError, IndexError):
+        return []  # the chain check reports a genesis that does not decode
+    seed = revealed_seed(rows)
+    said = {
+        "game_id": (document.get("game_id"), genesis.game_id, HASH, 1),
+        "game_kind": (document.get("game_kind"), genesis.game_kind, HASH, 1),
+        "ruleset_version": (document.get("ruleset_version"), genesis.ruleset_version, HASH, 1),
+        "version": (document.get("version"), record_version(genesis), HASH, 1),
+        "content_pack.sha256": (
+            (document.get("content_pack") or {}).get("sha256"),
+            genesis.pack_sha256,
+            PACK,
+            1,
+        ),
+        "server_seed": (
+            document.get("server_seed"),
+            seed.hex() if seed is not None else None,
+            SEED,
+            rows[-1].seq,
+        ),
+    }
+    return [
+        Fault(seq, kind, f"the file's {name} is {header!r}, the record's is {record!r}")
+        for name, (header, record, kind, seq) in said.items()
+        if header != record
+    ]
+
+
 def verify_document(text: str) -> AuditReport:
-    """Verify an export with nothing but itself: chain, seed, rules, states, result."""
+    """Verify an export with nothing but itself: header, chain, seed, rules, states, result."""
     record = load_record(text)
-    return verify(record.rows, record.pack_bytes, record.server_seed, record.claimed)
+    report = verify(record.rows, record.pack_bytes, record.server_seed, record.claimed)
+    faults = header_faults(json.loads(text), record.rows)
+    if not faults:
+        return report
+    ordered = sorted(
+        {*report.faults, *faults}, key=lambda f: (f.seq, FAULT_KINDS.index(f.kind), f.message)
+    )
+    return replace(report, faults=tuple(ordered))

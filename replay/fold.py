@@ -227,6 +227,8 @@ def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[
         raise RuleViolation("FL-RULING-REASON", "a ruling needs a reason")
     which = ruling.WhichOneof("ruling")
     fact: Fact = {"type": "ruling", "ruling": which, "reason": ruling.reason}
+    if ruling.ruled_by:  # who ruled: recorded since named arbiters; older rulings have none
+        fact["ruled_by"] = ruling.ruled_by
     seats = len(table.adjustments)
     if which == "note":
         return replace(table, notes=(*table.notes, ruling.note.text)), [

@@ -56,7 +56,8 @@ def _ruling(fact: Fact, names: Sequence[str]) -> str:
         "void_game": "the game is void",
         "close_game": "the game is closed",
     }.get(str(fact["ruling"]), str(fact["ruling"]))
-    return f"Arbiter ruling: {what} (reason: {fact['reason']})"
+    by = f" by {fact['ruled_by']}" if fact.get("ruled_by") else ""
+    return f"Arbiter ruling{by}: {what} (reason: {fact['reason']})"
 
 
 def check_viewer(genesis: record_pb2.Genesis, viewer: Viewer) -> None:

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from feastlog.cli.client import new_game, play_with_bots
+from feastlog.cli.wire import new_game, play_with_bots
 from feastlog.replay.history import genesis_of
 from feastlog.service.server import create_server
 from feastlog.service.store import Store, StoredGame

@@ -22,10 +22,12 @@ from feastlog.replay.page import final_result
 from feastlog.replay.record import Row
 from feastlog.replay.visibility import Step, facts_for, seen
 from feastlog.service import commands
-from feastlog.service.auth import Caller, Credentials
+from feastlog.service.auth import Caller, Credentials, new_arbiter_key, token_sha256
 from feastlog.service.entropy import Pending, WaitingRoom, begin_with
 from feastlog.service.errors import (
     AlreadyStarted,
+    ArbiterExists,
+    ArbiterNotFound,
     BadRequest,
     CommandIdReused,
     EntropyAlreadySent,
@@ -267,6 +269,12 @@ class Application(Reads):
     ) -> Accepted:
         """Check a command against the rules and record it; refusals are recorded too."""
         game = await self._game(game_id)
+        if command.WhichOneof("game") == "arbiter" and caller.role in ("organiser", "arbiter"):
+            # the record says who ruled, from the credential; whatever was sent is replaced
+            signed = record_pb2.Command()
+            signed.CopyFrom(command)
+            signed.arbiter.ruled_by = caller.ruled_by
+            command = signed
         body = command.SerializeToString(deterministic=True)
         sent = Sent(caller, command_id, expected_seq, command, body)
         return await self.finishing.run(self._submit(game, sent))
@@ -277,6 +285,29 @@ class Application(Reads):
         """Record an arbiter's ruling: a command like any other, from the organiser."""
         command = record_pb2.Command(arbiter=ruling)
         return await self.submit(caller, game_id, command_id, None, command)
+
+    async def add_arbiter(self, caller: Caller, name: str) -> str:
+        """Add a named arbiter (organiser): its key, shown once and stored as sha256."""
+        caller.require_organiser()
+        key = new_arbiter_key()
+        if not await self.db.call(self.db.store.add_arbiter, name, token_sha256(key), utc_now()):
+            raise ArbiterExists(f"arbiter {name!r} already holds a key: revoke it first")
+        self.credentials.arbiters_changed()
+        return key
+
+    async def revoke_arbiter(self, caller: Caller, name: str) -> str:
+        """Revoke a named arbiter's key (organiser): refused from the next call on."""
+        caller.require_organiser()
+        at = utc_now()
+        if not await self.db.call(self.db.store.revoke_arbiter, name, at):
+            raise ArbiterNotFound(f"there is no arbiter {name!r} holding a key")
+        self.credentials.arbiters_changed()
+        return at
+
+    async def arbiters(self, caller: Caller) -> list[tuple[str, str, str]]:
+        """Every named arbiter (organiser): (name, added at, revoked at or '')."""
+        caller.require_organiser()
+        return await self.db.call(self.db.store.arbiters)
 
     async def _submit(self, game: LiveGame, sent: Sent) -> Accepted:
         """One command at a time per game; a refusal is stored (bounded) and raised."""

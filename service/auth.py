@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import secrets
 import stat
 from collections import OrderedDict
@@ -127,15 +128,30 @@ def token_sha256(token: str) -> str:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who sent a request: the organiser, a seat of one game, or an anonymous spectator."""
+    """Who sent a request: the organiser, a named arbiter, a seat of one game, or an
+    anonymous spectator."""
 
-    role: str  # "organiser", "seat" or "anonymous"
+    role: str  # "organiser", "arbiter", "seat" or "anonymous"
     game_id: str = ""
     seat: int = -1
+    name: str = ""  # a named arbiter's name
+
+    @property
+    def ruled_by(self) -> str:
+        """Who a ruling by this caller is recorded as made by."""
+        return self.name if self.role == "arbiter" else self.role
+
+    def log_name(self) -> str:
+        """The caller as the request log names it (never the credential)."""
+        if self.role == "arbiter":
+            return f"arbiter:{self.name}"
+        if self.role == "seat":
+            return f"seat:{self.seat}"
+        return self.role
 
     def viewer(self, game_id: str) -> Viewer:
         """How this caller sees game ``game_id``."""
-        if self.role == "organiser":
+        if self.role in ("organiser", "arbiter"):
             return ARBITER
         if self.role == "seat":
             if self.game_id != game_id:
@@ -147,6 +163,8 @@ class Caller:
         """Refuse unless this caller holds the organiser key."""
         if self.role == "anonymous":
             raise Unauthenticated("this needs the organiser key (authorization: Bearer ...)")
+        if self.role == "arbiter":
+            raise PermissionDenied("only the organiser can do this, not a named arbiter")
         if self.role != "organiser":
             raise PermissionDenied("only the organiser (or arbiter) can do this")
 
@@ -154,13 +172,13 @@ class Caller:
         """How a refused command's sender is recorded: its actor, or whose token it was."""
         if self.role == "seat" and self.game_id != game_id:
             return f"seat:{self.seat} of game {self.game_id}"
-        return {"organiser": "arbiter", "anonymous": "anonymous"}.get(self.role) or (
-            f"seat:{self.seat}"
-        )
+        return {"organiser": "arbiter", "arbiter": "arbiter", "anonymous": "anonymous"}.get(
+            self.role
+        ) or (f"seat:{self.seat}")
 
     def actor(self, game_id: str) -> str:
         """The record's actor name for a command from this caller in ``game_id``."""
-        if self.role == "organiser":
+        if self.role in ("organiser", "arbiter"):
             return "arbiter"
         if self.role == "seat":
             if self.game_id != game_id:
@@ -181,6 +199,31 @@ def no_seats(digest: str) -> tuple[str, int] | None:
     return None
 
 
+ArbiterLookup = Callable[[str], "str | None"]
+ARBITER_PREFIX = "arb_"
+ARBITER_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}")
+
+
+def no_arbiters(digest: str) -> str | None:
+    """An arbiter lookup that knows no key."""
+    return None
+
+
+def new_arbiter_key() -> str:
+    """A fresh named arbiter's key (shown once; only its hash is stored)."""
+    return ARBITER_PREFIX + secrets.token_urlsafe(32)
+
+
+def check_arbiter_name(name: str) -> str:
+    """An arbiter's name: 1-40 lowercase letters, digits, '_', '.', '-' (a letter or digit
+    first); ValueError otherwise."""
+    if not ARBITER_NAME.fullmatch(name):
+        raise ValueError(
+            f"an arbiter's name is 1 to 40 lowercase letters, digits, '_', '.' or '-', not {name!r}"
+        )
+    return name
+
+
 class Credentials:
     """Resolves bearer tokens to callers.
 
@@ -188,10 +231,36 @@ class Credentials:
     (an index look-up) and remembered, so start-up reads none of them.
     """
 
-    def __init__(self, organiser: str, lookup: SeatLookup = no_seats) -> None:
+    def __init__(
+        self,
+        organiser: str,
+        lookup: SeatLookup = no_seats,
+        arbiters: ArbiterLookup = no_arbiters,
+        remember_arbiters: bool = True,
+    ) -> None:
         self._organiser = organiser
         self._lookup = lookup
         self._seats: OrderedDict[str, tuple[str, int] | None] = OrderedDict()
+        self._arbiter_lookup = arbiters
+        # named arbiters' keys by sha256: looked up on first use; emptied at every add or
+        # revoke, so a revoked key is refused from the next call on. On a store other nodes
+        # share, a key revoked through another node must be refused here at once too: then
+        # every call by an arbiter key is looked up (by index) and nothing is remembered.
+        self._arbiters: dict[str, str | None] = {}
+        self._remember_arbiters = remember_arbiters
+
+    def arbiters_changed(self) -> None:
+        """Forget every remembered arbiter key (one was added or revoked)."""
+        self._arbiters.clear()
+
+    def _arbiter(self, digest: str) -> str | None:
+        if not self._remember_arbiters:
+            return self._arbiter_lookup(digest)
+        if digest not in self._arbiters:
+            if len(self._arbiters) > TOKENS_KEPT:
+                self._arbiters.clear()
+            self._arbiters[digest] = self._arbiter_lookup(digest)
+        return self._arbiters[digest]
 
     def add_seat(self, token: str, game_id: str, seat: int) -> None:
         """Remember a new seat token (by its hash)."""
@@ -232,6 +301,11 @@ class Credentials:
             raise Unauthenticated("authorization must be 'Bearer <token>'")
         if self._organiser and hmac.compare_digest(token.encode(), self._organiser.encode()):
             return Caller("organiser")
+        if token.startswith(ARBITER_PREFIX):
+            name = self._arbiter(token_sha256(token))
+            if name is None:
+                raise Unauthenticated("this arbiter key is not known to this server (or revoked)")
+            return Caller("arbiter", name=name)
         found = self._seat(token_sha256(token))
         if found is None:
             raise Unauthenticated("this token is not known to this server")

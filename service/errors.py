@@ -88,6 +88,18 @@ class GameNotFound(ServiceError):
     reason = "GAME_NOT_FOUND"
 
 
+class ArbiterNotFound(ServiceError):
+    """No named arbiter holds a key under this name."""
+
+    reason = "ARBITER_NOT_FOUND"
+
+
+class ArbiterExists(ServiceError):
+    """A named arbiter already holds a key under this name."""
+
+    reason = "ARBITER_EXISTS"
+
+
 class StaleSeq(ServiceError):
     """``expected_seq`` is not the game's last seq."""
 
@@ -169,6 +181,8 @@ TABLE: dict[type[Exception], tuple[grpc.StatusCode, str | None]] = {
     EntropyAlreadySent: (grpc.StatusCode.ALREADY_EXISTS, None),
     StaleSeq: (grpc.StatusCode.ABORTED, None),
     GameNotFound: (grpc.StatusCode.NOT_FOUND, None),
+    ArbiterNotFound: (grpc.StatusCode.NOT_FOUND, None),
+    ArbiterExists: (grpc.StatusCode.ALREADY_EXISTS, None),
     CommandIdReused: (grpc.StatusCode.ALREADY_EXISTS, None),
     Unauthenticated: (grpc.StatusCode.UNAUTHENTICATED, None),
     PermissionDenied: (grpc.StatusCode.PERMISSION_DENIED, None),

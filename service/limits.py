@@ -46,6 +46,7 @@ from feastlog.service.errors import (
     to_status,
 )
 from feastlog.v1 import (
+    admin_service_pb2,
     audit_service_pb2,
     game_service_pb2,
     replay_service_pb2,
@@ -60,6 +61,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
         (replay_service_pb2, "ReplayService"),
         (audit_service_pb2, "AuditService"),
         (tournament_service_pb2, "TournamentService"),
+        (admin_service_pb2, "AdminService"),
     )
 )
 
@@ -81,6 +83,7 @@ FIELD_BOUNDS: dict[str, int] = {
     "text": 2000,
     "reason": 500,
     "seed": 32,
+    "name": 40,  # a named arbiter's
     "entropy": 1024,
     "content_pack": 1024 * KIB,  # an organiser's own pack; the shipped ones are 3-16 KB
 }

@@ -8,24 +8,29 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import os
 import signal
 import socket
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from feastlog.service import limits, reflection
+from feastlog.service import announce, limits, reflection
 from feastlog.service.app import Application
 from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
 from feastlog.service.follow import Follower
+from feastlog.service.requestlog import RequestLog
 from feastlog.service.servicers import add_servicers
 from feastlog.service.store import CannotOpenStore
-from feastlog.service.store_api import EventStore, open_store
+from feastlog.service.store_api import EventStore, is_postgres, open_store
 from feastlog.service.store_pg import PgStore
+from feastlog.service.tls import Tls, TlsFileError
 from feastlog.service.writer import Database
 from feastlog.v1 import (
+    admin_service_pb2,
     audit_service_pb2,
     game_service_pb2,
     replay_service_pb2,
@@ -37,9 +42,11 @@ SERVICE_NAMES = (
     replay_service_pb2.DESCRIPTOR.services_by_name["ReplayService"].full_name,
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
+    admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )
+FEASTLOG_SERVICES = SERVICE_NAMES[:5]
 
 
 @dataclass
@@ -54,9 +61,16 @@ class Running:
     key_source: str
     http: Any = None  # the web pages' aiohttp runner, when serving them (service/web.py)
     follower: Follower | None = None  # other nodes' commits, on a shared store
+    db_path: str = ""
+    announced: bool = False  # whether <db>.server names this server (service/announce.py)
+    tls: bool = False
+    on_stop: list[Any] = field(default_factory=list)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the web pages, drain in-flight calls, then close the database."""
+        if self.announced:  # clients stop finding this server first
+            announce.remove(self.db_path, os.getpid())
+            self.announced = False
         if self.http is not None:
             await self.http.cleanup()
         await self.server.stop(grace)
@@ -64,6 +78,8 @@ class Running:
         if self.follower is not None:
             await asyncio.to_thread(self.follower.stop)
         await self.db.close()
+        for done in self.on_stop:
+            done()
 
 
 class CannotListen(Exception):
@@ -75,13 +91,26 @@ class CannotListen(Exception):
 SERVER_OPTIONS = (("grpc.so_reuseport", 0),)
 
 
-async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
+async def create_server(
+    db_path: str,
+    address: str = "127.0.0.1:0",
+    *,
+    announce_it: bool = False,
+    tls: Tls | None = None,
+    request_log: TextIO | None = None,
+) -> Running:
     """Open the store and start serving on ``address`` (port 0 picks a free port).
 
+    ``announce_it`` writes ``<db>.server`` so clients run against the file find this
+    server; ``tls`` serves TLS only; ``request_log`` gets a JSON line per call.
     Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
     (one line each) and leave nothing open.
     """
     check_port_free(address)  # before any file is opened or made
+    try:
+        server_credentials = tls.server_credentials() if tls else None
+    except (TlsFileError, ValueError) as bad:
+        raise CannotListen(f"cannot serve TLS: {bad}") from bad
     store = open_store(db_path)
     try:
         key, key_source = organiser_key(db_path)
@@ -91,32 +120,71 @@ async def create_server(db_path: str, address: str = "127.0.0.1:0") -> Running:
     db = Database(store)
     db.start()
     try:
-        credentials = Credentials(key, store.seat_of_token)  # tokens looked up when first used
+        # tokens and arbiter keys are looked up when first used
+        credentials = Credentials(
+            key, store.seat_of_token, store.arbiter_of_key, remember_arbiters=not store.shared
+        )
         app = Application(db, credentials)
         await app.start()
         follower = await follow_other_nodes(store, app)
     except CannotOpenStore:
         await db.close()
         raise
+    interceptors: list[grpc.aio.ServerInterceptor] = [limits.Guard(credentials)]
+    if request_log is not None:  # outermost: it logs the guard's refusals too
+        interceptors.insert(0, RequestLog(request_log, credentials))
     server = grpc.aio.server(
-        interceptors=[limits.Guard(credentials)],
+        interceptors=interceptors,
         options=[*limits.server_options(), *SERVER_OPTIONS],
     )
     add_servicers(server, app)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable(SERVICE_NAMES[:5], server)  # v1 and v1alpha
+    reflection.enable((*FEASTLOG_SERVICES, health.SERVICE_NAME), server)  # v1 and v1alpha
     try:
-        port = listen(server, address)
+        port = listen(server, address, server_credentials)
     except CannotListen:
         if follower is not None:
             await asyncio.to_thread(follower.stop)
         await db.close()
         raise
     await server.start()
-    for name in (*SERVICE_NAMES[:4], ""):
+    for name in (*FEASTLOG_SERVICES, ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Running(server, port, app, db, key, key_source, follower=follower)
+    running = Running(
+        server, port, app, db, key, key_source, db_path=db_path, tls=bool(tls), follower=follower
+    )
+    if announce_it:
+        await announce_running(running, address, key)
+    return running
+
+
+async def announce_running(running: Running, address: str, key: str) -> None:
+    """Write ``<db>.server`` for this server (clients on this machine use loopback).
+
+    A server on PostgreSQL announces nothing: there is no file to put it beside, and
+    clients name a node or the load balancer in front of the nodes (``--server``).
+    """
+    if is_postgres(running.db_path):
+        return
+    host = address.rpartition(":")[0] or "127.0.0.1"
+    if host in ("0.0.0.0", "[::]", "::", ""):
+        host = "127.0.0.1"
+    announced = announce.Announcement(
+        f"{host}:{running.port}",
+        os.getpid(),
+        announce.key_fingerprint(key),
+        running.tls,
+        str(Path(running.db_path).resolve()),
+    )
+    try:
+        announce.write(running.db_path, announced)
+    except OSError as failed:
+        await running.stop(0)
+        raise CannotListen(
+            f"cannot announce the server beside {running.db_path}: {failed.strerror or failed}"
+        ) from failed
+    running.announced = True
 
 
 async def follow_other_nodes(store: EventStore, app: Application) -> Follower | None:
@@ -173,10 +241,15 @@ def _listen_problem(address: str, failed: OSError) -> str:
     return f"cannot listen on {address}: {why.get(failed.errno or 0, failed.strerror)}"
 
 
-def listen(server: grpc.aio.Server, address: str) -> int:
+def listen(
+    server: grpc.aio.Server, address: str, credentials: grpc.ServerCredentials | None = None
+) -> int:
     """Bind ``address`` for ``server``: the port it listens on (chosen by the system for 0)."""
     try:
-        port = server.add_insecure_port(address)
+        if credentials is not None:
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
     except RuntimeError as failed:  # taken since we looked, or an address gRPC cannot use
         raise CannotListen(
             f"cannot listen on {address}: the port is taken or the address is not this "

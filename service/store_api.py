@@ -87,6 +87,18 @@ class EventStore(Protocol):
     def seat_of_token(self, digest: str) -> tuple[str, int] | None:
         """(game id, seat) of a seat token's sha256; None if unknown. Any thread may call it."""
 
+    def arbiter_of_key(self, digest: str) -> str | None:
+        """The named arbiter whose key has this sha256, unless revoked. Any thread may call it."""
+
+    def add_arbiter(self, name: str, digest: str, at: str) -> bool:
+        """Record a named arbiter's key; False when the name holds a key not revoked."""
+
+    def revoke_arbiter(self, name: str, at: str) -> bool:
+        """Revoke a named arbiter's key; False when there is no such arbiter holding one."""
+
+    def arbiters(self) -> list[tuple[str, str, str]]:
+        """Every named arbiter: (name, added at, revoked at or '')."""
+
     def rejections(self, game_id: str) -> list[Rejection]:
         """A game's refused commands, oldest first."""
 

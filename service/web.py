@@ -20,6 +20,7 @@ pages; a token never appears in a URL or a page.
 from __future__ import annotations
 
 import json
+import ssl
 from typing import Any
 
 import grpc
@@ -237,15 +238,18 @@ def make_app(application: Application) -> web.Application:
     return app
 
 
-async def serve_http(running: Running, host: str, port: int) -> int:
+async def serve_http(
+    running: Running, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+) -> int:
     """Serve the pages beside a running gRPC server (port 0 picks one); returns the port.
 
-    Raises OSError when the port cannot be had; ``running.stop()`` stops the pages first.
+    With ``ssl_context`` the pages are served over HTTPS only. Raises OSError when the
+    port cannot be had; ``running.stop()`` stops the pages first.
     """
     # open event streams are cut after a second at shutdown rather than drained
     runner = web.AppRunner(make_app(running.app), access_log=None, shutdown_timeout=1.0)
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     try:
         await site.start()
     except OSError:

@@ -6,7 +6,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from feastlog.cli.client import as_dict, bearer
+from feastlog.cli.wire import as_dict, bearer
 from feastlog.replay.audit import verify
 from feastlog.replay.fold import state_hash
 from feastlog.replay.history import refold

@@ -19,9 +19,10 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
-from feastlog.cli.client import as_dict
-from feastlog.cli.client import error_info as client_error_info
+from feastlog.cli.wire import as_dict
+from feastlog.cli.wire import error_info as client_error_info
 from feastlog.service.limits import methods
+from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
@@ -193,6 +194,16 @@ TEMPLATES: dict[str, Template] = {
         tpb.GetStatsRequest(tournament_id=TOURNAMENT),
         t.running,
     ),
+    # the organiser adds "matrix" and then revokes it
+    "/feastlog.v1.AdminService/AddArbiter": lambda t: (
+        adpb.AddArbiterRequest(name="matrix"),
+        t.running,
+    ),
+    "/feastlog.v1.AdminService/RevokeArbiter": lambda t: (
+        adpb.RevokeArbiterRequest(name="matrix"),
+        t.running,
+    ),
+    "/feastlog.v1.AdminService/ListArbiters": lambda t: (adpb.ListArbitersRequest(), t.running),
 }
 
 

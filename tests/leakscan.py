@@ -31,7 +31,7 @@ import grpc
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from feastlog.cli.client import error_info
+from feastlog.cli.wire import error_info
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
 from feastlog.replay.export import load_record

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import grpc
 from google.rpc import error_details_pb2
 
-from feastlog.cli.client import as_dict, spawn_server
-from feastlog.cli.client import error_info as client_error_info
+from feastlog.cli.wire import as_dict, spawn_server
+from feastlog.cli.wire import error_info as client_error_info
 from feastlog.service.auth import KEY_ENV
 from feastlog.service.server import Running, create_server
 from feastlog.service.store_api import is_postgres
@@ -37,7 +37,7 @@ class ThreadedServer:
     ``db_path`` is a DuckDB file or a PostgreSQL DSN.
     """
 
-    def __init__(self, db_path: Path | str) -> None:
+    def __init__(self, db_path: Path | str, announce: bool = True, **options: Any) -> None:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -45,7 +45,9 @@ class ThreadedServer:
         if is_postgres(str(db_path)) and not key:
             os.environ[KEY_ENV] = DATABASE_SERVER_KEY  # read once, at start
         try:
-            self.running: Running = self.call(create_server(str(db_path), "127.0.0.1:0"))
+            self.running: Running = self.call(
+                create_server(str(db_path), "127.0.0.1:0", announce_it=announce, **options)
+            )
         finally:
             if key is None:
                 os.environ.pop(KEY_ENV, None)

@@ -52,8 +52,10 @@ def stored_file(tmp_path: Path, built: Built) -> Path:
 def audit(path: Path, *args: str) -> tuple[int, Any]:
     """``feastlog audit ... --json`` offline on the file."""
     result = CliRunner().invoke(cli, ["audit", *args, "--db", str(path), "--json"])
-    found = json.loads(result.stdout) if result.stdout.strip() else {}
-    return result.exit_code, found
+    if not result.stdout.strip():
+        return result.exit_code, {}
+    reports = json.loads(result.stdout)["reports"]
+    return result.exit_code, reports if "--all" in args else reports[0]
 
 
 # Runs one SQL statement (``?`` for each parameter) on the stored game's database.

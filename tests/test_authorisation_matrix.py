@@ -20,7 +20,9 @@ UNAUTH = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 RULES = grpc.StatusCode.FAILED_PRECONDITION
 
-G, R, A, T = (f"/feastlog.v1.{s}Service/" for s in ("Game", "Replay", "Audit", "Tournament"))
+G, R, A, T, AD = (
+    f"/feastlog.v1.{s}Service/" for s in ("Game", "Replay", "Audit", "Tournament", "Admin")
+)
 
 # Expected status per RPC, in the order of PRINCIPALS:
 # none, malformed, unknown, organiser, own seat, other seat, other game's seat.
@@ -48,6 +50,10 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     A + "SubmitRuling": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     T + "GetStandings": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
     T + "GetStats": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    # named arbiters: the organiser's alone
+    AD + "AddArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    AD + "RevokeArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    AD + "ListArbiters": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
 }
 # fmt: on
 

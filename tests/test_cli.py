@@ -61,7 +61,7 @@ def test_new_finds_the_organiser_key_in_the_servers_folder(
         refused = CliRunner(env={"FEASTLOG_ORGANISER_KEY": ""}).invoke(
             cli, ["new", "bon-appetit", "--players", "Ann,Brian", "--server", server.address]
         )
-        assert refused.exit_code == 1
+        assert refused.exit_code == 4
         assert "no organiser key" in refused.output
         with_key = CliRunner().invoke(
             cli,
@@ -99,7 +99,7 @@ def test_new_refuses_a_wrong_player_count_in_plain_words(
                 server.key,
             ],
         )
-        assert result.exit_code == 1
+        assert result.exit_code == 2
         assert "INVALID_ARGUMENT" in result.output and "2 to 4 players" in result.output
     finally:
         server.stop()
@@ -109,7 +109,7 @@ def test_replay_of_an_unknown_game_says_so(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.chdir(tmp_path)
     CliRunner().invoke(cli, ["demo", "bon-appetit", "--players", "2"])
     result = CliRunner().invoke(cli, ["replay", "g_missing"])
-    assert result.exit_code == 1
+    assert result.exit_code == 4
     assert "there is no game 'g_missing'" in result.output
 
 
@@ -145,7 +145,7 @@ def test_new_takes_an_organisers_own_pack_and_refuses_a_broken_one(
         )
         assert "pack house-rules-1" in replay.output
         refused = CliRunner().invoke(cli, [*base, "--pack", str(broken)])
-        assert refused.exit_code == 1
+        assert refused.exit_code == 2
         assert "INVALID_ARGUMENT" in refused.output and "Fugu Platter" in refused.output
         assert "points" in refused.output
     finally:
@@ -258,7 +258,7 @@ def test_standings_through_the_server_and_offline_agree(tmp_path: Path) -> None:
         assert sorted(s["name"] for s in table["standings"]) == ["Ann", "Brian", "Celia"]
         assert all(s["games"] == 3 for s in table["standings"])
         missing = CliRunner().invoke(cli, ["standings", "no-such-cup", "--server", server.address])
-        assert missing.exit_code == 1 and "NOT_FOUND" in missing.output
+        assert missing.exit_code == 4 and "NOT_FOUND" in missing.output
     finally:
         server.stop()
     offline = CliRunner().invoke(

@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 import pytest
 
-from feastlog.cli.client import (
+from feastlog.cli.wire import (
     ROUTING_HEADER,
     new_game,
     open_blocking_channel,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 
-from feastlog.cli.client import bearer, new_game, reason_of
+from feastlog.cli.wire import bearer, new_game, reason_of
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from tests.botutil import KINDS, PLAYERS, Ack, Move, check_stored, next_move, submit_request

@@ -20,7 +20,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from feastlog.cli.client import as_dict
+from feastlog.cli.wire import as_dict
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc

@@ -22,8 +22,8 @@ from typing import TypeVar
 import grpc
 from click.testing import CliRunner
 
-from feastlog.cli.client import bearer, new_game, reason_of
 from feastlog.cli.main import cli
+from feastlog.cli.wire import bearer, new_game, reason_of
 from feastlog.service.store import Store
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc

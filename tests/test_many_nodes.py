@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import grpc
 
-from feastlog.cli.client import bearer, new_game, open_channel, reason_of
+from feastlog.cli.wire import bearer, new_game, open_channel, reason_of
 from feastlog.service.store_pg import PgStore
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc

@@ -198,12 +198,12 @@ def test_replay_html_refuses_what_it_cannot_draw(
     path, built = stored
     out = tmp_path / "x.html"
     code, said = run("replay", "g_nothing", "--db", str(path), "--html", str(out))
-    assert code == 1 and "there is no game 'g_nothing'" in said and "Traceback" not in said
+    assert code == 4 and "there is no game 'g_nothing'" in said and "Traceback" not in said
     running = built["running"]
     export = tmp_path / "running.json"
     export.write_text(to_text(export_record(running.rows, running.pack_bytes)))
     code, said = run("replay", str(export), "--html", str(out))
-    assert code == 1 and "still running" in said and not out.exists()
+    assert code == 4 and "still running" in said and not out.exists()
     game_id = running.rows[0].game_id
     code, said = run("replay", game_id, "--db", str(path), "--as", "seat:x", "--html", str(out))
     assert code == 2 and "unknown viewer" in said

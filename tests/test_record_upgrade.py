@@ -112,7 +112,7 @@ def test_a_format_1_file_reads_offline_and_is_not_changed(tmp_path: Path) -> Non
     before = original_rows(path)
     code, out = run("audit", "--all", "--db", str(path), "--json")
     assert code == 0, out
-    reports = json.loads(out)
+    reports = json.loads(out)["reports"]
     assert [(r["ok"], r["record_version"]) for r in reports] == [(True, 1), (True, 1)]
     out_file = tmp_path / "finished.json"
     code, out = run("export", "g_oldfinished", "--db", str(path), "-o", str(out_file))
@@ -165,7 +165,7 @@ def test_a_format_1_file_opens_serves_verifies_and_its_games_continue_in_format_
     assert [r for r in after if r in before] == before  # every earlier row, byte for byte
     code, out = run("audit", "--all", "--db", str(path), "--json")
     assert code == 0, out
-    assert sorted(r["record_version"] for r in json.loads(out)) == [1, 1, 2]
+    assert sorted(r["record_version"] for r in json.loads(out)["reports"]) == [1, 1, 2]
     restarted = ThreadedServer(path)  # and it opens again once migrated
     try:
         view = stub(restarted.address).GetView(pb.GetViewRequest(game_id="g_oldrunning"))

@@ -102,8 +102,8 @@ def test_replay_of_an_export_honours_at_and_as(tmp_path: Path) -> None:
     code, out = run("replay", str(exported), "--at", "4", "--as", "arbiter")
     assert code == 0 and all("hand" in s for s in json.loads(out[out.index("{") :])["seats"])
     wrong_seat = CliRunner().invoke(cli, ["replay", str(exported), "--as", "seat:7"])
-    assert wrong_seat.exit_code == 1 and "Traceback" not in wrong_seat.output
+    assert wrong_seat.exit_code == 2 and "Traceback" not in wrong_seat.output
     assert "there is no seat 7 in this game" in wrong_seat.output
     assert "seat:2 (Celia)" in wrong_seat.output
     too_far = CliRunner().invoke(cli, ["replay", str(exported), "--at", str(len(done.rows) + 1)])
-    assert too_far.exit_code == 1 and f"it has seqs 1 to {len(done.rows)}" in too_far.output
+    assert too_far.exit_code == 4 and f"it has seqs 1 to {len(done.rows)}" in too_far.output

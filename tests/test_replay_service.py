@@ -13,8 +13,8 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from feastlog.cli.client import as_dict
 from feastlog.cli.main import cli
+from feastlog.cli.wire import as_dict
 from feastlog.service.store import Store
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
@@ -226,7 +226,7 @@ def test_rejections_rulings_and_an_export_verified_offline(
     (tmp_path / "games.duckdb").unlink()  # no server, no database: the file alone
     result = runner.invoke(cli, ["verify", str(out), "--json"])
     assert result.exit_code == 0, result.output
-    verified = json.loads(result.stdout)
+    verified = json.loads(result.stdout)["reports"][0]
     assert verified["ok"] and verified["states_checked"]
     assert verified["outcome"]["points"] == list(report.points)
     document = json.loads(out.read_text())

@@ -10,8 +10,8 @@ import grpc
 import pytest
 from click.testing import CliRunner
 
-from feastlog.cli.audit_bench import build, store_games
 from feastlog.cli.main import cli
+from feastlog.service.benchdata import build, store_games
 from feastlog.service.store import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ThreadedServer, create, error_info, stub
@@ -54,7 +54,7 @@ def test_audit_all_over_several_workers_reports_exactly_what_one_worker_does(
     code_many, many = run("audit", "--all", "--db", str(season), "--json", "--workers", "3")
     assert code_one == code_many == 1  # the tampered game fails
     assert one == many
-    reports = json.loads(one)
+    reports = json.loads(one)["reports"]
     assert len(reports) == GAMES + 1
     bad = [r for r in reports if not r["ok"]]
     assert [(r["game_id"], r["first_bad_seq"]) for r in bad] == [("g_season0005", 7)]
@@ -89,7 +89,7 @@ def test_import_refuses_a_tampered_record_and_is_idempotent(season: Path, tmp_pa
     code, again = run("import", str(part1), str(part2), "--db", str(target))
     assert code == 0 and "imported 0 game(s)" in again and f"{len(good) + 2} already" in again
     code, audit = run("audit", "--all", "--db", str(target), "--json")
-    reports = json.loads(audit)
+    reports = json.loads(audit)["reports"]
     assert code == 0 and len(reports) == len(good) and all(r["ok"] for r in reports)
     code, stats = run("stats", "--db", str(target), "--json")
     assert sum(k["games"] for k in json.loads(stats)) == len(good)

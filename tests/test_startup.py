@@ -284,11 +284,18 @@ def test_a_client_with_no_key_file_has_no_key_and_an_explicit_key_wins(
 def test_feastlog_new_says_in_one_line_why_the_key_file_here_is_unusable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from feastlog.service import announce
+
     monkeypatch.chdir(tmp_path)
     (tmp_path / KEY_FILE).write_bytes(b"")
     os.chmod(tmp_path / KEY_FILE, 0o600)
+    # a server announced beside ./feastlog.duckdb: the key file here would go to it
+    fingerprint = announce.key_fingerprint("x" * 32)
+    announce.write(
+        "feastlog.duckdb", announce.Announcement("127.0.0.1:9", os.getpid(), fingerprint)
+    )
     result = CliRunner(env={KEY_ENV: ""}).invoke(
-        cli, ["new", "bon-appetit", "--players", "Ann,Brian", "--server", "127.0.0.1:9"]
+        cli, ["new", "bon-appetit", "--players", "Ann,Brian"]
     )
     assert result.exit_code == 3
     assert result.output.strip().splitlines() == [

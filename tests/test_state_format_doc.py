@@ -99,7 +99,8 @@ def fits(value: Any, kind: str) -> bool:
 def dataclass_of(name: str) -> type:
     """The class a heading names."""
     module, _, cls = name.rpartition(".")
-    found: type = getattr(importlib.import_module(module), cls)
+    # the page names classes by their source folder (replay/); installed, feastlog.replay
+    found: type = getattr(importlib.import_module(f"feastlog.{module}"), cls)
     return found
 
 

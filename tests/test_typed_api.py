@@ -9,7 +9,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-from feastlog.cli.client import as_dict
+from feastlog.cli.wire import as_dict
 from feastlog.replay import games, typed
 from feastlog.service.servicers.convert import KIND_OF_ENUM, participant, participant_text
 from feastlog.v1 import audit_service_pb2 as apb

@@ -8,6 +8,7 @@ converts the answer; errors leave through the one table of ``service.errors`` (t
 - ``replay``: feastlog.v1.ReplayService (state at a seq, replay streams, export);
 - ``audit``: feastlog.v1.AuditService (verify, explain, what-if, refusals, rulings);
 - ``tournament``: feastlog.v1.TournamentService (standings, stats);
+- ``admin``: feastlog.v1.AdminService (named arbiter keys);
 - ``convert``: the conversions between plain values and messages;
 - ``base``: what every servicer holds (the application, the caller).
 """
@@ -17,10 +18,10 @@ from __future__ import annotations
 import grpc
 
 from feastlog.service.app import Application
-from feastlog.service.servicers import audit, game, replay, tournament
+from feastlog.service.servicers import admin, audit, game, replay, tournament
 
 
 def add_servicers(server: grpc.aio.Server, app: Application) -> None:
     """Register every feastlog service on a server."""
-    for module in (game, replay, audit, tournament):
+    for module in (game, replay, audit, tournament, admin):
         module.add_to(server, app)

@@ -11,6 +11,7 @@ Tables:
   every seat's contribution; the genesis row is written when the last one arrives;
 - ``games``: one line per game in the order games were created (or imported), for the
   paginated game list: kind, tournament, players, created-at;
+- ``arbiters``: named arbiters' keys by sha256 (never the key), added and revoked;
 - ``meta``: what this file holds (the outcomes projection's version);
 - the outcomes projection (``service/projection.py``), written in the same commit as the
   row that ends each game.

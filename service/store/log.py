@@ -303,6 +303,50 @@ class Store:
         ).fetchone()
         return (str(found[0]), int(found[1])) if found else None
 
+    def arbiter_of_key(self, digest: str) -> str | None:
+        """The name of the arbiter whose key has this sha256, unless revoked; None if unknown.
+
+        Safe to call from another thread than the store's: it has its own connection.
+        """
+        if self.read_only and not self._has_table("arbiters"):
+            return None
+        found = self._lookups.execute(
+            "SELECT name FROM arbiters WHERE key_sha256 = ? AND revoked_at = '' LIMIT 1", [digest]
+        ).fetchone()
+        return str(found[0]) if found else None
+
+    @translated
+    def add_arbiter(self, name: str, digest: str, at: str) -> bool:
+        """Record a named arbiter's key; False when the name holds a key not revoked."""
+        found = self.con.execute(
+            "SELECT revoked_at FROM arbiters WHERE name = ?", [name]
+        ).fetchone()
+        if found is not None and found[0] == "":
+            return False
+        self.con.execute("INSERT OR REPLACE INTO arbiters VALUES (?, ?, ?, '')", [name, digest, at])
+        return True
+
+    @translated
+    def revoke_arbiter(self, name: str, at: str) -> bool:
+        """Revoke a named arbiter's key; False when there is no such arbiter holding one."""
+        found = self.con.execute(
+            "SELECT count(*) FROM arbiters WHERE name = ? AND revoked_at = ''", [name]
+        ).fetchone()
+        if not found or not found[0]:
+            return False
+        self.con.execute("UPDATE arbiters SET revoked_at = ? WHERE name = ?", [at, name])
+        return True
+
+    @translated
+    def arbiters(self) -> list[tuple[str, str, str]]:
+        """Every named arbiter: (name, added at, revoked at or '')."""
+        if not self._has_table("arbiters"):
+            return []
+        found = self.con.execute(
+            "SELECT name, added_at, revoked_at FROM arbiters ORDER BY name"
+        ).fetchall()
+        return [(str(n), str(a), str(r)) for n, a, r in found]
+
     @translated
     def rejections(self, game_id: str) -> list[Rejection]:
         """A game's refused commands, oldest first."""

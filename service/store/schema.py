@@ -78,6 +78,12 @@ CREATE TABLE IF NOT EXISTS meta (
     key VARCHAR PRIMARY KEY,
     value VARCHAR NOT NULL
 );
+CREATE TABLE IF NOT EXISTS arbiters (
+    name VARCHAR PRIMARY KEY,
+    key_sha256 VARCHAR NOT NULL,
+    added_at VARCHAR NOT NULL,
+    revoked_at VARCHAR NOT NULL DEFAULT ''
+);
 """
 INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_game ON events (game_id);

@@ -235,6 +235,47 @@ class PgStore:
         return (str(found[0]), int(found[1])) if found else None
 
     @translated
+    def arbiter_of_key(self, digest: str) -> str | None:
+        """The name of the arbiter whose key has this sha256, unless revoked; None if unknown."""
+        found = self._one(
+            "SELECT name FROM arbiters WHERE key_sha256 = %s AND revoked_at = '' LIMIT 1",
+            [digest],
+        )
+        return str(found[0]) if found else None
+
+    @translated
+    def add_arbiter(self, name: str, digest: str, at: str) -> bool:
+        """Record a named arbiter's key; False when the name holds a key not revoked.
+
+        One statement, so two nodes adding the same name at once cannot both succeed.
+        """
+        with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
+            cursor.execute(
+                b"INSERT INTO arbiters VALUES (%s, %s, %s, '') ON CONFLICT (name) DO UPDATE "
+                b"SET key_sha256 = excluded.key_sha256, added_at = excluded.added_at, "
+                b"revoked_at = '' WHERE arbiters.revoked_at <> '' RETURNING name",
+                [name, digest, at],
+            )
+            return cursor.fetchone() is not None
+
+    @translated
+    def revoke_arbiter(self, name: str, at: str) -> bool:
+        """Revoke a named arbiter's key; False when there is no such arbiter holding one."""
+        with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
+            cursor.execute(
+                b"UPDATE arbiters SET revoked_at = %s WHERE name = %s AND revoked_at = '' "
+                b"RETURNING name",
+                [at, name],
+            )
+            return cursor.fetchone() is not None
+
+    @translated
+    def arbiters(self) -> list[tuple[str, str, str]]:
+        """Every named arbiter: (name, added at, revoked at or '')."""
+        found = self._all("SELECT name, added_at, revoked_at FROM arbiters ORDER BY name")
+        return [(str(n), str(a), str(r)) for n, a, r in found]
+
+    @translated
     def rejections(self, game_id: str) -> list[Rejection]:
         """A game's refused commands, oldest first."""
         found = self._all(

@@ -83,6 +83,13 @@ CREATE TABLE IF NOT EXISTS meta (
     key text PRIMARY KEY,
     value text NOT NULL
 );
+CREATE TABLE IF NOT EXISTS arbiters (
+    name text PRIMARY KEY,
+    key_sha256 text NOT NULL,
+    added_at text NOT NULL,
+    revoked_at text NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS arbiters_by_key ON arbiters (key_sha256);
 """
 
 REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))

@@ -185,8 +185,14 @@ class ArbiterCommand(_message.Message):
     FORFEIT_FIELD_NUMBER: _builtins.int
     VOID_GAME_FIELD_NUMBER: _builtins.int
     CLOSE_GAME_FIELD_NUMBER: _builtins.int
+    RULED_BY_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     """Why the arbiter ruled so; required."""
+    ruled_by: _builtins.str
+    """Who made the ruling: "organiser" for the organiser key, or a named arbiter's name.
+    Set by the server from the caller's credential (a value sent is replaced); empty in
+    rulings recorded before named arbiters.
+    """
     @_builtins.property
     def note(self) -> Global___Note: ...
     @_builtins.property
@@ -206,10 +212,11 @@ class ArbiterCommand(_message.Message):
         forfeit: Global___Forfeit | None = ...,
         void_game: Global___VoidGame | None = ...,
         close_game: Global___CloseGame | None = ...,
+        ruled_by: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["close_game", b"close_game", "forfeit", b"forfeit", "note", b"note", "ruling", b"ruling", "score_adjustment", b"score_adjustment", "void_game", b"void_game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["close_game", b"close_game", "forfeit", b"forfeit", "note", b"note", "reason", b"reason", "ruling", b"ruling", "score_adjustment", b"score_adjustment", "void_game", b"void_game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["close_game", b"close_game", "forfeit", b"forfeit", "note", b"note", "reason", b"reason", "ruled_by", b"ruled_by", "ruling", b"ruling", "score_adjustment", b"score_adjustment", "void_game", b"void_game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_ruling: _TypeAlias = _typing.Literal["note", "score_adjustment", "forfeit", "void_game", "close_game"]  # noqa: Y015
     _WhichOneofArgType_ruling: _TypeAlias = _typing.Literal["ruling", b"ruling"]  # noqa: Y015

@@ -204,6 +204,7 @@ class RulingFact(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     SEAT_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
+    RULED_BY_FIELD_NUMBER: _builtins.int
     ruling: _builtins.str
     """Which ruling: "note", "score_adjustment", "forfeit", "void_game" or "close_game"."""
     reason: _builtins.str
@@ -214,6 +215,8 @@ class RulingFact(_message.Message):
     """The seat concerned, for "score_adjustment" and "forfeit"."""
     points: _builtins.int
     """Points added (or, negative, taken), for "score_adjustment"."""
+    ruled_by: _builtins.str
+    """Who made the ruling ("organiser" or a named arbiter); absent in older records."""
     def __init__(
         self,
         *,
@@ -222,19 +225,24 @@ class RulingFact(_message.Message):
         text: _builtins.str | None = ...,
         seat: _builtins.int | None = ...,
         points: _builtins.int | None = ...,
+        ruled_by: _builtins.str | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_seat", b"_seat", "_text", b"_text", "points", b"points", "seat", b"seat", "text", b"text"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_ruled_by", b"_ruled_by", "_seat", b"_seat", "_text", b"_text", "points", b"points", "ruled_by", b"ruled_by", "seat", b"seat", "text", b"text"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_seat", b"_seat", "_text", b"_text", "points", b"points", "reason", b"reason", "ruling", b"ruling", "seat", b"seat", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_ruled_by", b"_ruled_by", "_seat", b"_seat", "_text", b"_text", "points", b"points", "reason", b"reason", "ruled_by", b"ruled_by", "ruling", b"ruling", "seat", b"seat", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__points: _TypeAlias = _typing.Literal["points"]  # noqa: Y015
     _WhichOneofArgType__points: _TypeAlias = _typing.Literal["_points", b"_points"]  # noqa: Y015
+    _WhichOneofReturnType__ruled_by: _TypeAlias = _typing.Literal["ruled_by"]  # noqa: Y015
+    _WhichOneofArgType__ruled_by: _TypeAlias = _typing.Literal["_ruled_by", b"_ruled_by"]  # noqa: Y015
     _WhichOneofReturnType__seat: _TypeAlias = _typing.Literal["seat"]  # noqa: Y015
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
     _WhichOneofReturnType__text: _TypeAlias = _typing.Literal["text"]  # noqa: Y015
     _WhichOneofArgType__text: _TypeAlias = _typing.Literal["_text", b"_text"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__points) -> _WhichOneofReturnType__points | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__ruled_by) -> _WhichOneofReturnType__ruled_by | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
     @_typing.overload

@@ -1,0 +1,77 @@
+"""The CLI's one error class and its exit codes.
+
+- 0: done (and every record asked about verified);
+- 1: verification failed: a record does not verify (audit, verify, a record that breaks
+  a rule when replayed);
+- 2: usage: a bad option, argument or value (click's own, or a request the server calls
+  malformed);
+- 3: cannot reach the server or the file: no server, TLS refused, a database in use,
+  missing, damaged or not a database, a missing or unreadable record, key or TLS file;
+- 4: refused: the server or the record says no (unknown game or seq, wrong token, not
+  allowed, a rule, a game waiting for seat entropy);
+- 70: a bug in feastlog (one line; ``FEASTLOG_DEBUG=1`` shows the traceback);
+- 130: interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import click
+import grpc
+
+OK = 0
+FAILED = 1
+USAGE = 2
+UNREACHABLE = 3
+REFUSED = 4
+BUG = 70
+INTERRUPTED = 130
+
+# A gRPC status as an exit code: what the caller can do about it.
+EXIT_OF_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: USAGE,
+    grpc.StatusCode.OUT_OF_RANGE: USAGE,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: USAGE,
+    grpc.StatusCode.UNAVAILABLE: UNREACHABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED: UNREACHABLE,
+    grpc.StatusCode.CANCELLED: UNREACHABLE,
+    grpc.StatusCode.UNIMPLEMENTED: UNREACHABLE,
+}
+
+
+class CliError(click.ClickException):
+    """A failure in plain words, with the exit code that says what kind it is."""
+
+    def __init__(self, message: str, exit_code: int = REFUSED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code  # type: ignore[misc]  # click declares it per class
+
+
+def usage(message: str) -> CliError:
+    """A bad option, argument or value: exit 2."""
+    return CliError(message, USAGE)
+
+
+def unreachable(message: str) -> CliError:
+    """The server or the file cannot be used: exit 3."""
+    return CliError(message, UNREACHABLE)
+
+
+def failed(message: str) -> CliError:
+    """A record that does not verify: exit 1."""
+    return CliError(message, FAILED)
+
+
+def from_rpc(error: grpc.RpcError, where: str) -> CliError:
+    """A gRPC error as a CliError: its status and message, and what to do when unreachable."""
+    code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
+    details = (error.details() if hasattr(error, "details") else "") or ""
+    exit_code = EXIT_OF_STATUS.get(code, REFUSED)
+    if code == grpc.StatusCode.UNAVAILABLE:
+        hint = ""
+        lowered = details.lower()
+        if "ssl" in lowered or "handshake" in lowered or "tls" in lowered:
+            hint = " (TLS: check --ca, --tls-cert and --tls-key)"
+        return CliError(
+            f"cannot reach {where}: {details.splitlines()[0] if details else ''}{hint}", exit_code
+        )
+    return CliError(f"{code.name}: {details}", exit_code)

@@ -1,0 +1,55 @@
+"""How the CLI prints: one JSON style (sorted keys, numbers as numbers), progress on
+stderr, audit reports in one shape for ``audit`` and ``verify``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from feastlog.cli.narrate import plural
+from feastlog.replay.audit import summary_line
+
+
+def echo_json(value: Any) -> None:
+    """Print JSON: sorted keys, one-space indent."""
+    click.echo(json.dumps(value, indent=1, sort_keys=True))
+
+
+def echo_err(line: str) -> None:
+    """A line on stderr (stdout stays clean for --json)."""
+    click.echo(line, err=True)
+
+
+def progress(length: int, label: str) -> Any:
+    """A progress bar on stderr."""
+    bar: Any = click.progressbar(length=length, label=label, file=sys.stderr)
+    return bar
+
+
+def show_reports(reports: Sequence[dict[str, Any]], as_json: bool) -> None:
+    """Audit reports: as JSON ({"ok", "games", "reports"}), or one line each and a total."""
+    if as_json:
+        echo_json(
+            {"ok": all(r["ok"] for r in reports), "games": len(reports), "reports": list(reports)}
+        )
+        return
+    for found in reports:
+        click.echo(summary_line(found))
+    if len(reports) > 1:
+        bad = sum(1 for r in reports if not r["ok"])
+        click.echo(f"{plural(len(reports), 'game')}, {len(reports) - bad} verified, {bad} failed")
+
+
+def counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
+    """A click callback: comma-separated whole numbers of 1 or more (``16,64``)."""
+    try:
+        found = [int(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        found = []
+    if not found or any(n < 1 for n in found):
+        raise click.BadParameter(f"{value!r}: give whole numbers of 1 or more, like 16,64")
+    return found

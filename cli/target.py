@@ -1,0 +1,172 @@
+"""Which server or file a command works on, and which credentials it may send there.
+
+Every command takes the same options (``connection_options``): ``--server ADDR`` (or
+``FEASTLOG_SERVER``), ``--db PATH`` (default ``./feastlog.duckdb``), ``--organiser-key``
+(or ``FEASTLOG_ORGANISER_KEY``) and TLS (``--ca``, ``--tls-cert``, ``--tls-key``, or
+``FEASTLOG_CA``, ``FEASTLOG_TLS_CERT``, ``FEASTLOG_TLS_KEY``).
+
+Without ``--server``, a command talks to the server that announced itself beside the
+file (``<db>.server``, see ``service/announce.py``) and works on the file itself when no
+server holds it. The organiser key file beside the database is sent only to the server
+whose announced key fingerprint matches it; a key given explicitly goes where it is told.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from feastlog.cli.errors import unreachable, usage
+from feastlog.service import announce
+from feastlog.service.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
+from feastlog.service.store_api import is_postgres
+from feastlog.service.tls import Tls, TlsFileError
+
+DEFAULT_DB = "feastlog.duckdb"
+SERVER_ENV = "FEASTLOG_SERVER"
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a command goes: a server (address, TLS) or a file, and the key it may send."""
+
+    server: str | None
+    db: str
+    key: str | None  # the organiser (or a named arbiter's) key to send, if any
+    tls: Tls | None
+    announced: bool = False  # the server was found beside the file
+    key_hint: str = ""  # why a key file here was not sent
+
+    @property
+    def where(self) -> str:
+        """The server or the file, in words."""
+        return f"the server at {self.server}" if self.server else f"the file {self.db}"
+
+
+def _same_address(a: str, b: str) -> bool:
+    """Whether two host:port addresses name the same server (localhost is loopback)."""
+    loopback = {"localhost", "127.0.0.1", "[::1]", "::1"}
+
+    def norm(address: str) -> tuple[str, str]:
+        host, _, port = address.strip().rpartition(":")
+        return ("127.0.0.1" if host in loopback else host), port
+
+    return norm(a) == norm(b)
+
+
+def local_key(db: str) -> str | None:
+    """The organiser key file beside the database, if there is one (refused if unusable)."""
+    path = Path(db).parent / KEY_FILE
+    if not path.exists():
+        return None
+    try:
+        return read_key_file(path)
+    except OrganiserKeyError as refused:
+        raise unreachable(str(refused)) from refused
+
+
+def resolve(
+    server: str | None,
+    db: str,
+    key: str | None,
+    tls_cert: str | None = None,
+    tls_key: str | None = None,
+    ca: str | None = None,
+    local: bool = True,
+) -> Target:
+    """The target of a command from its options (see the module doc).
+
+    ``local``: whether the server announced beside the file is wanted (commands that only
+    read an exported record or a file offline pass False).
+    """
+    try:
+        tls = Tls.load(tls_cert, tls_key, ca)
+    except TlsFileError as bad:
+        raise unreachable(str(bad)) from bad
+    # a PostgreSQL database has no file beside which a server could announce itself
+    found = announce.read(db) if local and not is_postgres(db) else None
+    announced = False
+    if server is None and found is not None:
+        server, announced = found.address, True
+    elif server is not None and found is not None and _same_address(server, found.address):
+        announced = True
+    if server and found is not None and announced and found.tls and tls is None:
+        tls = Tls()  # the system's roots, unless --ca says otherwise
+    hint = ""
+    if key is None and server:
+        # the key file is read only for the server announced beside it (never sent elsewhere)
+        mine = local_key(db) if announced else None
+        if mine is not None and found is not None:
+            if found.key_fingerprint == announce.key_fingerprint(mine):
+                key = mine
+            else:
+                hint = f"the organiser key file beside {db} is not the key of {server}"
+        elif (Path(db).parent / KEY_FILE).exists():
+            hint = (
+                f"the organiser key file beside {db} is sent only to the server that announced "
+                f"itself there, not to {server}: pass --organiser-key"
+            )
+    return Target(server or None, db, key, tls, announced, hint)
+
+
+def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """--server, --db, --organiser-key and the TLS options."""
+    options = [
+        click.option(
+            "--server",
+            envvar=SERVER_ENV,
+            help=f"A server's host:port (or ${SERVER_ENV}); default: the one holding --db.",
+        ),
+        click.option(
+            "--db",
+            "db_path",
+            default=DEFAULT_DB,
+            show_default=True,
+            help="The database: its server is found beside it; read offline when none holds it.",
+        ),
+        click.option(
+            "--organiser-key",
+            envvar=KEY_ENV,
+            help="The organiser's (or a named arbiter's) key; default: the key file beside "
+            "--db, sent only to the server it belongs to.",
+        ),
+        click.option(
+            "--ca", envvar="FEASTLOG_CA", help="TLS: the CA that signed the server's cert."
+        ),
+        click.option(
+            "--tls-cert", envvar="FEASTLOG_TLS_CERT", help="TLS: this client's certificate."
+        ),
+        click.option("--tls-key", envvar="FEASTLOG_TLS_KEY", help="TLS: this client's key."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def target_of(params: dict[str, Any], local: bool = True) -> Target:
+    """The Target of a command's connection options (popped from ``params``)."""
+    return resolve(
+        params.pop("server"),
+        params.pop("db_path"),
+        params.pop("organiser_key"),
+        params.pop("tls_cert"),
+        params.pop("tls_key"),
+        params.pop("ca"),
+        local,
+    )
+
+
+def require_file(db: str) -> str:
+    """A database path that exists, or exit 3 saying so (a PostgreSQL DSN as given)."""
+    if is_postgres(db):
+        return db
+    if not os.path.exists(db):
+        raise unreachable(f"no server holds {db} and there is no database there")
+    if os.path.isdir(db):
+        raise usage(f"{db} is a folder, not a database")
+    return db

@@ -1,0 +1,133 @@
+"""The request log: one JSON line per RPC, for operators.
+
+Each line holds the time the call began (UTC), the RPC, the game it names, the caller's
+role (``organiser``, ``arbiter:NAME``, ``seat:N``, ``anonymous`` or ``unknown`` for
+credentials that were refused), the status it ended with and its duration in
+milliseconds. Nothing else of the request is written: never a token, a key, a seed, a
+command or a note.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import json
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TextIO, TypeAlias
+
+import grpc
+
+from feastlog.service.auth import Credentials
+from feastlog.service.errors import ServiceError
+
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+
+
+class RequestLog(grpc.aio.ServerInterceptor):
+    """Writes a line per call to ``out`` (an open text file, line-buffered by us)."""
+
+    def __init__(self, out: TextIO, credentials: Credentials) -> None:
+        self.out = out
+        self.credentials = credentials
+        self._wrapped: dict[str, Handler] = {}
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        """The method's handler, with its calls logged."""
+        handler = await continuation(handler_call_details)
+        path = handler_call_details.method
+        if handler is None or path.startswith("/grpc."):  # health and reflection: not logged
+            return handler
+        wrapped = self._wrapped.get(path)
+        if wrapped is None:
+            wrapped = self._wrapped[path] = self._wrap(path, handler)
+        return wrapped
+
+    def _wrap(self, path: str, handler: Handler) -> Handler:
+        rpc = path.rsplit("/", 1)[-1]
+        if handler.unary_unary is not None:
+            return handler._replace(unary_unary=self._unary(rpc, handler.unary_unary))  # type: ignore[attr-defined]
+        if handler.unary_stream is not None:
+            return handler._replace(unary_stream=self._streaming(rpc, handler.unary_stream))  # type: ignore[attr-defined]
+        return handler
+
+    def role(self, context: grpc.aio.ServicerContext) -> str:
+        """Who called, as the log names them (never their credential)."""
+        try:
+            caller = self.credentials.caller(tuple(context.invocation_metadata() or ()))
+        except ServiceError:
+            return "unknown"
+        return caller.log_name()
+
+    def write(
+        self, began: float, rpc: str, request: Any, role: str, status: str, start: float
+    ) -> None:
+        """One line of the log."""
+        game_id = getattr(request, "game_id", "")
+        line = {
+            "time": datetime.datetime.fromtimestamp(began, datetime.UTC).isoformat(
+                timespec="milliseconds"
+            ),
+            "rpc": rpc,
+            "game_id": game_id if isinstance(game_id, str) else "",
+            "role": role,
+            "status": status,
+            "ms": round((time.perf_counter() - start) * 1000, 3),
+        }
+        self.out.write(json.dumps(line, sort_keys=True) + "\n")
+        self.out.flush()
+
+    def _unary(self, rpc: str, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+        async def logged(request: Any, context: grpc.aio.ServicerContext) -> Any:
+            began, start, role = time.time(), time.perf_counter(), self.role(context)
+            status = "UNKNOWN"
+            try:
+                reply = await behaviour(request, context)
+                status = _status(context, "OK")
+                return reply
+            except asyncio.CancelledError:
+                status = "CANCELLED"
+                raise
+            except BaseException:
+                status = _status(context, "UNKNOWN")
+                raise
+            finally:
+                self.write(began, rpc, request, role, status, start)
+
+        return logged
+
+    def _streaming(self, rpc: str, behaviour: Callable[..., Any]) -> Callable[..., Any]:
+        async def logged(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            began, start, role = time.time(), time.perf_counter(), self.role(context)
+            status = "UNKNOWN"
+            try:
+                async for reply in behaviour(request, context):
+                    yield reply
+                status = _status(context, "OK")
+            except (asyncio.CancelledError, GeneratorExit):
+                status = "CANCELLED"
+                raise
+            except BaseException:
+                status = _status(context, "UNKNOWN")
+                raise
+            finally:
+                self.write(began, rpc, request, role, status, start)
+
+        return logged
+
+
+def _status(context: grpc.aio.ServicerContext, default: str) -> str:
+    """The status code the call ended with."""
+    code = context.code()
+    if code is None:
+        return default
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    try:
+        return grpc.StatusCode(code).name
+    except ValueError:
+        return str(code)

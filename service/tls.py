@@ -1,0 +1,62 @@
+"""TLS for the server and its clients: PEM files read once, turned into gRPC credentials.
+
+The server takes its certificate and key (``--tls-cert``, ``--tls-key``) and, with
+``--ca``, asks every client for a certificate signed by that CA. A client takes the CA it
+trusts for the server (``--ca``; the system's roots without it) and, for a server that
+asks, its own certificate and key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+
+
+class TlsFileError(Exception):
+    """A certificate, key or CA file that cannot be read: one line."""
+
+
+def _read(path: str | None, what: str) -> bytes | None:
+    if not path:
+        return None
+    try:
+        data = Path(path).read_bytes()
+    except OSError as failed:
+        raise TlsFileError(f"cannot read the {what} {path}: {failed.strerror or failed}") from None
+    if b"-----BEGIN" not in data:
+        raise TlsFileError(f"the {what} {path} is not a PEM file")
+    return data
+
+
+@dataclass(frozen=True)
+class Tls:
+    """PEM bytes: this side's certificate and key, and the CA it trusts for the other side."""
+
+    cert: bytes | None = None
+    key: bytes | None = None
+    ca: bytes | None = None
+
+    @classmethod
+    def load(cls, cert: str | None, key: str | None, ca: str | None) -> Tls | None:
+        """The files read, or None when none is given; TlsFileError for a bad one."""
+        if not (cert or key or ca):
+            return None
+        if bool(cert) != bool(key):
+            raise TlsFileError("--tls-cert and --tls-key go together")
+        return cls(_read(cert, "certificate"), _read(key, "private key"), _read(ca, "CA file"))
+
+    def server_credentials(self) -> grpc.ServerCredentials:
+        """For a server: its certificate; with a CA, client certificates are required."""
+        if self.cert is None or self.key is None:
+            raise TlsFileError("a TLS server needs --tls-cert and --tls-key")
+        return grpc.ssl_server_credentials(
+            [(self.key, self.cert)], root_certificates=self.ca, require_client_auth=bool(self.ca)
+        )
+
+    def channel_credentials(self) -> grpc.ChannelCredentials:
+        """For a client: the CA to trust (the system's without one) and its own certificate."""
+        return grpc.ssl_channel_credentials(
+            root_certificates=self.ca, private_key=self.key, certificate_chain=self.cert
+        )

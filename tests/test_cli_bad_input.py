@@ -1,0 +1,207 @@
+# ruff: noqa: E501  (the table of cases reads best one case a line)
+"""Every feastlog command given bad input: one line, its documented exit code, no traceback.
+
+Exit codes (cli/errors.py): 1 a record does not verify, 2 usage, 3 cannot reach the
+server or the file, 4 refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from feastlog.cli.main import cli
+from feastlog.replay.export import export_record, to_text
+from feastlog.v1 import bon_appetit_pb2 as bpb
+from feastlog.v1 import record_pb2
+from tests.recordutil import build
+from tests.serverutil import ThreadedServer
+
+NO_ENV = {"FEASTLOG_ORGANISER_KEY": "", "FEASTLOG_SERVER": "", "FEASTLOG_CA": ""}
+NOWHERE = "127.0.0.1:9"  # nothing listens on the discard port
+
+
+@dataclass
+class Place:
+    """A served file with a running, a finished and a waiting game; files made to be bad."""
+
+    db: str
+    running: str
+    finished: str
+    waiting: str
+    token: str
+    folder: Path
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    """Run the CLI; exit code and everything it printed."""
+    result = CliRunner(env=NO_ENV).invoke(cli, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        args,
+        result.exception,
+    )
+    return result.exit_code, result.output
+
+
+@pytest.fixture(scope="module")
+def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
+    folder = tmp_path_factory.mktemp("bad")
+    db = str(folder / "feastlog.duckdb")
+    server = ThreadedServer(Path(db))
+    try:
+        made = json.loads(
+            invoke("new", "bon-appetit", "--players", "Ann,Brian", "--db", db, "--json")[1]
+        )
+        done = invoke("demo", "bon-appetit", "--players", "2", "--db", db, "--json")[1]
+        waiting = invoke(
+            "new", "bon-appetit", "--players", "Ann,Brian", "--seat-entropy", "--db", db, "--json"
+        )[1]
+        built = build(players=2, seed_byte=9)
+        document = json.loads(to_text(export_record(built.rows, built.pack_bytes)))
+        breaks = json.loads(json.dumps(document))  # a bid of gems nobody has
+        greedy = record_pb2.Command()
+        greedy.bon_appetit.bid.gems.extend([bpb.BON_APPETIT_GEM_RED] * 9)
+        row = next(r for r in breaks["rows"] if r["kind"] == "command")
+        row["body"] = greedy.SerializeToString().hex()
+        (folder / "breaks.json").write_text(json.dumps(breaks))
+        (folder / "garbled.json").write_text('{"format": "feastlog-record", "rows": [')
+        (folder / "other.json").write_text('{"hello": "world"}')
+        (folder / "not-utf8.json").write_bytes(b"\xff\xfe\x00")
+        (folder / "folder.json").mkdir()
+        edited = dict(document)
+        edited["server_seed"] = "ab" * 32
+        (folder / "edited.json").write_text(json.dumps(edited))
+        (folder / "garbage.duckdb").write_bytes(b"not a database at all" * 100)
+        (folder / "garbage.jsonl").write_text("not json\n")
+        yield Place(
+            db,
+            made["game_id"],
+            json.loads(done)["game_id"],
+            json.loads(waiting)["game_id"],
+            made["seats"][0]["token"],
+            folder,
+        )
+    finally:
+        server.stop()
+
+
+# (arguments, exit code, words the one line holds); {db}, {running}, {finished},
+# {waiting}, {token} and {folder} are filled in from the place.
+CASES: list[tuple[tuple[str, ...], int, str]] = [
+    # wrong tokens
+    (("play", "{running}", "--token", "seat_wrong", "--db", "{db}"), 4, "UNAUTHENTICATED"),
+    (("play", "{running}", "--token", "nonsense token", "--db", "{db}"), 4, "UNAUTHENTICATED"),
+    (("join", "{waiting}", "--token", "seat_wrong", "--db", "{db}"), 4, "UNAUTHENTICATED"),
+    (("rule", "{running}", "note", "--reason", "r", "--db", "{db}", "--organiser-key", "arb_x"), 4, "UNAUTHENTICATED"),
+    (("audit", "--all", "--db", "{db}", "--organiser-key", "org_wrong"), 4, "UNAUTHENTICATED"),
+    (("new", "bon-appetit", "--players", "A,B", "--db", "{db}", "--organiser-key", "{token}"), 4, "PERMISSION_DENIED"),
+    (("arbiter", "list", "--db", "{db}", "--organiser-key", "{token}"), 4, "PERMISSION_DENIED"),
+    # unknown games
+    (("replay", "g_nope", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("replay", "g_nope", "--db", "{db}", "--html", "{folder}/x.html"), 4, "NOT_FOUND"),
+    (("audit", "g_nope", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("explain", "g_nope", "2", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("whatif", "g_nope", "2", "{{}}", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("rejections", "g_nope", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("export", "g_nope", "-o", "{folder}/x.json", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("rule", "g_nope", "note", "--reason", "r", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("play", "g_nope", "--token", "{token}", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("standings", "no-such-cup", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("arbiter", "revoke", "nobody", "--db", "{db}"), 4, "NOT_FOUND"),
+    # seqs and values out of range, bad options
+    (("explain", "{finished}", "0", "--db", "{db}"), 2, "x>=1"),
+    (("explain", "{finished}", "9999", "--db", "{db}"), 2, "seq 9999"),
+    (("replay", "{finished}", "--at", "9999", "--db", "{db}"), 2, "9999"),
+    (("replay", "{finished}", "--as", "seat:9", "--db", "{db}"), 2, "seat"),
+    (("replay", "{finished}", "--as", "nobody", "--db", "{db}"), 2, "nobody"),
+    (("whatif", "{finished}", "3", "not json", "--db", "{db}"), 2, "not a command"),
+    (("whatif", "{finished}", "3", '{{"bid": {{}}}}', "--as", "seat:7", "--db", "{db}"), 2, "seat"),
+    (("rule", "{running}", "adjust", "--seat", "1", "--reason", "r", "--db", "{db}"), 2, "--points"),
+    (("rule", "{running}", "forfeit", "--reason", "r", "--db", "{db}"), 2, "--seat"),
+    (("rule", "{running}", "adjust", "--seat", "7", "--points", "1", "--reason", "r", "--db", "{db}"), 4, "no seat 7"),
+    (("new", "bon-appetit", "--players", "Ann", "--db", "{db}"), 2, "2 to 4 players"),
+    (("new", "bon-appetit", "--players", "A,B", "--seed", "xyz", "--db", "{db}"), 2, "hex"),
+    (("new", "bon-appetit", "--players", "A,B", "--option", "nope", "--db", "{db}"), 2, "KEY=VALUE"),
+    (("new", "bon-appetit", "--players", "A,B", "--option", "x=1", "--db", "{db}"), 2, "option"),
+    (("new", "chess", "--players", "A,B", "--db", "{db}"), 2, "chess"),
+    (("demo", "bon-appetit", "--players", "1", "--db", "{db}"), 2, "2 to 4 players"),
+    (("join", "{waiting}", "--token", "{token}", "--entropy", "zz", "--db", "{db}"), 2, "hex"),
+    (("arbiter", "add", "Not A Name", "--db", "{db}"), 2, "lowercase"),
+    (("audit", "--db", "{db}"), 2, "GAME_ID or --all"),
+    (("export", "-o", "{folder}/x.json", "--db", "{db}"), 2, "GAME_ID or --all"),
+    (("rules", "chess"), 2, "chess"),
+    (("serve", "--port", "70000", "--db", "{folder}/s.duckdb"), 2, "70000"),
+    (("bench", "--kind", "chess"), 2, "chess"),
+    (("bench", "--games", "many"), 2, "many"),
+    (("bench-audit", "--games", "0"), 2, "0"),
+    (("bench-scale", "--games", "1,x"), 2, "1,x"),
+    # a game waiting for seat entropy
+    (("play", "{waiting}", "--token", "{token}", "--db", "{db}"), 4, "waiting for"),
+    (("replay", "{waiting}", "--db", "{db}"), 4, "waiting for"),
+    (("audit", "{waiting}", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("explain", "{waiting}", "2", "--db", "{db}"), 4, "waiting for"),
+    # a record that does not verify, files that are not records
+    (("verify", "{folder}/edited.json"), 1, "FAILED"),
+    (("replay", "{folder}/edited.json"), 1, "not a record that replays"),
+    (("verify", "{folder}/breaks.json"), 1, "FAILED"),
+    (("replay", "{folder}/breaks.json"), 1, "not a record that replays"),
+    (("replay", "{folder}/breaks.json", "--html", "{folder}/x.html"), 1, "not a record that"),
+    (("verify", "{folder}/missing.json"), 3, "missing.json"),
+    (("verify", "{folder}/garbled.json"), 3, "not a readable"),
+    (("verify", "{folder}/other.json"), 3, "not a feastlog-record"),
+    (("verify", "{folder}/not-utf8.json"), 3, "not-utf8.json"),
+    (("verify", "{folder}/folder.json"), 2, "folder.json"),
+    (("replay", "{folder}/missing.json"), 3, "missing.json"),
+    (("replay", "{folder}/garbled.json"), 3, "not a readable"),
+    (("replay", "{folder}/other.json", "--html", "{folder}/x.html"), 3, "not a feastlog-record"),
+    (("import", "{folder}/garbage.jsonl", "--db", "{folder}/i.duckdb"), 1, "nothing imported"),
+    # no server, no file, a file that is not a database
+    (("play", "{running}", "--token", "{token}", "--server", NOWHERE), 3, "cannot reach"),
+    (("join", "{waiting}", "--token", "{token}", "--server", NOWHERE), 3, "cannot reach"),
+    (("new", "bon-appetit", "--players", "A,B", "--server", NOWHERE, "--organiser-key", "k" * 32), 3, "cannot reach"),
+    (("replay", "g_x", "--server", NOWHERE), 3, "cannot reach"),
+    (("stats", "--server", NOWHERE), 3, "cannot reach"),
+    (("arbiter", "list", "--server", NOWHERE, "--organiser-key", "k" * 32), 3, "cannot reach"),
+    (("play", "g_x", "--token", "seat_x", "--db", "{folder}/none.duckdb"), 3, "needs a running server"),
+    (("replay", "g_x", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("audit", "--all", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("stats", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("standings", "cup", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("rejections", "g_x", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("export", "--all", "-o", "{folder}/x.jsonl", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("projection", "rebuild", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("replay", "g_x", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
+    (("stats", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
+    (("replay", "g_x", "--db", "{folder}"), 2, "folder"),
+    (("replay", "g_x", "--server", NOWHERE, "--ca", "{folder}/missing.pem"), 3, "missing.pem"),
+    (("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--tls-cert", "{folder}/missing.pem", "--tls-key", "{folder}/missing.pem"), 3, "missing.pem"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "code", "words"), CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_bad_input_gets_one_line_and_its_exit_code(
+    place: Place, args: tuple[str, ...], code: int, words: str
+) -> None:
+    filled = [
+        a.format(
+            db=place.db,
+            running=place.running,
+            finished=place.finished,
+            waiting=place.waiting,
+            token=place.token,
+            folder=place.folder,
+        )
+        for a in args
+    ]
+    got, output = invoke(*filled)
+    assert "Traceback" not in output
+    assert got == code, (filled, output)
+    if code:
+        errors = [line for line in output.splitlines() if line.startswith("Error")]
+        assert errors or code == 1, output
+        assert words in output, output
