@@ -39,7 +39,12 @@ SKIPPED = {
     "feastlog serve --tls-cert server.pem --tls-key server.key": "another way to serve",
     "feastlog serve --tls-cert server.pem --tls-key server.key --ca ca.pem": "another way to serve",
     "feastlog serve --request-log requests.log": "another way to serve",
+    # many nodes on PostgreSQL: their own tests (tests/test_cluster.py, test_many_nodes.py)
+    "python scripts/cluster.py up": "a cluster of its own",
+    "python scripts/cluster.py down": "a cluster of its own",
+    "feastlog serve --db postgresql://feastlog:PASSWORD@db.example/feastlog": "another serve",
     # benchmarks: minutes each
+    "python -m scripts.bench_nodes --games 64": "benchmark",
     "feastlog bench": "benchmark",
     "feastlog bench-audit": "benchmark",
     "feastlog bench-scale --games 1000,10000,100000 [--keep DIR]": "benchmark",

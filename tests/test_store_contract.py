@@ -429,9 +429,9 @@ def test_offline_commands_read_a_postgresql_database_too(postgres: str) -> None:
     runner = CliRunner()
     every = runner.invoke(cli, ["audit", "--all", "--db", postgres, "--json", "--workers", "2"])
     assert every.exit_code == 1, every.output
-    assert [r["ok"] for r in json.loads(every.stdout)] == [False, True]
+    assert [r["ok"] for r in json.loads(every.stdout)["reports"]] == [False, True]
     one = runner.invoke(cli, ["audit", GAME, "--db", postgres, "--json"])
-    assert (one.exit_code, json.loads(one.stdout)["first_bad_seq"]) == (1, seq)
+    assert (one.exit_code, json.loads(one.stdout)["reports"][0]["first_bad_seq"]) == (1, seq)
     stats = runner.invoke(cli, ["stats", "--db", postgres, "--json"])
     assert stats.exit_code == 0, stats.output
     assert sum(k["games"] for k in json.loads(stats.stdout)) == 2
