@@ -10,7 +10,7 @@ an alternative command against the table before a seq; nothing is written anywhe
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from google.protobuf import json_format
 from google.protobuf.message import Message
@@ -28,30 +28,17 @@ from feastlog.replay.engine import (
 from feastlog.replay.fold import RECORD_RULES, Table, state_hash
 from feastlog.replay.narrative import row_lines
 from feastlog.replay.record import COMMAND, GENESIS, Row
-from feastlog.replay.visibility import command_for, facts_for, public_row, sees_fact, viewers_of
+from feastlog.replay.visibility import (
+    Record,
+    command_for,
+    facts_for,
+    public_row,
+    sees_fact,
+    viewers_of,
+)
 from feastlog.v1 import record_pb2
 
 MAX_CHANGES = 200
-
-
-class Folded(Protocol):
-    """A record folded row by row (``history.Folded`` or a live game)."""
-
-    @property
-    def genesis(self) -> record_pb2.Genesis:
-        """The genesis message."""
-
-    @property
-    def rows(self) -> Sequence[Row]:
-        """The rows, seq 1..n."""
-
-    @property
-    def tables(self) -> Sequence[Table]:
-        """The table after each row."""
-
-    @property
-    def facts(self) -> Sequence[Sequence[Fact]]:
-        """The facts each row produced."""
 
 
 def rule_entry(engine: Engine, rule_id: str) -> dict[str, str]:
@@ -99,7 +86,7 @@ def table_view(engine: Engine, table: Table, viewer: Viewer) -> dict[str, Any]:
     }
 
 
-def explain(record: Folded, seq: int) -> dict[str, Any]:
+def explain(record: Record, seq: int) -> dict[str, Any]:
     """Everything about row ``seq``: command, checks, values, state change, visibility."""
     genesis = record.genesis
     engine = fold.engine_of(genesis)
@@ -156,7 +143,7 @@ def _actor_name(actor: str, names: Sequence[str]) -> str:
     return actor
 
 
-def what_if(record: Folded, seq: int, actor: str, command: record_pb2.Command) -> dict[str, Any]:
+def what_if(record: Record, seq: int, actor: str, command: record_pb2.Command) -> dict[str, Any]:
     """``command`` by ``actor`` in place of row ``seq``: legal or not, and what it would do."""
     genesis = record.genesis
     engine = fold.engine_of(genesis)
