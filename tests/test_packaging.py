@@ -1,0 +1,46 @@
+"""Installed under one name: the wheel holds feastlog (and its dist-info), nothing else.
+
+The folders replay/, service/ and cli/ stay at the top of the repository; proto/feastlog/
+holds a symlink to each, so the wheel carries them as feastlog.replay, feastlog.service and
+feastlog.cli, with the games' packs and the replay page's assets.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_wheel_installs_everything_under_feastlog(tmp_path: Path) -> None:
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = tmp_path.glob("feastlog-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names}
+    assert {t for t in top if not t.endswith(".dist-info")} == {"feastlog"}
+    for module in (
+        "feastlog/v1/game_service_pb2.py",
+        "feastlog/replay/fold.py",
+        "feastlog/service/server.py",
+        "feastlog/cli/main.py",
+    ):
+        assert module in names
+    # data the code reads at run time: each game's content pack and the page's assets
+    games = {n.split("/")[3] for n in names if n.startswith("feastlog/replay/games/")}
+    for game in ("bon_appetit", "menu_masters", "picky_eaters"):
+        assert game in games
+        assert any(
+            n.startswith(f"feastlog/replay/games/{game}/") and n.endswith(".toml") for n in names
+        )
+    assert any(n.startswith("feastlog/replay/page/") and n.endswith(".js") for n in names)
+    entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "feastlog = feastlog.cli.main:main" in zipfile.ZipFile(wheel).read(entry).decode()
