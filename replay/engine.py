@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any
 
 from google.protobuf.message import Message
@@ -380,3 +381,36 @@ class Engine:
         if seat not in self.to_act(state):
             return []
         return list(self.commands(state, seat))
+
+
+def assemble(
+    spec: Spec,
+    *,
+    flow: ModuleType,
+    moves: ModuleType,
+    view: ModuleType,
+    pack: ModuleType,
+    projection: ModuleType,
+) -> Engine:
+    """A game package's engine, from its modules and the names every package gives them.
+
+    ``flow``: setup, is_over, outcome; ``moves``: MOVES, to_act, out_of_turn; ``view``:
+    legal_commands, view, command_public, narrate; ``pack``: load_pack,
+    default_pack_bytes; ``projection``: PROJECTION (see docs/architecture.md).
+    """
+    return Engine(
+        spec=spec,
+        prepare=flow.setup,
+        moves=moves.MOVES,
+        to_act=moves.to_act,
+        out_of_turn=moves.out_of_turn,
+        commands=view.legal_commands,
+        is_over=flow.is_over,
+        outcome=flow.outcome,
+        view=view.view,
+        command_public=view.command_public,
+        narrate=view.narrate,
+        load_pack=pack.load_pack,
+        default_pack_bytes=pack.default_pack_bytes,
+        projection=projection.PROJECTION,
+    )

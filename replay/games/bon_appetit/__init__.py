@@ -9,23 +9,8 @@ and scoring in ``flow``; views, legal bids and narration in ``view``; the dishes
 
 from __future__ import annotations
 
-from feastlog.replay.engine import Engine
+from feastlog.replay.engine import assemble
 from feastlog.replay.games.bon_appetit import flow, moves, pack, projection, view
 from feastlog.replay.games.bon_appetit.spec import SPEC
 
-ENGINE = Engine(
-    spec=SPEC,
-    prepare=flow.setup,
-    moves=moves.MOVES,
-    to_act=moves.to_act,
-    out_of_turn=moves.out_of_turn,
-    commands=view.legal_commands,
-    is_over=lambda state: bool(state.over),
-    outcome=flow.outcome,
-    view=view.view,
-    command_public=view.command_public,
-    narrate=view.narrate,
-    load_pack=pack.load_pack,
-    default_pack_bytes=pack.default_pack_bytes,
-    projection=projection.PROJECTION,
-)
+ENGINE = assemble(SPEC, flow=flow, moves=moves, view=view, pack=pack, projection=projection)

@@ -397,3 +397,8 @@ def outcome(state: State) -> Outcome:
     """Points on won dishes; the tie-break is the worth of the gems left (BA-I7)."""
     points, worth, winners = standings(state)
     return Outcome(points, winners, worth)
+
+
+def is_over(state: State) -> bool:
+    """Whether the game has ended."""
+    return bool(state.over)

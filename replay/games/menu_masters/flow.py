@@ -279,3 +279,8 @@ def _game_over(state: State, facts: list[Fact]) -> Result:
         | {"winners": list(result.winners), "coins": list(result.tiebreak), "table": table}
     )
     return evolve(state, step=OVER, placing=None, turn=None), facts
+
+
+def is_over(state: State) -> bool:
+    """Whether the game has ended."""
+    return bool(state.step == OVER)

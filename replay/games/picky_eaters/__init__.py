@@ -9,24 +9,8 @@ the automatic steps and scoring in ``flow``; views, legal commands and narration
 
 from __future__ import annotations
 
-from feastlog.replay.engine import Engine
+from feastlog.replay.engine import assemble
 from feastlog.replay.games.picky_eaters import flow, moves, pack, projection, view
 from feastlog.replay.games.picky_eaters.spec import SPEC
-from feastlog.replay.games.picky_eaters.state import OVER
 
-ENGINE = Engine(
-    spec=SPEC,
-    prepare=flow.setup,
-    moves=moves.MOVES,
-    to_act=moves.to_act,
-    out_of_turn=moves.out_of_turn,
-    commands=view.legal_commands,
-    is_over=lambda state: bool(state.phase == OVER),
-    outcome=flow.outcome,
-    view=view.view,
-    command_public=view.command_public,
-    narrate=view.narrate,
-    load_pack=pack.load_pack,
-    default_pack_bytes=pack.default_pack_bytes,
-    projection=projection.PROJECTION,
-)
+ENGINE = assemble(SPEC, flow=flow, moves=moves, view=view, pack=pack, projection=projection)

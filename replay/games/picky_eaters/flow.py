@@ -298,3 +298,8 @@ def outcome(state: State) -> Outcome:
     """Points per seat; the winner breaks ties by the later place in round 1's order."""
     fact = game_over_fact(state)
     return Outcome(tuple(fact["points"]), tuple(fact["winners"]), tiebreak(state))
+
+
+def is_over(state: State) -> bool:
+    """Whether the game has ended."""
+    return bool(state.phase == OVER)
