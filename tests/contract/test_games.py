@@ -312,3 +312,30 @@ def test_a_finished_game_gives_its_outcome_rows(kind: str) -> None:
     assert filled == set(own), f"tables never filled: {set(own) - filled}"
     label, query = engine.projection.figure
     assert label and query.upper().startswith("SELECT")
+
+
+PACKAGE_FILES = {
+    "__init__.py",
+    "spec.py",
+    "state.py",
+    "moves.py",
+    "flow.py",
+    "view.py",
+    "pack.py",
+    "pack.toml",
+    "projection.py",
+}
+
+
+def test_every_game_package_has_the_same_files_and_an_assembled_engine() -> None:
+    """Each package under replay/games/ has the same modules (a game may add its own
+    helpers beside them) and builds its engine with ``assemble`` from them."""
+    folder = Path(games.__file__).resolve().parent
+    packages = [p for p in sorted(folder.iterdir()) if (p / "__init__.py").exists()]
+    assert packages, "no game packages found"
+    for package in packages:
+        found = {p.name for p in package.iterdir() if p.suffix in (".py", ".toml")}
+        assert found >= PACKAGE_FILES, f"{package.name} lacks {sorted(PACKAGE_FILES - found)}"
+        init = (package / "__init__.py").read_text()
+        assert "ENGINE = assemble(SPEC," in init, f"{package.name} builds its engine by hand"
+        assert package.name.replace("_", "-") in KINDS, f"{package.name} is not registered"
