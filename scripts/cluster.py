@@ -386,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=50051, help="nginx's port (0: any)")
     parser.add_argument("--purge", action="store_true", help="down: delete the games too")
     args = parser.parse_args(argv)
-    folder = Path(args.folder)
+    folder = Path(args.folder).resolve()  # nginx and pg_ctl take paths from their own folders
     try:
         if args.what == "down":
             down(load(folder), args.purge)

@@ -118,9 +118,10 @@ def listening(port: int) -> bool:
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def cluster(*args: str) -> subprocess.CompletedProcess[str]:
+def cluster(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "cluster.py"), *args],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=180,
@@ -131,7 +132,9 @@ def cluster(*args: str) -> subprocess.CompletedProcess[str]:
 def test_one_command_starts_a_cluster_that_plays_through_nginx_and_stops(tmp_path: Path) -> None:
     needs_cluster_programs()
     folder = tmp_path / "cluster"
-    started = cluster("up", "--folder", str(folder), "--nodes", "2", "--port", "0")
+    # a folder relative to where it runs, as in the README (nginx and pg_ctl resolve
+    # paths from folders of their own)
+    started = cluster("up", "--folder", "cluster", "--nodes", "2", "--port", "0", cwd=tmp_path)
     assert started.returncode == 0, started.stderr
     state = json.loads((folder / "cluster.json").read_text())
     try:
