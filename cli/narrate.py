@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf.message import Message
+
 from feastlog.replay import games
 from feastlog.replay.engine import Fact
 from feastlog.replay.narrative import header, row_lines
@@ -59,3 +61,99 @@ def table_lines(view: dict[str, Any], seq: int, viewer: str) -> list[str]:
 def plural(count: int, noun: str) -> str:
     """``1 row``, ``2 rows``."""
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def command_words(command: Message) -> str:
+    """A command in a few words, for a menu of moves: ``bid: gems green, red``.
+
+    Generic over the games: the move's name, then each field set, enum values without
+    their type's prefix (``BON_APPETIT_GEM_RED`` → ``red``), in lower case.
+    """
+    game = command.WhichOneof("game")
+    if game is None:
+        return "(no command)"
+    moves = getattr(command, game)
+    oneofs = moves.DESCRIPTOR.oneofs
+    move_name = moves.WhichOneof(oneofs[0].name) if len(oneofs) == 1 else None
+    if move_name is None:  # a game whose command is one message of fields
+        return _fields_text(moves) or game.replace("_", " ")
+    said = _fields_text(getattr(moves, move_name))
+    name = move_name.replace("_", " ")
+    return f"{name}: {said}" if said else name
+
+
+def _fields_text(message: Message) -> str:
+    """``field value, value; field value`` for each field set, in declaration order."""
+    parts = []
+    for field, value in message.ListFields():
+        values = list(value) if field.is_repeated else [value]
+        shown = [_value_text(field, v) for v in values]
+        parts.append(f"{field.name.replace('_', ' ')} {', '.join(shown)}")
+    return "; ".join(parts)
+
+
+def _value_text(field: Any, value: Any) -> str:
+    if field.enum_type is not None:
+        name: str = field.enum_type.values_by_number[value].name
+        prefix = _enum_prefix(field.enum_type)
+        return name.removeprefix(prefix).lower().replace("_", " ")
+    if field.message_type is not None:
+        return "(" + _fields_text(value) + ")"
+    return str(value)
+
+
+def _enum_prefix(enum_type: Any) -> str:
+    """What every value name of an enum starts with (``BON_APPETIT_GEM_``)."""
+    names = [v.name for v in enum_type.values]
+    prefix = names[0]
+    for name in names[1:]:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    return prefix[: prefix.rfind("_") + 1] if "_" in prefix else prefix
+
+
+def view_lines(view: dict[str, Any], me: int) -> list[str]:
+    """The table and this seat's own place at it, a line each of ``name: value``.
+
+    The seats' list (the one whose entries have a seat and a name) is shown as one line
+    per seat; this seat's line comes last, as ``you``.
+    """
+    places: list[dict[str, Any]] = next(
+        (
+            v
+            for v in view.values()
+            if isinstance(v, list)
+            and v
+            and isinstance(v[0], dict)
+            and "seat" in v[0]
+            and "name" in v[0]
+        ),
+        [],
+    )
+    lines = ["the table:"]
+    for key, value in sorted(view.items()):
+        if value is places or key in ("pack", "options", "kind"):
+            continue
+        lines.append(f"  {key.replace('_', ' ')}: {_plain(value)}")
+    for place in places:
+        seat, name = place.get("seat"), place.get("name")
+        who = "you" if seat == me else f"seat {seat} {name}"
+        rest = {k: v for k, v in place.items() if k not in ("seat", "name")}
+        lines.append(
+            f"  {who}: "
+            + "; ".join(f"{k.replace('_', ' ')} {_plain(v)}" for k, v in sorted(rest.items()))
+        )
+    return lines
+
+
+def _plain(value: Any) -> str:
+    """A view's value in few characters: lists comma-separated, records as JSON."""
+    if isinstance(value, list) and all(isinstance(v, (str, int)) for v in value):
+        return ", ".join(str(v) for v in value) if value else "none"
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)

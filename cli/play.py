@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import select
 import sys
 import time
@@ -12,9 +11,9 @@ from typing import Any
 import click
 from google.protobuf import json_format
 
-from feastlog.cli.client import Client, Offline, command_text, connected
+from feastlog.cli.client import Client, Offline, connected
 from feastlog.cli.errors import CliError, unreachable, usage
-from feastlog.cli.narrate import Narrator, Seen
+from feastlog.cli.narrate import Narrator, Seen, command_words, view_lines
 from feastlog.cli.target import connection_options, target_of
 from feastlog.cli.wire import as_dict
 from feastlog.v1 import record_pb2
@@ -43,28 +42,6 @@ class Seat:
                 lines += self.narrator.row(Seen(event.seq, event.kind, event.actor, facts, {}))
             self.seen = event.seq
         return lines
-
-
-def describe(view: dict[str, Any], me: int) -> list[str]:
-    """The table and this seat's own place at it, as two lines of JSON."""
-    places: list[dict[str, Any]] = next(
-        (
-            v
-            for v in view.values()
-            if isinstance(v, list)
-            and v
-            and isinstance(v[0], dict)
-            and "seat" in v[0]
-            and "name" in v[0]
-        ),
-        [],
-    )
-    mine: dict[str, Any] = next((p for p in places if p.get("seat") == me), {})
-    table = {k: v for k, v in view.items() if v is not places and k not in ("pack", "options")}
-    return [
-        f"table: {json.dumps(table, sort_keys=True)}",
-        f"you: {json.dumps(mine, sort_keys=True)}",
-    ]
 
 
 class NoMoreInput(Exception):
@@ -157,12 +134,12 @@ def play(seat: Seat, once: bool) -> None:
         legal_seq, choices, partial = seat.client.legal(seat.game_id, seat.token)
         if legal_seq != seq:
             continue  # someone moved meanwhile: show the table as it is now
-        for line in describe(view, me):
+        for line in view_lines(view, me):
             click.echo(line)
         if partial:
             click.echo(f"(the first {len(choices)} legal moves of more; or type one as JSON)")
         for number, command in enumerate(choices, start=1):
-            click.echo(f"  {number}. {command_text(command)}")
+            click.echo(f"  {number}. {command_words(command)}")
         try:
             done = seat.client.submit(seat.game_id, seat.token, pick(choices, ask), seq)
         except CliError as refused:

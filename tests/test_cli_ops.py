@@ -312,6 +312,9 @@ def test_play_asks_again_after_a_refusal(tmp_path: Path, monkeypatch: pytest.Mon
         assert "refused: FAILED_PRECONDITION" in out and "recorded at seq 2" in out
         after = out[out.index("refused:") :]
         assert "you: " in after and after.count("your move") == 1  # the table, then asked again
+        # in words: the moves without the protobuf spelling, the hand as a list
+        assert "  1. bid\n" in out and re.search(r"\n  2\. bid: gems [a-z]+\n", out), out
+        assert "BON_APPETIT_GEM" not in out.replace(json.dumps(greedy), "")
         ended = run("play", game_id, "--token", made["seats"][1]["token"], input="")
         assert ended.exit_code == 0 and "no more input" in ended.output
     finally:
