@@ -165,7 +165,7 @@ def test_play_shows_a_seat_its_hand_and_moves_and_sends_the_chosen_one(tmp_path:
         result = CliRunner().invoke(cli, [*base, "--token", ann], input="nonsense\n1\n")
         assert result.exit_code == 0, result.output
         out = result.output
-        assert "Round 1: the" in out and "you: " in out and '"hand": [' in out
+        assert "Round 1: the" in out and "you: " in out and "; hand " in out
         assert "  1. " in out and "choose 1 to" in out and "recorded at seq 2" in out
         again = CliRunner().invoke(cli, [*base, "--token", ann])
         assert "not your turn" in again.output
