@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from feastlog.service.store.schema import (
     OR_IGNORE,
     ORDER_OF_OLD_FILES,
     ROW_COLUMNS,
+    games_of_scan,
     insert,
     listing,
     row_of,
@@ -238,23 +239,7 @@ class Store:
                 "ORDER BY coalesce(g.n, 0), e.game_id, e.seq",
                 params,
             )
-            rows: list[Row] = []
-            seed, n = b"", 0
-            while True:
-                chunk = _fetch(cursor, fetch)
-                if not chunk:
-                    break
-                for values in chunk:
-                    row = row_of(values[:-2])
-                    if rows and row.game_id != rows[0].game_id:
-                        yield n, StoredGame.scanned(rows, seed, packs)
-                        rows = []
-                    if not rows:
-                        n = int(values[-2])
-                        seed = bytes(values[-1]) if values[-1] is not None else b""
-                    rows.append(row)
-            if rows:
-                yield n, StoredGame.scanned(rows, seed, packs)
+            yield from games_of_scan(_chunks(cursor, fetch), packs)
         finally:
             cursor.close()
 
@@ -473,9 +458,13 @@ def _run(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object]) 
     translated(lambda: cursor.execute(sql, list(params)))()
 
 
-def _fetch(cursor: duckdb.DuckDBPyConnection, count: int) -> list[tuple[Any, ...]]:
-    """The next rows of a streamed query."""
-    return translated(lambda: cursor.fetchmany(count))()
+def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[tuple[Any, ...]]:
+    """The rows of a streamed query, fetched ``count`` at a time."""
+    while True:
+        chunk = translated(lambda: cursor.fetchmany(count))()
+        if not chunk:
+            return
+        yield from chunk
 
 
 def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch, next_n: int) -> int:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import duckdb
 
 from feastlog.replay.record import Row
+from feastlog.service.store.records import StoredGame
 from feastlog.v1 import record_pb2
 
 OR_IGNORE = "INSERT OR IGNORE"
@@ -178,3 +179,26 @@ def row_of(values: tuple[Any, ...]) -> Row:
         state,
         commit or "",
     )
+
+
+def games_of_scan(
+    scanned: Iterable[tuple[Any, ...]], packs: dict[str, bytes]
+) -> Iterator[tuple[int, StoredGame]]:
+    """Group one ordered scan into games: (place in the game list, game), for both stores.
+
+    Each scanned tuple is the ``events`` columns, then the game's place in the game list,
+    then its server seed (on its first row only).
+    """
+    rows: list[Row] = []
+    seed, n = b"", 0
+    for values in scanned:
+        row = row_of(values[:-2])
+        if rows and row.game_id != rows[0].game_id:
+            yield n, StoredGame.scanned(rows, seed, packs)
+            rows = []
+        if not rows:
+            n = int(values[-2])
+            seed = bytes(values[-1]) if values[-1] is not None else b""
+        rows.append(row)
+    if rows:
+        yield n, StoredGame.scanned(rows, seed, packs)

@@ -7,9 +7,8 @@ from typing import Any
 
 import psycopg
 
-from feastlog.replay.record import Row
 from feastlog.service.store import StoredGame
-from feastlog.service.store.schema import ROW_COLUMNS, row_of
+from feastlog.service.store.schema import ROW_COLUMNS, games_of_scan
 
 
 def scan(
@@ -31,23 +30,4 @@ def scan(
     with con.cursor(name="feastlog_scan") as cursor:
         cursor.itersize = fetch
         cursor.execute(query.encode(), params)
-        yield from _games_of(cursor, packs)
-
-
-def _games_of(
-    cursor: psycopg.Cursor[Any], packs: dict[str, bytes]
-) -> Iterator[tuple[int, StoredGame]]:
-    """Group a scan's rows into games: (place in the game list, game)."""
-    rows: list[Row] = []
-    seed, n = b"", 0
-    for values in cursor:
-        row = row_of(values[:-2])
-        if rows and row.game_id != rows[0].game_id:
-            yield n, StoredGame.scanned(rows, seed, packs)
-            rows = []
-        if not rows:
-            n = int(values[-2])
-            seed = bytes(values[-1]) if values[-1] is not None else b""
-        rows.append(row)
-    if rows:
-        yield n, StoredGame.scanned(rows, seed, packs)
+        yield from games_of_scan(cursor, packs)
