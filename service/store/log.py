@@ -26,6 +26,8 @@ from feastlog.service.store.schema import (
     ROW_COLUMNS,
     games_of_scan,
     insert,
+    list_query,
+    listed_of,
     listing,
     row_of,
     row_values,
@@ -351,29 +353,8 @@ class Store:
 
         A finished game comes with its number of rows (from the projection).
         """
-        where: list[str] = ["TRUE"]
-        params: list[object] = []
-        if before:
-            where.append("l.n < ?")
-            params.append(before)
-        if game_kind:
-            where.append("l.game_kind = ?")
-            params.append(game_kind)
-        if tournament_id:
-            where.append("l.tournament_id = ?")
-            params.append(tournament_id)
-        found = self.con.execute(
-            "WITH page AS (SELECT * FROM games l WHERE "
-            + " AND ".join(where)
-            + " ORDER BY l.n DESC LIMIT ?) "
-            "SELECT p.n, p.game_id, p.game_kind, p.players, p.created_at, p.tournament_id, "
-            "o.rows FROM page p LEFT JOIN outcome_games o USING (game_id) ORDER BY p.n DESC",
-            [*params, limit],
-        ).fetchall()
-        return [
-            Listed(int(n), g, k, tuple(players), at, t, None if rows is None else int(rows))
-            for n, g, k, players, at, t, rows in found
-        ]
+        sql, params = list_query("?", game_kind, tournament_id, before, limit)
+        return listed_of(self.con.execute(sql, params).fetchall())
 
     @translated
     def last_seq(self, game_id: str) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 
 from feastlog.replay.record import Row
-from feastlog.service.store.records import StoredGame
+from feastlog.service.store.records import Listed, StoredGame
 from feastlog.v1 import record_pb2
 
 OR_IGNORE = "INSERT OR IGNORE"
@@ -202,3 +202,35 @@ def games_of_scan(
         rows.append(row)
     if rows:
         yield n, StoredGame.scanned(rows, seed, packs)
+
+
+def list_query(
+    mark: str, game_kind: str, tournament_id: str, before: int, limit: int
+) -> tuple[str, list[object]]:
+    """The game list's query for both stores (``mark``: the driver's parameter mark),
+    newest first, before place ``before``, with the rows of finished games."""
+    where: list[str] = ["TRUE"]
+    params: list[object] = []
+    for present, condition, value in (
+        (before, "l.n < ", before),
+        (game_kind, "l.game_kind = ", game_kind),
+        (tournament_id, "l.tournament_id = ", tournament_id),
+    ):
+        if present:
+            where.append(condition + mark)
+            params.append(value)
+    sql = (
+        f"WITH page AS (SELECT * FROM games l WHERE {' AND '.join(where)} "
+        f"ORDER BY l.n DESC LIMIT {mark}) "
+        "SELECT p.n, p.game_id, p.game_kind, p.players, p.created_at, p.tournament_id, "
+        "o.rows FROM page p LEFT JOIN outcome_games o USING (game_id) ORDER BY p.n DESC"
+    )
+    return sql, [*params, limit]
+
+
+def listed_of(found: Iterable[tuple[Any, ...]]) -> list[Listed]:
+    """The game list's lines from the listing query's rows."""
+    return [
+        Listed(int(n), g, k, tuple(players), at, t, None if rows is None else int(rows))
+        for n, g, k, players, at, t, rows in found
+    ]

@@ -17,7 +17,7 @@ from feastlog.service import projection
 from feastlog.service.store import Listed, PendingGame, Rejection, StoredGame
 from feastlog.service.store.outcomes import WIN_PARTS
 from feastlog.service.store.records import Batch
-from feastlog.service.store.schema import ROW_COLUMNS, row_of
+from feastlog.service.store.schema import ROW_COLUMNS, list_query, listed_of, row_of
 from feastlog.service.store_api import shown
 from feastlog.service.store_pg.errors import open_error, store_error, translated
 from feastlog.service.store_pg.opening import (
@@ -295,29 +295,8 @@ class PgStore:
 
         A finished game comes with its number of rows (from the projection).
         """
-        where: list[str] = ["TRUE"]
-        params: list[object] = []
-        if before:
-            where.append("l.n < %s")
-            params.append(before)
-        if game_kind:
-            where.append("l.game_kind = %s")
-            params.append(game_kind)
-        if tournament_id:
-            where.append("l.tournament_id = %s")
-            params.append(tournament_id)
-        found = self._all(
-            "WITH page AS (SELECT * FROM games l WHERE "
-            + " AND ".join(where)
-            + " ORDER BY l.n DESC LIMIT %s) "
-            "SELECT p.n, p.game_id, p.game_kind, p.players, p.created_at, p.tournament_id, "
-            "o.rows FROM page p LEFT JOIN outcome_games o USING (game_id) ORDER BY p.n DESC",
-            [*params, limit],
-        )
-        return [
-            Listed(int(n), g, k, tuple(players), at, t, None if rows is None else int(rows))
-            for n, g, k, players, at, t, rows in found
-        ]
+        sql, params = list_query("%s", game_kind, tournament_id, before, limit)
+        return listed_of(self._all(sql, params))
 
     @translated
     def last_seq(self, game_id: str) -> int:
