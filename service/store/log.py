@@ -29,6 +29,7 @@ from feastlog.service.store.schema import (
     list_query,
     listed_of,
     listing,
+    rejections_of,
     row_of,
     row_values,
 )
@@ -340,10 +341,7 @@ class Store:
         found = self.con.execute(
             "SELECT * FROM rejections WHERE game_id = ? ORDER BY recorded_at", [game_id]
         ).fetchall()
-        return [
-            Rejection(r[0], int(r[1]), r[2], r[3], bytes(r[4]), r[5], r[6], r[7], r[8], r[9])
-            for r in found
-        ]
+        return rejections_of(found)
 
     @translated
     def listed(

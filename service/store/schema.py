@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 
 from feastlog.replay.record import Row
-from feastlog.service.store.records import Listed, StoredGame
+from feastlog.service.store.records import Listed, Rejection, StoredGame
 from feastlog.v1 import record_pb2
 
 OR_IGNORE = "INSERT OR IGNORE"
@@ -233,4 +233,12 @@ def listed_of(found: Iterable[tuple[Any, ...]]) -> list[Listed]:
     return [
         Listed(int(n), g, k, tuple(players), at, t, None if rows is None else int(rows))
         for n, g, k, players, at, t, rows in found
+    ]
+
+
+def rejections_of(found: Iterable[Sequence[Any]]) -> list[Rejection]:
+    """Refused commands from the ``rejections`` columns, in their order."""
+    return [
+        Rejection(r[0], int(r[1]), r[2], r[3], bytes(r[4]), r[5], r[6], r[7], r[8], r[9])
+        for r in found
     ]

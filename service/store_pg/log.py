@@ -17,7 +17,13 @@ from feastlog.service import projection
 from feastlog.service.store import Listed, PendingGame, Rejection, StoredGame
 from feastlog.service.store.outcomes import WIN_PARTS
 from feastlog.service.store.records import Batch
-from feastlog.service.store.schema import ROW_COLUMNS, list_query, listed_of, row_of
+from feastlog.service.store.schema import (
+    ROW_COLUMNS,
+    list_query,
+    listed_of,
+    rejections_of,
+    row_of,
+)
 from feastlog.service.store_api import shown
 from feastlog.service.store_pg.errors import open_error, store_error, translated
 from feastlog.service.store_pg.opening import (
@@ -282,10 +288,7 @@ class PgStore:
             f"SELECT {REJECTION_COLUMNS} FROM rejections WHERE game_id = %s ORDER BY recorded_at",
             [game_id],
         )
-        return [
-            Rejection(r[0], int(r[1]), r[2], r[3], bytes(r[4]), r[5], r[6], r[7], r[8], r[9])
-            for r in found
-        ]
+        return rejections_of(found)
 
     @translated
     def listed(
