@@ -10,6 +10,7 @@ import secrets
 import stat
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -189,6 +190,11 @@ class Caller:
 
 # Who reads a file or a record offline: whoever holds the file holds its seeds already.
 ORGANISER = Caller("organiser")
+
+# The caller of the RPC being served, as the guard (service/limits.py) resolved it from
+# the call's metadata before the servicer ran: each RPC runs in a task of its own, so
+# this is that call's and no other's; None outside a guarded call.
+CALLER: ContextVar[Caller | None] = ContextVar("feastlog_caller", default=None)
 
 SeatLookup = Callable[[str], "tuple[str, int] | None"]
 TOKENS_KEPT = 100_000  # seat tokens remembered after their first use (about 200 bytes each)

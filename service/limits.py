@@ -36,7 +36,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor, ServiceDescr
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from feastlog.service.auth import Credentials
+from feastlog.service.auth import CALLER, Credentials
 from feastlog.service.errors import (
     FieldTooLong,
     RequestTooLarge,
@@ -251,7 +251,7 @@ class Guard(grpc.aio.ServerInterceptor):
     async def _admit(self, request: Any, context: grpc.aio.ServicerContext) -> None:
         """Abort the call unless its credentials and request pass."""
         try:
-            self.credentials.caller(tuple(context.invocation_metadata() or ()))
+            CALLER.set(self.credentials.caller(tuple(context.invocation_metadata() or ())))
         except ServiceError as error:
             await context.abort_with_status(to_status(error))
         if isinstance(request, Refused):

@@ -18,7 +18,7 @@ from typing import Any, TextIO
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from feastlog.service import announce, limits, reflection
+from feastlog.service import announce, limits, reflection, runtime
 from feastlog.service.app import Application
 from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
 from feastlog.service.follow import Follower
@@ -259,10 +259,17 @@ def listen(
 
 
 async def serve_forever(running: Running) -> None:
-    """Serve until SIGINT or SIGTERM, then shut down gracefully."""
+    """Serve until SIGINT or SIGTERM, then shut down gracefully.
+
+    The process collects its garbage as ``service.runtime`` says: no full collection
+    pauses a command.
+    """
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    runtime.steady_collection()
+    collecting = asyncio.create_task(runtime.collect_now_and_then())
     await stop.wait()
+    collecting.cancel()
     await running.stop()

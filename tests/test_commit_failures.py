@@ -22,7 +22,14 @@ import pytest
 from feastlog.replay.fold import state_hash
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.history import begin, new_genesis
-from feastlog.service.store import Batch, NewGame, Store, StoreConflict, StoreUnavailable
+from feastlog.service.store import (
+    Batch,
+    NewGame,
+    Rejection,
+    Store,
+    StoreConflict,
+    StoreUnavailable,
+)
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from tests.botutil import KINDS, PLAYERS, Ack, check_stored, refolded_state_hash
@@ -44,6 +51,8 @@ class FlakyConnection:
 
     ``lose_ack`` commits that game's transaction and then fails, as when the connection
     drops after the commit: the write is in the log though the writer was told otherwise.
+    A write is a transaction (BEGIN … COMMIT) or, when it is one statement, that
+    statement alone (DuckDB commits it as its own transaction).
     """
 
     def __init__(self, real: duckdb.DuckDBPyConnection, game_id: str, lose_ack: bool = False):
@@ -55,26 +64,34 @@ class FlakyConnection:
         self.entered = threading.Event()
         self.transactions: list[set[str]] = []  # the games of each attempted events INSERT
         self._mine = False
+        self._open = False  # inside BEGIN … COMMIT
         self.calls: list[str] = []
 
     def execute(self, sql: str, params: Any = None) -> Any:
         """Run a statement, failing the chosen game's writes."""
         self.calls.append(sql.split(" (")[0])
-        if sql == "BEGIN TRANSACTION":
-            self.entered.set()
+        if sql == "BEGIN TRANSACTION" or (not self._open and sql.startswith("INSERT")):
+            self.entered.set()  # a write begins
             if self.gate is not None:
                 self.gate.wait(timeout=30)
                 self.gate = None
             self._mine = False
+            self._open = sql == "BEGIN TRANSACTION"
         if sql.startswith("INSERT INTO events"):
             values = [v for column in params for v in column]  # each column is one list
             self.transactions.append({v for v in values if isinstance(v, str) and v[:2] == "g_"})
             self._mine = self.failing and self.game_id in values
             if self._mine and not self.lose_ack:
                 raise duckdb.IOException(CAUSE)
+            if self._mine and not self._open:  # its own transaction: committed, then lost
+                self.real.execute(sql, params)
+                self.failing = False  # one lost acknowledgement is enough
+                raise duckdb.IOException(CAUSE)
+        if sql in ("COMMIT", "ROLLBACK"):
+            self._open = False
         if sql == "COMMIT" and self._mine:
             self.real.execute(sql)
-            self.failing = False  # one lost acknowledgement is enough
+            self.failing = False
             raise duckdb.IOException(CAUSE)
         return self.real.execute(sql) if params is None else self.real.execute(sql, params)
 
@@ -341,15 +358,22 @@ def test_a_failed_write_leaves_nothing_and_says_why_only_in_the_log(
         assert any(
             incident in r.getMessage() and "Duplicate" in r.getMessage() for r in caplog.records
         )
-        # a COMMIT that fails after the data is in leaves no transaction to roll back:
-        # the error is still the first one, never "cannot rollback"
-        flaky = FlakyConnection(store.con, "g_store", lose_ack=True)
-        store.con = flaky  # type: ignore[assignment]
-        with pytest.raises(StoreUnavailable) as lost:
-            store.write(Batch(rows=[rows[1]]))
-        assert isinstance(lost.value.__cause__, duckdb.IOException)
-        assert str(lost.value.__cause__) == CAUSE
-        store.con = flaky.real
-        assert [r.seq for r in store.rows("g_store")] == [1, 2, 3]
+        # a write that fails after the data is in (a COMMIT, or a statement that is its
+        # own transaction) leaves no transaction to roll back: the error is still the
+        # first one, never "cannot rollback"
+        refused = Rejection("g_store", 2, "seat:0", "c", b"", "x", "y", "", "z", "t")
+        for batch, seq in (
+            (Batch(rows=[rows[1]]), 3),
+            (Batch(rows=[rows[2]], rejections=[refused]), 4),
+        ):
+            flaky = FlakyConnection(store.con, "g_store", lose_ack=True)
+            store.con = flaky  # type: ignore[assignment]
+            with pytest.raises(StoreUnavailable) as lost:
+                store.write(batch)
+            assert isinstance(lost.value.__cause__, duckdb.IOException)
+            assert str(lost.value.__cause__) == CAUSE
+            store.con = flaky.real
+            assert [r.seq for r in store.rows("g_store")] == list(range(1, seq + 1))
+            assert ("COMMIT" in flaky.calls) == bool(batch.rejections)
     finally:
         store.close()

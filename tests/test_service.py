@@ -439,3 +439,29 @@ def test_finished_games_beyond_the_limit_are_folded_out_and_reload_identically(
         assert client.GetView(pb.GetViewRequest(game_id=running.game_id)).seq == 1
     finally:
         server.stop()
+
+
+def test_a_calls_credentials_are_resolved_once_and_the_servicer_acts_for_that_caller(
+    served: ThreadedServer,
+) -> None:
+    """The guard resolves the bearer token; the servicer takes its caller, not a second
+    look-up: one resolution per call, and each call acts for its own token."""
+    game_id, tokens = new_game(served)
+    credentials = served.running.app.credentials
+    resolved = []
+    real = credentials.caller
+
+    def counting(metadata: object) -> object:
+        found = real(metadata)  # type: ignore[arg-type]
+        resolved.append(found)
+        return found
+
+    credentials.caller = counting  # type: ignore[method-assign,assignment]
+    try:
+        first = submit(served, game_id, tokens[0], bid(), command_id="ann-1")
+        second = submit(served, game_id, tokens[1], bid(), command_id="brian-1")
+    finally:
+        credentials.caller = real  # type: ignore[method-assign]
+    assert [(c.role, c.seat) for c in resolved] == [("seat", 0), ("seat", 1)]
+    rows = served.call(served.running.db.call(served.running.db.store.rows, game_id))
+    assert [(r.seq, r.actor) for r in rows[1:]] == [(first.seq, "seat:0"), (second.seq, "seat:1")]

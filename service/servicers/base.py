@@ -5,7 +5,7 @@ from __future__ import annotations
 import grpc
 
 from feastlog.service.app import Application
-from feastlog.service.auth import Caller
+from feastlog.service.auth import CALLER, Caller
 
 
 class Servicer:
@@ -15,5 +15,8 @@ class Servicer:
         self.app = app
 
     def caller(self, context: grpc.aio.ServicerContext) -> Caller:
-        """Who is calling, from the authorization metadata."""
+        """Who is calling, from the authorization metadata (as the guard found it)."""
+        found = CALLER.get()
+        if found is not None:
+            return found
         return self.app.credentials.caller(tuple(context.invocation_metadata() or ()))

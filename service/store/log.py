@@ -24,6 +24,7 @@ from feastlog.service.store.schema import (
     OR_IGNORE,
     ORDER_OF_OLD_FILES,
     ROW_COLUMNS,
+    Statements,
     games_of_scan,
     insert,
     list_query,
@@ -136,9 +137,21 @@ class Store:
 
     @translated
     def write(self, batch: Batch) -> None:
-        """Commit a batch in one transaction: all of it or none of it."""
-        with transaction(self.con):
-            listed = _write_rows(self.con, batch, self._next_n)
+        """Commit a batch in one transaction: all of it or none of it.
+
+        A batch that is one statement (a group commit of commands, the usual batch) is
+        that statement alone, which DuckDB commits as its own transaction: each statement
+        costs the writer a wait for the interpreter while the event loop is busy, so
+        BEGIN and COMMIT around it would cost two more.
+        """
+        statements = Statements()
+        listed = _write_rows(statements, batch, self._next_n)
+        if len(statements.written) == 1:
+            self.con.execute(*statements.written[0])
+        else:
+            with transaction(self.con):
+                for sql, params in statements.written:
+                    self.con.execute(sql, params)
         self._next_n += listed
 
     @translated
@@ -446,7 +459,7 @@ def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[tuple[Any
         yield from chunk
 
 
-def _write_rows(con: duckdb.DuckDBPyConnection, batch: Batch, next_n: int) -> int:
+def _write_rows(con: Statements, batch: Batch, next_n: int) -> int:
     """Everything a batch writes, one statement per table; returns the games listed."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]

@@ -14,10 +14,11 @@ import duckdb
 
 from feastlog.replay.standings import Standing
 from feastlog.service.projection import KindStats, Projected, figure_of, schema, tables
+from feastlog.service.store.schema import Statements
 from feastlog.service.store.schema import insert as insert_columns
 
 
-def insert(con: duckdb.DuckDBPyConnection, projected: Projected) -> None:
+def insert(con: duckdb.DuckDBPyConnection | Statements, projected: Projected) -> None:
     """Insert projection rows, one statement per table (lists unnested, not row by row)."""
     merged: dict[str, list[list[Any]]] = {}
     for name, rows in projected:

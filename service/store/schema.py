@@ -127,8 +127,19 @@ def listing(geneses: Sequence[record_pb2.Genesis], first: int) -> list[list[obje
     ]
 
 
+class Statements:
+    """Statements written down in order, to be run later (a batch's, in its commit)."""
+
+    def __init__(self) -> None:
+        self.written: list[tuple[str, list[Any]]] = []
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> None:
+        """Write down one statement and its parameters."""
+        self.written.append((sql, list(params)))
+
+
 def insert(
-    con: duckdb.DuckDBPyConnection,
+    con: duckdb.DuckDBPyConnection | Statements,
     table: str,
     columns: str,
     rows: Sequence[Sequence[object]],
