@@ -23,6 +23,7 @@ passed in: a caller looks it up once (``engine_of``) and keeps it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -84,6 +85,24 @@ def state_hash(table: Table) -> str:
 def engine_of(genesis: record_pb2.Genesis) -> Engine:
     """The rules engine a genesis row names."""
     return games.engine(genesis.game_kind)
+
+
+# Parsed packs by (game kind, sha256): a pack is an immutable value, and a season holds
+# thousands of games on the same few packs, so each is parsed and validated once.
+_PACKS: dict[tuple[str, str], Any] = {}
+_PACKS_LIMIT = 64
+
+
+def loaded_pack(engine: Engine, pack_bytes: bytes) -> Any:
+    """``engine.load_pack(pack_bytes)``, parsed once per pack (PackError as it raises)."""
+    key = (engine.spec.kind, hashlib.sha256(pack_bytes).hexdigest())
+    pack = _PACKS.get(key)
+    if pack is None:
+        pack = engine.load_pack(pack_bytes)
+        if len(_PACKS) >= _PACKS_LIMIT:
+            _PACKS.clear()
+        _PACKS[key] = pack
+    return pack
 
 
 def ruleset_of(genesis: record_pb2.Genesis) -> str:

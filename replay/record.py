@@ -29,7 +29,7 @@ import hmac
 import struct
 from dataclasses import dataclass, replace
 
-from feastlog.replay.canonical import canonical_bytes
+from feastlog.replay.canonical import canonical_object
 
 ZERO_HASH = "00" * 32
 
@@ -78,7 +78,7 @@ def row_salt(server_seed: bytes, game_id: str, seq: int) -> bytes:
 
 def commitment_of(salt: bytes, body: bytes, command_id: str) -> str:
     """sha256(salt || canonical JSON of {"body", "command_id"}), as hex."""
-    committed = canonical_bytes({"body": body, "command_id": command_id})
+    committed = canonical_object((("body", body), ("command_id", command_id)))
     return hashlib.sha256(salt + committed).hexdigest()
 
 
@@ -100,30 +100,31 @@ class Row:
 
     def canonical(self, version: int) -> bytes:
         """The bytes the chain hash covers under the record's format ``version``."""
+        # the keys in sorted order, as canonical JSON writes them
         if version == FORMAT_1:
-            return canonical_bytes(
-                {
-                    "actor": self.actor,
-                    "body": self.body,
-                    "command_id": self.command_id,
-                    "game_id": self.game_id,
-                    "kind": self.kind,
-                    "recorded_at": self.recorded_at,
-                    "seq": self.seq,
-                    "state_hash": self.state_hash,
-                }
+            return canonical_object(
+                (
+                    ("actor", self.actor),
+                    ("body", self.body),
+                    ("command_id", self.command_id),
+                    ("game_id", self.game_id),
+                    ("kind", self.kind),
+                    ("recorded_at", self.recorded_at),
+                    ("seq", self.seq),
+                    ("state_hash", self.state_hash),
+                )
             )
         if version == FORMAT_2:
-            return canonical_bytes(
-                {
-                    "actor": self.actor,
-                    "commitment": self.commitment,
-                    "game_id": self.game_id,
-                    "kind": self.kind,
-                    "recorded_at": self.recorded_at,
-                    "seq": self.seq,
-                    "state_hash": self.state_hash,
-                }
+            return canonical_object(
+                (
+                    ("actor", self.actor),
+                    ("commitment", self.commitment),
+                    ("game_id", self.game_id),
+                    ("kind", self.kind),
+                    ("recorded_at", self.recorded_at),
+                    ("seq", self.seq),
+                    ("state_hash", self.state_hash),
+                )
             )
         raise ValueError(f"record format version {version} is unknown to this build")
 
