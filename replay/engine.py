@@ -35,11 +35,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf.message import Message
 
 from feastlog.replay.rng import Rng
+
+T = TypeVar("T")
+
+
+def evolve(value: T, **changes: Any) -> T:
+    """A copy of a frozen state dataclass with fields changed.
+
+    Like ``dataclasses.replace`` but without re-running ``__init__``: folding, audits and
+    the playout tests replace state fields millions of times, and this is several times
+    faster.  Only for the games' state dataclasses and the fold's ``Table`` (plain fields,
+    no ``__post_init__``, no fields left out of ``__init__``).
+    """
+    unknown = changes.keys() - value.__dict__.keys()
+    if unknown:
+        raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]}")
+    new = object.__new__(type(value))
+    new.__dict__.update(value.__dict__)
+    new.__dict__.update(changes)
+    return new
+
 
 Fact = dict[str, Any]
 FactsByRow = Sequence[Sequence[Fact]]
