@@ -73,7 +73,7 @@ def row_salt(server_seed: bytes, game_id: str, seq: int) -> bytes:
     """
     name = game_id.encode("utf-8")
     msg = SALT_LABEL + struct.pack(">I", len(name)) + name + struct.pack(">Q", seq)
-    return hmac.new(server_seed, msg, hashlib.sha256).digest()
+    return hmac.digest(server_seed, msg, "sha256")
 
 
 def commitment_of(salt: bytes, body: bytes, command_id: str) -> str:

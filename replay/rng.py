@@ -29,7 +29,7 @@ def derive_seed(server_seed: bytes, seat_entropy: Sequence[bytes] = ()) -> bytes
     if not any(seat_entropy):
         return server_seed
     msg = b"".join(struct.pack(">I", len(e)) + e for e in seat_entropy)
-    return hmac.new(server_seed, msg, hashlib.sha256).digest()
+    return hmac.digest(server_seed, msg, "sha256")
 
 
 def seed_commitment(server_seed: bytes) -> str:
@@ -40,7 +40,7 @@ def seed_commitment(server_seed: bytes) -> str:
 def block(seed: bytes, label: str, index: int) -> bytes:
     """Block ``index`` of the stream named ``label``: 32 bytes."""
     msg = label.encode("utf-8") + b"\x00" + struct.pack(">Q", index)
-    return hmac.new(seed, msg, hashlib.sha256).digest()
+    return hmac.digest(seed, msg, "sha256")
 
 
 def stream_word(seed: bytes, label: str, position: int) -> int:
