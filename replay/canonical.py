@@ -130,6 +130,22 @@ def _first(value: Any) -> str:
     return _encoder_for(type(value))(value)
 
 
+_LONG_TEXT = 256  # longer strings (a pack's text in a state) are remembered by identity
+
+
+def _text(value: str) -> str:
+    if len(value) < _LONG_TEXT:
+        return _str(value)
+    found = _ENCODED.get(id(value))
+    if found is not None and found[0] is value:
+        return found[1]
+    text = _recall_older(value)
+    if text is None:
+        text = _str(value)
+        _remember(value, text)
+    return text
+
+
 def _bool(value: bool) -> str:
     return "true" if value else "false"
 
@@ -144,8 +160,10 @@ def _bytes(value: bytes) -> str:
 
 def _items(value: tuple[Any, ...] | list[Any]) -> str:
     """The elements of an array, each encoded, between commas."""
-    if len(set(map(type, value))) == 1:  # one type: one encoder for all (str, int: all in C)
-        return ",".join(map(_get(type(value[0]), _first), value))
+    kinds = set(map(type, value))
+    if len(kinds) == 1:  # one type: one encoder for all (str, int: all in C)
+        kind = type(value[0])
+        return ",".join(map(_str if kind is str else _get(kind, _first), value))
     return ",".join([_get(type(v), _first)(v) for v in value])
 
 
@@ -242,7 +260,7 @@ def _dataclass(cls: type, names: tuple[str, ...]) -> Callable[[Any], str]:
 
 
 _ENCODERS: dict[type, Callable[[Any], str]] = {
-    str: _str,
+    str: _text,
     int: int.__repr__,
     bool: _bool,
     type(None): _none,

@@ -148,6 +148,7 @@ ODD_VALUES: list[Any] = [
     "Zoë Ångström 漢字 😀",
     'quote " backslash \\ slash /',
     "\x00\x01\x1f control \x7f del \x80 \u2028 \ufeff",
+    'a pack\'s "text"\n\tZoë 漢 \\ ' * 40,  # long: remembered by identity
     0,
     -1,
     2**64 + 1,
