@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.service.benchdata import build, store_games
+from feastlog.service.season import audit_all
 from feastlog.service.store import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ThreadedServer, create, error_info, stub
@@ -59,6 +60,17 @@ def test_audit_all_over_several_workers_reports_exactly_what_one_worker_does(
     bad = [r for r in reports if not r["ok"]]
     assert [(r["game_id"], r["first_bad_seq"]) for r in bad] == [("g_season0005", 7)]
     assert [r["game_id"] for r in reports][:3] == ["g_season0000", "g_season0001", "g_season0002"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_sampled_audit_verifies_every_kth_game_and_reads_the_same_rows(
+    season: Path, workers: int
+) -> None:
+    reports, speed = audit_all(str(season), workers, every=5)
+    sampled = ["g_season0004", "g_season0009", "g_season0014", "g_season0019", "g_running"]
+    assert [r["game_id"] for r in reports] == sampled  # places 5, 10, ... of the game list
+    assert speed.rows == speed.read_rows == sum(r["rows"] for r in reports)
+    assert all(r["ok"] for r in reports)
 
 
 def test_audit_all_says_how_fast_beside_a_plain_read(season: Path) -> None:
