@@ -71,7 +71,12 @@ def canonical_object(pairs: Sequence[tuple[str, Any]]) -> bytes:
     For a record's fixed shapes (a row, a commitment): the same bytes as
     ``canonical_bytes(dict(pairs))`` without sorting the keys again.
     """
-    text = ",".join([_str(k) + ":" + _get(type(v), _first)(v) for k, v in pairs])
+    text = ",".join(
+        [
+            _str(k) + ":" + (_str(v) if type(v) is str else _get(type(v), _first)(v))
+            for k, v in pairs
+        ]
+    )
     return ("{" + text + "}").encode("ascii")
 
 

@@ -27,9 +27,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from feastlog.replay.canonical import canonical_object
+from feastlog.replay.engine import evolve
 
 ZERO_HASH = "00" * 32
 
@@ -151,13 +152,14 @@ def salt_for(row: Row, server_seed: bytes | None) -> bytes | None:
 
 def seal(row: Row, prev_hash: str, version: int, server_seed: bytes | None = None) -> Row:
     """The row with its commitment (format 2), ``prev_hash`` and chain hash computed."""
-    linked = replace(row, prev_hash=prev_hash, hash="", commitment="")
+    commitment = ""
     if version == FORMAT_2:
-        salt = salt_for(linked, server_seed)
+        salt = salt_for(row, server_seed)
         if salt is None:
             raise ValueError("a format-2 command row is committed with the server seed")
-        linked = replace(linked, commitment=commitment_of(salt, row.body, row.command_id))
-    return replace(linked, hash=linked.expected_hash(version))
+        commitment = commitment_of(salt, row.body, row.command_id)
+    linked = evolve(row, prev_hash=prev_hash, hash="", commitment=commitment)
+    return evolve(linked, hash=linked.expected_hash(version))
 
 
 def make_row(
