@@ -231,11 +231,14 @@ def _dataclass(cls: type, names: tuple[str, ...]) -> Callable[[Any], str]:
     ordered = sorted(names)
     params = getattr(cls, "__dataclass_params__", None)
     frozen = bool(params and params.frozen)
-    parts = [
-        f"{(_str(name) + ':')!r} + _get(type(value.{name}), _first)(value.{name})"
-        for name in ordered
-    ]
-    body = " + ',' + ".join(parts) if parts else "''"
+    # '{"a":' text of a ',"b":' text of b ... '}', joined once: a chain of + would copy a
+    # large part (a pack's text) once for every field after it
+    pieces: list[str] = []
+    for i, name in enumerate(ordered):
+        pieces.append(repr(("{" if i == 0 else ",") + _str(name) + ":"))
+        pieces.append(f"_get(type(value.{name}), _first)(value.{name})")
+    pieces.append(repr("}" if ordered else "{}"))
+    body = '"".join((' + ", ".join(pieces) + ",))"
     if frozen:
         source = (
             "def encode(value):\n"
@@ -246,17 +249,14 @@ def _dataclass(cls: type, names: tuple[str, ...]) -> Callable[[Any], str]:
             "    if older is not None:\n"
             "        return older\n"
             "    before = _changeable\n"
-            f"    text = '{{' + {body} + '}}'\n"
+            f"    text = {body}\n"
             "    if _changeable == before:\n"
             "        _remember(value, text)\n"
             "    return text\n"
         )
     else:
         source = (
-            "def encode(value):\n"
-            "    global _changeable\n"
-            "    _changeable += 1\n"
-            f"    return '{{' + {body} + '}}'\n"
+            f"def encode(value):\n    global _changeable\n    _changeable += 1\n    return {body}\n"
         )
     made: dict[str, Any] = {}
     exec(source, globals(), made)  # names are a dataclass's fields: identifiers only

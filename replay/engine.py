@@ -52,12 +52,14 @@ def evolve(value: T, **changes: Any) -> T:
     faster.  Only for the games' state dataclasses and the fold's ``Table`` (plain fields,
     no ``__post_init__``, no fields left out of ``__init__``).
     """
-    unknown = changes.keys() - value.__dict__.keys()
-    if unknown:
-        raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]}")
+    fields = value.__dict__
     new = object.__new__(type(value))
-    new.__dict__.update(value.__dict__)
-    new.__dict__.update(changes)
+    made = new.__dict__
+    made.update(fields)
+    made.update(changes)
+    if len(made) != len(fields):  # a name that is not a field was added
+        unknown = sorted(changes.keys() - fields.keys())
+        raise TypeError(f"{type(value).__name__} has no field {unknown[0]}")
     return new
 
 
