@@ -174,7 +174,7 @@ def _items(value: tuple[Any, ...] | list[Any]) -> str:
 
 def _tuple(value: tuple[Any, ...]) -> str:
     if len(value) < _SHORT_TUPLE:
-        return "[" + _items(value) + "]"
+        return "[" + ",".join([_get(type(v), _first)(v) for v in value]) + "]"
     found = _ENCODED.get(id(value))
     if found is not None and found[0] is value:
         return found[1]
