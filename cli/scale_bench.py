@@ -120,6 +120,15 @@ AUDIT_SAMPLE = 2000  # games audited at most: every k-th game of a larger file
 IMPORT_SAMPLE = 1000  # games exported and imported at most, likewise
 
 
+def audited(path: Path, workers: int, every: int) -> tuple[float, float]:
+    """``audit --all`` rows/s over every ``every``-th game, and the rows/s of a read+decode
+    scan of the same games: the mean of one just before and one just after the audit, so
+    that a machine whose load changes weighs on both sides of the ratio alike."""
+    rows, before = bulk.read_and_decode(str(path), "", every)
+    _, speed = audit_all(str(path), workers, every=every)
+    return speed.rate, 2 * rows / (before + speed.read_seconds)
+
+
 def measure(path: Path, games: int, rows: int, workers: int) -> dict[str, Any]:
     """Every figure of one store."""
     figures: dict[str, Any] = {"games": games, "rows": rows}
@@ -135,17 +144,17 @@ def measure(path: Path, games: int, rows: int, workers: int) -> dict[str, Any]:
     # a large file's audit is timed on every k-th game: the same scans (over the whole
     # log, in order) and the same verification, in minutes rather than hours
     every = max(1, games // AUDIT_SAMPLE)
-    _, one = audit_all(str(path), 1, every=every)
-    _, many = audit_all(str(path), workers, every=every)
+    one, read_1 = audited(path, 1, every)
+    many, read_all = audited(path, workers, every)
     full_rows, full_seconds = bulk.read_and_decode(str(path))
     figures.update(
         audited=-(-games // every),
-        audit_1=one.rate,
-        audit_all=many.rate,
+        audit_1=one,
+        audit_all=many,
         workers=workers,
-        read_decode=statistics.median([one.read_rate, many.read_rate]),
-        ratio_1=one.rate / one.read_rate,
-        ratio_all=many.rate / many.read_rate,
+        read_decode=statistics.median([read_1, read_all]),
+        ratio_1=one / read_1,
+        ratio_all=many / read_all,
         full_scan=full_rows / full_seconds,
     )
     with tempfile.TemporaryDirectory() as folder:
