@@ -11,6 +11,7 @@ stored in a temporary DuckDB file through the store's bulk writes.
 from __future__ import annotations
 
 import asyncio
+import resource
 import statistics
 import tempfile
 import time
@@ -61,6 +62,14 @@ async def _grpc_state_at_ms(path: Path, game_id: str, seq: int, times: int) -> f
         await running.stop()
 
 
+def cpu_seconds() -> float:
+    """CPU seconds used by this process and its finished children (the audit's workers)."""
+    own, children = (
+        resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def templates() -> list[Built]:
     """Twelve verified finished Bon Appetit! games, 2 to 4 players (the games replicated)."""
     return [build(players=2 + i % 3, seed_byte=i + 1) for i in range(12)]
@@ -79,8 +88,12 @@ def measure(folder: Path, count: int, workers: int) -> list[str]:
     rows, _ = read_and_decode(str(path))
     found = [f"{count + 1} stored games, {rows:,} rows"]
     for chosen in dict.fromkeys((1, workers)):
+        spent = cpu_seconds()
         before = read_and_decode(str(path))[1]
+        read_cpu = cpu_seconds() - spent
+        spent = cpu_seconds()
         reports, speed = audit_all(str(path), chosen, baseline=False)
+        audit_cpu = cpu_seconds() - spent
         read_rate = 2 * rows / (before + read_and_decode(str(path))[1])
         failed = [r for r in reports if not r["ok"]]
         if failed:
@@ -89,7 +102,8 @@ def measure(folder: Path, count: int, workers: int) -> list[str]:
             f"audit --all (chain, seed, rules, every state hash), {chosen} worker"
             f"{'s' if chosen > 1 else ''}: {speed.rate:,.0f} rows/s beside one ordered "
             f"read + decode scan of the log at {read_rate:,.0f} rows/s "
-            f"({speed.rate / read_rate:.3f} of it)"
+            f"({speed.rate / read_rate:.3f} of it); per CPU second, whatever else runs: "
+            f"{rows / audit_cpu:,.0f} rows audited, {rows / read_cpu:,.0f} read + decoded"
         )
     game = OfflineFile(str(path)).folded("g_long")
     seq = game.last_seq // 2
