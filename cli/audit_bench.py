@@ -1,13 +1,17 @@
-"""``feastlog bench-audit``: audit throughput beside reading and decoding the same rows,
-and the time to answer a state-at-seq query for a ~300-row game.
+"""``feastlog bench-audit``: ``audit --all`` throughput with one worker and with every
+core, beside one ordered scan of the same rows with protobuf decoding (what DuckDB and
+protobuf can do, the fair baseline), and the time to answer a state-at-seq query for a
+~300-row game.
 
 The games are built without a server (seeded random legal play through the fold, the
-same rows the service writes) and stored in a temporary DuckDB file.
+same rows the service writes), replicated with fresh ids (each its own chain) and
+stored in a temporary DuckDB file through the store's bulk writes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import resource
 import statistics
 import tempfile
 import time
@@ -19,9 +23,10 @@ import grpc
 
 from feastlog.replay.engine import Viewer
 from feastlog.replay.visibility import seen
-from feastlog.service.benchdata import build, decoded_rows, store_games, stored_games
+from feastlog.service.benchdata import Built, build, build_store, store_games
+from feastlog.service.bulk import default_workers, read_and_decode
 from feastlog.service.offline import OfflineFile
-from feastlog.service.reads import audit_stored
+from feastlog.service.season import audit_all
 from feastlog.service.server import create_server
 from feastlog.v1 import replay_service_pb2, replay_service_pb2_grpc
 
@@ -57,26 +62,49 @@ async def _grpc_state_at_ms(path: Path, game_id: str, seq: int, times: int) -> f
         await running.stop()
 
 
-def measure(folder: Path, count: int) -> list[str]:
+def cpu_seconds() -> float:
+    """CPU seconds used by this process and its finished children (the audit's workers)."""
+    own, children = (
+        resource.getrusage(w) for w in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def templates() -> list[Built]:
+    """Twelve verified finished Bon Appetit! games, 2 to 4 players (the games replicated)."""
+    return [build(players=2 + i % 3, seed_byte=i + 1) for i in range(12)]
+
+
+def measure(folder: Path, count: int, workers: int) -> list[str]:
     """Run the measurements in ``folder``; the lines of the report."""
     path = folder / "bench.duckdb"
-    # a real 300-row record, still running: a Menu Masters table of 4 after 299 commands
+    # count finished games, each its own chain; and a real 300-row record, still
+    # running: a Menu Masters table of 4 after 299 commands
+    build_store(path, count, templates())
     long_game = build("menu-masters", players=4, seed_byte=200, stop_after=299, game_id="g_long")
-    store_games(
-        path, [build(players=2 + i % 3, seed_byte=i % 200) for i in range(count)] + [long_game]
-    )
-    start = time.perf_counter()
-    rows = sum(decoded_rows(path))
-    read_rate = rows / (time.perf_counter() - start)
-    start = time.perf_counter()
-    checked = 0
-    stored = stored_games(path)
-    ids = [g.rows[0].game_id for g in stored]
-    for each in stored:
-        report = audit_stored(each)
-        assert report.ok, report.summary()
-        checked += report.rows
-    audit_rate = checked / (time.perf_counter() - start)
+    store_games(path, [long_game])
+    # in one run, and each audit between two read scans (their mean is its baseline), so
+    # that a machine whose load changes weighs on both sides of each ratio alike
+    rows, _ = read_and_decode(str(path))
+    found = [f"{count + 1} stored games, {rows:,} rows"]
+    for chosen in dict.fromkeys((1, workers)):
+        spent = cpu_seconds()
+        before = read_and_decode(str(path))[1]
+        read_cpu = cpu_seconds() - spent
+        spent = cpu_seconds()
+        reports, speed = audit_all(str(path), chosen, baseline=False)
+        audit_cpu = cpu_seconds() - spent
+        read_rate = 2 * rows / (before + read_and_decode(str(path))[1])
+        failed = [r for r in reports if not r["ok"]]
+        if failed:
+            raise click.ClickException(f"a benchmark game does not verify: {failed[0]}")
+        found.append(
+            f"audit --all (chain, seed, rules, every state hash), {chosen} worker"
+            f"{'s' if chosen > 1 else ''}: {speed.rate:,.0f} rows/s beside one ordered "
+            f"read + decode scan of the log at {read_rate:,.0f} rows/s "
+            f"({speed.rate / read_rate:.3f} of it); per CPU second, whatever else runs: "
+            f"{rows / audit_cpu:,.0f} rows audited, {rows / read_cpu:,.0f} read + decoded"
+        )
     game = OfflineFile(str(path)).folded("g_long")
     seq = game.last_seq // 2
     live_ms = _median_ms(lambda: seen(game, seq, Viewer.of_seat(1)), 50)
@@ -84,21 +112,25 @@ def measure(folder: Path, count: int) -> list[str]:
         lambda: seen(OfflineFile(str(path)).folded("g_long"), seq, Viewer.of_seat(1)), 7
     )
     grpc_ms = asyncio.run(_grpc_state_at_ms(path, "g_long", seq, 50))
-    return [
-        f"{len(ids)} stored games, {rows} rows",
-        f"read + decode from DuckDB: {read_rate:,.0f} rows/s",
-        f"audit (chain, seed, rules, every state hash): {audit_rate:,.0f} rows/s "
-        f"({audit_rate / read_rate:.2f} of the read rate)",
+    found.append(
         f"state at seq {seq} of a {game.last_seq}-row game, as seat:1: "
         f"{grpc_ms:.2f} ms over gRPC (GetStateAt, loaded game), {live_ms:.3f} ms of it the "
-        f"in-memory lookup; {cold_ms:.1f} ms folding the file offline (CLI) (medians)",
-    ]
+        f"in-memory lookup; {cold_ms:.1f} ms folding the file offline (CLI) (medians)"
+    )
+    return found
 
 
 @click.command("bench-audit")
-@click.option("--games", "count", default=200, show_default=True, type=click.IntRange(min=1))
-def bench_audit_command(count: int) -> None:
-    """Audit throughput beside the DuckDB read rate; state-at-seq time for a 300-row game."""
+@click.option("--games", "count", default=2000, show_default=True, type=click.IntRange(min=1))
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    default=None,
+    help="For audit --all beside one worker (default: every core).",
+)
+def bench_audit_command(count: int, workers: int | None) -> None:
+    """Audit --all rows/s (1 and every worker) beside one ordered read+decode scan of the
+    same rows; state-at-seq time for a 300-row game."""
     with tempfile.TemporaryDirectory() as folder:
-        for line in measure(Path(folder), count):
+        for line in measure(Path(folder), count, workers or default_workers()):
             click.echo(line)

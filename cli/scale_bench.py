@@ -11,13 +11,17 @@ bulk paths, not fairness.
 Then, on each store: file bytes per game; start-up of a real ``feastlog serve`` process;
 ``ListGames`` p99 (first pages, following tokens, filtered by kind and by tournament);
 ``GetStats`` and ``GetStandings`` seconds; memory per folded game; ``audit --all`` rows/s
-with 1 and with every worker beside one read+decode scan; import rows/s (of up to 1,000
-games exported from the store).
+with 1 and with every worker beside one read+decode scan of the same games (on a file
+of more than 2,000 games, every k-th game of it, so that about 2,000 are audited: the
+same scans over the whole log, the same verification); one ordered read+decode scan of
+every row; import rows/s (of up to 1,000 games exported from the store, likewise
+spread over it).  Replicas are sealed by worker processes while the store is written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import statistics
 import tempfile
 import time
@@ -112,31 +116,50 @@ async def served_figures(address: str, pid: int, games: int) -> dict[str, float]
     }
 
 
+AUDIT_SAMPLE = 2000  # games audited at most: every k-th game of a larger file
+IMPORT_SAMPLE = 1000  # games exported and imported at most, likewise
+
+
+def audited(path: Path, workers: int, every: int) -> tuple[float, float]:
+    """``audit --all`` rows/s over every ``every``-th game, and the rows/s of a read+decode
+    scan of the same games: the mean of one just before and one just after the audit, so
+    that a machine whose load changes weighs on both sides of the ratio alike."""
+    rows, before = bulk.read_and_decode(str(path), "", every)
+    _, speed = audit_all(str(path), workers, every=every)
+    return speed.rate, 2 * rows / (before + speed.read_seconds)
+
+
 def measure(path: Path, games: int, rows: int, workers: int) -> dict[str, Any]:
     """Every figure of one store."""
     figures: dict[str, Any] = {"games": games, "rows": rows}
     figures["bytes_per_game"] = path.stat().st_size / games
     start = time.perf_counter()
-    proc, address = spawn_server(path, "org_scale")
+    proc, address = spawn_server(path, secrets.token_urlsafe(32))
     figures["startup_s"] = time.perf_counter() - start
     try:
         figures.update(asyncio.run(served_figures(address, proc.pid, games)))
     finally:
         proc.terminate()
         proc.wait(timeout=60)
-    _, one = audit_all(str(path), 1)
-    _, every = audit_all(str(path), workers)
+    # a large file's audit is timed on every k-th game: the same scans (over the whole
+    # log, in order) and the same verification, in minutes rather than hours
+    every = max(1, games // AUDIT_SAMPLE)
+    one, read_1 = audited(path, 1, every)
+    many, read_all = audited(path, workers, every)
+    full_rows, full_seconds = bulk.read_and_decode(str(path))
     figures.update(
-        audit_1=one.rate,
-        audit_all=every.rate,
+        audited=-(-games // every),
+        audit_1=one,
+        audit_all=many,
         workers=workers,
-        read_decode=statistics.median([one.read_rate, every.read_rate]),
+        read_decode=statistics.median([read_1, read_all]),
+        ratio_1=one / read_1,
+        ratio_all=many / read_all,
+        full_scan=full_rows / full_seconds,
     )
     with tempfile.TemporaryDirectory() as folder:
         bundle = Path(folder) / "export.jsonl"
-        export_all(str(path), str(bundle), workers)
-        lines = bundle.read_text().splitlines()[:1000]
-        bundle.write_text("\n".join(lines) + "\n")
+        export_all(str(path), str(bundle), workers, every=max(1, games // IMPORT_SAMPLE))
         start = time.perf_counter()
         checked = verify_records(record_texts([str(bundle)]), workers, lambda _: None)
         _, imported, _ = import_into(str(Path(folder) / "import.duckdb"), checked)
@@ -151,9 +174,12 @@ COLUMNS = (
     ("list_p99_ms", "{:.1f}"),
     ("stats_s", "{:.3f}"),
     ("standings_s", "{:.3f}"),
+    ("audited", "{:,}"),
     ("audit_1", "{:,.0f}"),
     ("audit_all", "{:,.0f}"),
     ("read_decode", "{:,.0f}"),
+    ("ratio_all", "{:.3f}"),
+    ("full_scan", "{:,.0f}"),
     ("import_rows_s", "{:,.0f}"),
     ("kib_per_game", "{:,.0f}"),
 )
@@ -164,9 +190,12 @@ HEADINGS = (
     "list p99 ms",
     "stats s",
     "standings s",
+    "games audited",
     "audit 1w rows/s",
     "audit all rows/s",
     "read+decode rows/s",
+    "audit all / read",
+    "full scan rows/s",
     "import rows/s",
     "KiB/folded game",
 )
@@ -185,13 +214,23 @@ def table(found: list[dict[str, Any]]) -> list[str]:
 @click.option("--games", "sizes", default="1000,10000", show_default=True, callback=counts)
 @click.option("--keep", type=click.Path(file_okay=False), help="Leave the stores in DIR.")
 @click.option(
+    "--reuse",
+    is_flag=True,
+    help="Measure the stores a --keep DIR already holds (of the right size) without building "
+    "them again.",
+)
+@click.option(
     "--workers",
     type=click.IntRange(min=1),
     default=None,
     help="For audit --all (default: every core).",
 )
-def bench_scale_command(sizes: list[int], keep: str | None, workers: int | None) -> None:
+def bench_scale_command(
+    sizes: list[int], keep: str | None, reuse: bool, workers: int | None
+) -> None:
     """Build stores of each size and report how their figures grow."""
+    if reuse and not keep:
+        raise click.UsageError("--reuse measures the stores of a --keep DIR")
     chosen = workers or bulk.default_workers()
     made = templates()
     found = []
@@ -200,10 +239,12 @@ def bench_scale_command(sizes: list[int], keep: str | None, workers: int | None)
         folder.mkdir(parents=True, exist_ok=True)
         for size in sizes:
             path = folder / f"season-{size}.duckdb"
-            path.unlink(missing_ok=True)
-            built = build_store(path, size, made)
+            if not (reuse and path.exists() and count_games(path)[0] == size):
+                path.unlink(missing_ok=True)
+                built = build_store(path, size, made, chosen)
+                click.echo(f"built {size:,} games in {built:.1f} s", err=True)
             games, rows = count_games(path)
-            click.echo(f"built {games:,} games, {rows:,} rows in {built:.1f} s", err=True)
+            click.echo(f"measuring {path}: {games:,} games, {rows:,} rows", err=True)
             found.append(measure(path, games, rows, chosen))
             click.echo("\n".join(table(found[-1:])[2:]), err=True)
     for line in table(found):

@@ -56,21 +56,28 @@ def offline_file() -> Iterator[None]:
 
 
 def audit_all(
-    db_path: str, workers: int | None, game_kind: str = "", baseline: bool = True
+    db_path: str,
+    workers: int | None,
+    game_kind: str = "",
+    baseline: bool = True,
+    every: int = 1,
 ) -> tuple[list[dict[str, Any]], season.Throughput]:
-    """Verify every game of a file over ``workers`` processes, with a progress bar."""
+    """Verify every game (``every``: every k-th) of a file over ``workers`` processes,
+    with a progress bar."""
     with offline_file():
         games, _ = season.count(db_path)
-        with progress(games, "verifying") as bar:
-            return season.audit_all(db_path, workers, bar.update, game_kind, baseline)
+        with progress(-(-games // every), "verifying") as bar:
+            return season.audit_all(db_path, workers, bar.update, game_kind, baseline, every)
 
 
-def export_all(db_path: str, output: str, workers: int | None) -> tuple[int, int, int]:
-    """Every game's record to a JSON Lines file, with a progress bar."""
+def export_all(
+    db_path: str, output: str, workers: int | None, every: int = 1
+) -> tuple[int, int, int]:
+    """Every game's record (``every``: every k-th) to a JSON Lines file, with a progress bar."""
     with offline_file():
         games, _ = season.count(db_path)
-        with progress(games, "exporting") as bar:
-            return season.export_all(db_path, output, workers, bar.update)
+        with progress(-(-games // every), "exporting") as bar:
+            return season.export_all(db_path, output, workers, bar.update, every)
 
 
 @click.command("import")

@@ -288,7 +288,7 @@ def verify(
         notes.append("states not checked: the seed is not revealed")
     else:
         engine = fold.engine_of(genesis)
-        pack = engine.load_pack(pack_bytes)
+        pack = fold.loaded_pack(engine, pack_bytes)
         table, checked, fold_faults = _fold(rows, genesis, seed, pack)
         faults += fold_faults
         outcome = fold.outcome(engine, table)

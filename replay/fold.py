@@ -23,8 +23,9 @@ passed in: a caller looks it up once (``engine_of``) and keeps it.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import Message
@@ -40,6 +41,7 @@ from feastlog.replay.engine import (
     RuleViolation,
     WrongRole,
     catalogue,
+    evolve,
 )
 from feastlog.replay.rng import Rng, derive_seed
 from feastlog.v1 import record_pb2
@@ -84,6 +86,24 @@ def state_hash(table: Table) -> str:
 def engine_of(genesis: record_pb2.Genesis) -> Engine:
     """The rules engine a genesis row names."""
     return games.engine(genesis.game_kind)
+
+
+# Parsed packs by (game kind, sha256): a pack is an immutable value, and a season holds
+# thousands of games on the same few packs, so each is parsed and validated once.
+_PACKS: dict[tuple[str, str], Any] = {}
+_PACKS_LIMIT = 64
+
+
+def loaded_pack(engine: Engine, pack_bytes: bytes) -> Any:
+    """``engine.load_pack(pack_bytes)``, parsed once per pack (PackError as it raises)."""
+    key = (engine.spec.kind, hashlib.sha256(pack_bytes).hexdigest())
+    pack = _PACKS.get(key)
+    if pack is None:
+        pack = engine.load_pack(pack_bytes)
+        if len(_PACKS) >= _PACKS_LIMIT:
+            _PACKS.clear()
+        _PACKS[key] = pack
+    return pack
 
 
 def ruleset_of(genesis: record_pb2.Genesis) -> str:
@@ -173,7 +193,7 @@ def step(
         )
     seat = seat_of(actor, len(table.adjustments))
     game, facts = _move(engine, table.game, seat, getattr(command, which))
-    return replace(table, game=game), facts
+    return evolve(table, game=game), facts
 
 
 def seat_of(actor: str, seats: int) -> int:
@@ -231,22 +251,22 @@ def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[
         fact["ruled_by"] = ruling.ruled_by
     seats = len(table.adjustments)
     if which == "note":
-        return replace(table, notes=(*table.notes, ruling.note.text)), [
+        return evolve(table, notes=(*table.notes, ruling.note.text)), [
             {**fact, "text": ruling.note.text}
         ]
     if which == "score_adjustment":
         seat, points = ruling.score_adjustment.seat, ruling.score_adjustment.points
         _check_seat(seat, seats)
         adjusted = tuple(a + points if i == seat else a for i, a in enumerate(table.adjustments))
-        return replace(table, adjustments=adjusted), [{**fact, "seat": seat, "points": points}]
+        return evolve(table, adjustments=adjusted), [{**fact, "seat": seat, "points": points}]
     if which == "forfeit":
         _check_seat(ruling.forfeit.seat, seats)
         forfeited = table.forfeited | {ruling.forfeit.seat}
-        return replace(table, forfeited=forfeited), [{**fact, "seat": ruling.forfeit.seat}]
+        return evolve(table, forfeited=forfeited), [{**fact, "seat": ruling.forfeit.seat}]
     if which == "void_game":
-        return replace(table, voided=True), [fact]
+        return evolve(table, voided=True), [fact]
     if which == "close_game":
-        return replace(table, closed=True), [fact]
+        return evolve(table, closed=True), [fact]
     raise MalformedCommand("command.arbiter.ruling", "the ruling is empty")
 
 

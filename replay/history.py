@@ -132,7 +132,7 @@ def refold(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> Folded
         raise ValueError("a record starts with its genesis row")
     genesis = genesis_of(rows[0])
     engine = fold.engine_of(genesis)
-    pack = engine.load_pack(pack_bytes)
+    pack = fold.loaded_pack(engine, pack_bytes)
     table, facts = fold.start(genesis, server_seed, pack)
     tables, all_facts = [table], [tuple(facts)]
     for row in rows[1:]:

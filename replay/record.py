@@ -27,9 +27,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from feastlog.replay.canonical import canonical_bytes
+from feastlog.replay.canonical import canonical_object
+from feastlog.replay.engine import evolve
 
 ZERO_HASH = "00" * 32
 
@@ -73,12 +74,12 @@ def row_salt(server_seed: bytes, game_id: str, seq: int) -> bytes:
     """
     name = game_id.encode("utf-8")
     msg = SALT_LABEL + struct.pack(">I", len(name)) + name + struct.pack(">Q", seq)
-    return hmac.new(server_seed, msg, hashlib.sha256).digest()
+    return hmac.digest(server_seed, msg, "sha256")
 
 
 def commitment_of(salt: bytes, body: bytes, command_id: str) -> str:
     """sha256(salt || canonical JSON of {"body", "command_id"}), as hex."""
-    committed = canonical_bytes({"body": body, "command_id": command_id})
+    committed = canonical_object((("body", body), ("command_id", command_id)))
     return hashlib.sha256(salt + committed).hexdigest()
 
 
@@ -100,30 +101,31 @@ class Row:
 
     def canonical(self, version: int) -> bytes:
         """The bytes the chain hash covers under the record's format ``version``."""
+        # the keys in sorted order, as canonical JSON writes them
         if version == FORMAT_1:
-            return canonical_bytes(
-                {
-                    "actor": self.actor,
-                    "body": self.body,
-                    "command_id": self.command_id,
-                    "game_id": self.game_id,
-                    "kind": self.kind,
-                    "recorded_at": self.recorded_at,
-                    "seq": self.seq,
-                    "state_hash": self.state_hash,
-                }
+            return canonical_object(
+                (
+                    ("actor", self.actor),
+                    ("body", self.body),
+                    ("command_id", self.command_id),
+                    ("game_id", self.game_id),
+                    ("kind", self.kind),
+                    ("recorded_at", self.recorded_at),
+                    ("seq", self.seq),
+                    ("state_hash", self.state_hash),
+                )
             )
         if version == FORMAT_2:
-            return canonical_bytes(
-                {
-                    "actor": self.actor,
-                    "commitment": self.commitment,
-                    "game_id": self.game_id,
-                    "kind": self.kind,
-                    "recorded_at": self.recorded_at,
-                    "seq": self.seq,
-                    "state_hash": self.state_hash,
-                }
+            return canonical_object(
+                (
+                    ("actor", self.actor),
+                    ("commitment", self.commitment),
+                    ("game_id", self.game_id),
+                    ("kind", self.kind),
+                    ("recorded_at", self.recorded_at),
+                    ("seq", self.seq),
+                    ("state_hash", self.state_hash),
+                )
             )
         raise ValueError(f"record format version {version} is unknown to this build")
 
@@ -150,13 +152,14 @@ def salt_for(row: Row, server_seed: bytes | None) -> bytes | None:
 
 def seal(row: Row, prev_hash: str, version: int, server_seed: bytes | None = None) -> Row:
     """The row with its commitment (format 2), ``prev_hash`` and chain hash computed."""
-    linked = replace(row, prev_hash=prev_hash, hash="", commitment="")
+    commitment = ""
     if version == FORMAT_2:
-        salt = salt_for(linked, server_seed)
+        salt = salt_for(row, server_seed)
         if salt is None:
             raise ValueError("a format-2 command row is committed with the server seed")
-        linked = replace(linked, commitment=commitment_of(salt, row.body, row.command_id))
-    return replace(linked, hash=linked.expected_hash(version))
+        commitment = commitment_of(salt, row.body, row.command_id)
+    linked = evolve(row, prev_hash=prev_hash, hash="", commitment=commitment)
+    return evolve(linked, hash=linked.expected_hash(version))
 
 
 def make_row(

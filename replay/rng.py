@@ -17,6 +17,7 @@ import hmac
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -29,7 +30,7 @@ def derive_seed(server_seed: bytes, seat_entropy: Sequence[bytes] = ()) -> bytes
     if not any(seat_entropy):
         return server_seed
     msg = b"".join(struct.pack(">I", len(e)) + e for e in seat_entropy)
-    return hmac.new(server_seed, msg, hashlib.sha256).digest()
+    return hmac.digest(server_seed, msg, "sha256")
 
 
 def seed_commitment(server_seed: bytes) -> str:
@@ -37,10 +38,11 @@ def seed_commitment(server_seed: bytes) -> str:
     return hashlib.sha256(server_seed).hexdigest()
 
 
+@lru_cache(maxsize=256)  # a block holds four integers, usually drawn one after another
 def block(seed: bytes, label: str, index: int) -> bytes:
     """Block ``index`` of the stream named ``label``: 32 bytes."""
     msg = label.encode("utf-8") + b"\x00" + struct.pack(">Q", index)
-    return hmac.new(seed, msg, hashlib.sha256).digest()
+    return hmac.digest(seed, msg, "sha256")
 
 
 def stream_word(seed: bytes, label: str, position: int) -> int:
@@ -65,29 +67,35 @@ class Rng:
         return 0
 
     def _moved(self, label: str, position: int) -> Rng:
-        others = tuple(c for c in self.counters if c[0] != label)
-        return Rng(self.seed, tuple(sorted((*others, (label, position)))))
+        others = [c for c in self.counters if c[0] != label]
+        others.append((label, position))
+        others.sort()
+        return Rng(self.seed, tuple(others))
 
-    def uniform(self, label: str, n: int) -> tuple[int, Rng]:
-        """An integer in ``range(n)`` from the stream ``label``, without modulo bias."""
+    def _draw_at(self, label: str, n: int, position: int) -> tuple[int, int]:
+        """``uniform(n)`` from ``position`` of the stream: the integer and the next position."""
         if n < 1:
             raise ValueError("uniform(n) needs n >= 1")
         limit = _TWO_64 - (_TWO_64 % n)
-        position = self.position(label)
         while True:
             x = stream_word(self.seed, label, position)
             position += 1
             if x < limit:
-                return x % n, self._moved(label, position)
+                return x % n, position
+
+    def uniform(self, label: str, n: int) -> tuple[int, Rng]:
+        """An integer in ``range(n)`` from the stream ``label``, without modulo bias."""
+        value, position = self._draw_at(label, n, self.position(label))
+        return value, self._moved(label, position)
 
     def shuffle(self, label: str, items: Sequence[T]) -> tuple[tuple[T, ...], Rng]:
         """A new tuple: ``items`` shuffled by Fisher-Yates from the end."""
         out = list(items)
-        rng = self
+        position = start = self.position(label)
         for i in range(len(out) - 1, 0, -1):
-            j, rng = rng.uniform(label, i + 1)
+            j, position = self._draw_at(label, i + 1, position)
             out[i], out[j] = out[j], out[i]
-        return tuple(out), rng
+        return tuple(out), (self if position == start else self._moved(label, position))
 
     def draw(self, label: str, bag: Sequence[T]) -> tuple[T, tuple[T, ...], Rng]:
         """One item drawn from a bag (a multiset): the item, the bag left (sorted), the rng."""

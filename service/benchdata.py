@@ -3,21 +3,23 @@
 ``build`` plays random legal commands from a fixed seed through the fold (the same rows
 the service writes); ``store_games`` writes such records into a DuckDB file as the
 service would; ``build_store`` writes many replicas of a few templates (``bench-scale``);
-``stored_games`` and ``decoded_rows`` read a file back for the read and fold rates.
+``stored_games`` reads a file back for the fold rate.
 """
 
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import random
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, replace
+import zlib
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from feastlog.replay import fold, games
-from feastlog.replay.export import decoded
+from feastlog.replay.engine import evolve
 from feastlog.replay.fold import Table, state_hash
 from feastlog.replay.history import begin, genesis_of, new_genesis, record_version
 from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row, seal
@@ -168,7 +170,7 @@ def replica(template: Built, number: int) -> tuple[NewGame, list[Row], projectio
     prev = template.rows[0].prev_hash
     for row in template.rows:
         body = genesis.SerializeToString(deterministic=True) if row.seq == 1 else row.body
-        moved = replace(row, game_id=genesis.game_id, body=body)
+        moved = evolve(row, game_id=genesis.game_id, body=body)
         rows.append(seal(moved, prev, version, template.seed))
         prev = rows[-1].hash
     new = NewGame(
@@ -205,21 +207,54 @@ def moved_outcomes(template: Built, genesis: Any) -> projection.Projected:
     return moved
 
 
-def build_store(path: Path, games: int, made: list[Built]) -> float:
-    """Write ``games`` replicas; returns the seconds it took."""
+_TEMPLATES: list[Built] = []
+
+
+def _keep_templates(made: list[Built]) -> None:
+    """Pool initializer: the templates a worker replicates."""
+    _TEMPLATES[:] = made
+
+
+def replicas(first: int, last: int) -> Batch:
+    """Games ``first`` to ``last - 1`` as one write: replicas of the templates."""
+    batch = Batch()
+    for number in range(first, last):
+        # templates in a mixed order: a cycle would line up with the workers' shares
+        # (every k-th game), giving one worker all the long games
+        chosen = zlib.crc32(number.to_bytes(8, "big")) % len(_TEMPLATES)
+        new, rows, projected = replica(_TEMPLATES[chosen], number)
+        batch.games.append(new)
+        batch.rows += rows[1:]
+        batch.outcomes += projected
+    return batch
+
+
+def build_store(path: Path, games: int, made: list[Built], workers: int = 1) -> float:
+    """Write ``games`` replicas; returns the seconds it took.
+
+    With ``workers`` > 1, worker processes seal the next batches while this one writes
+    (a few batches ahead at most, so memory stays flat).
+    """
     start = time.perf_counter()
+    spans = [(first, min(games, first + WRITE_BATCH)) for first in range(0, games, WRITE_BATCH)]
     store = Store(str(path))
     try:
         # a replica's outcome rows are its template's with its own ids (checked by the
         # projection tests: the rows kept by the writer equal a rebuild from the log)
-        for first in range(0, games, WRITE_BATCH):
-            batch = Batch()
-            for number in range(first, min(games, first + WRITE_BATCH)):
-                new, rows, projected = replica(made[number % len(made)], number)
-                batch.games.append(new)
-                batch.rows += rows[1:]
-                batch.outcomes += projected
-            store.write(batch)
+        if workers <= 1:
+            _keep_templates(made)
+            for first, last in spans:
+                store.write(replicas(first, last))
+        else:
+            context = multiprocessing.get_context("spawn")
+            with context.Pool(workers, initializer=_keep_templates, initargs=(made,)) as pool:
+                ahead: deque[Any] = deque()
+                for span in spans:
+                    ahead.append(pool.apply_async(replicas, span))
+                    if len(ahead) > workers:
+                        store.write(ahead.popleft().get())
+                while ahead:
+                    store.write(ahead.popleft().get())
     finally:
         store.close()
     return time.perf_counter() - start
@@ -233,18 +268,6 @@ def stored_games(path: Path) -> list[StoredGame]:
     finally:
         store.close()
     return [s for s in found if s is not None]
-
-
-def decoded_rows(path: Path) -> Iterator[int]:
-    """Read every row of a file, one query per game, decoding each body; yields 1 a row."""
-    store = Store(str(path), read_only=True)
-    try:
-        for game_id in store.game_ids():
-            for row in store.rows(game_id):
-                decoded(row)
-                yield 1
-    finally:
-        store.close()
 
 
 def count_games(path: Path) -> tuple[int, int]:

@@ -41,12 +41,19 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+# The progress queue of a worker process, set when the pool starts it (a queue can only
+# reach a process as it starts; a manager process to carry it costs a process start).
+_PROGRESS: Any = None
+
+
+def _hear(progress: Any) -> None:
+    """Pool initializer: keep the queue this worker reports its progress on."""
+    global _PROGRESS
+    _PROGRESS = progress
+
+
 def _share(
-    path: str,
-    work: Callable[[StoredGame], T],
-    part: tuple[int, int] | None,
-    game_kind: str,
-    progress: Any,
+    path: str, work: Callable[[StoredGame], T], part: tuple[int, int], game_kind: str
 ) -> list[tuple[int, T]]:
     """One worker's share: (place in the game list, result) for each of its games."""
     store = open_store(path, read_only=True)
@@ -54,13 +61,18 @@ def _share(
     try:
         for n, stored in store.scan_numbered(part, game_kind):
             done.append((n, work(stored)))
-            if progress is not None and len(done) % PROGRESS_EVERY == 0:
-                progress.put(PROGRESS_EVERY)
+            if _PROGRESS is not None and len(done) % PROGRESS_EVERY == 0:
+                _PROGRESS.put(PROGRESS_EVERY)
     finally:
         store.close()
-    if progress is not None:
-        progress.put(len(done) % PROGRESS_EVERY)
+    if _PROGRESS is not None:
+        _PROGRESS.put(len(done) % PROGRESS_EVERY)
     return done
+
+
+def sampled(every: int) -> tuple[int, int] | None:
+    """The scan part of every ``every``-th game of the list (None: every game)."""
+    return (0, every) if every > 1 else None
 
 
 def over_games(
@@ -69,37 +81,39 @@ def over_games(
     workers: int = 1,
     game_kind: str = "",
     advance: Callable[[int], None] = lambda _: None,
+    every: int = 1,
 ) -> Iterator[T]:
     """``work(game)`` for every game with rows, in the order of the game list.
 
     ``work`` must be a module-level function (it is sent to the worker processes);
-    ``advance(k)`` is told whenever k more games are done.
+    ``advance(k)`` is told whenever k more games are done.  ``every=k`` takes only every
+    k-th game of the list: a sample spread over the whole file, read by the same scans.
     """
     if workers <= 1:
         store = open_store(path, read_only=True)
         try:
-            for _, stored in store.scan_numbered(None, game_kind):
+            for _, stored in store.scan_numbered(sampled(every), game_kind):
                 yield work(stored)
                 advance(1)
         finally:
             store.close()
         return
+    # worker k takes the places k*every modulo workers*every: its share of the sample
+    parts = [(k * every, workers * every) for k in range(workers)]
     # spawn, not fork: a forked DuckDB or gRPC runtime is not safe to use
     context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager, context.Pool(workers) as pool:
-        progress = manager.Queue()
-        shares = [
-            pool.apply_async(_share, (path, work, (k, workers), game_kind, progress))
-            for k in range(workers)
-        ]
+    progress = context.Queue()
+    with context.Pool(workers, initializer=_hear, initargs=(progress,)) as pool:
+        shares = [pool.apply_async(_share, (path, work, part, game_kind)) for part in parts]
         _follow(shares, progress, advance)
         results = [s.get() for s in shares]
     for _, result in heapq.merge(*results, key=lambda found: found[0]):
         yield result
 
 
-def _project_share(path: str, part: tuple[int, int] | None, into: str, progress: Any) -> int:
+def _project_share(path: str, part: tuple[int, int] | None, into: str) -> int:
     """One worker's share of a projection rebuild, written to a file of its own."""
+    progress = _PROGRESS
 
     def projected() -> Iterator[Any]:
         for i, found in enumerate(over_games(path, projection.rows_of_stored), start=1):
@@ -140,13 +154,17 @@ def rebuild_projection(
     with tempfile.TemporaryDirectory(prefix="feastlog-projection-") as folder:
         shares = [str(Path(folder) / f"share{k}.duckdb") for k in range(max(workers, 1))]
         if workers <= 1:
-            _project_share(path, None, shares[0], _Advance(advance))
+            _hear(_Advance(advance))
+            try:
+                _project_share(path, None, shares[0])
+            finally:
+                _hear(None)
         else:
             context = multiprocessing.get_context("spawn")
-            with context.Manager() as manager, context.Pool(workers) as pool:
-                progress = manager.Queue()
+            progress = context.Queue()
+            with context.Pool(workers, initializer=_hear, initargs=(progress,)) as pool:
                 done = [
-                    pool.apply_async(_project_share, (path, (k, workers), into, progress))
+                    pool.apply_async(_project_share, (path, (k, workers), into))
                     for k, into in enumerate(shares)
                 ]
                 _follow(done, progress, advance)
@@ -177,19 +195,21 @@ def _follow(shares: list[Any], progress: Any, advance: Callable[[int], None]) ->
             advance(progress.get(timeout=0.2))
         except queue.Empty:
             continue
-    while not progress.empty():
-        advance(progress.get())
+    # a worker's last messages may still be on their way when its result is in
+    with contextlib.suppress(queue.Empty):
+        while True:
+            advance(progress.get(timeout=0.1))
 
 
-def read_and_decode(path: str, game_kind: str = "") -> tuple[int, float]:
+def read_and_decode(path: str, game_kind: str = "", every: int = 1) -> tuple[int, float]:
     """The baseline for bulk work: (rows, seconds) to read every row in one ordered scan
-    and decode each body with protobuf, doing nothing else."""
+    and decode each body with protobuf, doing nothing else (``every``: as ``over_games``)."""
     decoders = {GENESIS: genesis_of, COMMAND: command_of, SEED_REVEAL: seed_of}
     store = open_store(path, read_only=True)
     try:
         start = time.perf_counter()
         rows = 0
-        for stored in store.scan(None, game_kind):
+        for stored in store.scan(sampled(every), game_kind):
             for row in stored.rows:
                 # a body that does not decode costs the same; the audit names it
                 with contextlib.suppress(DecodeError, KeyError):

@@ -97,13 +97,20 @@ def audit_all(
     advance: Callable[[int], None] = _nothing,
     game_kind: str = "",
     baseline: bool = True,
+    every: int = 1,
 ) -> tuple[list[dict[str, Any]], Throughput]:
-    """Verify every game of a file over ``workers`` processes; reports in list order."""
+    """Verify every game of a file over ``workers`` processes; reports in list order.
+
+    ``every=k`` verifies every k-th game only (benchmarks of large files), the baseline
+    reading the same games.
+    """
     chosen = workers or bulk.default_workers()
     start = time.perf_counter()
-    reports = list(bulk.over_games(db_path, audit_report, chosen, game_kind, advance))
+    reports = list(bulk.over_games(db_path, audit_report, chosen, game_kind, advance, every))
     seconds = time.perf_counter() - start
-    read_rows, read_seconds = bulk.read_and_decode(db_path, game_kind) if baseline else (0, 0.0)
+    read_rows, read_seconds = (
+        bulk.read_and_decode(db_path, game_kind, every) if baseline else (0, 0.0)
+    )
     checked = sum(r["rows"] for r in reports)
     return reports, Throughput(checked, seconds, chosen, read_rows, read_seconds)
 
@@ -125,16 +132,21 @@ def export_line(stored: StoredGame) -> str:
 
 
 def export_all(
-    db_path: str, output: str, workers: int | None, advance: Callable[[int], None] = _nothing
+    db_path: str,
+    output: str,
+    workers: int | None,
+    advance: Callable[[int], None] = _nothing,
+    every: int = 1,
 ) -> tuple[int, int, int]:
-    """Write every game's record to a JSON Lines file, one game a line.
+    """Write every game's record to a JSON Lines file, one game a line (``every=k``: every
+    k-th game only, as ``audit_all``).
 
     Returns (games written, complete ones, records left out because a row does not decode).
     """
     written = complete = broken = 0
     with Path(output).open("w") as out:
         for line in bulk.over_games(
-            db_path, export_line, workers or bulk.default_workers(), "", advance
+            db_path, export_line, workers or bulk.default_workers(), "", advance, every
         ):
             if not line:
                 broken += 1

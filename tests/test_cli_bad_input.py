@@ -140,6 +140,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("bench", "--games", "many"), 2, "many"),
     (("bench-audit", "--games", "0"), 2, "0"),
     (("bench-scale", "--games", "1,x"), 2, "1,x"),
+    (("bench-scale", "--reuse"), 2, "--keep"),
     # a game waiting for seat entropy
     (("play", "{waiting}", "--token", "{token}", "--db", "{db}"), 4, "waiting for"),
     (("replay", "{waiting}", "--db", "{db}"), 4, "waiting for"),

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.service.benchdata import build, store_games
+from feastlog.service.benchdata import build, build_store, store_games
+from feastlog.service.season import audit_all
 from feastlog.service.store import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ThreadedServer, create, error_info, stub
@@ -59,6 +60,39 @@ def test_audit_all_over_several_workers_reports_exactly_what_one_worker_does(
     bad = [r for r in reports if not r["ok"]]
     assert [(r["game_id"], r["first_bad_seq"]) for r in bad] == [("g_season0005", 7)]
     assert [r["game_id"] for r in reports][:3] == ["g_season0000", "g_season0001", "g_season0002"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_sampled_audit_verifies_every_kth_game_and_reads_the_same_rows(
+    season: Path, workers: int
+) -> None:
+    reports, speed = audit_all(str(season), workers, every=5)
+    sampled = ["g_season0004", "g_season0009", "g_season0014", "g_season0019", "g_running"]
+    assert [r["game_id"] for r in reports] == sampled  # places 5, 10, ... of the game list
+    assert speed.rows == speed.read_rows == sum(r["rows"] for r in reports)
+    assert all(r["ok"] for r in reports)
+
+
+def test_a_store_built_by_worker_processes_is_the_one_built_here(tmp_path: Path) -> None:
+    made = [build(players=2 + i, seed_byte=i + 1) for i in range(3)]
+    found = []
+    for workers in (1, 2):
+        path = tmp_path / f"built{workers}.duckdb"
+        build_store(path, 23, made, workers)
+        store = Store(str(path), read_only=True)
+        try:
+            events = store.con.execute(
+                "SELECT game_id, seq, hash FROM events ORDER BY game_id, seq"
+            ).fetchall()
+            listed = store.con.execute("SELECT game_id, n FROM games ORDER BY n").fetchall()
+            outcomes = store.con.execute("SELECT * FROM outcome_seats ORDER BY ALL").fetchall()
+        finally:
+            store.close()
+        found.append((events, listed, outcomes))
+    assert found[0] == found[1]
+    events, listed, outcomes = found[0]
+    assert len(listed) == 23 and len({e[2] for e in events}) == len(events)
+    assert outcomes
 
 
 def test_audit_all_says_how_fast_beside_a_plain_read(season: Path) -> None:

@@ -9,9 +9,8 @@ and the next dish, and the twelfth dish the scoring.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
-from feastlog.replay.engine import Fact, Outcome
+from feastlog.replay.engine import Fact, Outcome, evolve
 from feastlog.replay.games.bon_appetit.pack import COLOURS, Pack
 from feastlog.replay.games.bon_appetit.spec import (
     BAG_LABEL,
@@ -91,9 +90,9 @@ def setup(
             facts += more
     if options["first_seat"] == "random":
         first, rng = state.rng.uniform(FIRST_SEAT_LABEL, len(seats))
-        state = replace(state, first_seat=first, rng=rng)
+        state = evolve(state, first_seat=first, rng=rng)
     else:
-        state = replace(state, first_seat=int(options["first_seat"]))
+        state = evolve(state, first_seat=int(options["first_seat"]))
     facts.append({"type": "first_player", "seat": state.first_seat, "how": options["first_seat"]})
     state, more = start_round(state)
     return state, facts + more
@@ -107,7 +106,7 @@ def start_round(state: State) -> tuple[State, list[Fact]]:
         row, deck = (deck[0], *row), deck[1:]
     seats = tuple(range(len(state.players)))
     auction = Auction(dish, 0, seats, table=tuple(() for _ in seats))
-    state = replace(state, round=state.round + 1, menu_row=row, deck=deck, auction=auction)
+    state = evolve(state, round=state.round + 1, menu_row=row, deck=deck, auction=auction)
     fact: Fact = {
         "type": "round_started",
         "round": state.round,
@@ -126,10 +125,10 @@ def _put(state: State, seat: int, gems: tuple[str, ...], automatic: bool) -> tup
     hand = list(state.players[seat].hand)
     for gem in gems:
         hand.remove(gem)
-    player = replace(state.players[seat], hand=tuple(hand))
+    player = evolve(state.players[seat], hand=tuple(hand))
     players = tuple(player if i == seat else p for i, p in enumerate(state.players))
     sealed = tuple(sorted((*auction.sealed, (seat, tuple(sorted(gems))))))
-    state = replace(state, players=players, auction=replace(auction, sealed=sealed))
+    state = evolve(state, players=players, auction=evolve(auction, sealed=sealed))
     return state, {
         "type": "bid_sealed",
         "round": state.round,
@@ -186,8 +185,8 @@ def reveal(state: State) -> tuple[State, list[Fact]]:
     if auction.tie_round == 0:
         initial = tuple(dict(auction.sealed).get(s, ()) for s in range(len(state.players)))
     added = any(gems for _, gems in auction.sealed)
-    auction = replace(auction, sealed=(), table=tuple(table), initial=initial)
-    state = replace(state, auction=auction)
+    auction = evolve(auction, sealed=(), table=tuple(table), initial=initial)
+    state = evolve(state, auction=auction)
     facts: list[Fact] = [
         {
             "type": "bids_revealed",
@@ -210,8 +209,8 @@ def reveal(state: State) -> tuple[State, list[Fact]]:
     elif not any(state.players[s].hand for s in tied):
         more = remove_dish(state, "tie_unresolved", "the tied players have no gems left")
     else:
-        tie = replace(auction, tie_round=auction.tie_round + 1, bidders=tuple(tied))
-        state = replace(state, auction=tie)
+        tie = evolve(auction, tie_round=auction.tie_round + 1, bidders=tuple(tied))
+        state = evolve(state, auction=tie)
         start: Fact = {
             "type": "tie_break_started",
             "round": state.round,
@@ -229,10 +228,10 @@ def _take_back(state: State, keep_out: int | None) -> State:
     auction = state.auction
     assert auction is not None
     players = tuple(
-        p if i == keep_out else replace(p, hand=tuple(sorted(p.hand + auction.table[i])))
+        p if i == keep_out else evolve(p, hand=tuple(sorted(p.hand + auction.table[i])))
         for i, p in enumerate(state.players)
     )
-    return replace(state, players=players)
+    return evolve(state, players=players)
 
 
 def win(state: State, seat: int) -> tuple[State, list[Fact]]:
@@ -245,9 +244,9 @@ def win(state: State, seat: int) -> tuple[State, list[Fact]]:
         max(1, v - 1) if c in paid else min(4, v + 1) for c, v in zip(COLOURS, before, strict=True)
     )
     state = _take_back(state, seat)
-    winner = replace(state.players[seat], dishes=(*state.players[seat].dishes, auction.dish))
+    winner = evolve(state.players[seat], dishes=(*state.players[seat].dishes, auction.dish))
     players = tuple(winner if i == seat else p for i, p in enumerate(state.players))
-    state = replace(
+    state = evolve(
         state,
         players=players,
         gem_values=after,
@@ -279,7 +278,7 @@ def remove_dish(state: State, reason: str, why: str) -> tuple[State, list[Fact]]
     """No one wins: the dish goes back to the box, everyone takes their gems back."""
     auction = state.auction
     assert auction is not None
-    state = replace(_take_back(state, None), removed=(*state.removed, auction.dish))
+    state = evolve(_take_back(state, None), removed=(*state.removed, auction.dish))
     fact: Fact = {
         "type": "dish_removed",
         "round": state.round,
@@ -294,7 +293,7 @@ def remove_dish(state: State, reason: str, why: str) -> tuple[State, list[Fact]]
 
 def end_round(state: State, auction: Auction) -> tuple[State, list[Fact]]:
     """Cleanup Phase (or the end of the game when the Menu row is empty)."""
-    state = replace(state, auction=None)
+    state = evolve(state, auction=None)
     if not state.menu_row:
         return game_over(state)
     state, facts = cleanup(state, auction.initial or ())
@@ -313,9 +312,9 @@ def draw_gem(state: State, seat: int, reason: str) -> tuple[State, list[Fact]]:
     """One gem from the bag into a seat's hand: a private fact and a public one."""
     gem, bag, rng = state.rng.draw(BAG_LABEL, state.bag)
     player = state.players[seat]
-    player = replace(player, hand=tuple(sorted((*player.hand, gem))))
+    player = evolve(player, hand=tuple(sorted((*player.hand, gem))))
     players = tuple(player if i == seat else p for i, p in enumerate(state.players))
-    state = replace(state, players=players, bag=bag, rng=rng)
+    state = evolve(state, players=players, bag=bag, rng=rng)
     return state, [
         {"type": "gems_drawn", "seat": seat, "gems": [gem], "reason": reason, "private_to": seat},
         {"type": "drew", "seat": seat, "count": 1, "reason": reason, "bag_count": len(bag)},
@@ -365,7 +364,7 @@ def standings(state: State) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int
 
 def game_over(state: State) -> tuple[State, list[Fact]]:
     """Score the dishes; break ties by gems left; still tied, share the victory."""
-    state = replace(state, over=True)
+    state = evolve(state, over=True)
     points, worth, winners = standings(state)
     top = [s for s in range(len(points)) if points[s] == max(points)]
     decided = "points" if len(top) == 1 else ("gems" if len(winners) == 1 else "shared")

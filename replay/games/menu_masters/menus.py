@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from itertools import combinations
 
 from feastlog.replay.engine import MalformedCommand
@@ -293,14 +294,22 @@ def _any_completable(state: State, basket: Iterable[str], menus: Iterable[str]) 
     cards = tuple(basket)
     if not cards:
         return False
-    pack = state.pack
+    # whether any Menu can be fulfilled does not depend on the order of the cards or of
+    # the Menus, and the cards in play change only when a Menu is completed: the same
+    # question comes back turn after turn
+    return _completable(state.pack, tuple(sorted(cards)), frozenset(menus))
+
+
+@lru_cache(maxsize=4096)
+def _completable(pack: Pack, cards: tuple[str, ...], menus: frozenset[str]) -> bool:
+    """``_any_completable`` for sorted cards and a set of Menus."""
     shown: set[str] = set()
     paired: set[str] = set()  # stores with two cards showing the same ingredient
     for card_id in cards:
         card = pack.card(card_id)
         paired |= {card.deck for i in card.ingredients if i in shown}
         shown.update(card.ingredients)
-    for menu_id in menus:
+    for menu_id in sorted(menus):
         menu = pack.menu(menu_id)
         # a quick necessary test first: every ingredient shown, or a Power Food of its store
         if all(i in shown or pack.store_of(i) in paired for i in menu.ingredients) and (

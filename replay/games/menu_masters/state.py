@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
+from feastlog.replay.engine import evolve
 from feastlog.replay.games.menu_masters.pack import DECKS, Pack
 from feastlog.replay.games.menu_masters.spec import STORE_TITLES, STORES
 from feastlog.replay.rng import Rng
@@ -115,22 +116,6 @@ class StateV2(State):
     def version(self) -> int:
         """The ruleset version this game follows."""
         return self.ruleset
-
-
-def evolve(value: T, **changes: Any) -> T:
-    """A copy of a frozen state dataclass with fields changed.
-
-    Like ``dataclasses.replace`` but without re-running ``__init__``: folding and the
-    playout tests replace state fields millions of times, and this is several times faster.
-    Only for this module's dataclasses (plain fields, no ``__post_init__``).
-    """
-    unknown = changes.keys() - value.__dict__.keys()
-    if unknown:
-        raise TypeError(f"{type(value).__name__} has no field {sorted(unknown)[0]}")
-    new = object.__new__(type(value))
-    new.__dict__.update(value.__dict__)
-    new.__dict__.update(changes)
-    return new
 
 
 def with_chef(state: State, seat: int, **changes: object) -> State:

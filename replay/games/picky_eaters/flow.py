@@ -9,10 +9,9 @@ card moves clockwise and the next round starts; after round 5 the game is scored
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
-from feastlog.replay.engine import Fact, Outcome
+from feastlog.replay.engine import Fact, Outcome, evolve
 from feastlog.replay.games.picky_eaters.pack import EXTRA_SEASONING, SPRINKLE_OF_HERBS, Pack
 from feastlog.replay.games.picky_eaters.spec import (
     CATEGORY_POINTS,
@@ -95,14 +94,14 @@ def setup(
 
 def set_player(state: State, seat: int, **changes: Any) -> State:
     players = list(state.players)
-    players[seat] = replace(players[seat], **changes)
-    return replace(state, players=tuple(players))
+    players[seat] = evolve(players[seat], **changes)
+    return evolve(state, players=tuple(players))
 
 
 def reshuffle(state: State) -> tuple[State, Fact]:
     """The discard pile, sorted, shuffled into a new Food deck."""
     deck, rng = state.rng.shuffle(RESHUFFLE, sorted(state.discard))
-    state = replace(state, food_deck=deck, discard=(), rng=rng)
+    state = evolve(state, food_deck=deck, discard=(), rng=rng)
     return state, {"type": "deck_reshuffled", "cards": len(deck)}
 
 
@@ -130,7 +129,7 @@ def draw(state: State, count: int) -> tuple[State, tuple[str, ...], list[Fact]]:
             state, fact = reshuffle(state)
             facts.append(fact)
         drawn.append(state.food_deck[0])
-        state = replace(state, food_deck=state.food_deck[1:])
+        state = evolve(state, food_deck=state.food_deck[1:])
         if state.refill == WHEN_EMPTY and not state.food_deck and state.discard:
             state, fact = reshuffle(state)
             facts.append(fact)
@@ -143,19 +142,19 @@ def next_turn(state: State, facts: list[Fact]) -> tuple[State, list[Fact]]:
     for step in range(1, n + 1):
         seat = (state.turn + step) % n
         if not state.players[seat].passed:
-            return replace(state, turn=seat), facts
+            return evolve(state, turn=seat), facts
     return end_round(state, facts)
 
 
 def end_round(state: State, facts: list[Fact]) -> tuple[State, list[Fact]]:
     facts = [*facts, {"type": "market_discarded", "cards": list(state.market)}]
-    state = replace(state, discard=(*state.discard, *state.market), market=())
+    state = evolve(state, discard=(*state.discard, *state.market), market=())
     facts.append({"type": "round_ended", "round": state.round})
     if state.round >= ROUNDS:
-        state = replace(state, phase=OVER)
+        state = evolve(state, phase=OVER)
         return state, [*facts, game_over_fact(state)]
     first = (state.first_player + 1) % len(state.players)
-    state = replace(state, first_player=first, turn=first)
+    state = evolve(state, first_player=first, turn=first)
     facts.append({"type": "first_player_moved", "seat": first})
     state, more = start_round(state)
     return state, facts + more
@@ -166,12 +165,12 @@ def start_round(state: State) -> tuple[State, list[Fact]]:
     n, pack = len(state.players), state.pack
     number = state.round + 1
     guest = pack.guest_of[state.guest_deck[0]]
-    state = replace(
+    state = evolve(
         state,
         round=number,
         guest_deck=state.guest_deck[1:],
         guests=(*state.guests, guest.card),
-        players=tuple(replace(p, passed=False) for p in state.players),
+        players=tuple(evolve(p, passed=False) for p in state.players),
     )
     facts: list[Fact] = [
         {"type": "round_started", "round": number, "first_player": state.first_player},
@@ -188,7 +187,7 @@ def start_round(state: State) -> tuple[State, list[Fact]]:
         },
     ]
     state, market, refill = draw(state, market_size(n, state.small_table_variant))
-    state = replace(state, market=market)
+    state = evolve(state, market=market)
     facts += [
         *refill,
         {
@@ -208,8 +207,8 @@ def start_round(state: State) -> tuple[State, list[Fact]]:
             {"type": "cards_dealt", "seat": seat, "cards": list(cards), "private_to": seat}
         )
     if over_hand_limit(state):
-        return replace(state, phase=DISCARD_DOWN, turn=state.first_player), facts
-    state = replace(state, phase=PLAY, turn=state.first_player)
+        return evolve(state, phase=DISCARD_DOWN, turn=state.first_player), facts
+    state = evolve(state, phase=PLAY, turn=state.first_player)
     return state, [*facts, {"type": "play_started", "round": number, "seat": state.turn}]
 
 

@@ -12,10 +12,17 @@ PE-HAND-LIMIT).  After any move, an empty Food deck is refilled at once where th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
-from feastlog.replay.engine import Effect, Fact, MalformedCommand, Move, RuleViolation, as_is
+from feastlog.replay.engine import (
+    Effect,
+    Fact,
+    MalformedCommand,
+    Move,
+    RuleViolation,
+    as_is,
+    evolve,
+)
 from feastlog.replay.games.picky_eaters import recipes
 from feastlog.replay.games.picky_eaters.flow import draw, next_turn, refill_when_empty, set_player
 from feastlog.replay.games.picky_eaters.recipes import card_words, name_of, not_in_hand, twice
@@ -192,7 +199,7 @@ def take(state: State, seat: int, move: pb.PickyEatersTakeFromMarket) -> Result:
     """The card goes from the Market to the hand; an 11th card is discarded down first."""
     card, hand = move.card, state.players[seat].hand
     state = set_player(state, seat, hand=tuple(sorted((*hand, card))))
-    state = replace(state, market=tuple(c for c in state.market if c != card))
+    state = evolve(state, market=tuple(c for c in state.market if c != card))
     size = len(hand) + 1
     fact: Fact = {
         "type": "took_from_market",
@@ -210,7 +217,7 @@ def take(state: State, seat: int, move: pb.PickyEatersTakeFromMarket) -> Result:
 def discard_to_draw(state: State, seat: int, cards: list[str]) -> Result:
     """Two cards to the discard pile, one drawn from the Food deck."""
     hand = tuple(c for c in state.players[seat].hand if c not in cards)
-    state = replace(set_player(state, seat, hand=hand), discard=(*state.discard, *cards))
+    state = evolve(set_player(state, seat, hand=hand), discard=(*state.discard, *cards))
     facts: list[Fact] = [{"type": "discarded_to_draw", "seat": seat, "cards": cards}]
     state, drawn, refill = draw(state, 1)
     state = set_player(state, seat, hand=tuple(sorted((*hand, *drawn))))
@@ -223,12 +230,12 @@ def discard_to_draw(state: State, seat: int, cards: list[str]) -> Result:
 def discard_down(state: State, seat: int, cards: list[str]) -> Result:
     """Down to 10 cards; after the deal, play starts once no one is over 10."""
     hand = tuple(c for c in state.players[seat].hand if c not in cards)
-    state = replace(set_player(state, seat, hand=hand), discard=(*state.discard, *cards))
+    state = evolve(set_player(state, seat, hand=hand), discard=(*state.discard, *cards))
     facts: list[Fact] = [{"type": "discarded_down", "seat": seat, "cards": cards}]
     if state.phase == PLAY:
         return next_turn(state, facts)
     if not over_hand_limit(state):
-        state = replace(state, phase=PLAY, turn=state.first_player)
+        state = evolve(state, phase=PLAY, turn=state.first_player)
         facts.append({"type": "play_started", "round": state.round, "seat": state.turn})
     return state, facts
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import replace
 
-from feastlog.replay.engine import Fact
+from feastlog.replay.engine import Fact, evolve
 from feastlog.replay.games.picky_eaters.flow import next_turn, set_player
 from feastlog.replay.games.picky_eaters.pack import (
     EXTRA_SEASONING,
@@ -188,7 +187,7 @@ def prepare(state: State, seat: int, prep: Prepare) -> tuple[State, list[Fact]]:
     else:
         recipes.append(PlacedRecipe(prep.recipe))
     state = set_player(state, seat, hand=hand, recipes=tuple(recipes))
-    state = replace(state, discard=(*state.discard, *thrown))
+    state = evolve(state, discard=(*state.discard, *thrown))
     sub = prep.substitutions[0] if prep.substitutions else None
     fact: Fact = {
         "type": "recipe_prepared",
