@@ -94,9 +94,11 @@ def _fields_text(message: Message) -> str:
 
 def _value_text(field: Any, value: Any) -> str:
     if field.enum_type is not None:
-        name: str = field.enum_type.values_by_number[value].name
-        prefix = _enum_prefix(field.enum_type)
-        return name.removeprefix(prefix).lower().replace("_", " ")
+        known = field.enum_type.values_by_number.get(value)
+        if known is None:  # a number this build's enum does not name
+            return str(value)
+        name: str = known.name
+        return name.removeprefix(_enum_prefix(field.enum_type)).lower().replace("_", " ")
     if field.message_type is not None:
         return "(" + _fields_text(value) + ")"
     return str(value)
@@ -116,7 +118,7 @@ def view_lines(view: dict[str, Any], me: int) -> list[str]:
     """The table and this seat's own place at it, a line each of ``name: value``.
 
     The seats' list (the one whose entries have a seat and a name) is shown as one line
-    per seat; this seat's line comes last, as ``you``.
+    per seat, in seat order, this seat's line named ``you``.
     """
     places: list[dict[str, Any]] = next(
         (
