@@ -276,7 +276,8 @@ def json_for_script(value: Any) -> str:
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-_SHELL = """<!doctype html>
+# The head every page shares: the no-network CSP, the title and the inline style.
+HEAD = """<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -286,7 +287,11 @@ _SHELL = """<!doctype html>
 <style>{css}</style>
 </head>
 <body>
-<header class="top">
+"""
+
+_SHELL = (
+    HEAD
+    + """<header class="top">
  <div class="heading"><h1>{heading}</h1><p class="sub" id="sub"></p></div>
  <div class="tools">
   <span id="live" class="live" hidden></span>
@@ -319,6 +324,7 @@ _SHELL = """<!doctype html>
 </body>
 </html>
 """
+)
 
 
 def render_page(data: dict[str, Any]) -> str:

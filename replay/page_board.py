@@ -8,19 +8,11 @@ from __future__ import annotations
 
 import html
 
-from feastlog.replay.page import asset, csp_hash
+from feastlog.replay.page import HEAD, asset, csp_hash
 
-_SHELL = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{policy}">
-<title>{title}</title>
-<style>{css}</style>
-</head>
-<body>
-<header class="top"><div class="heading"><h1>{title}</h1><p class="sub">{sub}</p></div>
+_SHELL = (
+    HEAD
+    + """<header class="top"><div class="heading"><h1>{title}</h1><p class="sub">{sub}</p></div>
 <div class="tools">{tools}</div></header>
 <main class="board">
 {body}
@@ -29,6 +21,7 @@ _SHELL = """<!doctype html>
 </body>
 </html>
 """
+)
 
 
 def _page(title: str, sub: str, body: str, script: str = "", tools: str = "") -> str:
