@@ -7,6 +7,7 @@ feastlog.cli, with the games' packs and the replay page's assets.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -15,15 +16,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# what a wheel is not built from; setuptools' own build/ left in a checkout would carry
+# modules deleted since into the wheel
+LEFT_OUT = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", "*_cache", "node_modules"
+)
+
+
 def test_the_wheel_installs_everything_under_feastlog(tmp_path: Path) -> None:
+    source = tmp_path / "source"  # a copy, so the build writes nothing into the checkout
+    shutil.copytree(ROOT, source, symlinks=True, ignore=LEFT_OUT)
+    wheels = tmp_path / "wheels"
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert built.returncode == 0, built.stderr
-    (wheel,) = tmp_path.glob("feastlog-*.whl")
+    (wheel,) = wheels.glob("feastlog-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names}
     assert {t for t in top if not t.endswith(".dist-info")} == {"feastlog"}
