@@ -25,12 +25,12 @@ the chain.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import struct
 from dataclasses import dataclass
 
 from feastlog.replay.canonical import canonical_object
 from feastlog.replay.engine import evolve
+from feastlog.replay.rng import hmac_sha256
 
 ZERO_HASH = "00" * 32
 
@@ -74,7 +74,7 @@ def row_salt(server_seed: bytes, game_id: str, seq: int) -> bytes:
     """
     name = game_id.encode("utf-8")
     msg = SALT_LABEL + struct.pack(">I", len(name)) + name + struct.pack(">Q", seq)
-    return hmac.digest(server_seed, msg, "sha256")
+    return hmac_sha256(server_seed, msg)
 
 
 def commitment_of(salt: bytes, body: bytes, command_id: str) -> str:

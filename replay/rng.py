@@ -13,7 +13,6 @@ per-label counters moved on, so game state that holds an ``Rng`` stays immutable
 from __future__ import annotations
 
 import hashlib
-import hmac
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -25,12 +24,41 @@ T = TypeVar("T")
 _TWO_64 = 2**64
 
 
+@lru_cache(maxsize=1024)  # a few keys (a game's seed) serve many messages
+def _keyed(key: bytes) -> tuple[hashlib._Hash, hashlib._Hash]:
+    """HMAC-SHA256's inner and outer hashes for ``key``, its pads already absorbed."""
+    if len(key) > 64:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(64, b"\0")
+    return (
+        hashlib.sha256(bytes(b ^ 0x36 for b in key)),
+        hashlib.sha256(bytes(b ^ 0x5C for b in key)),
+    )
+
+
+def hmac_sha256(key: bytes, msg: bytes) -> bytes:
+    """HMAC-SHA256 (RFC 2104), the same bytes as ``hmac.digest(key, msg, "sha256")``.
+
+    Written out over ``hashlib`` because ``hmac.digest`` lets go of the interpreter lock
+    for every call, however short the message: in a serving process each release can
+    hand the lock to another thread and leave the event loop waiting for its return.
+    ``hashlib`` keeps the lock for messages under 2 KiB, and the pads of a key are
+    hashed once.
+    """
+    inner, outer = _keyed(key)
+    inside = inner.copy()
+    inside.update(msg)
+    outside = outer.copy()
+    outside.update(inside.digest())
+    return outside.digest()
+
+
 def derive_seed(server_seed: bytes, seat_entropy: Sequence[bytes] = ()) -> bytes:
     """The game seed: the server seed, or HMAC over the seats' entropy when any was given."""
     if not any(seat_entropy):
         return server_seed
     msg = b"".join(struct.pack(">I", len(e)) + e for e in seat_entropy)
-    return hmac.digest(server_seed, msg, "sha256")
+    return hmac_sha256(server_seed, msg)
 
 
 def seed_commitment(server_seed: bytes) -> str:
@@ -42,7 +70,7 @@ def seed_commitment(server_seed: bytes) -> str:
 def block(seed: bytes, label: str, index: int) -> bytes:
     """Block ``index`` of the stream named ``label``: 32 bytes."""
     msg = label.encode("utf-8") + b"\x00" + struct.pack(">Q", index)
-    return hmac.digest(seed, msg, "sha256")
+    return hmac_sha256(seed, msg)
 
 
 def stream_word(seed: bytes, label: str, position: int) -> int:
