@@ -91,26 +91,52 @@ def fill(message: Message, data: Mapping[str, Any], path: str = "") -> Message:
     return message
 
 
-def _set(message: Message, field: FieldDescriptor, value: Any, where: str) -> None:
+# How ``_set`` fills a field, worked out once per field (views and facts are filled on
+# every answer): a map (refused), repeated scalars, repeated messages, a scalar, a list
+# message (``Int32List``...) or a message.
+_MAP, _SCALARS, _MESSAGES, _SCALAR, _LIST, _MESSAGE = range(6)
+
+
+@functools.cache
+def _plan(field: FieldDescriptor) -> tuple[int, str, type | None]:
+    """How to fill ``field``: its mode, its name and the Python type its scalars take."""
     target = field.message_type
-    if field.is_repeated and target is not None and target.GetOptions().map_entry:
-        raise NotTyped(f"{where}: maps are not used in views")  # keys are fields, see key_of
+    wanted = _PYTHON_TYPES.get(field.cpp_type)
     if field.is_repeated:
+        if target is None:
+            return _SCALARS, field.name, wanted
+        return (_MAP if target.GetOptions().map_entry else _MESSAGES), field.name, None
+    if target is None:
+        return _SCALAR, field.name, wanted
+    return (_LIST if is_list(target) else _MESSAGE), field.name, None
+
+
+def _set(message: Message, field: FieldDescriptor, value: Any, where: str) -> None:
+    mode, name, wanted = _plan(field)
+    if mode == _SCALAR:
+        # bool is an int in Python: an int field takes no bool, a bool field no int
+        if wanted is None or type(value) is not wanted:
+            _scalar(field, value, where)  # raises, naming the field
+        setattr(message, name, value)
+        return
+    if mode == _MAP:
+        raise NotTyped(f"{where}: maps are not used in views")  # keys are fields, see key_of
+    if mode in (_SCALARS, _MESSAGES):
         if not isinstance(value, list):
             raise NotTyped(f"{where} should be a list")
-        items = getattr(message, field.name)
-        for i, item in enumerate(value):
-            if target is None:
-                items.append(_scalar(field, item, f"{where}[{i}]"))
-            else:
+        items = getattr(message, name)
+        if mode == _SCALARS:
+            for i, item in enumerate(value):
+                if wanted is None or type(item) is not wanted:
+                    _scalar(field, item, f"{where}[{i}]")  # raises
+            items.extend(value)
+        else:
+            for i, item in enumerate(value):
                 fill(items.add(), _object(item, f"{where}[{i}]"), f"{where}[{i}]")
         return
-    if target is None:
-        setattr(message, field.name, _scalar(field, value, where))
-        return
-    inner = getattr(message, field.name)
+    inner = getattr(message, name)
     inner.SetInParent()
-    if is_list(target):
+    if mode == _LIST:
         fill(inner, {"values": value}, where)
     else:
         fill(inner, _object(value, where), where)
