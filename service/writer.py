@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store_api import EventStore
+from feastlog.service.store_process import ProcessStore
 
 T = TypeVar("T")
 
@@ -97,7 +98,7 @@ class Database:
             for batch, _ in waiting:
                 merged.extend(batch)
             try:
-                await self.call(self.store.write, merged)
+                await self._commit(merged)
             except StoreUnavailable as error:  # its cause is logged under its incident id
                 log.warning(
                     "a group commit of %d batches failed (incident %s); writing each alone",
@@ -115,12 +116,21 @@ class Database:
                 return
         for batch, done in waiting:
             try:
-                await self.call(self.store.write, batch)
+                await self._commit(batch)
             except Exception as error:
                 _settle(done, error)
             else:
                 self.commits += 1
                 _settle(done, None)
+
+    async def _commit(self, batch: Batch) -> None:
+        """One transaction: sent by the event loop itself to a store in a child process
+        (no thread of this process has to win the interpreter lock), else on the store's
+        thread."""
+        if isinstance(self.store, ProcessStore):
+            await self.store.commit(batch)
+        else:
+            await self.call(self.store.write, batch)
 
     async def close(self) -> None:
         """Finish waiting writes, stop the writer and close the file."""
