@@ -4,6 +4,7 @@ failures read as they do in process, and the child ends with the server, however
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import pickle
@@ -23,8 +24,9 @@ from feastlog.service.store import (
     StoreUnavailable,
 )
 from feastlog.service.store_process import ProcessStore, StoreGone
+from feastlog.service.writer import Database
 from feastlog.v1 import game_service_pb2 as pb
-from tests.recordutil import build, games_batch
+from tests.recordutil import Built, build, games_batch
 from tests.serverutil import ProcessServer, create, play_to_end, stub
 
 KEY = "org_" + "p" * 43
@@ -162,3 +164,42 @@ def test_a_server_killed_with_9_leaves_no_store_process_and_restarts_on_its_file
     assert gone(child)
     assert not Path(f"{db}.wal").exists()  # a clean stop closed the store in the child
     assert os.path.getsize(db) > 0
+
+
+def test_a_failed_group_commit_through_the_child_fails_only_the_batch_at_fault(
+    tmp_path: Path,
+) -> None:
+    first, second = (build(players=2, seed_byte=s, stop_after=5) for s in (8, 9))
+
+    def after(built: Built, command_id: str) -> Batch:
+        """The row after a game's last, as the next command would write it."""
+        last = built.rows[-1]
+        return Batch(rows=[replace(last, seq=last.seq + 1, command_id=command_id)])
+
+    async def run() -> tuple[list[BaseException | None], int]:
+        db = Database(ProcessStore(str(tmp_path / "games.duckdb")))
+        db.start()
+        try:
+            await db.commit(games_batch([first, second]))
+            taken = replace(first.rows[3], actor="seat:1", command_id="fork", hash="ab" * 32)
+            outcomes = await asyncio.gather(
+                db.commit(after(first, "a")),
+                db.commit(Batch(rows=[taken])),
+                db.commit(after(second, "c")),
+                return_exceptions=True,
+            )
+            stored = await db.call(db.store.last_seq, first.rows[0].game_id)
+            return [o if isinstance(o, BaseException) else None for o in outcomes], stored
+        finally:
+            await db.close()
+
+    (a, taken, c), last_seq = asyncio.run(run())
+    assert a is None and c is None
+    assert isinstance(taken, StoreConflict) and "out of date" in str(taken)
+    assert last_seq == first.rows[-1].seq + 1
+    again = Store(str(tmp_path / "games.duckdb"))  # the child closed the file at the end
+    try:
+        assert again.last_seq(second.rows[0].game_id) == second.rows[-1].seq + 1
+        assert again.rows(first.rows[0].game_id)[3] == first.rows[3]
+    finally:
+        again.close()
