@@ -17,11 +17,15 @@ from feastlog.service.store.schema import INDEXES, MIGRATIONS, SCHEMA
 log = logging.getLogger("feastlog.store")
 
 
-def connect(file: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """Connect to ``file`` (writing: in a 0700 folder made if missing, owner-only files)."""
+def connect(file: Path, read_only: bool, threads: int = 0) -> duckdb.DuckDBPyConnection:
+    """Connect to ``file`` (writing: in a 0700 folder made if missing, owner-only files).
+
+    ``threads``: DuckDB's worker threads (0: one per core, DuckDB's default).
+    """
     _check_path(file, read_only)
+    config = {"threads": threads} if threads else {}
     try:
-        con = duckdb.connect(str(file), read_only=read_only)
+        con = duckdb.connect(str(file), read_only=read_only, config=config)
     except duckdb.Error as error:
         raise open_error(file, error) from error
     try:
