@@ -23,12 +23,13 @@ def connect(file: Path, read_only: bool, threads: int = 0) -> duckdb.DuckDBPyCon
     ``threads``: DuckDB's worker threads (0: one per core, DuckDB's default).
     """
     _check_path(file, read_only)
-    config = {"threads": threads} if threads else {}
     try:
-        con = duckdb.connect(str(file), read_only=read_only, config=config)
+        con = duckdb.connect(str(file), read_only=read_only)
     except duckdb.Error as error:
         raise open_error(file, error) from error
     try:
+        if threads:
+            con.execute(f"SET threads TO {int(threads)}")
         if not read_only:
             con.execute(SCHEMA)
             con.execute(MIGRATIONS)
