@@ -1,9 +1,11 @@
 """The group-commit writer: the store on its own thread, one transaction per group.
 
-One writer task takes every batch that is waiting and commits it in one DuckDB
-transaction on the store's own thread (group commit), so throughput is not bound by one
-fsync per command; a command is acknowledged only after its row is committed.  Reads
-that may take a while go through a second connection on a thread of their own.
+One writer task takes every batch that is waiting and commits it in one transaction
+(group commit), so throughput is not bound by one fsync per command; a command is
+acknowledged only after its row is committed.  A server's DuckDB file is served by a
+child process (``service.store_process``): the event loop sends each group there and
+awaits the answer itself.  Other stores commit on the store's own thread.  Reads that
+may take a while go through a second connection on a thread of their own.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ log = logging.getLogger("feastlog.store")
 class Database:
     """The store on its own thread, with a group-commit writer.
 
-    Reads that may take a while (loading a cold game, a page of the game list, stats)
-    go through a second connection on a thread of their own, so they never hold up a
-    group commit.
+    With a ``ProcessStore`` the thread only waits for the child's answers (it never runs
+    DuckDB itself), and group commits skip it.  Reads that may take a while (loading a
+    cold game, a page of the game list, stats) go through a second connection on a thread
+    of their own, so they never hold up a group commit.
     """
 
     def __init__(self, store: EventStore) -> None:

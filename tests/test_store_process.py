@@ -8,6 +8,7 @@ import asyncio
 import logging
 import os
 import pickle
+import signal
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -203,3 +204,18 @@ def test_a_failed_group_commit_through_the_child_fails_only_the_batch_at_fault(
         assert again.rows(first.rows[0].game_id)[3] == first.rows[3]
     finally:
         again.close()
+
+
+def test_a_store_whose_process_died_fails_each_call_as_unavailable_and_still_closes(
+    tmp_path: Path,
+) -> None:
+    store = ProcessStore(str(tmp_path / "games.duckdb"))
+    os.kill(store._process.pid, signal.SIGKILL)
+    store._process.wait()
+    with pytest.raises(StoreUnavailable) as failed:
+        store.count_games()
+    assert failed.value.message.startswith("the game store failed (incident ")
+    assert failed.value.metadata["incident_id"] in failed.value.message
+    with pytest.raises(StoreUnavailable):
+        asyncio.run(store.commit(Batch()))
+    store.close()  # nothing left to close: no error

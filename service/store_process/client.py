@@ -105,8 +105,9 @@ class StoreClient:
         self._lookups = lookups
 
     def close(self) -> None:
-        """Close this connection in the child."""
-        self._channel.ask("close")
+        """Close this connection in the child (nothing to close once the child has ended)."""
+        with contextlib.suppress(StoreGone):
+            self._channel.ask("close")
 
     def reader(self) -> StoreClient:
         """The same store for reads on another thread (the same channel, taking turns)."""
@@ -305,7 +306,7 @@ class ProcessStore(StoreClient):
     def close(self) -> None:
         """Close the file in the child (checkpointing it) and wait for the child to end."""
         try:
-            self._channel.ask("close")
+            super().close()
         finally:
             self._end()
 
