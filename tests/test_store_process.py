@@ -24,7 +24,7 @@ from feastlog.service.store import (
     StoreLocked,
     StoreUnavailable,
 )
-from feastlog.service.store_process import ProcessStore, StoreGone
+from feastlog.service.store_process import ProcessStore, StoreGone, games_to_register
 from feastlog.service.writer import Database
 from feastlog.v1 import game_service_pb2 as pb
 from tests.recordutil import Built, build, games_batch
@@ -219,3 +219,8 @@ def test_a_store_whose_process_died_fails_each_call_as_unavailable_and_still_clo
     with pytest.raises(StoreUnavailable):
         asyncio.run(store.commit(Batch()))
     store.close()  # nothing left to close: no error
+
+
+def test_the_child_registers_the_games_registered_here_by_module_and_name() -> None:
+    # conftest registers the test-only fourth game: the child imports it the same way
+    assert games_to_register() == [("tests.highcard", "ENGINE")]

@@ -140,9 +140,7 @@ def main(argv: list[str]) -> int:
         return 0
     logging.getLogger().setLevel(level)
     sys.path[:] = parent_path  # where the server found its modules and its games
-    for module, name in extra_games:
-        games.register(getattr(importlib.import_module(module), name))
-    served = _open(calls, path, capture)
+    served = _open(calls, path, extra_games, capture)
     if served is None:
         return 0
     for sock, target, lock in (
@@ -167,13 +165,24 @@ def main(argv: list[str]) -> int:
             return 0
 
 
-def _open(calls: socket.socket, path: str, capture: _Capture) -> _Served | None:
-    """Open the store and say how that went; None when it could not be opened."""
-    from feastlog.service.store import Store
+def _open(
+    calls: socket.socket, path: str, extra_games: list[tuple[str, str]], capture: _Capture
+) -> _Served | None:
+    """Register the server's own games, open the store and say how that went (None: failed)."""
+    from feastlog.service.store import CannotOpenStore, Store
 
     records: list[dict[str, Any]] = []
     capture.local.records = records
     try:
+        for module, name in extra_games:
+            try:
+                games.register(getattr(importlib.import_module(module), name))
+            except (ImportError, AttributeError, ValueError) as error:
+                raise CannotOpenStore(
+                    f"cannot open {path}: the store's process cannot register the game "
+                    f"{module}.{name}: {error}",
+                    path=path,
+                ) from error
         # One DuckDB worker: a commit of a few rows gains nothing from more, and handing
         # its work between threads cost a third of its time on a machine the server keeps
         # busy.

@@ -256,6 +256,14 @@ class ProcessStore(StoreClient):
                 # the store; the child ends when the server says so or dies
                 start_new_session=True,
             )
+        except OSError as failed:
+            for pair in pairs.values():
+                pair[0].close()
+            raise CannotOpenStore(
+                f"cannot open {path}: cannot start the store's process: "
+                f"{failed.strerror or failed}",
+                path=path,
+            ) from failed
         finally:
             for sock in theirs:
                 sock.close()
