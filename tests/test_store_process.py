@@ -9,6 +9,8 @@ import logging
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +25,7 @@ from feastlog.service.store import (
     StoreError,
     StoreLocked,
     StoreUnavailable,
+    opening,
 )
 from feastlog.service.store_process import ProcessStore, StoreGone, games_to_register
 from feastlog.service.writer import Database
@@ -153,6 +156,7 @@ def test_a_server_killed_with_9_leaves_no_store_process_and_restarts_on_its_file
         acknowledged = client.GetView(pb.GetViewRequest(game_id=game.game_id)).seq
     finally:
         server.kill()
+    Store(str(db), read_only=True).close()  # at once: the killed server's child lets go
     assert gone(child)
     server = ProcessServer(db, KEY)  # the file is free: the restart opens it
     try:
@@ -224,3 +228,32 @@ def test_a_store_whose_process_died_fails_each_call_as_unavailable_and_still_clo
 def test_the_child_registers_the_games_registered_here_by_module_and_name() -> None:
     # conftest registers the test-only fourth game: the child imports it the same way
     assert games_to_register() == [("tests.highcard", "ENGINE")]
+
+
+@pytest.mark.parametrize("server_alive", [True, False], ids=["server alive", "server killed"])
+def test_a_lock_held_by_the_store_process_of_a_dead_server_is_waited_for(
+    server_alive: bool,
+) -> None:
+    """Only a store process whose server has died is waited for; a live one is in use."""
+    parent = os.getpid() if server_alive else 1  # pid 1 never started it: its server is gone
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", opening.STORE_PROCESS, str(parent)]
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while (
+            opening.STORE_PROCESS.encode() not in Path(f"/proc/{holder.pid}/cmdline").read_bytes()
+        ):
+            assert time.monotonic() < deadline  # the interpreter has not started yet
+            time.sleep(0.01)
+        said = (
+            'IO Error: Could not set lock on file "x": Conflicting lock is held in '
+            f"{sys.executable} (PID {holder.pid})."
+        )
+        assert opening._held_by_orphan(said) is not server_alive
+        other = f"IO Error: Conflicting lock is held in /usr/bin/duckdb (PID {os.getpid()})."
+        assert not opening._held_by_orphan(other)  # another program: the file is in use
+    finally:
+        holder.kill()
+        holder.wait()
+    assert opening._held_by_orphan(said)  # ended since: try again
