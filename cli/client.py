@@ -648,7 +648,9 @@ def embedded(target: Target) -> Online:
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
-    start = asyncio.run_coroutine_threadsafe(create_server(target.db, "127.0.0.1:0"), loop)
+    # a command's server lives as long as the command: its store stays in this process
+    serving = create_server(target.db, "127.0.0.1:0", store_process=False)
+    start = asyncio.run_coroutine_threadsafe(serving, loop)
     try:
         running = start.result(timeout=120)
     except (CannotOpenStore, OrganiserKeyError, CannotListen) as refused:

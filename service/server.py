@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import logging
 import os
 import signal
 import socket
@@ -27,6 +28,7 @@ from feastlog.service.servicers import add_servicers
 from feastlog.service.store import CannotOpenStore
 from feastlog.service.store_api import EventStore, is_postgres, open_store
 from feastlog.service.store_pg import PgStore
+from feastlog.service.store_process import ProcessStore, games_to_register
 from feastlog.service.tls import Tls, TlsFileError
 from feastlog.service.writer import Database
 from feastlog.v1 import (
@@ -36,6 +38,8 @@ from feastlog.v1 import (
     replay_service_pb2,
     tournament_service_pb2,
 )
+
+log = logging.getLogger("feastlog.server")
 
 SERVICE_NAMES = (
     game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
@@ -98,11 +102,14 @@ async def create_server(
     announce_it: bool = False,
     tls: Tls | None = None,
     request_log: TextIO | None = None,
+    store_process: bool = True,
 ) -> Running:
     """Open the store and start serving on ``address`` (port 0 picks a free port).
 
     ``announce_it`` writes ``<db>.server`` so clients run against the file find this
-    server; ``tls`` serves TLS only; ``request_log`` gets a JSON line per call.
+    server; ``tls`` serves TLS only; ``request_log`` gets a JSON line per call;
+    ``store_process`` opens a DuckDB file in a child process (``service.store_process``),
+    which a command's short-lived embedded server can do without.
     Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
     (one line each) and leave nothing open.
     """
@@ -111,7 +118,7 @@ async def create_server(
         server_credentials = tls.server_credentials() if tls else None
     except (TlsFileError, ValueError) as bad:
         raise CannotListen(f"cannot serve TLS: {bad}") from bad
-    store = open_store(db_path)
+    store = open_served_store(db_path, store_process)
     try:
         key, key_source = organiser_key(db_path)
     except OrganiserKeyError:
@@ -157,6 +164,19 @@ async def create_server(
     if announce_it:
         await announce_running(running, address, key)
     return running
+
+
+def open_served_store(db_path: str, store_process: bool) -> EventStore:
+    """The store a server writes: a DuckDB file in a child process when asked, else in here.
+
+    PostgreSQL stays in process: its driver lets go of the interpreter lock while it waits.
+    """
+    if store_process and not is_postgres(db_path):
+        games = games_to_register()
+        if games is not None:
+            return ProcessStore(db_path, games)
+        log.warning("a game registered here cannot be found by name: the store stays in process")
+    return open_store(db_path)
 
 
 async def announce_running(running: Running, address: str, key: str) -> None:

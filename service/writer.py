@@ -1,9 +1,11 @@
 """The group-commit writer: the store on its own thread, one transaction per group.
 
-One writer task takes every batch that is waiting and commits it in one DuckDB
-transaction on the store's own thread (group commit), so throughput is not bound by one
-fsync per command; a command is acknowledged only after its row is committed.  Reads
-that may take a while go through a second connection on a thread of their own.
+One writer task takes every batch that is waiting and commits it in one transaction
+(group commit), so throughput is not bound by one fsync per command; a command is
+acknowledged only after its row is committed.  A server's DuckDB file is served by a
+child process (``service.store_process``): the event loop sends each group there and
+awaits the answer itself.  Other stores commit on the store's own thread.  Reads that
+may take a while go through a second connection on a thread of their own.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any, TypeVar
 
 from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store_api import EventStore
+from feastlog.service.store_process import ProcessStore
 
 T = TypeVar("T")
 
@@ -25,9 +28,10 @@ log = logging.getLogger("feastlog.store")
 class Database:
     """The store on its own thread, with a group-commit writer.
 
-    Reads that may take a while (loading a cold game, a page of the game list, stats)
-    go through a second connection on a thread of their own, so they never hold up a
-    group commit.
+    With a ``ProcessStore`` the thread only waits for the child's answers (it never runs
+    DuckDB itself), and group commits skip it.  Reads that may take a while (loading a
+    cold game, a page of the game list, stats) go through a second connection on a thread
+    of their own, so they never hold up a group commit.
     """
 
     def __init__(self, store: EventStore) -> None:
@@ -97,7 +101,7 @@ class Database:
             for batch, _ in waiting:
                 merged.extend(batch)
             try:
-                await self.call(self.store.write, merged)
+                await self._commit(merged)
             except StoreUnavailable as error:  # its cause is logged under its incident id
                 log.warning(
                     "a group commit of %d batches failed (incident %s); writing each alone",
@@ -115,12 +119,21 @@ class Database:
                 return
         for batch, done in waiting:
             try:
-                await self.call(self.store.write, batch)
+                await self._commit(batch)
             except Exception as error:
                 _settle(done, error)
             else:
                 self.commits += 1
                 _settle(done, None)
+
+    async def _commit(self, batch: Batch) -> None:
+        """One transaction: sent by the event loop itself to a store in a child process
+        (no thread of this process has to win the interpreter lock), else on the store's
+        thread."""
+        if isinstance(self.store, ProcessStore):
+            await self.store.commit(batch)
+        else:
+            await self.call(self.store.write, batch)
 
     async def close(self) -> None:
         """Finish waiting writes, stop the writer and close the file."""

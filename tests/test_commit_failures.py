@@ -1,7 +1,9 @@
 """Failing writes: one bad write fails only its own commands; the cause stays in the server log.
 
 Failures are injected beneath the store, in the DuckDB connection, so the store's own
-translation, rollback and the group-commit writer run as they do when a disk fails.
+translation, rollback and the group-commit writer run as they do when a disk fails.  The
+connection is wedged in this process, so these servers keep their store here rather than in
+a child process (``tests/test_store_process.py`` fails writes through the child).
 """
 
 from __future__ import annotations
@@ -152,7 +154,7 @@ def test_a_failing_write_fails_only_its_own_games_commands(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING)
-    server = ThreadedServer(tmp_path / "flaky.duckdb")
+    server = ThreadedServer(tmp_path / "flaky.duckdb", store_process=False)
     try:
         client = stub(server.address)
         games = [create(client, server.key, kind, PLAYERS[kind]) for kind in KINDS * 2]
@@ -235,7 +237,7 @@ def assert_memory_is_the_log(server: ThreadedServer, game_ids: list[str]) -> Non
 
 
 def test_a_write_the_log_has_but_memory_missed_is_reloaded_not_wedged(tmp_path: Path) -> None:
-    server = ThreadedServer(tmp_path / "lost-ack.duckdb")
+    server = ThreadedServer(tmp_path / "lost-ack.duckdb", store_process=False)
     try:
         client = stub(server.address)
         game = create(client, server.key, "bon-appetit", PLAYERS["bon-appetit"])

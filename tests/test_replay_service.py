@@ -37,6 +37,14 @@ def server(tmp_path: Path) -> Iterator[ThreadedServer]:
         running.stop()
 
 
+@pytest.fixture
+def server_here(tmp_path: Path) -> Iterator[ThreadedServer]:
+    """A server whose DuckDB file is open in this process, for a test to tamper with it."""
+    running = ThreadedServer(tmp_path / "games.duckdb", store_process=False)
+    yield running
+    running.stop()
+
+
 def stubs(address: str) -> tuple[rpb_grpc.ReplayServiceStub, apb_grpc.AuditServiceStub]:
     """Blocking Replay and Audit stubs."""
     channel = grpc.insecure_channel(address)
@@ -271,10 +279,11 @@ def test_after_the_end_anyone_may_replay_the_game_as_any_viewer(server: Threaded
 
 
 def test_fault_messages_of_a_running_game_are_the_arbiters_in_every_audit_rpc(
-    server: ThreadedServer,
+    server_here: ThreadedServer,
 ) -> None:
     """A fault's message may name hidden things: while the game runs only the arbiter
     reads it, whether it asks for one game or for all (the same rule decides both)."""
+    server = server_here
     game_id, tokens = live_game(server, commands=4)
     db = server.running.db
 

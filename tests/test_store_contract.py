@@ -1,7 +1,8 @@
-"""The store contract: what the service needs of an event store, held by both adapters (a
-DuckDB file and a PostgreSQL database) under the same tests, as eventsourcing runs one
-recorder test class against every backend. The PostgreSQL-only tests at the end are what
-many nodes on one database need besides: keys in the database, numbering, privileges."""
+"""The store contract: what the service needs of an event store, held by every adapter (a
+DuckDB file, the same file served by a child process as a server holds it, a PostgreSQL
+database) under the same tests, as eventsourcing runs one recorder test class against
+every backend. The PostgreSQL-only tests at the end are what many nodes on one database
+need besides: keys in the database, numbering, privileges."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from feastlog.service.errors import CannotOpenStore, StoreConflict
 from feastlog.service.store import Batch, NewGame, Rejection
 from feastlog.service.store_api import EventStore, open_store, shown
 from feastlog.service.store_pg import PgStore
+from feastlog.service.store_process import ProcessStore, games_to_register
 from feastlog.v1 import record_pb2
 from tests.pgutil import with_database
 from tests.recordutil import Built, build, games_batch
@@ -55,10 +57,16 @@ def other_in(version: int) -> Built:
     return build(players=2, seed_byte=5, version=version)
 
 
-@pytest.fixture
-def store(store_target: str) -> Iterator[EventStore]:
-    """The store of each adapter, open for writing."""
-    opened = open_store(store_target)
+@pytest.fixture(params=("duckdb", "duckdb-process", "postgresql"))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
+    """The store of each adapter, open for writing: a DuckDB file in this process or in a
+    child process of its own (as a server holds it), a PostgreSQL database."""
+    if request.param == "postgresql":
+        opened = open_store(request.getfixturevalue("postgres"))
+    elif request.param == "duckdb-process":
+        opened = ProcessStore(str(tmp_path / "feastlog.duckdb"), games_to_register() or ())
+    else:
+        opened = open_store(str(tmp_path / "feastlog.duckdb"))
     yield opened
     opened.close()
 

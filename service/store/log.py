@@ -44,14 +44,15 @@ class Store:
 
     shared = False  # one writing process per file: this one
 
-    def __init__(self, path: str, read_only: bool = False) -> None:
+    def __init__(self, path: str, read_only: bool = False, threads: int = 0) -> None:
+        """Open ``path``; ``threads`` caps DuckDB's worker threads (0: one per core)."""
         self.path = path
         self._writing = not read_only
         if self._writing:
             # DuckDB makes the WAL and spill files itself, at any time while it is open.
             hold_private_umask()
         try:
-            self.con = connect(Path(path), read_only)
+            self.con = connect(Path(path), read_only, threads)
         except BaseException:
             self._release_umask()
             raise

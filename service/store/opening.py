@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import stat
+import time
 from pathlib import Path
 
 import duckdb
@@ -16,15 +18,23 @@ from feastlog.service.store.schema import INDEXES, MIGRATIONS, SCHEMA
 
 log = logging.getLogger("feastlog.store")
 
+# How a server's store process is started (service/store_process): its parent's pid follows.
+STORE_PROCESS = "feastlog.service.store_process.child"
+# How long to wait for the store process of a server killed with -9 to let go of the file
+# (the kernel kills it as its server dies; on a busy machine that takes a moment).
+ORPHAN_WAIT = 10.0
 
-def connect(file: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """Connect to ``file`` (writing: in a 0700 folder made if missing, owner-only files)."""
+
+def connect(file: Path, read_only: bool, threads: int = 0) -> duckdb.DuckDBPyConnection:
+    """Connect to ``file`` (writing: in a 0700 folder made if missing, owner-only files).
+
+    ``threads``: DuckDB's worker threads (0: one per core, DuckDB's default).
+    """
     _check_path(file, read_only)
+    con = _connect_when_free(file, read_only)
     try:
-        con = duckdb.connect(str(file), read_only=read_only)
-    except duckdb.Error as error:
-        raise open_error(file, error) from error
-    try:
+        if threads:
+            con.execute(f"SET threads TO {int(threads)}")
         if not read_only:
             con.execute(SCHEMA)
             con.execute(MIGRATIONS)
@@ -36,6 +46,39 @@ def connect(file: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
             raise open_error(file, error) from error
         raise
     return con
+
+
+def _connect_when_free(file: Path, read_only: bool) -> duckdb.DuckDBPyConnection:
+    """Connect, after the store process of a server killed with -9 has let go of the file."""
+    deadline = time.monotonic() + ORPHAN_WAIT
+    while True:
+        try:
+            return duckdb.connect(str(file), read_only=read_only)
+        except duckdb.Error as error:
+            if time.monotonic() > deadline or not _held_by_orphan(str(error)):
+                raise open_error(file, error) from error
+        time.sleep(0.01)
+
+
+def _held_by_orphan(error: str) -> bool:
+    """Whether the lock DuckDB names is held by the store process of a server that has died
+    (the kernel kills it as its server dies), or by a process that has ended since."""
+    found = re.search(r"Conflicting lock is held in .*\(PID (\d+)\)", error)
+    if not found:
+        return False
+    holder = Path("/proc") / found.group(1)
+    try:
+        args = (holder / "cmdline").read_bytes().split(b"\0")
+        status = (holder / "status").read_text()
+    except OSError:
+        return True  # it has ended since
+    if args == [b""]:
+        return True  # it is ending: its memory is gone already
+    try:
+        parent = int(args[args.index(STORE_PROCESS.encode()) + 1])
+    except (ValueError, IndexError):
+        return False  # another program holds the file
+    return f"\nPPid:\t{parent}\n" not in status  # else its server lives: the file is in use
 
 
 def _check_path(file: Path, read_only: bool) -> None:
