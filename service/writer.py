@@ -22,6 +22,16 @@ from feastlog.service.store_process import ProcessStore
 
 T = TypeVar("T")
 
+# Group commit under load.  A DuckDB commit costs about 2 ms of CPU however few rows it
+# holds, and on a busy server CPU is what every game waits for: when the last group held
+# BUSY_GROUP batches or more (commands are arriving faster than commits return), the
+# writer lingers LINGER seconds before taking the next group, so that one commit carries
+# more commands.  Measured with 64 games at once: the store's CPU per command fell from
+# 450-730 to 415-435 µs and commands/s rose by a sixth (medians of three).  A server that
+# is not busy commits each group at once: its groups are one or two batches.
+BUSY_GROUP = 4
+LINGER = 0.003
+
 log = logging.getLogger("feastlog.store")
 
 
@@ -44,6 +54,7 @@ class Database:
         self._writer: asyncio.Task[None] | None = None
         self._writing = False
         self.commits = 0
+        self._last_group = 0  # batches in the last group commit
 
     async def call(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a store method on the store's thread."""
@@ -77,8 +88,11 @@ class Database:
     async def _write_loop(self) -> None:
         while True:
             await self._wake.wait()
+            if self._last_group >= BUSY_GROUP:
+                await asyncio.sleep(LINGER)
             self._wake.clear()
             waiting, self._waiting = self._waiting, []
+            self._last_group = len(waiting)
             if not waiting:
                 continue
             self._writing = True

@@ -1,0 +1,95 @@
+"""Group commit: every waiting batch in one commit, and more of them per commit under load."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+from feastlog.service import writer
+from feastlog.service.store import Batch, Rejection
+from feastlog.service.writer import Database
+
+
+class Recording:
+    """A store that records how many refusals each commit carried (one per batch here)."""
+
+    shared = False
+
+    def __init__(self) -> None:
+        self.groups: list[int] = []
+        self._lock = threading.Lock()
+
+    def write(self, batch: Batch) -> None:
+        with self._lock:
+            self.groups.append(len(batch.rejections))
+
+    def reader(self) -> Recording:
+        return self
+
+    def close(self) -> None:
+        pass
+
+
+def batch(n: int) -> Batch:
+    """A batch of one stored refusal (what it holds does not matter here)."""
+    refused = Rejection("g_x", n, "seat:0", f"c{n}", b"", "X", "x", "", "m", "now")
+    return Batch(rejections=[refused])
+
+
+async def commit_all(db: Database, first: int, count: int) -> None:
+    await asyncio.gather(*(db.commit(batch(first + i)) for i in range(count)))
+
+
+def run(scenario: Any) -> list[int]:
+    store = Recording()
+
+    async def main() -> None:
+        db = Database(store)  # type: ignore[arg-type]
+        db.start()
+        try:
+            await scenario(db)
+        finally:
+            await db.close()
+
+    asyncio.run(main())
+    return store.groups
+
+
+def test_batches_waiting_together_are_committed_together() -> None:
+    async def scenario(db: Database) -> None:
+        await commit_all(db, 0, 6)
+
+    assert run(scenario) == [6]
+
+
+def test_a_quiet_server_commits_a_batch_at_once_without_lingering_for_more() -> None:
+    async def scenario(db: Database) -> None:
+        await db.commit(batch(0))  # a group of one: not busy
+        loop = asyncio.get_running_loop()
+        later: list[asyncio.Future[None]] = []
+        # another batch arrives a third of the way into what would be a linger
+        loop.call_later(
+            writer.LINGER / 3, lambda: later.append(asyncio.ensure_future(db.commit(batch(2))))
+        )
+        await db.commit(batch(1))
+        await asyncio.sleep(writer.LINGER)
+        await asyncio.gather(*later)
+
+    assert run(scenario) == [1, 1, 1]
+
+
+def test_after_a_large_group_the_writer_lingers_and_takes_the_late_batches_too() -> None:
+    async def scenario(db: Database) -> None:
+        await commit_all(db, 0, writer.BUSY_GROUP)  # one group of BUSY_GROUP: busy
+        loop = asyncio.get_running_loop()
+        later: list[asyncio.Future[None]] = []
+        # two more batches arrive a third of the way into the linger
+        loop.call_later(
+            writer.LINGER / 3,
+            lambda: later.extend(asyncio.ensure_future(db.commit(batch(n))) for n in (11, 12)),
+        )
+        await db.commit(batch(10))
+        await asyncio.gather(*later)
+
+    assert run(scenario) == [writer.BUSY_GROUP, 3]
