@@ -202,8 +202,7 @@ class StoreClient:
         self, game_kind: str = "", tournament_id: str = "", before: int = 0, limit: int = 50
     ) -> list[Listed]:
         """Up to ``limit`` games, newest first, listed before place ``before``."""
-        found = self._channel.ask("listed", game_kind, tournament_id, before, limit)
-        return found
+        return self._channel.ask("listed", game_kind, tournament_id, before, limit)
 
     def known_games(self, game_ids: Sequence[str]) -> dict[str, str]:
         """Of these games, those stored, each with the hash of its last row ('' if none)."""
