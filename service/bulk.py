@@ -24,10 +24,9 @@ from google.protobuf.message import DecodeError
 
 from feastlog.replay.history import command_of, genesis_of, seed_of
 from feastlog.replay.record import COMMAND, GENESIS, SEED_REVEAL
-from feastlog.service import projection
+from feastlog.service import projection, runtime
 from feastlog.service.store import Store, StoredGame, outcomes
 from feastlog.service.store_api import is_postgres, open_store
-from feastlog.service.store_pg import PgStore
 
 T = TypeVar("T")
 PROGRESS_EVERY = 25  # games between two progress messages from a worker
@@ -59,10 +58,11 @@ def _share(
     store = open_store(path, read_only=True)
     done: list[tuple[int, T]] = []
     try:
-        for n, stored in store.scan_numbered(part, game_kind):
-            done.append((n, work(stored)))
-            if _PROGRESS is not None and len(done) % PROGRESS_EVERY == 0:
-                _PROGRESS.put(PROGRESS_EVERY)
+        with runtime.bulk_collection():
+            for n, stored in store.scan_numbered(part, game_kind):
+                done.append((n, work(stored)))
+                if _PROGRESS is not None and len(done) % PROGRESS_EVERY == 0:
+                    _PROGRESS.put(PROGRESS_EVERY)
     finally:
         store.close()
     if _PROGRESS is not None:
@@ -92,9 +92,10 @@ def over_games(
     if workers <= 1:
         store = open_store(path, read_only=True)
         try:
-            for _, stored in store.scan_numbered(sampled(every), game_kind):
-                yield work(stored)
-                advance(1)
+            with runtime.bulk_collection():
+                for _, stored in store.scan_numbered(sampled(every), game_kind):
+                    yield work(stored)
+                    advance(1)
         finally:
             store.close()
         return
@@ -146,6 +147,9 @@ def rebuild_projection(
     log is read-only; then the file is opened for writing once and takes them all in.
     """
     if is_postgres(path):  # one transaction that holds writers off while it reads
+        # imported here: the workers of a DuckDB file's bulk work never need psycopg
+        from feastlog.service.store_pg import PgStore
+
         database = PgStore(path)
         try:
             return database.rebuild_projection_from_log()
@@ -207,14 +211,15 @@ def read_and_decode(path: str, game_kind: str = "", every: int = 1) -> tuple[int
     decoders = {GENESIS: genesis_of, COMMAND: command_of, SEED_REVEAL: seed_of}
     store = open_store(path, read_only=True)
     try:
-        start = time.perf_counter()
-        rows = 0
-        for stored in store.scan(sampled(every), game_kind):
-            for row in stored.rows:
-                # a body that does not decode costs the same; the audit names it
-                with contextlib.suppress(DecodeError, KeyError):
-                    decoders[row.kind](row)
-            rows += len(stored.rows)
-        return rows, time.perf_counter() - start
+        with runtime.bulk_collection():  # as the work it is the baseline of
+            start = time.perf_counter()
+            rows = 0
+            for stored in store.scan(sampled(every), game_kind):
+                for row in stored.rows:
+                    # a body that does not decode costs the same; the audit names it
+                    with contextlib.suppress(DecodeError, KeyError):
+                        decoders[row.kind](row)
+                rows += len(stored.rows)
+            return rows, time.perf_counter() - start
     finally:
         store.close()

@@ -21,15 +21,26 @@ So ``feastlog serve``:
 
 Objects not in a cycle are freed by reference counting the moment they are dropped,
 frozen or not: a game folded out of memory goes at once.
+
+Bulk work (``audit --all``, ``export --all``, a projection rebuild: one worker folding
+game after game) wants throughput, not short pauses.  With the young generation
+collected every 700 allocations, each collection finds the fold's current tables still
+alive and moves them on, and the older generations walk them again: 10-15% of an
+audit's time went to collections that freed almost nothing.  ``bulk_collection``
+collects the young generation every ``BULK_YOUNG`` allocations instead, by which time
+the tables it would have walked are gone (freed by reference counting).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+from collections.abc import Iterator
 
 NEVER = 1 << 30  # middle-generation collections before an automatic full one
 FULL_EVERY = 600.0  # seconds between two full collections
+BULK_YOUNG = 20_000  # allocations between two young collections during bulk work
 
 
 def steady_collection() -> None:
@@ -45,3 +56,14 @@ async def collect_now_and_then(every: float = FULL_EVERY) -> None:
     while True:
         await asyncio.sleep(every)
         gc.collect()
+
+
+@contextlib.contextmanager
+def bulk_collection() -> Iterator[None]:
+    """Bulk work's collections (see above) until the block ends, then as they were."""
+    before = gc.get_threshold()
+    gc.set_threshold(BULK_YOUNG, *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)

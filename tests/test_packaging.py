@@ -54,4 +54,4 @@ def test_the_wheel_installs_everything_under_feastlog(tmp_path: Path) -> None:
         )
     assert any(n.startswith("feastlog/replay/page/") and n.endswith(".js") for n in names)
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "feastlog = feastlog.cli.main:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert "feastlog = feastlog.cli.entry:main" in zipfile.ZipFile(wheel).read(entry).decode()

@@ -62,3 +62,50 @@ def test_full_collections_run_on_the_timer_not_on_the_heaps_growth() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+BULK = textwrap.dedent(
+    """
+    import gc
+    from feastlog.service import runtime
+
+    before = gc.get_threshold()
+    with runtime.bulk_collection():
+        assert gc.get_threshold() == (runtime.BULK_YOUNG, *before[1:]), gc.get_threshold()
+        young = gc.get_stats()[0]["collections"]
+        kept = [[] for _ in range(runtime.BULK_YOUNG // 2)]  # fewer allocations than that
+        assert gc.get_stats()[0]["collections"] == young, "a young collection ran early"
+        del kept
+    assert gc.get_threshold() == before, gc.get_threshold()
+    print("ok")
+    """
+)
+
+
+def test_bulk_work_collects_the_young_generation_less_often_then_as_before() -> None:
+    """Inside bulk_collection a young collection waits for BULK_YOUNG allocations; after
+    it, the thresholds are what they were."""
+    done = subprocess.run([sys.executable, "-c", BULK], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
+
+
+LIGHT = textwrap.dedent(
+    """
+    import sys
+    import feastlog.cli.entry
+    assert "click" not in sys.modules and "grpc" not in sys.modules, "the script is heavy"
+    import feastlog.service.bulk, feastlog.service.season
+    assert "psycopg" not in sys.modules, "a DuckDB worker imports psycopg"
+    assert "aiohttp" not in sys.modules and "click" not in sys.modules
+    print("ok")
+    """
+)
+
+
+def test_a_bulk_worker_imports_only_what_its_work_needs() -> None:
+    """A spawned worker runs the ``feastlog`` script again and imports bulk and season:
+    none of that may pull in the command line, the web server or PostgreSQL's driver."""
+    done = subprocess.run([sys.executable, "-c", LIGHT], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
