@@ -174,7 +174,18 @@ def _items(value: tuple[Any, ...] | list[Any]) -> str:
 
 def _tuple(value: tuple[Any, ...]) -> str:
     if len(value) < _SHORT_TUPLE:
-        return "[" + ",".join([_get(type(v), _first)(v) for v in value]) + "]"
+        # most tuples of a state are short (a hand, a sealed bid, an Rng counter): no
+        # loop for none or one part, and short strings written at once
+        if not value:
+            return "[]"
+        if len(value) == 1:
+            v = value[0]
+            return "[" + (_str(v) if type(v) is str else _get(type(v), _first)(v)) + "]"
+        return (
+            "["
+            + ",".join([_str(v) if type(v) is str else _get(type(v), _first)(v) for v in value])
+            + "]"
+        )
     found = _ENCODED.get(id(value))
     if found is not None and found[0] is value:
         return found[1]
