@@ -224,9 +224,45 @@ def view_dict(message: view_pb2.TableView) -> dict[str, Any]:
     return plain(getattr(message, which))
 
 
+@functools.cache
+def _member(game_field: str, kind: str) -> bool:
+    """Whether a fact of ``kind`` is a member of Fact's ``fact`` oneof, or of the oneof of
+    its ``game_field`` message: the facts protobuf's own constructor can build."""
+    fields = view_pb2.Fact.DESCRIPTOR.fields_by_name
+    if kind in RECORD_FACTS:
+        return True
+    if game_field not in fields or fields[game_field].message_type is None:
+        return False
+    field = fields[game_field].message_type.fields_by_name.get(kind)
+    return field is not None and field.containing_oneof is not None
+
+
 def fact_message(game_field: str, fact: Fact) -> view_pb2.Fact:
     """A fact as a Fact: the record's own (rulings, the seed reveal) or the game's (member
-    ``game_field``; none for a game with no member)."""
+    ``game_field``; none for a game with no member).
+
+    Every accepted command's answer carries its facts typed, so the usual case is built in
+    one call of protobuf's constructor (in C: about 4 us a fact, against 15 field by
+    field).  It takes nested dicts and lists as they are, refuses unknown keys and wrong
+    types as ``checked_fact_message`` does, and leaves a null key unset.  Where a fact
+    needs more than that (a key spelled by a ``json_name``, an ``Int32List``) or does not
+    fit at all, ``checked_fact_message`` builds it, or names what does not fit.
+    """
+    kind = fact.get("type")
+    if type(kind) is str and _member(game_field, kind):
+        body = {k: v for k, v in fact.items() if k != "type"}
+        try:
+            if kind in RECORD_FACTS:
+                return view_pb2.Fact(**{kind: body})
+            return view_pb2.Fact(**{game_field: {kind: body}})
+        except (ValueError, TypeError, OverflowError):
+            pass  # built field by field below, which explains a refusal
+    return checked_fact_message(game_field, fact)
+
+
+def checked_fact_message(game_field: str, fact: Fact) -> view_pb2.Fact:
+    """``fact_message`` field by field: NotTyped names the first key that does not fit
+    (a null one included, where the field cannot be unset)."""
     kind = fact.get("type")
     body = {k: v for k, v in fact.items() if k != "type"}
     out = view_pb2.Fact()

@@ -55,6 +55,9 @@ def round_trips_view(field: str, view: dict[str, Any]) -> None:
 
 def round_trips_fact(field: str, fact: Fact) -> None:
     message = typed.fact_message(field, fact)
+    # protobuf's constructor (the fast way) builds what the field-by-field way builds,
+    # and the field-by-field way, which refuses a null that cannot be unset, takes it
+    assert message == typed.checked_fact_message(field, fact)
     again = view_pb2.Fact.FromString(message.SerializeToString())
     assert typed.fact_dict(again) == typed.without_nulls(fact)
 
@@ -111,3 +114,18 @@ def test_a_key_the_message_lacks_is_refused_not_dropped() -> None:
         typed.view_message("menu_masters", {**view, "round": "1"})
     with pytest.raises(typed.NotTyped, match="no fact 'dance'"):
         typed.fact_message("menu_masters", {"type": "dance"})
+
+
+def test_a_fact_that_does_not_fit_is_refused_by_name_whichever_way_it_is_built() -> None:
+    """protobuf's constructor refuses a wrong type or an unknown key; the field-by-field
+    conversion then names it, as it names a null that cannot be unset."""
+    with pytest.raises(typed.NotTyped, match=re.escape("cleanup.round is bool")):
+        typed.fact_message("bon_appetit", {"type": "cleanup", "round": True})
+    with pytest.raises(typed.NotTyped, match=re.escape("'cleanup.mood'")):
+        typed.fact_message("bon_appetit", {"type": "cleanup", "mood": 1})
+    with pytest.raises(typed.NotTyped, match=re.escape("cleanup.order is null")):
+        typed.checked_fact_message("bon_appetit", {"type": "cleanup", "order": None})
+    # the constructor leaves it unset, as a round trip gives it back
+    assert not typed.fact_message(
+        "bon_appetit", {"type": "cleanup", "order": None}
+    ).bon_appetit.cleanup.order
