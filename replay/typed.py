@@ -231,9 +231,10 @@ def _member(game_field: str, kind: str) -> bool:
     fields = view_pb2.Fact.DESCRIPTOR.fields_by_name
     if kind in RECORD_FACTS:
         return True
-    if game_field not in fields or fields[game_field].message_type is None:
+    game = fields[game_field].message_type if game_field in fields else None
+    if game is None:
         return False
-    field = fields[game_field].message_type.fields_by_name.get(kind)
+    field = game.fields_by_name.get(kind)
     return field is not None and field.containing_oneof is not None
 
 
@@ -251,10 +252,11 @@ def fact_message(game_field: str, fact: Fact) -> view_pb2.Fact:
     kind = fact.get("type")
     if type(kind) is str and _member(game_field, kind):
         body = {k: v for k, v in fact.items() if k != "type"}
+        member: dict[str, Any] = (
+            {kind: body} if kind in RECORD_FACTS else {game_field: {kind: body}}
+        )
         try:
-            if kind in RECORD_FACTS:
-                return view_pb2.Fact(**{kind: body})
-            return view_pb2.Fact(**{game_field: {kind: body}})
+            return view_pb2.Fact(**member)
         except (ValueError, TypeError, OverflowError):
             pass  # built field by field below, which explains a refusal
     return checked_fact_message(game_field, fact)
