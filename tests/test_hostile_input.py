@@ -17,9 +17,12 @@ from feastlog.service.errors import FieldTooLong, Unauthenticated, UnknownFields
 from feastlog.service.limits import (
     REFUSED_BODY_KEPT,
     RefusalBudget,
+    Refused,
     body_is_whole,
     check_fields,
+    checked_deserializer,
     server_options,
+    smallest_bound,
     stored_refusal,
 )
 from feastlog.v1 import audit_service_pb2 as apb
@@ -85,6 +88,31 @@ def test_unknown_fields_are_found_inside_a_command_and_named() -> None:
     check_fields(pb.SubmitCommandRequest(game_id="g", command=record_pb2.Command()))
 
 
+def test_a_short_request_skips_the_walk_but_not_the_unknown_field_check() -> None:
+    """A request shorter than every bound its fields could break is not walked for them;
+    unknown fields in it are still found, and named, by the checked deserializer."""
+    read = checked_deserializer(pb.SubmitCommandRequest)
+    inner = pe.PickyEatersCommand(pass_round=pe.PickyEatersPass()).SerializeToString()
+    command = record_pb2.Command(
+        picky_eaters=pe.PickyEatersCommand.FromString(inner + unknown_field(77))
+    )
+    raw = pb.SubmitCommandRequest(game_id="g_1", command=command).SerializeToString()
+    assert len(raw) < smallest_bound(pb.SubmitCommandRequest.DESCRIPTOR)
+    refused = read(raw)
+    assert isinstance(refused, Refused) and isinstance(refused.error, UnknownFields)
+    assert refused.error.metadata["unknown_fields"] == "command.picky_eaters#77"
+    clean = pb.SubmitCommandRequest(
+        game_id="g_1",
+        command_id="c1",
+        command=record_pb2.Command(
+            picky_eaters=pe.PickyEatersCommand(pass_round=pe.PickyEatersPass())
+        ),
+    )
+    assert read(clean.SerializeToString()) == clean
+    # the smallest bound of a type is one of its fields' (here game_kind's, 32)
+    assert smallest_bound(pb.CreateGameRequest.DESCRIPTOR) == 32
+
+
 @pytest.mark.parametrize(
     ("request_message", "field"),
     [
@@ -115,6 +143,10 @@ def test_over_long_fields_are_refused_naming_the_field(request_message: Any, fie
         check_fields(request_message)
     assert found.value.metadata["field"] == field
     assert field.split("[")[0].split(" ")[0] in found.value.message
+    # and by the checked deserializer, which skips the walk only for shorter requests
+    refused = checked_deserializer(type(request_message))(request_message.SerializeToString())
+    assert isinstance(refused, Refused) and isinstance(refused.error, FieldTooLong)
+    assert refused.error.metadata["field"] == field
 
 
 def test_the_largest_request_is_a_content_pack() -> None:
