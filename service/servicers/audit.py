@@ -15,7 +15,7 @@ from feastlog.service.app import Application
 from feastlog.service.errors import streaming, unary
 from feastlog.service.servicers.base import Servicer
 from feastlog.service.servicers.convert import (
-    accepted_fields,
+    accepted,
     kind_text,
     participant_text,
     rejection_message,
@@ -76,7 +76,7 @@ class AuditService(Servicer, pb_grpc.AuditServiceServicer):
         done = await self.app.rule(
             self.caller(context), request.game_id, request.command_id, request.ruling
         )
-        return pb.SubmitRulingResponse(**accepted_fields(done))
+        return accepted(pb.SubmitRulingResponse(), done)
 
 
 def add_to(server: grpc.aio.Server, app: Application) -> None:

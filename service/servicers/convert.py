@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
@@ -42,14 +42,86 @@ ROLE_OF_NAME: dict[str, view_pb2.Role.ValueType] = {
     "anonymous": view_pb2.ROLE_ANONYMOUS,
 }
 NAME_OF_ROLE = {role: name for name, role in ROLE_OF_NAME.items()}
+AcceptedAnswer = TypeVar("AcceptedAnswer", pb.SubmitCommandResponse, apb.SubmitRulingResponse)
 SEAT_NAME = re.compile(r"seat:(\d+)(?: of game (\S+))?")  # the second: a refusal's sender
 
 
 def struct(value: dict[str, Any]) -> struct_pb2.Struct:
     """A JSON-able dict as a protobuf Struct."""
     out = struct_pb2.Struct()
-    out.update(value)  # the C implementation: about twice as fast as json_format.ParseDict
+    fill_struct(out, value)
     return out
+
+
+def fill_struct(out: struct_pb2.Struct, value: dict[str, Any]) -> None:
+    """Set an empty Struct from a JSON-able dict: what ``Struct.update`` makes, the same
+    bytes, in a little over half its time.
+
+    Every answer carries its facts and views as Structs, and ``Struct.update`` asks each
+    value its type through a chain of isinstance calls, one function call per value:
+    here each value's exact type picks its setter inline.
+    """
+    fields = out.fields
+    for key, item in value.items():
+        kind = type(item)
+        if kind is str:
+            fields[key].string_value = item
+        elif kind is int or kind is float:
+            fields[key].number_value = item
+        elif kind is bool:
+            fields[key].bool_value = item
+        elif kind is dict:
+            inner = fields[key].struct_value
+            if item:
+                fill_struct(inner, item)
+            else:
+                inner.SetInParent()  # an empty object is still an object
+        elif kind is list or kind is tuple:
+            listed = fields[key].list_value
+            if item:
+                _fill_list(listed, item)
+            else:
+                listed.SetInParent()
+        elif item is None:
+            fields[key].null_value = struct_pb2.NULL_VALUE
+        else:
+            fields[key].CopyFrom(_value(item))  # anything else, as Struct.update takes it
+
+
+def _fill_list(out: struct_pb2.ListValue, items: Sequence[Any]) -> None:
+    values = out.values
+    for item in items:
+        kind = type(item)
+        if kind is str:
+            values.add(string_value=item)
+        elif kind is int or kind is float:
+            values.add(number_value=item)
+        elif kind is bool:
+            values.add(bool_value=item)
+        elif kind is dict:
+            inner = values.add().struct_value
+            if item:
+                fill_struct(inner, item)
+            else:
+                inner.SetInParent()
+        elif kind is list or kind is tuple:
+            listed = values.add().list_value
+            if item:
+                _fill_list(listed, item)
+            else:
+                listed.SetInParent()
+        elif item is None:
+            values.add(null_value=struct_pb2.NULL_VALUE)
+        else:
+            values.add().CopyFrom(_value(item))
+
+
+def _value(item: Any) -> struct_pb2.Value:
+    """A value of a type the fast setters do not name (a subclass of str or int, a Struct),
+    converted by protobuf's own code, which refuses what it cannot take."""
+    wrapper = struct_pb2.Struct()
+    wrapper.update({"v": item})
+    return wrapper.fields["v"]
 
 
 def structs(facts: Sequence[Fact]) -> list[struct_pb2.Struct]:
@@ -225,18 +297,17 @@ def created_message(created: Created) -> pb.CreateGameResponse:
     )
 
 
-def accepted_fields(done: Accepted) -> dict[str, Any]:
-    """What SubmitCommandResponse and SubmitRulingResponse say of a recorded command."""
-    return {
-        "seq": done.row.seq,
-        "hash": done.row.hash,
-        "state_hash": done.row.state_hash,
-        # as dicts: the response's constructor makes each one its Struct, the same bytes
-        # as ``structs`` without building Structs only to copy them in
-        "facts": list(done.facts),
-        "game_over": done.game_over,
-        "typed_facts": typed_facts(done.typed_member, done.facts),
-    }
+def accepted(message: AcceptedAnswer, done: Accepted) -> AcceptedAnswer:
+    """``message`` (a new SubmitCommandResponse or SubmitRulingResponse) saying what a
+    recorded command did; its facts are filled in place, not built and then copied."""
+    message.seq = done.row.seq
+    message.hash = done.row.hash
+    message.state_hash = done.row.state_hash
+    message.game_over = done.game_over
+    for fact in done.facts:
+        fill_struct(message.facts.add(), fact)
+    message.typed_facts.extend(typed_facts(done.typed_member, done.facts))
+    return message
 
 
 def what_if_message(answer: WhatIf) -> apb.WhatIfResponse:

@@ -11,7 +11,7 @@ from feastlog.service.app import Application
 from feastlog.service.errors import streaming, unary
 from feastlog.service.servicers.base import Servicer
 from feastlog.service.servicers.convert import (
-    accepted_fields,
+    accepted,
     created_message,
     event,
     kind_enum,
@@ -59,7 +59,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         done = await self.app.submit(
             self.caller(context), request.game_id, request.command_id, expected, request.command
         )
-        return pb.SubmitCommandResponse(**accepted_fields(done), replayed=done.replayed)
+        return accepted(pb.SubmitCommandResponse(replayed=done.replayed), done)
 
     @unary
     async def GetView(
