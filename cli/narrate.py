@@ -148,14 +148,29 @@ def view_lines(view: dict[str, Any], me: int) -> list[str]:
     return lines
 
 
-def _plain(value: Any) -> str:
-    """A view's value in few characters: lists comma-separated, records as JSON."""
-    if isinstance(value, list) and all(isinstance(v, (str, int)) for v in value):
-        return ", ".join(str(v) for v in value) if value else "none"
+def _plain(value: Any, inner: bool = False) -> str:
+    """A view's value in words: lists comma-separated; a record as ``Head (key value, ...)``
+    headed by its name or id where it has one; lists of records separated by ``;``.
+    Inside a record (``inner``), lists go in brackets so that its parts stay apart."""
     if value is None:
         return "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, (dict, list)):
-        return json.dumps(value, sort_keys=True)
+    if isinstance(value, list):
+        if not value:
+            return "none"
+        records = any(isinstance(v, (dict, list)) for v in value)
+        text = ("; " if records else ", ").join(_plain(v, True) for v in value)
+        return f"[{text}]" if inner and len(value) > 1 else text
+    if isinstance(value, dict):
+        head_key = next((k for k in ("name", "id") if k in value), None)
+        parts = ", ".join(
+            f"{k.replace('_', ' ')} {_plain(v, True)}"
+            for k, v in sorted(value.items())
+            if k != head_key
+        )
+        if head_key is None:
+            return (f"({parts})" if inner else parts) or "none"
+        head = str(value[head_key])
+        return f"{head} ({parts})" if parts else head
     return str(value)
