@@ -179,7 +179,7 @@ def smallest_bound(descriptor: Descriptor) -> int:
 
     A string of n characters, bytes of n bytes and a list of n entries each take at least
     n bytes of the request, so a request shorter than this breaks no bound: most commands
-    (30 to 60 bytes) need no walk through their fields for it.
+    (20 to 60 bytes) need no walk through their fields for it.
     """
     found = _SMALLEST.get(descriptor.full_name)
     if found is None:

@@ -55,65 +55,41 @@ def struct(value: dict[str, Any]) -> struct_pb2.Struct:
 
 def fill_struct(out: struct_pb2.Struct, value: dict[str, Any]) -> None:
     """Set an empty Struct from a JSON-able dict: what ``Struct.update`` makes, the same
-    bytes, in a little over half its time.
+    bytes, in half to three quarters of its time (measured over the facts of seeded games).
 
     Every answer carries its facts and views as Structs, and ``Struct.update`` asks each
-    value its type through a chain of isinstance calls, one function call per value:
-    here each value's exact type picks its setter inline.
+    value its type through a chain of isinstance calls: here each value's exact type picks
+    its setter.
     """
     fields = out.fields
     for key, item in value.items():
-        kind = type(item)
-        if kind is str:
-            fields[key].string_value = item
-        elif kind is int or kind is float:
-            fields[key].number_value = item
-        elif kind is bool:
-            fields[key].bool_value = item
-        elif kind is dict:
-            inner = fields[key].struct_value
-            if item:
-                fill_struct(inner, item)
-            else:
-                inner.SetInParent()  # an empty object is still an object
-        elif kind is list or kind is tuple:
-            listed = fields[key].list_value
-            if item:
-                _fill_list(listed, item)
-            else:
-                listed.SetInParent()
-        elif item is None:
-            fields[key].null_value = struct_pb2.NULL_VALUE
-        else:
-            fields[key].CopyFrom(_value(item))  # anything else, as Struct.update takes it
+        _set_value(fields[key], item)
 
 
-def _fill_list(out: struct_pb2.ListValue, items: Sequence[Any]) -> None:
-    values = out.values
-    for item in items:
-        kind = type(item)
-        if kind is str:
-            values.add(string_value=item)
-        elif kind is int or kind is float:
-            values.add(number_value=item)
-        elif kind is bool:
-            values.add(bool_value=item)
-        elif kind is dict:
-            inner = values.add().struct_value
-            if item:
-                fill_struct(inner, item)
-            else:
-                inner.SetInParent()
-        elif kind is list or kind is tuple:
-            listed = values.add().list_value
-            if item:
-                _fill_list(listed, item)
-            else:
-                listed.SetInParent()
-        elif item is None:
-            values.add(null_value=struct_pb2.NULL_VALUE)
+def _set_value(target: struct_pb2.Value, item: Any) -> None:
+    kind = type(item)
+    if kind is str:
+        target.string_value = item
+    elif kind is int or kind is float:
+        target.number_value = item
+    elif kind is bool:
+        target.bool_value = item
+    elif kind is dict:
+        if item:
+            fill_struct(target.struct_value, item)
         else:
-            values.add().CopyFrom(_value(item))
+            target.struct_value.SetInParent()  # an empty object is still an object
+    elif kind is list or kind is tuple:
+        if item:
+            add = target.list_value.values.add
+            for part in item:
+                _set_value(add(), part)
+        else:
+            target.list_value.SetInParent()
+    elif item is None:
+        target.null_value = struct_pb2.NULL_VALUE
+    else:
+        target.CopyFrom(_value(item))  # anything else, as Struct.update takes it
 
 
 def _value(item: Any) -> struct_pb2.Value:
