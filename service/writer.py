@@ -1,8 +1,9 @@
 """The group-commit writer: the store on its own thread, one transaction per group.
 
 One writer task takes every batch that is waiting and commits it in one transaction
-(group commit), so throughput is not bound by one fsync per command; a command is
-acknowledged only after its row is committed.  A server's DuckDB file is served by a
+(group commit), so throughput is not bound by one fsync per command; batches that create
+or end a game (several statements) go in a second transaction after the plain ones.  A
+command is acknowledged only after its row is committed.  A server's DuckDB file is served by a
 child process (``service.store_process``): the event loop sends each group there and
 awaits the answer itself.  Other stores commit on the store's own thread.  Reads that
 may take a while go through a second connection on a thread of their own.
@@ -98,7 +99,15 @@ class Database:
                 continue
             self._writing = True
             try:
-                await self._write(waiting)
+                # batches that write only rows and refusals first, in one commit; then
+                # the rest (a game created or ended: its outcome rows, several statements,
+                # two to four times a plain commit's time), so that plain commands do not
+                # wait for the heavier commit they happened to arrive with
+                plain = [w for w in waiting if w[0].plain]
+                heavier = [w for w in waiting if not w[0].plain]
+                for group in (plain, heavier):
+                    if group:
+                        await self._write(group)
             except Exception as error:  # a bug here must not leave a waiter hanging
                 for _, done in waiting:
                     _settle(done, error)

@@ -93,3 +93,36 @@ def test_after_a_large_group_the_writer_lingers_and_takes_the_late_batches_too()
         await asyncio.gather(*later)
 
     assert run(scenario) == [writer.BUSY_GROUP, 3]
+
+
+def test_plain_batches_are_committed_before_a_heavier_one_that_came_with_them() -> None:
+    """A batch that ends a game (outcome rows: several statements) goes in a commit of its
+    own after the plain batches that waited with it, which are acknowledged first."""
+    written: list[tuple[int, int]] = []
+    acknowledged: list[str] = []
+
+    class Kinds(Recording):
+        def write(self, batch: Batch) -> None:
+            written.append((len(batch.rejections), len(batch.outcomes)))
+
+    ending = Batch(outcomes=[("outcome_games", [["g_y"]])])
+    assert batch(0).plain and not ending.plain
+
+    async def main() -> None:
+        db = Database(Kinds())  # type: ignore[arg-type]
+        db.start()
+
+        async def commit(name: str, made: Batch) -> None:
+            await db.commit(made)
+            acknowledged.append(name)
+
+        try:
+            await asyncio.gather(
+                commit("ending", ending), commit("plain 1", batch(1)), commit("plain 2", batch(2))
+            )
+        finally:
+            await db.close()
+
+    asyncio.run(main())
+    assert written == [(2, 0), (0, 1)]
+    assert acknowledged == ["plain 1", "plain 2", "ending"]

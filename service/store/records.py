@@ -52,6 +52,11 @@ class Batch:
     started: list[str] = field(default_factory=list)  # pending games whose genesis is in rows
     outcomes: projection.Projected = field(default_factory=list)  # games ended by these rows
 
+    @property
+    def plain(self) -> bool:
+        """Whether the batch writes only rows and refusals (no game created, begun or ended)."""
+        return not (self.games or self.outcomes or self.started or self.entropy)
+
     def extend(self, other: Batch) -> None:
         """Take in everything another batch writes (group commit)."""
         for part in fields(self):
