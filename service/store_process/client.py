@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from feastlog.replay import games
 from feastlog.service.incidents import new_incident_id
 from feastlog.service.store.errors import CannotOpenStore, StoreUnavailable
+from feastlog.service.store.opening import STORE_PROCESS
 from feastlog.service.store_process.wire import (
     CHANNELS,
     outcome,
@@ -244,7 +245,7 @@ class ProcessStore(StoreClient):
                 [
                     sys.executable,
                     "-m",
-                    "feastlog.service.store_process.child",
+                    STORE_PROCESS,  # the parent's pid follows: see opening._held_by_orphan
                     str(os.getpid()),
                     *(str(s.fileno()) for s in theirs),
                 ],
