@@ -13,7 +13,6 @@ from typing import Any
 
 import click
 
-from feastlog.cli.audit_bench import bench_audit_command
 from feastlog.cli.client import command_from_json, connected
 from feastlog.cli.errors import FAILED, OK, CliError, unreachable, usage
 from feastlog.cli.narrate import plural
@@ -256,16 +255,3 @@ def stats_command(tournament: str, as_json: bool, **connection: Any) -> None:
             f"{k['game_kind']}: {plural(k['games'], 'game')}; win rate by seat: {rates}; "
             f"{k['figure']} {value}"
         )
-
-
-AUDIT_COMMANDS = (
-    export_command,
-    verify_command,
-    audit_command,
-    explain_command,
-    whatif_command,
-    rejections_command,
-    rule_command,
-    stats_command,
-    bench_audit_command,
-)

@@ -26,9 +26,9 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
 from feastlog.cli.errors import (
-    EXIT_OF_STATUS,
     REFUSED,
     CliError,
+    exit_of,
     failed,
     from_rpc,
     unreachable,
@@ -534,7 +534,7 @@ class Offline(Client):
             raise unreachable(bad.message + hint) from bad
         except KNOWN_ERRORS as bad:
             code, _, message, _ = describe(bad)
-            raise CliError(message, EXIT_OF_STATUS.get(code, REFUSED)) from bad
+            raise CliError(message, exit_of(code)) from bad
         except OrganiserKeyError as bad:
             raise unreachable(str(bad)) from bad
         except UNREADABLE as bad:

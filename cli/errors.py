@@ -15,8 +15,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-import grpc
+
+if TYPE_CHECKING:
+    import grpc
 
 OK = 0
 FAILED = 1
@@ -26,15 +30,16 @@ REFUSED = 4
 BUG = 70
 INTERRUPTED = 130
 
-# A gRPC status as an exit code: what the caller can do about it.
+# A gRPC status as an exit code: what the caller can do about it. Keyed by the status's
+# name so that this module, which the command group imports, does not import gRPC.
 EXIT_OF_STATUS = {
-    grpc.StatusCode.INVALID_ARGUMENT: USAGE,
-    grpc.StatusCode.OUT_OF_RANGE: USAGE,
-    grpc.StatusCode.RESOURCE_EXHAUSTED: USAGE,
-    grpc.StatusCode.UNAVAILABLE: UNREACHABLE,
-    grpc.StatusCode.DEADLINE_EXCEEDED: UNREACHABLE,
-    grpc.StatusCode.CANCELLED: UNREACHABLE,
-    grpc.StatusCode.UNIMPLEMENTED: UNREACHABLE,
+    "INVALID_ARGUMENT": USAGE,
+    "OUT_OF_RANGE": USAGE,
+    "RESOURCE_EXHAUSTED": USAGE,
+    "UNAVAILABLE": UNREACHABLE,
+    "DEADLINE_EXCEEDED": UNREACHABLE,
+    "CANCELLED": UNREACHABLE,
+    "UNIMPLEMENTED": UNREACHABLE,
 }
 
 
@@ -61,11 +66,18 @@ def failed(message: str) -> CliError:
     return CliError(message, FAILED)
 
 
+def exit_of(code: grpc.StatusCode) -> int:
+    """The exit code of a gRPC status."""
+    return EXIT_OF_STATUS.get(code.name, REFUSED)
+
+
 def from_rpc(error: grpc.RpcError, where: str) -> CliError:
     """A gRPC error as a CliError: its status and message, and what to do when unreachable."""
+    import grpc  # already loaded: the error came from it
+
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
     details = (error.details() if hasattr(error, "details") else "") or ""
-    exit_code = EXIT_OF_STATUS.get(code, REFUSED)
+    exit_code = exit_of(code)
     if code == grpc.StatusCode.UNAVAILABLE:
         hint = ""
         lowered = details.lower()

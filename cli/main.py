@@ -1,4 +1,10 @@
-"""The ``feastlog`` command: serve, create and play games, replay them.
+"""The ``feastlog`` command: one group, whose commands are imported only when they run.
+
+``COMMANDS`` below lists every command: its name, the module and attribute that define
+it, and the first sentence of its help, which ``feastlog --help`` shows. A command's
+module (and what it needs: the gRPC server, aiohttp, DuckDB, the benches) is imported
+when that command runs or shows its own help, so ``feastlog --help`` and each command
+pay only for their own imports.
 
 Every command finds its server beside the database (``cli/target.py``), works through
 one client (``cli/client.py``), fails with one error class (``cli/errors.py``, whose
@@ -7,61 +13,166 @@ docstring lists the exit codes) and tells games with one narrator (``cli/narrate
 
 from __future__ import annotations
 
-import asyncio
-import logging
+import importlib
 import os
-import ssl
-import sys
-import traceback
-from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
-from feastlog.cli.arbiter import arbiter_group
-from feastlog.cli.audit_commands import AUDIT_COMMANDS, parse_viewer
-from feastlog.cli.bench import bench_command
-from feastlog.cli.client import Replay, connected
 from feastlog.cli.errors import BUG, INTERRUPTED, CliError, unreachable
-from feastlog.cli.narrate import Narrator, table_lines
-from feastlog.cli.output import echo_json
-from feastlog.cli.play import play_command
-from feastlog.cli.replay_html import write_replay_html
-from feastlog.cli.scale_bench import bench_scale_command
-from feastlog.cli.season import SEASON_COMMANDS
-from feastlog.cli.target import DEFAULT_DB, connection_options, target_of
-from feastlog.cli.tournament import standings_command
-from feastlog.replay import games
-from feastlog.service.auth import OrganiserKeyError
-from feastlog.service.errors import CannotOpenStore
-from feastlog.service.server import CannotListen, Running, create_server, serve_forever
-from feastlog.service.store_api import is_postgres, shown
-from feastlog.service.tls import Tls, TlsFileError
-from feastlog.service.web import serve_http
 
-DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
-# Why a server cannot start, each in one line: exit code 3.
-CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen, TlsFileError)
 EXIT_CODES = """Exit codes: 0 done; 1 a record does not verify; 2 a bad option or value;
 3 cannot reach the server or the file; 4 refused (unknown game, wrong token, a rule…)."""
 
 
-def parse_seed(text: str | None) -> bytes:
-    """A 64-hex-digit seed option as bytes (empty when not given)."""
-    if not text:
-        return b""
-    try:
-        seed = bytes.fromhex(text)
-    except ValueError as bad:
-        raise click.BadParameter("the seed is 64 hex digits", param_hint="--seed") from bad
-    if len(seed) != 32:
-        raise click.BadParameter("the seed is 64 hex digits (32 bytes)", param_hint="--seed")
-    return seed
+class Listed(NamedTuple):
+    """A command as the group lists it, before its module is imported."""
+
+    where: str  # "module:attribute" of the click command
+    summary: str  # the first sentence of its help (tests check it is the command's own)
+
+
+COMMANDS: dict[str, Listed] = {
+    "arbiter": Listed(
+        "feastlog.cli.arbiter:arbiter_group",
+        "Named arbiter keys (the organiser's): add, revoke, list.",
+    ),
+    "audit": Listed(
+        "feastlog.cli.audit_commands:audit_command",
+        "Verify stored records from the log alone; exit 0 when all verify, 1 when any fails.",
+    ),
+    "bench": Listed(
+        "feastlog.cli.bench:bench_command",
+        "Submit-only commands/s at 64 games beside the health-check rate, p99 at half that "
+        "load; then the bot loop; the fold rate.",
+    ),
+    "bench-audit": Listed(
+        "feastlog.cli.audit_bench:bench_audit_command",
+        "Audit --all rows/s (1 and every worker) beside one ordered read+decode scan of the "
+        "same rows; state-at-seq time for a 300-row game.",
+    ),
+    "bench-scale": Listed(
+        "feastlog.cli.scale_bench:bench_scale_command",
+        "Build stores of each size and report how their figures grow.",
+    ),
+    "demo": Listed(
+        "feastlog.cli.game_commands:demo_command",
+        "Bots play a complete game through the file's server (or one started on the file).",
+    ),
+    "explain": Listed(
+        "feastlog.cli.audit_commands:explain_command",
+        "One row: command, sender, time, rule checks with rulebook text, values, state change.",
+    ),
+    "export": Listed(
+        "feastlog.cli.audit_commands:export_command",
+        "Write a game's portable record (the seed only once revealed) to FILE.",
+    ),
+    "import": Listed(
+        "feastlog.cli.season:import_command",
+        "Verify exported records (FILE.json, or .jsonl from export --all) and load them in bulk.",
+    ),
+    "join": Listed(
+        "feastlog.cli.game_commands:join_command",
+        "Send a seat's entropy to a game created with --seat-entropy.",
+    ),
+    "new": Listed(
+        "feastlog.cli.game_commands:new_command",
+        "Create a game (on the file's server, or in the file); prints the id and seat tokens.",
+    ),
+    "play": Listed(
+        "feastlog.cli.play:play_command",
+        "Play your seat from the terminal: what happened, your hand, your legal moves.",
+    ),
+    "projection": Listed(
+        "feastlog.cli.season:projection_group",
+        "The outcomes projection (SQL tables of finished games' results) of a file.",
+    ),
+    "rejections": Listed(
+        "feastlog.cli.audit_commands:rejections_command",
+        "Refused commands of a game: seat, time, rule id and message.",
+    ),
+    "replay": Listed(
+        "feastlog.cli.game_commands:replay_command",
+        "The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).",
+    ),
+    "rule": Listed(
+        "feastlog.cli.audit_commands:rule_command",
+        "Append an arbiter ruling (note, adjust, forfeit, void, close); nothing earlier changes.",
+    ),
+    "rules": Listed(
+        "feastlog.cli.game_commands:rules_command",
+        "A game's rule catalogue: every rule id, its rulebook section and what it says.",
+    ),
+    "serve": Listed(
+        "feastlog.cli.serve:serve_command",
+        "Serve the gRPC API on a DuckDB file (made on first start, owner-only).",
+    ),
+    "standings": Listed(
+        "feastlog.cli.tournament:standings_command",
+        "A tournament's standings: games, wins (shared victories split) and points per player.",
+    ),
+    "stats": Listed(
+        "feastlog.cli.audit_commands:stats_command",
+        "Per game kind: games played, win rate by seat position, a game-specific figure.",
+    ),
+    "verify": Listed(
+        "feastlog.cli.audit_commands:verify_command",
+        "Verify an exported record with no server and no database; exit 1 if it fails.",
+    ),
+    "whatif": Listed(
+        "feastlog.cli.audit_commands:whatif_command",
+        "COMMAND (JSON) in place of row SEQ: legal or not (which rule), and its facts.",
+    ),
+}
+
+
+def load_command(where: str) -> click.Command:
+    """The click command at ``module:attribute``, its module imported now."""
+    module, _, attribute = where.partition(":")
+    command = getattr(importlib.import_module(module), attribute)
+    if not isinstance(command, click.Command):
+        raise TypeError(f"{where} is not a click command")
+    return command
 
 
 class FeastlogGroup(click.Group):
-    """The command group: whatever a command raises ends in one line, never a traceback."""
+    """The command group: commands load when they run; whatever one raises ends in one
+    line, never a traceback."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, from the table: none is imported."""
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command of that name, its module imported on first use."""
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            self.add_command(load_command(COMMANDS[cmd_name].where), cmd_name)
+        return self.commands.get(cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command the arguments name; a mistyped name is told the nearest ones."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.exceptions.NoSuchCommand as unknown:
+            # click suggests from the commands loaded so far: suggest from all of them
+            raise click.exceptions.NoSuchCommand(
+                unknown.command_name, possibilities=self.list_commands(ctx), ctx=ctx
+            ) from None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The Commands section, each with its summary, as click lays it out."""
+        listed = [
+            (name, self.commands.get(name) or click.Command(name, help=COMMANDS[name].summary))
+            for name in self.list_commands(ctx)
+        ]
+        shown = [(name, command) for name, command in listed if not command.hidden]
+        if not shown:
+            return
+        limit = formatter.width - 6 - max(len(name) for name, _ in shown)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, c.get_short_help_str(limit)) for name, c in shown])
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; an unexpected failure becomes a one-line error (exit 70)."""
@@ -78,6 +189,8 @@ class FeastlogGroup(click.Group):
             raise unreachable(f"{failed.strerror or failed}{where}") from failed
         except Exception as bug:
             if os.environ.get("FEASTLOG_DEBUG"):
+                import traceback  # only here: no command's start-up pays for it
+
                 traceback.print_exc()
             raise CliError(
                 f"feastlog failed unexpectedly ({type(bug).__name__}: {bug}); "
@@ -90,368 +203,6 @@ class FeastlogGroup(click.Group):
 @click.version_option(package_name="feastlog")
 def cli() -> None:
     """feastlog: record, replay and audit Bon Appetit!, Menu Masters and Picky Eaters games."""
-
-
-@cli.command("serve")
-@click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
-@click.option("--host", default="127.0.0.1", show_default=True, envvar="FEASTLOG_HOST")
-@click.option(
-    "--port",
-    default=50051,
-    show_default=True,
-    type=click.IntRange(0, 65535),
-    envvar="FEASTLOG_PORT",
-    help="0 picks a free port (or $FEASTLOG_PORT).",
-)
-@click.option(
-    "--http",
-    "http_port",
-    type=click.IntRange(0, 65535),
-    help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
-)
-@click.option("--tls-cert", envvar="FEASTLOG_TLS_CERT", help="Serve TLS with this certificate.")
-@click.option("--tls-key", envvar="FEASTLOG_TLS_KEY", help="... and this private key.")
-@click.option("--ca", envvar="FEASTLOG_CA", help="Require client certificates from this CA.")
-@click.option(
-    "--request-log",
-    envvar="FEASTLOG_REQUEST_LOG",
-    type=click.Path(dir_okay=False),
-    help="Append a JSON line per RPC to FILE ('-': stderr): time, rpc, game, role, status, ms.",
-)
-def serve_command(
-    db_path: str,
-    host: str,
-    port: int,
-    http_port: int | None,
-    tls_cert: str | None,
-    tls_key: str | None,
-    ca: str | None,
-    request_log: str | None,
-) -> None:
-    """Serve the gRPC API on a DuckDB file (made on first start, owner-only).
-
-    The server announces itself beside the file (``<db>.server``: address, pid, TLS, a
-    fingerprint of the organiser key) so commands run on the file find it; the
-    announcement goes at a clean stop. Exit codes: 0 after a clean shutdown (SIGINT,
-    SIGTERM), 2 for a bad option, 3 when the database, the organiser key, the TLS files or
-    the port cannot be used (one line on stderr).
-    """
-    # incidents (a failing store, a bug) go to stderr, each with the id its client was given
-    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-
-    async def run() -> None:
-        log = open_request_log(request_log)
-        try:
-            tls = Tls.load(tls_cert, tls_key, ca)
-            running = await create_server(
-                db_path, f"{host}:{port}", announce_it=True, tls=tls, request_log=log
-            )
-        except CANNOT_START as refused:
-            raise unreachable(getattr(refused, "message", None) or str(refused)) from refused
-        if log is not None and log is not sys.stderr:
-            running.on_stop.append(log.close)
-        click.echo(f"feastlog listening on {host}:{running.port}{' (TLS)' if tls else ''}")
-        shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
-        click.echo(f"database: {shown_db}")
-        click.echo(f"organiser key: {running.key_source}")
-        if request_log:
-            click.echo(f"request log: {request_log}")
-        if http_port is not None:
-            secure = web_tls(tls_cert, tls_key)
-            bound = await start_pages(running, host, http_port, secure)
-            click.echo(f"web pages on http{'s' if secure else ''}://{host}:{bound}/")
-        sys.stdout.flush()
-        await serve_forever(running)
-
-    try:
-        asyncio.run(run())
-    except KeyboardInterrupt:  # Ctrl-C before the server was up: nothing to drain
-        raise SystemExit(INTERRUPTED) from None
-
-
-def open_request_log(path: str | None) -> Any:
-    """The request log's file (owner-only, appended), stderr for '-', or None."""
-    if not path:
-        return None
-    if path == "-":
-        return sys.stderr
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    except OSError as failed:
-        raise unreachable(
-            f"cannot open the request log {path}: {failed.strerror or failed}"
-        ) from failed
-    return os.fdopen(fd, "a", buffering=1)
-
-
-def web_tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
-    """HTTPS for the web pages with the server's own certificate, when it serves TLS."""
-    if not (cert and key):
-        return None
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
-    return context
-
-
-async def start_pages(
-    running: Running, host: str, port: int, secure: ssl.SSLContext | None = None
-) -> int:
-    """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
-    try:
-        return await serve_http(running, host, port, secure)
-    except OSError as bad:
-        await running.stop()
-        raise unreachable(
-            f"cannot serve web pages on {host}:{port}: {bad.strerror or bad}"
-        ) from bad
-
-
-class GameKind(click.ParamType):
-    """A game kind of the registry, read when the command runs (not when it is defined)."""
-
-    name = "kind"
-
-    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
-        """The kinds, as click shows a closed set."""
-        return "[" + "|".join(games.kinds()) + "]"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        """The kind, if the registry has it."""
-        if value in games.kinds():
-            return str(value)
-        self.fail(f"{value!r} is not a game kind: use {', '.join(games.kinds())}", param, ctx)
-
-
-def kind_argument() -> Any:
-    """The game kind argument, a closed set."""
-    return click.argument("kind", type=GameKind())
-
-
-def seat_lines(made: dict[str, Any]) -> list[str]:
-    """A new game in words: its id, seed commitment and one token per seat."""
-    lines = [f"game {made['game_id']}", f"seed commitment {made['seed_commitment']}"]
-    lines += [f"seat {s['seat']} {s['name']}: {s['token']}" for s in made["seats"]]
-    return lines
-
-
-@cli.command("new")
-@kind_argument()
-@click.option("--players", required=True, help="Comma-separated names in seat order.")
-@click.option("--seed", help="Supply the server seed (64 hex digits); recorded as supplied.")
-@click.option("--option", "options", multiple=True, help="Rule option KEY=VALUE.")
-@click.option(
-    "--pack",
-    type=click.File("rb"),
-    help="The organiser's own content pack (TOML); the bundled one otherwise.",
-)
-@click.option(
-    "--seat-entropy",
-    is_flag=True,
-    help="Start only once every seat has sent its own entropy (feastlog join).",
-)
-@click.option("--tournament", default="", help="The tournament this game counts for.")
-@click.option("--json", "as_json", is_flag=True, help="The game id and seat tokens as JSON.")
-@connection_options
-def new_command(
-    kind: str,
-    players: str,
-    seed: str | None,
-    options: Sequence[str],
-    pack: Any,
-    seat_entropy: bool,
-    tournament: str,
-    as_json: bool,
-    **connection: Any,
-) -> None:
-    """Create a game (on the file's server, or in the file); prints the id and seat tokens."""
-    names = [p.strip() for p in players.split(",") if p.strip()]
-    if any("=" not in o for o in options):
-        raise click.BadParameter("rule options are KEY=VALUE", param_hint="--option")
-    chosen = dict(o.split("=", 1) for o in options)
-    request = {
-        "game_kind": kind,
-        "players": names,
-        "seed": parse_seed(seed),
-        "options": chosen,
-        "content_pack": pack.read() if pack else b"",
-        "seat_entropy": seat_entropy,
-        "tournament_id": tournament,
-    }
-    with connected(target_of(connection), writes=True) as client:
-        made = client.create_game(**request)
-    if as_json:
-        echo_json(made)
-        return
-    click.echo("\n".join(seat_lines(made)))
-    if seat_entropy:
-        click.echo("the game starts once every seat has run: feastlog join GAME_ID --token TOKEN")
-
-
-@cli.command("join")
-@click.argument("game_id")
-@click.option("--token", required=True, envvar="FEASTLOG_SEAT_TOKEN", help="The seat's token.")
-@click.option("--entropy", help="Hex bytes to mix into the seed; 32 fresh random bytes if not.")
-@connection_options
-def join_command(game_id: str, token: str, entropy: str | None, **connection: Any) -> None:
-    """Send a seat's entropy to a game created with --seat-entropy."""
-    try:
-        mine = bytes.fromhex(entropy) if entropy else os.urandom(32)
-    except ValueError as bad:
-        raise click.BadParameter("entropy is hex", param_hint="--entropy") from bad
-    with connected(target_of(connection)) as client:
-        started, waiting = client.join(game_id, token, mine)
-    if started:
-        click.echo(f"game {game_id} has started: every seat's entropy is in")
-    else:
-        click.echo(f"entropy recorded; waiting for {', '.join(f'seat {s}' for s in waiting)}")
-
-
-@cli.command("demo")
-@kind_argument()
-@click.option("--players", "count", default=3, show_default=True, type=click.IntRange(1, 6))
-@click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
-@click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
-@click.option("--tournament", default="", help="The tournament this game counts for.")
-@click.option("--json", "as_json", is_flag=True, help="The game id, scores and winners as JSON.")
-@connection_options
-def demo_command(
-    kind: str,
-    count: int,
-    seed: str | None,
-    seat_entropy: bool,
-    tournament: str,
-    as_json: bool,
-    **connection: Any,
-) -> None:
-    """Bots play a complete game through the file's server (or one started on the file)."""
-    names = list(DEMO_NAMES[:count])
-    seed_bytes = parse_seed(seed)
-    with connected(target_of(connection), writes=True) as client:
-        made = client.create_game(
-            game_kind=kind,
-            players=names,
-            seed=seed_bytes,
-            seat_entropy=seat_entropy,
-            tournament_id=tournament,
-        )
-        bot_seed = int.from_bytes(seed_bytes[:8] or os.urandom(8), "big")
-        tokens = [s["token"] for s in made["seats"]]
-        view = client.play_bots(made["game_id"], tokens, bot_seed)
-    scores = [int(s) for s in view.get("scores") or []]
-    winners = [int(w) for w in view.get("winners") or []]
-    if as_json:
-        echo_json(
-            {"game_id": made["game_id"], "players": names, "scores": scores, "winners": winners}
-        )
-        return
-    click.echo(f"game {made['game_id']}")
-    click.echo(format_scores(scores, winners, names))
-
-
-def format_scores(scores: Sequence[int], winners: Sequence[int], names: Sequence[str]) -> str:
-    """Final scores and winners."""
-    lines = ["final scores:"]
-    for seat, name in enumerate(names):
-        points = scores[seat] if seat < len(scores) else 0
-        lines.append(f"  {name}: {points}{'  (winner)' if seat in winners else ''}")
-    return "\n".join(lines)
-
-
-def is_record_file(game_id: str) -> bool:
-    """Whether GAME_ID names an exported record (a .json file) rather than a game."""
-    return game_id.endswith(".json")
-
-
-@cli.command("replay")
-@click.argument("game_id", metavar="GAME_ID|EXPORT.json")
-@click.option(
-    "--at", "at", type=click.IntRange(min=1), help="Stop at this seq: the table after it."
-)
-@click.option("--as", "as_viewer", help="seat:N, spectator or arbiter: see what they saw.")
-@click.option(
-    "--html",
-    "html_file",
-    type=click.Path(dir_okay=False),
-    help="Write the replay page to FILE instead: one HTML file that opens from disk.",
-)
-@connection_options
-def replay_command(
-    game_id: str,
-    at: int | None,
-    as_viewer: str | None,
-    html_file: str | None,
-    **connection: Any,
-) -> None:
-    """The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).
-
-    GAME_ID may also be a file written by ``feastlog export`` of a finished game. --at and
-    --as show the game up to that seq as that viewer saw it while the game ran (a seat: its
-    own hand and private draws, the others' counts), even once the game is over. --html
-    FILE draws it instead, step by step, as --as VIEWER saw it.
-    """
-    viewer = parse_viewer(as_viewer)
-    record = game_id if is_record_file(game_id) else ""
-    target = target_of(connection, local=not record)
-    if html_file:
-        with connected(target, record=record) as client:
-            click.echo(write_replay_html(client, game_id, html_file, viewer))
-        return
-    with connected(target, record=record) as client:
-        found = client.replay(game_id, at, viewer)
-    for line in replay_lines(found, at is not None or viewer is not None, at is None):
-        click.echo(line)
-
-
-def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]:
-    """A replay in words; with the table after the last row as its viewer saw it.
-
-    Asked for the whole of a finished game as a seat or spectator, the table shown is the
-    last one that viewer saw while the game ran: at the end every hand is public, so the
-    table after the last row would show what the viewer never saw during the game.
-    """
-    narrator = Narrator(found.genesis)
-    lines = narrator.story(found.rows)
-    if not with_table:
-        if found.viewer != "arbiter":
-            lines.append(f"(seen as {found.viewer})")
-        return lines
-    shown, note = found.rows[-1], ""
-    if to_the_end and found.viewer != "arbiter" and shown.view.get("over"):
-        running = [r for r in found.rows if not r.view.get("over")]
-        if running:
-            shown, note = running[-1], " (the last table before the end)"
-    heading, *table = table_lines(shown.view, shown.seq, found.viewer)
-    return [*lines, heading.replace(" --", f"{note} --", 1) if note else heading, *table]
-
-
-@cli.command("rules")
-@kind_argument()
-@click.option("--json", "as_json", is_flag=True, help="The catalogue as JSON.")
-def rules_command(kind: str, as_json: bool) -> None:
-    """A game's rule catalogue: every rule id, its rulebook section and what it says."""
-    spec = games.engine(kind).spec
-    if as_json:
-        from feastlog.replay.canonical import to_plain
-
-        echo_json([to_plain(r) for r in spec.rules.values()])
-        return
-    click.echo(f"{spec.title}, ruleset {spec.ruleset_version}: {len(spec.rules)} rules")
-    click.echo(f"rulesets folded: {', '.join(spec.rulesets)} (new games: {spec.ruleset_version})")
-    for rule in spec.rules.values():
-        mark = " (interpretation)" if rule.interpretation else ""
-        mark += "" if rule.refuses else " (never refuses)"
-        click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
-    defaults = ", ".join(f"{k}={v}" for k, v in spec.option_defaults.items())
-    click.echo(f"options (defaults): {defaults}")
-
-
-cli.add_command(bench_command)
-cli.add_command(bench_scale_command)
-cli.add_command(play_command)
-cli.add_command(standings_command)
-cli.add_command(arbiter_group)
-for _command in (*AUDIT_COMMANDS, *SEASON_COMMANDS):
-    cli.add_command(_command)
 
 
 def main() -> None:

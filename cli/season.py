@@ -139,6 +139,3 @@ def projection_rebuild_command(db_path: str, workers: int | None) -> None:
     click.echo(
         f"projected {done} finished game(s) of {games} in {time.perf_counter() - start:.1f} s"
     )
-
-
-SEASON_COMMANDS = (import_command, projection_group)

@@ -357,7 +357,7 @@ def test_the_web_pages_speak_tls_with_the_servers_certificate(tmp_path: Path) ->
     import ssl
     import urllib.request
 
-    from feastlog.cli.main import web_tls
+    from feastlog.cli.serve import web_tls
     from feastlog.service.web import serve_http
 
     pki = make_pki(tmp_path)

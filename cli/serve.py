@@ -1,0 +1,145 @@
+"""``feastlog serve``: the gRPC API on a DuckDB file, and the web pages beside it.
+
+Its own module so that serving imports the server and nothing of the other commands;
+aiohttp (the web pages) is imported only when ``--http`` asks for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import ssl
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from feastlog.cli.errors import INTERRUPTED, unreachable
+from feastlog.cli.target import DEFAULT_DB
+from feastlog.service.auth import OrganiserKeyError
+from feastlog.service.errors import CannotOpenStore
+from feastlog.service.server import CannotListen, Running, create_server, serve_forever
+from feastlog.service.store_api import is_postgres, shown
+from feastlog.service.tls import Tls, TlsFileError
+
+# Why a server cannot start, each in one line: exit code 3.
+CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen, TlsFileError)
+
+
+@click.command("serve")
+@click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
+@click.option("--host", default="127.0.0.1", show_default=True, envvar="FEASTLOG_HOST")
+@click.option(
+    "--port",
+    default=50051,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    envvar="FEASTLOG_PORT",
+    help="0 picks a free port (or $FEASTLOG_PORT).",
+)
+@click.option(
+    "--http",
+    "http_port",
+    type=click.IntRange(0, 65535),
+    help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
+)
+@click.option("--tls-cert", envvar="FEASTLOG_TLS_CERT", help="Serve TLS with this certificate.")
+@click.option("--tls-key", envvar="FEASTLOG_TLS_KEY", help="... and this private key.")
+@click.option("--ca", envvar="FEASTLOG_CA", help="Require client certificates from this CA.")
+@click.option(
+    "--request-log",
+    envvar="FEASTLOG_REQUEST_LOG",
+    type=click.Path(dir_okay=False),
+    help="Append a JSON line per RPC to FILE ('-': stderr): time, rpc, game, role, status, ms.",
+)
+def serve_command(
+    db_path: str,
+    host: str,
+    port: int,
+    http_port: int | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+    ca: str | None,
+    request_log: str | None,
+) -> None:
+    """Serve the gRPC API on a DuckDB file (made on first start, owner-only).
+
+    The server announces itself beside the file (``<db>.server``: address, pid, TLS, a
+    fingerprint of the organiser key) so commands run on the file find it; the
+    announcement goes at a clean stop. Exit codes: 0 after a clean shutdown (SIGINT,
+    SIGTERM), 2 for a bad option, 3 when the database, the organiser key, the TLS files or
+    the port cannot be used (one line on stderr).
+    """
+    # incidents (a failing store, a bug) go to stderr, each with the id its client was given
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    async def run() -> None:
+        log = open_request_log(request_log)
+        try:
+            tls = Tls.load(tls_cert, tls_key, ca)
+            running = await create_server(
+                db_path, f"{host}:{port}", announce_it=True, tls=tls, request_log=log
+            )
+        except CANNOT_START as refused:
+            raise unreachable(getattr(refused, "message", None) or str(refused)) from refused
+        if log is not None and log is not sys.stderr:
+            running.on_stop.append(log.close)
+        click.echo(f"feastlog listening on {host}:{running.port}{' (TLS)' if tls else ''}")
+        shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
+        click.echo(f"database: {shown_db}")
+        click.echo(f"organiser key: {running.key_source}")
+        if request_log:
+            click.echo(f"request log: {request_log}")
+        if http_port is not None:
+            secure = web_tls(tls_cert, tls_key)
+            bound = await start_pages(running, host, http_port, secure)
+            click.echo(f"web pages on http{'s' if secure else ''}://{host}:{bound}/")
+        sys.stdout.flush()
+        await serve_forever(running)
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:  # Ctrl-C before the server was up: nothing to drain
+        raise SystemExit(INTERRUPTED) from None
+
+
+def open_request_log(path: str | None) -> Any:
+    """The request log's file (owner-only, appended), stderr for '-', or None."""
+    if not path:
+        return None
+    if path == "-":
+        return sys.stderr
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as failed:
+        raise unreachable(
+            f"cannot open the request log {path}: {failed.strerror or failed}"
+        ) from failed
+    return os.fdopen(fd, "a", buffering=1)
+
+
+def web_tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """HTTPS for the web pages with the server's own certificate, when it serves TLS."""
+    if not (cert and key):
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+async def start_pages(
+    running: Running, host: str, port: int, secure: ssl.SSLContext | None = None
+) -> int:
+    """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
+    # aiohttp is a fifth of serve's start-up: only a server with pages pays it
+    from feastlog.service.web import serve_http
+
+    try:
+        return await serve_http(running, host, port, secure)
+    except OSError as bad:
+        await running.stop()
+        raise unreachable(
+            f"cannot serve web pages on {host}:{port}: {bad.strerror or bad}"
+        ) from bad
