@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from google.protobuf import json_format
@@ -44,7 +44,6 @@ from feastlog.replay.standings import exact
 from feastlog.service import offline
 from feastlog.service.auth import ORGANISER, OrganiserKeyError
 from feastlog.service.errors import KNOWN, BadRequest, describe
-from feastlog.service.server import CannotListen, Running, create_server
 from feastlog.service.servicers.convert import rejection_message
 from feastlog.service.store import CannotOpenStore, StoreLocked
 from feastlog.v1 import admin_service_pb2 as adpb
@@ -58,6 +57,9 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
+
+if TYPE_CHECKING:
+    from feastlog.service.server import Running
 
 T = TypeVar("T")
 
@@ -645,6 +647,9 @@ class Offline(Client):
 
 def embedded(target: Target) -> Online:
     """An Online client over a server started here on the target's file (port 0)."""
+    # only a command that writes to a file no server holds needs the server's modules
+    from feastlog.service.server import CannotListen, create_server
+
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
