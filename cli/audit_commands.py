@@ -1,8 +1,8 @@
-"""``feastlog`` commands for arbiters and reviewers: export, verify, audit, explain,
-whatif, rejections, rule and stats.
+"""``feastlog`` commands for arbiters and reviewers: export, audit, explain, whatif,
+rejections, rule and stats.
 
 Each works through the server found beside the file (or ``--server``), or offline on a
-DuckDB file no server holds; ``verify`` needs neither: it checks an exported file alone.
+DuckDB file no server holds; ``verify`` (``cli/verify.py``) needs neither.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from feastlog.cli.output import echo_json, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
 from feastlog.replay.engine import Viewer
-from feastlog.replay.export import BadExport, verify_document
 from feastlog.v1 import record_pb2
 
 
@@ -69,27 +68,6 @@ def export_command(
         raise unreachable(f"cannot write {output}: {bad.strerror or bad}") from bad
     state = "complete, seed revealed" if complete else "game still running: no seed"
     click.echo(f"wrote {output} ({state})")
-
-
-@click.command("verify")
-@click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON (as audit --json).")
-def verify_command(file: str, as_json: bool) -> None:
-    """Verify an exported record with no server and no database; exit 1 if it fails.
-
-    Every header field of the file (game id, kind, ruleset, format version, the content
-    pack's sha256, the server seed) is checked against the record it carries too.
-    """
-    try:
-        text = Path(file).read_text()
-    except (OSError, UnicodeDecodeError) as bad:
-        raise unreachable(f"cannot read {file}: {getattr(bad, 'strerror', None) or bad}") from bad
-    try:
-        report = verify_document(text)
-    except BadExport as bad:
-        raise unreachable(f"{file}: {bad}") from bad
-    show_reports([report.to_dict()], as_json)
-    sys.exit(OK if report.ok else FAILED)
 
 
 @click.command("audit")

@@ -116,7 +116,7 @@ COMMANDS: dict[str, Listed] = {
         "Per game kind: games played, win rate by seat position, a game-specific figure.",
     ),
     "verify": Listed(
-        "feastlog.cli.audit_commands:verify_command",
+        "feastlog.cli.verify:verify_command",
         "Verify an exported record with no server and no database; exit 1 if it fails.",
     ),
     "whatif": Listed(
