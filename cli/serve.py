@@ -133,7 +133,7 @@ async def start_pages(
     running: Running, host: str, port: int, secure: ssl.SSLContext | None = None
 ) -> int:
     """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
-    # aiohttp is a fifth of serve's start-up: only a server with pages pays it
+    # importing aiohttp takes about 0.15 s of start-up: only a server with pages pays it
     from feastlog.service.web import serve_http
 
     try:
