@@ -14,7 +14,7 @@ import signal
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -22,12 +22,10 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from feastlog.service import announce, limits, reflection, runtime
 from feastlog.service.app import Application
 from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
-from feastlog.service.follow import Follower
 from feastlog.service.requestlog import RequestLog
 from feastlog.service.servicers import add_servicers
 from feastlog.service.store import CannotOpenStore
 from feastlog.service.store_api import EventStore, is_postgres, open_store
-from feastlog.service.store_pg import PgStore
 from feastlog.service.store_process import ProcessStore, games_to_register
 from feastlog.service.tls import Tls, TlsFileError
 from feastlog.service.writer import Database
@@ -38,6 +36,10 @@ from feastlog.v1 import (
     replay_service_pb2,
     tournament_service_pb2,
 )
+
+if TYPE_CHECKING:
+    from feastlog.service.follow import Follower
+
 
 log = logging.getLogger("feastlog.server")
 
@@ -209,8 +211,13 @@ async def announce_running(running: Running, address: str, key: str) -> None:
 
 async def follow_other_nodes(store: EventStore, app: Application) -> Follower | None:
     """On a shared store, listen for every node's commits before serving (else None)."""
-    if not isinstance(store, PgStore):
+    if not store.shared:
         return None
+    # psycopg's modules only for a shared (PostgreSQL) store: a DuckDB server never loads them
+    from feastlog.service.follow import Follower
+    from feastlog.service.store_pg import PgStore
+
+    assert isinstance(store, PgStore)  # the only shared store
     follower = Follower(store.dsn, asyncio.get_running_loop(), app.moved, app.resync)
     follower.start()
     if not await asyncio.to_thread(follower.listening.wait, 10):

@@ -108,6 +108,7 @@ def test_serve_imports_the_server_and_none_of_the_other_commands() -> None:
     assert "feastlog.service.server" in modules
     assert loaded(modules, OTHER_COMMANDS) == []
     assert "aiohttp" not in modules  # the web pages' server: only with --http
+    assert "psycopg" not in modules  # PostgreSQL's driver: only for a shared store
 
 
 def test_verify_imports_nothing_of_a_server_or_a_database() -> None:
