@@ -49,11 +49,17 @@ def cpu_seconds(pids: list[int]) -> float:
     return total / TICK
 
 
+def with_children(pid: int) -> list[int]:
+    """A process and its children now (a node's store process, PostgreSQL's backends)."""
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return [pid, *map(int, children)]
+
+
 def postgres_pids(postgres: Postgres) -> list[int]:
     """The postmaster and its backends."""
-    main = int((Path(postgres.folder) / "data" / "postmaster.pid").read_text().split()[0])
-    children = Path(f"/proc/{main}/task/{main}/children").read_text().split()
-    return [main, *map(int, children)]
+    return with_children(
+        int((Path(postgres.folder) / "data" / "postmaster.pid").read_text().split()[0])
+    )
 
 
 def measure(
@@ -73,11 +79,11 @@ def measure(
     address = f"127.0.0.1:{port}"
     try:
         parts = {
-            "nodes": [pid for pid, _ in nodes],
+            # a node on a DuckDB file commits in a store process of its own: its CPU too
+            "nodes": [p for pid, _ in nodes for p in with_children(pid)],
             "postgres": postgres_pids(postgres) if postgres else [],
             "nginx": [
-                nginx,
-                *map(int, Path(f"/proc/{nginx}/task/{nginx}/children").read_text().split()),
+                *with_children(nginx),
             ],
         }
         before = {part: cpu_seconds(pids) for part, pids in parts.items()}
