@@ -9,6 +9,10 @@ just before and just after, averaged).  Then as
 many fresh games offer half that rate on an open-loop schedule and the latencies' p50
 and p99 are reported.  The bot loop (GetView, ListLegalCommands, SubmitCommand per
 command) follows.
+
+Beside the submit-only rate it says where the CPU went, per command and per health
+check: the server's process, its store process, this client.  On a machine whose cores
+are all busy the ratio follows the two: a command's CPU in all against a health check's.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import math
+import os
 import secrets
 import statistics
 import subprocess
@@ -56,6 +61,84 @@ class Throughput:
     def per_second(self) -> float:
         """Commands submitted per second."""
         return self.commands / self.seconds
+
+
+def with_children(pid: int) -> list[int]:
+    """A process and its children now (a server's store process; PostgreSQL's backends)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:  # not Linux, or the process is gone
+        children = []
+    return [pid, *map(int, children)]
+
+
+def cpu_seconds(pids: Sequence[int]) -> float | None:
+    """User and system CPU seconds the processes (and their waited-for children) used so far;
+    None where /proc cannot tell (not Linux)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            if not Path("/proc/self/stat").exists():
+                return None
+            continue  # gone: it used nothing more
+        total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class CpuShare:
+    """CPU seconds per call, by process: a submitted command, and a health check beside it."""
+
+    server: float  # the server's process: the event loop and gRPC's threads
+    store: float  # its store process (a DuckDB file is held by a child of the server)
+    client: float  # this process: the bench's own client
+    check_server: float  # a health check: the server (and its store process, idle)
+    check_client: float
+
+    def line(self) -> str:
+        """Where a command's CPU goes beside a health check's, in milliseconds."""
+        command = self.server + self.store + self.client
+        check = self.check_server + self.check_client
+        return (
+            f"CPU per command: server {1000 * self.server:.2f} ms, its store process "
+            f"{1000 * self.store:.2f} ms, this client {1000 * self.client:.2f} ms "
+            f"(in all {1000 * command:.2f}); per health check: server "
+            f"{1000 * self.check_server:.2f} ms, client {1000 * self.check_client:.2f} ms "
+            f"(in all {1000 * check:.2f}, {check / command:.2f} of a command's)"
+        )
+
+
+class CpuMeter:
+    """CPU used by a server, its store process and this process between two readings."""
+
+    def __init__(self, server: int) -> None:
+        self.server = server
+        self.processes = with_children(server)
+
+    def read(self) -> tuple[float, float, float] | None:
+        """(server, store process, client) CPU seconds so far; None where /proc cannot tell."""
+        server = cpu_seconds(self.processes[:1])
+        store = cpu_seconds(self.processes[1:])
+        if server is None or store is None:
+            return None
+        return server, store, time.process_time()
+
+
+def cpu_share(
+    before_checks: tuple[float, float, float] | None,
+    after_checks: tuple[float, float, float] | None,
+    checks: float,
+    after_commands: tuple[float, float, float] | None,
+    commands: int,
+) -> CpuShare | None:
+    """The CPU per command and per health check from three readings (None if any is)."""
+    if before_checks is None or after_checks is None or after_commands is None:
+        return None
+    check = [(b - a) / max(checks, 1) for a, b in zip(before_checks, after_checks, strict=True)]
+    used = [(b - a) / max(commands, 1) for a, b in zip(after_checks, after_commands, strict=True)]
+    return CpuShare(used[0], used[1], used[2], check[0] + check[1], check[2])
 
 
 def start_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
@@ -114,6 +197,7 @@ class Submitted:
     health_per_second: float
     offered: float = 0.0  # commands/s offered (0: as fast as the server answers)
     skipped: int = 0  # schedule slots passed over because their game's last answer was late
+    cpu: CpuShare | None = None  # where the CPU went (when the server's process was given)
 
     @property
     def per_second(self) -> float:
@@ -174,6 +258,7 @@ async def submit_only(
     offered: float = 0.0,
     first: int = 0,
     rounds: int = 1,
+    server: int | None = None,
 ) -> Submitted:
     """Send precomputed commands of ``games`` games at once; only SubmitCommand on the wire.
 
@@ -181,7 +266,8 @@ async def submit_only(
     ``first`` to ``first + games * rounds - 1``).  With ``offered`` > 0 the commands go
     out on an open-loop schedule at that total rate: slot k at ``k / offered`` seconds,
     lane ``k % games``; a command is sent at its slot, or at its lane's next one when the
-    game's previous answer came too late for it (``next_slot``).
+    game's previous answer came too late for it (``next_slot``).  ``server``: the server's
+    process id, to tell where the CPU went (its process, its store's, this client's).
     """
     async with open_channel(address) as channel:
         stub = pb_grpc.GameServiceStub(channel)
@@ -191,8 +277,13 @@ async def submit_only(
         # this client's heap during the run would count as the server's latency
         gc.collect()
         gc.freeze()
+        meter = CpuMeter(server) if server else None
         # the health rate before and after, averaged: other work on the machine comes and goes
+        before_checks = meter.read() if meter else None
+        checking = time.perf_counter()
         health_before = await health_rate(channel, 2.0, games)
+        checks = health_before * (time.perf_counter() - checking)
+        after_checks = meter.read() if meter else None
         latencies: list[float] = []
         skipped = 0
         gap = games / offered if offered else 0.0
@@ -218,10 +309,12 @@ async def submit_only(
 
         done = await asyncio.gather(*(play(i, lane) for i, lane in enumerate(lanes)))
         seconds = time.perf_counter() - start
+        after_commands = meter.read() if meter else None
         health_after = await health_rate(channel, min(max(seconds / 2, 2.0), 5.0), games)
     gc.unfreeze()
     health = (health_before + health_after) / 2
-    return Submitted(games, sum(done), seconds, latencies, health, offered, skipped)
+    cpu = cpu_share(before_checks, after_checks, checks, after_commands, sum(done))
+    return Submitted(games, sum(done), seconds, latencies, health, offered, skipped, cpu)
 
 
 def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
@@ -274,7 +367,9 @@ def bench_command(
         proc, address = start_server(db_path, key)
         try:
             full = asyncio.run(
-                submit_only(address, key, kind, submit_games, players, rounds=rounds)
+                submit_only(
+                    address, key, kind, submit_games, players, rounds=rounds, server=proc.pid
+                )
             )
             half = asyncio.run(
                 submit_only(
@@ -304,6 +399,7 @@ def submit_report(full: Submitted, half: Submitted) -> list[str]:
         f"{full.seconds:.2f} s = {full.per_second:,.0f} cmd/s; health checks "
         f"{full.health_per_second:,.0f}/s; ratio {full.per_second / full.health_per_second:.3f}"
         f" (p50 {full.percentile(50):.1f} ms, p99 {full.percentile(99):.1f} ms)",
+        *([full.cpu.line()] if full.cpu else []),
         f"at half that load ({half.offered:,.0f} cmd/s offered, {half.per_second:,.0f} "
         f"acknowledged, {half.commands} commands, {half.skipped} slots passed over): "
         f"p50 {half.percentile(50):.1f} ms, p99 {half.percentile(99):.1f} ms",

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import os
 import secrets
 import shutil
 import signal
@@ -24,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from feastlog.cli.bench import Submitted, submit_only
+from feastlog.cli.bench import Submitted, cpu_seconds, submit_only, with_children
 from scripts.cluster import (
     Postgres,
     free_port,
@@ -35,24 +33,6 @@ from scripts.cluster import (
     stop_postgres,
     stop_process,
 )
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User and system CPU seconds the processes (and their waited-for children) used."""
-    total = 0
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += sum(int(f) for f in fields[11:15])  # utime stime cutime cstime
-    return total / TICK
-
-
-def with_children(pid: int) -> list[int]:
-    """A process and its children now (a node's store process, PostgreSQL's backends)."""
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    return [pid, *map(int, children)]
 
 
 def postgres_pids(postgres: Postgres) -> list[int]:
@@ -86,11 +66,11 @@ def measure(
                 *with_children(nginx),
             ],
         }
-        before = {part: cpu_seconds(pids) for part, pids in parts.items()}
+        before = {part: cpu_seconds(pids) or 0.0 for part, pids in parts.items()}
         client = time.process_time()
         full = asyncio.run(submit_only(address, key, args.kind, args.games, args.players))
         client = time.process_time() - client
-        used = {part: cpu_seconds(pids) - before[part] for part, pids in parts.items()}
+        used = {part: (cpu_seconds(pids) or 0.0) - before[part] for part, pids in parts.items()}
         used["client"] = client  # planning the games' commands included
         per = 1000 / full.commands
         where = ", ".join(f"{part} {seconds * per:.2f}" for part, seconds in used.items())
