@@ -62,9 +62,7 @@ def measure(
             # a node on a DuckDB file commits in a store process of its own: its CPU too
             "nodes": [p for pid, _ in nodes for p in with_children(pid)],
             "postgres": postgres_pids(postgres) if postgres else [],
-            "nginx": [
-                *with_children(nginx),
-            ],
+            "nginx": with_children(nginx),
         }
         before = {part: cpu_seconds(pids) or 0.0 for part, pids in parts.items()}
         client = time.process_time()
