@@ -114,8 +114,7 @@ class CpuMeter:
     """CPU used by a server, its store process and this process between two readings."""
 
     def __init__(self, server: int) -> None:
-        self.server = server
-        self.processes = with_children(server)
+        self.processes = with_children(server)  # the server, then its store process
 
     def read(self) -> tuple[float, float, float] | None:
         """(server, store process, client) CPU seconds so far; None where /proc cannot tell."""

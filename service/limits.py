@@ -181,13 +181,7 @@ def smallest_bound(descriptor: Descriptor) -> int:
     n bytes of the request, so a request shorter than this breaks no bound: most commands
     (20 to 60 bytes) need no walk through their fields for it.
     """
-    found = _SMALLEST.get(descriptor.full_name)
-    if found is None:
-        found = _SMALLEST[descriptor.full_name] = _smallest(descriptor, set())
-    return found
-
-
-_SMALLEST: dict[str, int] = {}
+    return _smallest(descriptor, set())
 
 
 def _smallest(descriptor: Descriptor, seen: set[str]) -> int:
