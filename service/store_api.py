@@ -50,6 +50,10 @@ class EventStore(Protocol):
         game or another key is taken already: the writer's memory was behind the log.
         """
 
+    def checkpoint(self, least: int) -> int:
+        """Fold a write-ahead log of ``least`` bytes or more into the store, in a quiet
+        moment; the bytes folded (0: nothing done, or nothing the store needs)."""
+
     def load(self, game_id: str) -> StoredGame | None:
         """A game's rows, seed, pack and seat names; None when there is no such game."""
 

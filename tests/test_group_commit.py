@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from pathlib import Path
 from typing import Any
 
 from feastlog.service import writer
 from feastlog.service.store import Batch, Rejection
+from feastlog.service.store_process import ProcessStore, games_to_register
 from feastlog.service.writer import Database
+from tests.recordutil import build, games_batch
 
 
 class Recording:
@@ -126,3 +129,114 @@ def test_plain_batches_are_committed_before_a_heavier_one_that_came_with_them() 
     asyncio.run(main())
     assert written == [(2, 0), (0, 1)]
     assert acknowledged == ["plain 1", "plain 2", "ending"]
+
+
+class Checkpointing(Recording):
+    """A recording store that also records the quiet checkpoints it is asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[int] = []
+
+    def checkpoint(self, least: int) -> int:
+        self.asked.append(least)
+        return 4096
+
+
+def test_a_quiet_writer_checkpoints_once_after_its_last_commit(monkeypatch: Any) -> None:
+    monkeypatch.setattr(writer, "QUIET", 0.02)
+    store = Checkpointing()
+
+    async def main() -> None:
+        db = Database(store)  # type: ignore[arg-type]
+        db.start()
+        try:
+            await asyncio.sleep(writer.QUIET * 4)  # nothing written yet: nothing to fold
+            assert store.asked == []
+            await commit_all(db, 0, 3)
+            await asyncio.sleep(writer.QUIET * 6)
+            assert store.asked == [writer.QUIET_LOG]
+            await asyncio.sleep(writer.QUIET * 4)  # still quiet, nothing new: once is enough
+            assert (store.asked, db.checkpoints) == ([writer.QUIET_LOG], 1)
+        finally:
+            await db.close()
+
+    asyncio.run(main())
+
+
+def test_a_busy_writer_leaves_checkpoints_to_the_quiet_moments(monkeypatch: Any) -> None:
+    monkeypatch.setattr(writer, "QUIET", 0.05)
+    store = Checkpointing()
+
+    async def main() -> None:
+        db = Database(store)  # type: ignore[arg-type]
+        db.start()
+        try:
+            for n in range(30):  # a commit every 10 ms: never QUIET seconds without one
+                await db.commit(batch(n))
+                await asyncio.sleep(0.01)
+            busy = list(store.asked)
+            await asyncio.sleep(writer.QUIET * 4)
+            assert len(store.groups) == 30
+            assert busy == []
+            assert store.asked == [writer.QUIET_LOG]
+        finally:
+            await db.close()
+
+    asyncio.run(main())
+
+
+def test_a_failed_quiet_checkpoint_is_logged_and_the_writer_goes_on(
+    monkeypatch: Any, caplog: Any
+) -> None:
+    monkeypatch.setattr(writer, "QUIET", 0.02)
+
+    class Failing(Recording):
+        def checkpoint(self, least: int) -> int:
+            raise OSError("disk full")
+
+    store = Failing()
+
+    async def main() -> None:
+        db = Database(store)  # type: ignore[arg-type]
+        db.start()
+        try:
+            await db.commit(batch(0))
+            await asyncio.sleep(writer.QUIET * 6)
+            await db.commit(batch(1))  # the writer still takes batches
+        finally:
+            await db.close()
+
+    asyncio.run(main())
+    assert store.groups == [1, 1]
+    assert "a checkpoint in a quiet moment failed" in caplog.text
+
+
+def test_a_servers_store_folds_its_log_into_the_file_when_the_tables_go_quiet(
+    monkeypatch: Any, tmp_path: Path
+) -> None:
+    """The DuckDB file as a server holds it (in its store process): after a quiet moment
+    the write-ahead log is empty, and every committed row is in the file."""
+    monkeypatch.setattr(writer, "QUIET", 0.05)
+    monkeypatch.setattr(writer, "QUIET_LOG", 1)
+    path = tmp_path / "feastlog.duckdb"
+    log = Path(f"{path}.wal")
+    built = build(players=2, seed_byte=7, stop_after=5)
+
+    async def main() -> None:
+        db = Database(ProcessStore(str(path), games_to_register() or ()))
+        db.start()
+        try:
+            await db.commit(games_batch([built]))
+            assert log.stat().st_size > 0
+            for _ in range(100):
+                await asyncio.sleep(writer.QUIET)
+                if db.checkpoints:
+                    break
+            assert db.checkpoints == 1
+            assert not log.exists() or log.stat().st_size == 0
+            assert db.store.rows(built.rows[0].game_id) == tuple(built.rows)
+        finally:
+            await db.close()
+
+    asyncio.run(main())

@@ -449,3 +449,24 @@ def test_offline_commands_read_a_postgresql_database_too(postgres: str) -> None:
     assert rebuilt.exit_code == 0, rebuilt.output
     secret = urlsplit(postgres).password or "no password"
     assert all(secret not in r.output for r in (every, one, stats, replayed, rebuilt))
+
+
+def test_a_checkpoint_folds_the_log_into_the_file_only_when_asked_for_its_size(
+    store: EventStore,
+) -> None:
+    games = [finished("bon-appetit", 3), running(6)]
+    store.write(games_batch(games))
+    if store.shared:  # PostgreSQL checkpoints by itself: nothing for the service to do
+        assert store.checkpoint(0) == 0
+    else:
+        log = Path(f"{store.path}.wal")
+        held = log.stat().st_size
+        assert held > 0
+        assert store.checkpoint(held + 1) == 0  # a smaller log than asked: left as it is
+        assert log.stat().st_size == held
+        assert store.checkpoint(held) == held
+        assert not log.exists() or log.stat().st_size == 0
+        assert store.checkpoint(0) == 0  # nothing left to fold
+    for built in games:
+        assert store.rows(game_id(built)) == tuple(built.rows)
+

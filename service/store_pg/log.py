@@ -105,6 +105,10 @@ class PgStore:
         found = self._all(query, params)
         return found[0] if found else None
 
+    def checkpoint(self, least: int) -> int:
+        """Nothing to do: PostgreSQL runs its own checkpoints, off the commit path."""
+        return 0
+
     @translated
     def write(self, batch: Batch) -> None:
         """Commit a batch in one transaction: all of it or none of it.

@@ -118,6 +118,10 @@ class StoreClient:
         """Commit a batch in one transaction (a blocking round trip)."""
         self._channel.ask("write", batch)
 
+    def checkpoint(self, least: int) -> int:
+        """Fold the write-ahead log into the file if it holds ``least`` bytes (a round trip)."""
+        return int(self._channel.ask("checkpoint", least))
+
     def load(self, game_id: str) -> StoredGame | None:
         """A game's rows, seed, pack and seat names; None when there is no such game."""
         return self._channel.ask("load", game_id)

@@ -20,6 +20,7 @@ CHANNELS = ("calls", "commits", "reads", "lookups")
 METHODS = frozenset(
     {
         "write",
+        "checkpoint",
         "load",
         "rows",
         "rows_after",
