@@ -469,4 +469,3 @@ def test_a_checkpoint_folds_the_log_into_the_file_only_when_asked_for_its_size(
         assert store.checkpoint(0) == 0  # nothing left to fold
     for built in games:
         assert store.rows(game_id(built)) == tuple(built.rows)
-
