@@ -86,7 +86,7 @@ class Database:
         return await loop.run_in_executor(self._reads, fn, self.reader, *args)
 
     def start(self) -> None:
-        """Start the writer task."""
+        """Start the writer task and its quiet checkpoints."""
         self._writer = asyncio.create_task(self._write_loop(), name="feastlog-writer")
         self._quiet = asyncio.create_task(self._quiet_loop(), name="feastlog-checkpoints")
 

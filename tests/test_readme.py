@@ -45,6 +45,7 @@ SKIPPED = {
     "feastlog serve --db postgresql://feastlog:PASSWORD@db.example/feastlog": "another serve",
     # benchmarks: minutes each
     "python -m scripts.bench_nodes --games 64": "benchmark",
+    "python -m scripts.bench_quiet --store SEASON.duckdb": "benchmark",
     "feastlog bench": "benchmark",
     "feastlog bench-audit": "benchmark",
     "feastlog bench-scale --games 1000,10000,100000 [--keep DIR]": "benchmark",

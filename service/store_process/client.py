@@ -119,7 +119,7 @@ class StoreClient:
         self._channel.ask("write", batch)
 
     def checkpoint(self, least: int) -> int:
-        """Fold the write-ahead log into the file if it holds ``least`` bytes (a round trip)."""
+        """Fold the write-ahead log into the file if it holds ``least`` bytes or more."""
         return int(self._channel.ask("checkpoint", least))
 
     def load(self, game_id: str) -> StoredGame | None:
