@@ -143,6 +143,14 @@ class Checkpointing(Recording):
         return 4096
 
 
+async def until(done: Any, seconds: float = 10.0) -> None:
+    """Wait until ``done()`` holds (a loaded machine may take a while), or fail."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not done():
+        assert asyncio.get_running_loop().time() < deadline, "waited too long"
+        await asyncio.sleep(0.01)
+
+
 def test_a_quiet_writer_checkpoints_once_after_its_last_commit(monkeypatch: Any) -> None:
     monkeypatch.setattr(writer, "QUIET", 0.02)
     store = Checkpointing()
@@ -154,8 +162,7 @@ def test_a_quiet_writer_checkpoints_once_after_its_last_commit(monkeypatch: Any)
             await asyncio.sleep(writer.QUIET * 4)  # nothing written yet: nothing to fold
             assert store.asked == []
             await commit_all(db, 0, 3)
-            await asyncio.sleep(writer.QUIET * 6)
-            assert store.asked == [writer.QUIET_LOG]
+            await until(lambda: store.asked)
             await asyncio.sleep(writer.QUIET * 4)  # still quiet, nothing new: once is enough
             assert (store.asked, db.checkpoints) == ([writer.QUIET_LOG], 1)
         finally:
@@ -165,19 +172,19 @@ def test_a_quiet_writer_checkpoints_once_after_its_last_commit(monkeypatch: Any)
 
 
 def test_a_busy_writer_leaves_checkpoints_to_the_quiet_moments(monkeypatch: Any) -> None:
-    monkeypatch.setattr(writer, "QUIET", 0.05)
+    monkeypatch.setattr(writer, "QUIET", 0.5)
     store = Checkpointing()
 
     async def main() -> None:
         db = Database(store)  # type: ignore[arg-type]
         db.start()
         try:
-            for n in range(30):  # a commit every 10 ms: never QUIET seconds without one
+            for n in range(60):  # a commit every 10 ms: never QUIET seconds without one
                 await db.commit(batch(n))
                 await asyncio.sleep(0.01)
             busy = list(store.asked)
-            await asyncio.sleep(writer.QUIET * 4)
-            assert len(store.groups) == 30
+            await until(lambda: store.asked)
+            assert len(store.groups) == 60
             assert busy == []
             assert store.asked == [writer.QUIET_LOG]
         finally:
@@ -190,9 +197,11 @@ def test_a_failed_quiet_checkpoint_is_logged_and_the_writer_goes_on(
     monkeypatch: Any, caplog: Any
 ) -> None:
     monkeypatch.setattr(writer, "QUIET", 0.02)
+    tried: list[int] = []
 
     class Failing(Recording):
         def checkpoint(self, least: int) -> int:
+            tried.append(least)
             raise OSError("disk full")
 
     store = Failing()
@@ -202,7 +211,7 @@ def test_a_failed_quiet_checkpoint_is_logged_and_the_writer_goes_on(
         db.start()
         try:
             await db.commit(batch(0))
-            await asyncio.sleep(writer.QUIET * 6)
+            await until(lambda: tried)
             await db.commit(batch(1))  # the writer still takes batches
         finally:
             await db.close()
@@ -229,10 +238,7 @@ def test_a_servers_store_folds_its_log_into_the_file_when_the_tables_go_quiet(
         try:
             await db.commit(games_batch([built]))
             assert log.stat().st_size > 0
-            for _ in range(100):
-                await asyncio.sleep(writer.QUIET)
-                if db.checkpoints:
-                    break
+            await until(lambda: db.checkpoints)
             assert db.checkpoints == 1
             assert not log.exists() or log.stat().st_size == 0
             assert db.store.rows(built.rows[0].game_id) == tuple(built.rows)
