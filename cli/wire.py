@@ -124,10 +124,13 @@ def open_blocking_channel(
     return grpc.intercept_channel(channel, _SyncGameRouting())
 
 
-def spawn_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
-    """``feastlog serve`` on port 0 in its own process: the process and its address."""
+def spawn_server(db_path: Path, key: str, prelude: str = "") -> tuple[subprocess.Popen[str], str]:
+    """``feastlog serve`` on port 0 in its own process: the process and its address.
+
+    ``prelude``: Python run in that process first (a benchmark's setting of a constant).
+    """
     env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
-    code = "from feastlog.cli.main import main; main()"
+    code = f"{prelude}\nfrom feastlog.cli.main import main; main()"
     proc = subprocess.Popen(
         [sys.executable, "-c", code, "serve", "--db", str(db_path), "--port", "0"],
         stdout=subprocess.PIPE,

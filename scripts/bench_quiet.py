@@ -19,20 +19,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
-import os
 import random
-import re
 import secrets
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from feastlog.cli.bench import Planned, plan_games
-from feastlog.cli.wire import bearer, open_channel
+from feastlog.cli.wire import bearer, open_channel, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 
@@ -63,27 +59,6 @@ class Run:
             f"p99.9 {ms(0.999):.1f} max {1000 * lat[-1]:.0f} ms; {over} over 50 ms; "
             f"largest write-ahead log {self.largest_log >> 10} KiB"
         )
-
-
-def spawn(db: Path, key: str, quiet: float) -> tuple[subprocess.Popen[str], str]:
-    """``feastlog serve`` on port 0 with the writer's QUIET set to ``quiet``."""
-    code = (
-        f"import feastlog.service.writer as w; w.QUIET = {quiet!r}; "
-        "from feastlog.cli.main import main; main()"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, "serve", "--db", str(db), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "FEASTLOG_ORGANISER_KEY": key},
-    )
-    assert proc.stdout is not None
-    found = re.search(r"listening on (\S+)", proc.stdout.readline())
-    if not found:
-        proc.kill()
-        raise SystemExit("the server did not start")
-    return proc, found.group(1)
 
 
 async def paced(address: str, key: str, seconds: float, log: Path) -> tuple[list[float], int]:
@@ -142,7 +117,12 @@ def one_run(store: Path, quiet: float, seconds: float) -> Run:
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "season.duckdb"
         shutil.copy(store, db)
-        proc, address = spawn(db, key, quiet)
+        try:
+            proc, address = spawn_server(
+                db, key, prelude=f"import feastlog.service.writer as w; w.QUIET = {quiet!r}"
+            )
+        except RuntimeError as failed:
+            raise SystemExit(str(failed)) from failed
         try:
             latencies, largest = asyncio.run(paced(address, key, seconds, Path(f"{db}.wal")))
         finally:
