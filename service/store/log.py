@@ -26,6 +26,8 @@ from feastlog.service.store.schema import (
     ORDER_OF_OLD_FILES,
     ROW_COLUMNS,
     Statements,
+    count_query,
+    counted,
     games_of_scan,
     insert,
     list_query,
@@ -34,6 +36,7 @@ from feastlog.service.store.schema import (
     rejections_of,
     row_of,
     row_values,
+    unnumbered,
 )
 from feastlog.v1 import record_pb2
 
@@ -224,22 +227,13 @@ class Store:
     @translated
     def count_games(self, game_kind: str = "") -> tuple[int, int]:
         """(games with rows, rows) in the file, of one kind or all."""
-        where = ""
-        params: list[object] = []
-        if game_kind:
-            where = "WHERE game_id IN (SELECT game_id FROM games WHERE game_kind = ?)"
-            params = [game_kind]
-        found = self.con.execute(
-            f"SELECT count(DISTINCT game_id), count(*) FROM events {where}", params
-        ).fetchone()
-        return (int(found[0]), int(found[1])) if found else (0, 0)
+        return counted(self.con.execute(*count_query("?", game_kind)).fetchone())
 
     def scan(
         self, part: tuple[int, int] | None = None, game_kind: str = ""
     ) -> Generator[StoredGame]:
         """Every game with rows, oldest first, from one ordered, streamed scan of the log."""
-        for _, stored in self.scan_numbered(part, game_kind):
-            yield stored
+        return unnumbered(self.scan_numbered(part, game_kind))
 
     def scan_numbered(
         self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any
 
 import duckdb
@@ -213,6 +213,29 @@ def games_of_scan(
         rows.append(row)
     if rows:
         yield n, StoredGame.scanned(rows, seed, packs)
+
+
+def count_query(mark: str, game_kind: str) -> tuple[str, list[object]]:
+    """The query counting (games with rows, rows) for both stores (``mark``: the driver's
+    parameter mark), of one kind or all."""
+    if not game_kind:
+        return "SELECT count(DISTINCT game_id), count(*) FROM events", []
+    return (
+        "SELECT count(DISTINCT game_id), count(*) FROM events "
+        f"WHERE game_id IN (SELECT game_id FROM games WHERE game_kind = {mark})",
+        [game_kind],
+    )
+
+
+def counted(found: Sequence[Any] | None) -> tuple[int, int]:
+    """(games with rows, rows) from the counting query's row."""
+    return (int(found[0]), int(found[1])) if found else (0, 0)
+
+
+def unnumbered(numbered: Iterable[tuple[int, StoredGame]]) -> Generator[StoredGame]:
+    """The games of a numbered scan without their places (``scan`` of both stores)."""
+    for _, stored in numbered:
+        yield stored
 
 
 def list_query(

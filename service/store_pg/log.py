@@ -19,10 +19,13 @@ from feastlog.service.store.outcomes import WIN_PARTS
 from feastlog.service.store.records import Batch
 from feastlog.service.store.schema import (
     ROW_COLUMNS,
+    count_query,
+    counted,
     list_query,
     listed_of,
     rejections_of,
     row_of,
+    unnumbered,
 )
 from feastlog.service.store_api import shown
 from feastlog.service.store_pg.errors import open_error, store_error, translated
@@ -169,19 +172,13 @@ class PgStore:
     @translated
     def count_games(self, game_kind: str = "") -> tuple[int, int]:
         """(games with rows, rows), of one kind or all."""
-        where, params = "", []
-        if game_kind:
-            where = "WHERE game_id IN (SELECT game_id FROM games WHERE game_kind = %s)"
-            params = [game_kind]
-        found = self._one(f"SELECT count(DISTINCT game_id), count(*) FROM events {where}", params)
-        return (int(found[0]), int(found[1])) if found else (0, 0)
+        return counted(self._one(*count_query("%s", game_kind)))
 
     def scan(
         self, part: tuple[int, int] | None = None, game_kind: str = ""
     ) -> Generator[StoredGame]:
         """Every game with rows, oldest first, from one ordered, streamed scan of the log."""
-        for _, stored in self.scan_numbered(part, game_kind):
-            yield stored
+        return unnumbered(self.scan_numbered(part, game_kind))
 
     def scan_numbered(
         self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
