@@ -205,8 +205,10 @@ def test_PE_ITEM_SILVERWARE_takes_a_slot_for_good_and_not_a_recipe():
 def test_PE_ITEM_PLAY_item_needs_a_recipe_in_play():
     """Herbs on nothing, or on a Recipe nobody has prepared, are refused."""
     state = position(hands=[[HERBS]], recipes={0: ["recipe-pizza"]})
-    refused(state, 0, item(HERBS), "PE-ITEM-PLAY")
-    refused(state, 0, item(HERBS, "recipe-sushi"), "PE-ITEM-PLAY")
+    message = refused(state, 0, item(HERBS), "PE-ITEM-PLAY")
+    assert message == "Sprinkle of Herbs must go on a Recipe in play: name the Recipe it goes on"
+    message = refused(state, 0, item(HERBS, "recipe-sushi"), "PE-ITEM-PLAY")
+    assert message == "Sprinkle of Herbs must go on a Recipe in play; sushi is not in play"
     state, _ = fold.play(ENGINE, state, 0, item(HERBS, "recipe-pizza"))
     assert state.players[0].recipes[0].items == (HERBS,)
 
@@ -229,7 +231,7 @@ def test_PE_ITEM_UNIQUE_no_two_of_the_same_item_on_a_recipe():
     """Bob's sushi already has Extra Seasoning: a second copy is refused."""
     state = position(hands=[[SEASONING2]], recipes={1: [("recipe-sushi", [SEASONING])]})
     message = refused(state, 0, item(SEASONING2, "recipe-sushi"), "PE-ITEM-UNIQUE")
-    assert message == "sushi already has a Extra Seasoning on it"
+    assert message == "sushi already has an Extra Seasoning on it"
 
 
 def test_PE_I2_hot_plate_on_own_recipe_and_option_blocks_opponent_items():
@@ -284,9 +286,11 @@ def test_PE_HAND_LIMIT_PE_I6_eleventh_card_is_discarded_before_play_goes_on():
     state, facts = fold.play(ENGINE, state, 0, take(ing("rice")))
     assert facts[0]["must_discard"] == 1
     assert state.turn == 0 and ENGINE.to_act(state) == frozenset({0})
-    refused(state, 0, pass_(), "PE-HAND-LIMIT")
+    message = refused(state, 0, pass_(), "PE-HAND-LIMIT")
+    assert message == "Ann must first discard 1 card to get down to 10"
     refused(state, 1, pass_(), "PE-TURN-ORDER")
-    refused(state, 0, down(hand[0], hand[1]), "PE-HAND-LIMIT")
+    message = refused(state, 0, down(hand[0], hand[1]), "PE-HAND-LIMIT")
+    assert message == "Ann must discard exactly 1 card, not 2"
     legal = ENGINE.legal_commands(state, 0)  # every card of the 11 is a way to discard down
     assert [c.WhichOneof("action") for c in legal] == ["discard_down"] * 11
     assert sorted(c.discard_down.cards[0] for c in legal) == sorted([*hand, ing("rice")])
@@ -298,7 +302,8 @@ def test_PE_HAND_LIMIT_PE_I6_eleventh_card_is_discarded_before_play_goes_on():
 def test_PE_HAND_LIMIT_discard_down_only_when_over_ten():
     """With 10 cards there is nothing to discard down."""
     state = position(hands=[filler(10)])
-    refused(state, 0, down(filler(1)[0]), "PE-HAND-LIMIT")
+    message = refused(state, 0, down(filler(1)[0]), "PE-HAND-LIMIT")
+    assert message == "Ann holds 10 cards: nothing to discard down"
 
 
 def test_PE_TURN_ORDER_only_the_player_in_turn_acts():

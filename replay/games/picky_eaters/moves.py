@@ -25,7 +25,13 @@ from feastlog.replay.engine import (
 )
 from feastlog.replay.games.picky_eaters import recipes
 from feastlog.replay.games.picky_eaters.flow import draw, next_turn, refill_when_empty, set_player
-from feastlog.replay.games.picky_eaters.recipes import card_words, name_of, not_in_hand, twice
+from feastlog.replay.games.picky_eaters.recipes import (
+    card_count,
+    card_words,
+    name_of,
+    not_in_hand,
+    twice,
+)
 from feastlog.replay.games.picky_eaters.spec import DISCARD_TO_DRAW, HAND_LIMIT
 from feastlog.replay.games.picky_eaters.state import (
     DISCARD_DOWN,
@@ -120,22 +126,27 @@ def _excess(state: State, seat: int) -> int:
 def no_discard_at_deal(state: State, seat: int, move: Any) -> str | None:
     """PE-HAND-LIMIT-DEAL: after the deal, seats over 10 cards discard before anything else."""
     if state.phase == DISCARD_DOWN:
-        return f"{name_of(state, seat)} must first discard {_excess(state, seat)} cards down to 10"
+        return _discard_first(state, seat)
     return None
 
 
 def no_discard_pending(state: State, seat: int, move: Any) -> str | None:
     """PE-HAND-LIMIT: a player over 10 cards discards down before anything else."""
     if state.phase == PLAY and _excess(state, seat) > 0:
-        return f"{name_of(state, seat)} must first discard {_excess(state, seat)} cards down to 10"
+        return _discard_first(state, seat)
     return None
+
+
+def _discard_first(state: State, seat: int) -> str:
+    over = card_count(_excess(state, seat))
+    return f"{name_of(state, seat)} must first discard {over} to get down to 10"
 
 
 def something_to_discard(state: State, seat: int, cards: list[str]) -> str | None:
     """PE-HAND-LIMIT: a discard-down needs more than 10 cards in hand."""
     if state.phase == PLAY and _excess(state, seat) <= 0:
         held = _excess(state, seat) + HAND_LIMIT
-        return f"{name_of(state, seat)} holds {held} cards: nothing to discard down"
+        return f"{name_of(state, seat)} holds {card_count(held)}: nothing to discard down"
     return None
 
 
@@ -146,7 +157,7 @@ def _down_to_ten(state: State, seat: int, cards: list[str]) -> str | None:
     if named is not None:
         return f"{card_words(state, named)} is named twice: discard {over} different cards"
     if len(cards) != over:
-        return f"{name_of(state, seat)} must discard exactly {over} cards, not {len(cards)}"
+        return f"{name_of(state, seat)} must discard exactly {card_count(over)}, not {len(cards)}"
     return None
 
 

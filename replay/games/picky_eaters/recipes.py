@@ -246,9 +246,11 @@ def recipe_in_play(state: State, seat: int, play: Play) -> str | None:
     """PE-ITEM-PLAY: any other Item goes on a Recipe in play."""
     if _silverware(state, play):
         return None
-    if not play.recipe or owner_of(state, play.recipe) is None:
-        target = state.pack.name_of(play.recipe) if play.recipe else "nothing"
-        item = state.pack.item_of[play.item].name
+    item = state.pack.item_of[play.item].name
+    if not play.recipe:
+        return f"{item} must go on a Recipe in play: name the Recipe it goes on"
+    if owner_of(state, play.recipe) is None:
+        target = state.pack.name_of(play.recipe)
         return f"{item} must go on a Recipe in play; {target} is not in play"
     return None
 
@@ -304,7 +306,7 @@ def item_unique(state: State, seat: int, play: Play) -> str | None:
     pack, item = state.pack, state.pack.item_of[play.item].name
     on = placed(state, target[1], play.recipe)
     if any(pack.item_of[other].name == item for other in on.items):
-        return f"{pack.name_of(play.recipe)} already has a {item} on it"
+        return f"{pack.name_of(play.recipe)} already has {with_article(item)} on it"
     return None
 
 
@@ -335,3 +337,13 @@ def play_item(state: State, seat: int, play: Play) -> tuple[State, list[Fact]]:
         "recipe_owner": owner,
     }
     return next_turn(state, [fact])
+
+
+def with_article(name: str) -> str:
+    """A card's name after "a" or "an", as a player would say it: ``an Extra Seasoning``."""
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def card_count(count: int) -> str:
+    """``1 card``, ``2 cards``."""
+    return f"{count} card{'' if count == 1 else 's'}"
