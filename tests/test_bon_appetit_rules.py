@@ -337,6 +337,33 @@ def test_BA_TURN_each_bidder_seals_once_and_only_the_tied_bid_again() -> None:
     assert to_act(state) == frozenset({0, 1})
 
 
+def refusal(state: State, seat: int, command: pb.BonAppetitCommand) -> tuple[str, str]:
+    """The rule id and the message of a rejected command."""
+    with pytest.raises(RuleViolation) as caught:
+        fold.play(ENGINE, state, seat, command)
+    return caught.value.rule_id, caught.value.message
+
+
+def test_BA_TURN_refusals_say_why_the_seat_may_not_bid() -> None:
+    """A seat whose 0 was sealed for it (BA-I9) is told so, not that it sealed a bid; the
+    tied are named as a list."""
+    state, _ = start_round(replace(position(["b", "", "y"]), auction=None))
+    dish = state.auction.dish.name if state.auction else ""
+    assert refusal(state, 1, bid("")) == (
+        "BA-TURN",
+        f"Brian has no gems to bid: a bid of 0 was sealed for the {dish}",
+    )
+    state, _ = play(state, (0, bid("b")))
+    assert refusal(state, 0, bid("")) == ("BA-TURN", f"Ann has already sealed a bid for the {dish}")
+    four = position(["bg", "bg", "bg", "y"])
+    four, _ = play(four, (0, bid("b")), (1, bid("b")), (2, bid("b")), (3, bid("")))
+    assert four.auction is not None and four.auction.bidders == (0, 1, 2)
+    assert refusal(four, 3, tie("y")) == (
+        "BA-TURN",
+        f"Dan is not tied for the {four.auction.dish.name}; only Ann, Brian and Celia bid again",
+    )
+
+
 def test_BA_BID_SIZE_three_gems_or_four_with_two_players() -> None:
     assert violation(position(["bbgg", "r", "y"]), 0, bid("bbgg")) == "BA-BID-SIZE"
     two = position(["bbggr", "y"])

@@ -40,9 +40,19 @@ def out_of_turn(state: State, seat: int) -> RuleViolation:
     name = state.players[seat].name if 0 <= seat < len(state.players) else f"seat {seat}"
     dish = auction.dish.name
     if seat in auction.bidders:
+        if not state.players[seat].hand and (seat, ()) in auction.sealed:
+            # BA-I9 sealed it: the seat sent nothing, so "already sealed" would puzzle it
+            return RuleViolation(
+                "BA-TURN", f"{name} has no gems to bid: a bid of 0 was sealed for the {dish}"
+            )
         return RuleViolation("BA-TURN", f"{name} has already sealed a bid for the {dish}")
-    tied = " and ".join(state.players[s].name for s in auction.bidders)
+    tied = _names([state.players[s].name for s in auction.bidders])
     return RuleViolation("BA-TURN", f"{name} is not tied for the {dish}; only {tied} bid again")
+
+
+def _names(names: list[str]) -> str:
+    """``Ann``, ``Ann and Brian``, ``Ann, Brian and Celia``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _colours(raw: Sequence[int], field: str) -> Gems:
