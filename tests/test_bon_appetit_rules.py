@@ -337,6 +337,19 @@ def test_BA_TURN_each_bidder_seals_once_and_only_the_tied_bid_again() -> None:
     assert to_act(state) == frozenset({0, 1})
 
 
+def test_BA_GEM_ABILITY_only_for_the_owner_of_the_dish_under_the_default_rules() -> None:
+    """Ann owns Matcha Garden Tea (green gems +2); Brian bids the same green gem and gets
+    no bonus, so Ann's equal gem wins."""
+    values = {"blue": 1, "green": 2, "red": 3, "yellow": 4}
+    state = position(["g", "g", "y"], values=values, owned=[["Matcha Garden Tea"], [], []])
+    state, facts = play(state, (0, bid("g")), (1, bid("g")), (2, bid("")))
+    ann, brian, _ = of(facts, "bids_revealed")[0]["bids"]
+    assert (ann["base"], ann["total"]) == (2, 4)
+    assert ann["gem_abilities"] == [{"dish": "Matcha Garden Tea", "colour": "green", "bonus": 2}]
+    assert (brian["base"], brian["total"]) == (2, 2) and not brian["gem_abilities"]
+    assert of(facts, "dish_won")[0]["seat"] == 0
+
+
 def refusal(state: State, seat: int, command: pb.BonAppetitCommand) -> tuple[str, str]:
     """The rule id and the message of a rejected command."""
     with pytest.raises(RuleViolation) as caught:

@@ -62,7 +62,11 @@ RULESETS: Mapping[str, Mapping[str, str]] = {
 }
 
 RULES: Mapping[str, Rule] = catalogue(
-    Rule("BA-SEATS", "Components", "Bon Appetit! is for 2 to 4 players."),
+    Rule(
+        "BA-SEATS",
+        "Setup: Receive starting gems",
+        "Bon Appetit! is for 2 to 4 players (the starting gems are given for 2, 3 and 4).",
+    ),
     Rule(
         "BA-SETUP-GEM-CARD",
         "Setup: Set up the Gem Card",
@@ -133,7 +137,8 @@ RULES: Mapping[str, Rule] = catalogue(
     Rule(
         "BA-BID-COLOURS",
         "2. Bidding Phase",
-        "With 2 players a bid holds gems of at most 3 different colours.",
+        "With 2 players (or any number with max_bid four) a bid holds gems of at most 3 "
+        "different colours.",
     ),
     Rule("BA-BID-OWN", "2. Bidding Phase", "A player bids only gems from their own hand."),
     Rule(
