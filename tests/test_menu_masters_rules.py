@@ -358,6 +358,31 @@ def test_MM_I9_an_exhausted_deck_leaves_the_window_short_and_an_empty_window_is_
     assert of_type(facts, "sold_out")[0]["left"] == [2, 0]
 
 
+def test_MM_I9_MM_I3_from_ruleset_2_a_line_at_a_sold_out_store_keeps_a_turn_for_menus():
+    """The default ruleset: the Produce Stand's deck is out, so its last card sells out the
+    store and its window stays empty after the clean-up; Bob, next in line, cannot buy
+    but keeps his turn, since he can complete Tomato Bruschetta (a community Menu); once
+    he has, nothing is left to do in it and it passes by itself."""
+    state = window(new_game(3), PRODUCE, ["produce-01"])
+    assert state.version == 2
+    state = replace(state, stores=(replace(state.stores[0], deck=()), *state.stores[1:]))
+    state = community(state, ["menu-05", "menu-02", "menu-03"])
+    state = give(state, 1, basket=["produce-08", "bakery-01"])
+    state, _ = purchasing(state, {PRODUCE: [0, 1]})
+    state, facts = run(state, (0, buy("produce-01")))
+    assert of_type(facts, "sold_out") == [
+        {"type": "sold_out", "store": "produce-stand", "left": [], "in_line": [1]}
+    ]
+    state, facts = run(state, (0, finish()))
+    assert of_type(facts, "turn_started")[0]["cannot_buy"] == "sold_out"
+    assert state.turn is not None and state.turn.seat == 1
+    bruschetta = completion("menu-05", tomato="produce-08", bread="bakery-01")
+    state, facts = run(state, (1, complete(bruschetta)))  # then nothing is left: it passes
+    assert of_type(facts, "menu_completed")[0]["seat"] == 1
+    assert of_type(facts, "clean_up") and state.step == PLACE
+    assert state.stores[PRODUCE].window == ()  # nothing to restock it from
+
+
 # Basket, discards, Menus
 
 
