@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import combinations, product
 
-import pytest
-
 from feastlog.replay import fold
 from feastlog.replay.engine import LEGAL_CAP, SPECTATOR, RuleViolation, capped
 from feastlog.replay.games.menu_masters import ENGINE
@@ -21,7 +19,7 @@ from feastlog.replay.games.menu_masters.menus import (
 )
 from feastlog.replay.games.menu_masters.pack import MenuCard
 from feastlog.replay.games.menu_masters.spec import DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL
-from feastlog.replay.games.menu_masters.state import OVER, PLACE, State, StateV2, Use
+from feastlog.replay.games.menu_masters.state import OVER, PLACE, State, StateV2, StateV3, Use
 from feastlog.replay.rng import Rng
 from feastlog.v1 import menu_masters_pb2 as pb
 from feastlog.v1 import record_pb2
@@ -37,6 +35,7 @@ from tests.test_menu_masters_support import (
     discard,
     finish,
     give,
+    leave,
     new_game,
     of_type,
     purchasing,
@@ -180,20 +179,13 @@ def test_MM_I7_round_limit_is_off_and_the_game_ends_when_no_menu_can_be_complete
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect of MM-I7 in ruleset 2: once every store is empty, the end is judged "
-    "from each chef's secret Menus, so whether play goes on tells where a hidden Menu is; "
-    "the fix (judge it from public information, and end a game that cannot move) changes "
-    "play, so it needs a ruleset 3",
-)
-def test_MM_I7_whether_play_goes_on_never_depends_on_where_a_hidden_menu_is():
-    """Two tables a spectator cannot tell apart: Tomato Bruschetta (menu-05, which Ann's
-    tomato and bread would complete) is in Bob's secret hand, or in the Menu deck. Whether
-    the game ends after the clean-up must be the same for both."""
-    base = new_game(2)
+def hidden_bruschetta(ruleset: str) -> tuple[State, State]:
+    """Two tables a spectator cannot tell apart, every store empty: Tomato Bruschetta
+    (menu-05, which Ann's tomato and bread would complete) is in Bob's secret hand, or in
+    the Menu deck.  No community Menu fits any basket."""
+    base = new_game(2, ruleset=ruleset)
     base = replace(base, stores=tuple(replace(s, deck=(), window=()) for s in base.stores))
-    base = community(base, ["menu-02", "menu-03", "menu-06"])  # none fits tomato and bread
+    base = community(base, ["menu-02", "menu-03", "menu-06"])
     base = give(base, 0, basket=["produce-08", "bakery-01"], menus=["menu-01", "menu-04"])
     in_hand = give(base, 1, menus=["menu-05", "menu-07"])
     in_deck = give(base, 1, menus=["menu-07", "menu-08"])
@@ -201,9 +193,56 @@ def test_MM_I7_whether_play_goes_on_never_depends_on_where_a_hidden_menu_is():
         in_deck, menu_deck=("menu-05", *(m for m in in_deck.menu_deck if m != "menu-05"))
     )
     assert ENGINE.view(in_hand, SPECTATOR) == ENGINE.view(in_deck, SPECTATOR)
+    return in_hand, in_deck
+
+
+def test_MM_I7_ruleset_3_whether_play_goes_on_never_depends_on_where_a_hidden_menu_is():
+    """MM-I7 (ruleset 3): the end of a table whose stores are all empty is judged from
+    public information, so it is the same whichever hidden place Bruschetta is in; and
+    once a whole round has passed with every store empty and no Menu completed, the game
+    ends (Ann could complete Bruschetta only if it were hers, and it is not)."""
+    in_hand, in_deck = hidden_bruschetta("3")
     after_hand, _ = purchasing(in_hand, {})
     after_deck, _ = purchasing(in_deck, {})
-    assert after_hand.end == after_deck.end
+    assert after_hand.step == after_deck.step == PLACE  # Ann might hold a Menu she can make
+    assert after_hand.end == after_deck.end == ""
+    over_hand, facts_hand = purchasing(after_hand, {})
+    over_deck, facts_deck = purchasing(after_deck, {})
+    assert over_hand.step == over_deck.step == OVER
+    for facts in (facts_hand, facts_deck):
+        over = of_type(facts, "game_over")[0]
+        assert over["reason"] == "stalled"
+        assert "a whole round passed with every store empty and no Menu completed" in str(
+            ENGINE.narrate(over, NAMES)
+        )
+
+
+def test_MM_I7_ruleset_3_a_menu_completed_with_every_store_empty_keeps_the_game_going():
+    """A round with every store empty in which a Menu is completed is not a stalled one;
+    the next round in which none is ends the game."""
+    state = new_game(2, ruleset="3")
+    state = replace(state, stores=tuple(replace(s, deck=(), window=()) for s in state.stores))
+    state = community(state, ["menu-05", "menu-08", "menu-02"])  # Bruschetta, Salmon & Greens
+    basket = ["produce-08", "bakery-01", "produce-01", "butcher-01"]
+    state = give(state, 0, basket=basket, menus=["menu-01"])
+    state, _ = purchasing(state, {})  # the first clean-up with every store empty
+    assert isinstance(state, StateV3)
+    assert state.step == PLACE and state.completed_when_empty == 0
+    state, _ = purchasing(state, {PRODUCE: [0]})  # Ann queues at the empty Produce Stand
+    assert state.turn is not None and state.turn.seat == 0
+    state, facts = run(state, (0, complete(BRUSCHETTA)), (0, leave()))
+    assert of_type(facts, "menu_completed") and state.step == PLACE  # played on
+    assert isinstance(state, StateV3) and state.completed_when_empty == 1
+    state, facts = purchasing(state, {})  # Ann keeps Salmon and Greens for later: too late
+    assert state.step == OVER and of_type(facts, "game_over")[0]["reason"] == "stalled"
+
+
+def test_MM_I7_ruleset_2_keeps_its_released_reading_for_its_records():
+    """Ruleset 2 judged a table with every store empty from the chefs' secret Menus: its
+    records fold as they were played (ruleset 3 is what new games follow)."""
+    in_hand, in_deck = hidden_bruschetta("2")
+    assert purchasing(in_hand, {})[0].end == "no_menu_possible"
+    assert purchasing(in_deck, {})[0].end == ""
 
 
 def test_MM_narration_agrees_in_number():
@@ -229,16 +268,21 @@ def test_a_ruleset_1_genesis_folds_with_ruleset_1_state_and_options():
     seats = [record_pb2.SeatInfo(name=n) for n in NAMES[:3]]
     old = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="1", seats=seats)
     new = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="2", seats=seats)
+    newest = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="3", seats=seats)
     one, _ = fold.start(old, bytes(32), PACK)
     two, _ = fold.start(new, bytes(32), PACK)
+    three, _ = fold.start(newest, bytes(32), PACK)
     assert type(one.game) is State and one.game.round_limit == 30 and one.game.version == 1
     assert type(two.game) is StateV2 and two.game.round_limit == 0 and two.game.version == 2
-    assert fold.state_hash(one) != fold.state_hash(two)  # the version enters the hash
+    assert type(three.game) is StateV3 and three.game.version == 3
+    assert three.game.completed_when_empty == -1
+    hashes = {fold.state_hash(f) for f in (one, two, three)}
+    assert len(hashes) == 3  # the version enters the hash
     unknown = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="9", seats=seats)
     try:
         fold.start(unknown, bytes(32), PACK)
     except ValueError as refused:
-        assert "ruleset '9' is not one this build folds (1, 2)" in str(refused)
+        assert "ruleset '9' is not one this build folds (1, 2, 3)" in str(refused)
     else:
         raise AssertionError("an unknown ruleset version folded")
 

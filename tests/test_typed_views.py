@@ -20,7 +20,7 @@ from feastlog.replay.engine import ARBITER, SPECTATOR, Fact, Viewer
 from feastlog.v1 import record_pb2, view_pb2
 
 # seeded games per seat count: Menu Masters games are long, the others short
-SEEDS = {"bon-appetit": 4, "menu-masters": 1, "picky-eaters": 2}
+SEEDS = {"bon-appetit": 4, "menu-masters": 2, "picky-eaters": 2}
 
 
 def playout(

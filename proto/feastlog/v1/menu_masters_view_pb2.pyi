@@ -73,7 +73,8 @@ class MenuMastersView(_message.Message):
     last_round: _builtins.bool
     """True once a chef has completed a third Menu: this round is the last."""
     end: _builtins.str
-    """Why the game ended, once over: "third_menu", "no_menu_possible", "no_menus_left",
+    """Why the game ended, once over: "third_menu", "no_menu_possible", "stalled" (ruleset
+    3: a whole round with every store empty and no Menu completed), "no_menus_left",
     "no_ingredients_left" or "round_limit".
     """
     @_builtins.property

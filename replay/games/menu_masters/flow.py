@@ -33,6 +33,7 @@ from feastlog.replay.games.menu_masters.state import (
     Chef,
     State,
     StateV2,
+    StateV3,
     StoreBoard,
     Turn,
     can_place,
@@ -86,7 +87,12 @@ def setup(
         BOX_COINS - (START_COINS + BANK_PER_CHEF) * n, menu_deck, community, None, None, "",
     )  # fmt: skip
     # ruleset 1 keeps the state shape its games were recorded with
-    state = State(*fields) if ruleset == "1" else StateV2(*fields, ruleset=int(ruleset))
+    if ruleset == "1":
+        state = State(*fields)
+    elif ruleset == "2":
+        state = StateV2(*fields, ruleset=2)
+    else:
+        state = StateV3(*fields, ruleset=int(ruleset))
     facts: list[Fact] = [
         {
             "type": "setup",
@@ -205,7 +211,8 @@ def _clean_up(state: State, facts: list[Fact]) -> Result:
             "store_boards": {store_name(i): s.pot for i, s in enumerate(state.stores)},
         }
     )
-    end = _end_reason(state)
+    state, stalled = _stall(state)
+    end = _end_reason(state) or ("stalled" if stalled else "")
     if end:
         return _game_over(evolve(state, end=end), facts)
     chefs = tuple(evolve(c, pawns=PAWNS) for c in state.chefs)
@@ -238,6 +245,17 @@ def _restock(state: State, facts: list[Fact]) -> State:
             state = with_store(state, market, window=window)
             facts.append({"type": "restocked", "store": store_name(market), "cards": added})
     return state
+
+
+def _stall(state: State) -> tuple[State, bool]:
+    """MM-I7 (ruleset 3): whether a whole round with every store empty has passed with no
+    Menu completed, and the state remembering this clean-up for the next."""
+    if not isinstance(state, StateV3):
+        return state, False
+    empty = not any(s.window or s.deck for s in state.stores)
+    completed = sum(len(c.completed) for c in state.chefs) if empty else -1
+    stalled = empty and state.completed_when_empty == completed
+    return evolve(state, completed_when_empty=completed), stalled
 
 
 def _end_reason(state: State) -> str:

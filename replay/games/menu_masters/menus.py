@@ -342,7 +342,7 @@ def nothing_to_do(state: State, seat: int) -> bool:
 
 
 def menu_still_possible(state: State) -> bool:
-    """MM-I7 (ruleset 2): whether some Menu left can still be completed with the cards left.
+    """MM-I7 (from ruleset 2): whether some Menu left can still be completed with the cards left.
 
     While any store still has cards (window or deck), a chef may still buy them, and a
     basket card may still come back to its deck through a discard: every ingredient card
@@ -356,6 +356,17 @@ def menu_still_possible(state: State) -> bool:
         pool = [c for s in state.stores for c in (*s.window, *s.deck)]
         pool += [c for chef in state.chefs for c in chef.basket]
         return _any_completable(state, pool, [*state.community, *unseen_menus(state)])
+    if state.version >= 3:
+        # from public information only, as MM-I3 judges a turn: a chef still holding
+        # secret Menus might hold any Menu nobody has seen; the Menu deck moves only when
+        # a community Menu is completed, which the community row itself shows
+        unseen = unseen_menus(state)
+        return any(
+            _any_completable(
+                state, chef.basket, [*state.community, *(unseen if chef.menus else ())]
+            )
+            for chef in state.chefs
+        )
     return any(
         _any_completable(state, chef.basket, [*chef.menus, *menus_left]) for chef in state.chefs
     )

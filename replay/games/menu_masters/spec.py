@@ -21,12 +21,18 @@ complete a secret Menu is never revealed.  An empty window is a sold-out store (
 
 Ruleset versions (a game folds under the version its genesis names):
 
-- ``2`` (new games): a chef at the top of a line who cannot pay, or whose store has sold
+- ``3`` (new games): as ``2``, but the end of a table whose stores are all empty is
+  judged from public information only (each chef's basket against the community Menus
+  and, while the chef holds secret Menus, any Menu not yet seen), so whether play goes
+  on never tells where a hidden Menu is; and a whole round with every store empty and no
+  Menu completed ends the game, so a table that cannot move stops (MM-I7).
+- ``2``: a chef at the top of a line who cannot pay, or whose store has sold
   out, still has the turn: they may complete Menus, then leave (MM-I3); the turn passes
   by itself when nothing is possible in it, judged from public information only
   (``menus.nothing_to_do``).  The game ends by the rulebook (the round of a third
   Menu), or after a clean-up once no Menu left can be completed with the cards left
-  (MM-I7); ``round_limit`` is off unless the organiser sets it.
+  (MM-I7; with every store empty, judged from each chef's secret Menus and the Menu
+  deck); ``round_limit`` is off unless the organiser sets it.
 - ``1``: such a chef left the line without a turn (a sold-out store's whole line at
   once); the game also ended when no Menu or no ingredient was left, or after round 30
   (``round_limit``).
@@ -95,6 +101,7 @@ OPTIONS = (
 RULESETS: Mapping[str, Mapping[str, str]] = {
     "1": {"first_seat": "random", "round_limit": "30"},
     "2": {"first_seat": "random", "round_limit": "off"},
+    "3": {"first_seat": "random", "round_limit": "off"},
 }
 
 _S, _P, _B, _M, _C, _E = (
@@ -356,11 +363,15 @@ RULES: Mapping[str, Rule] = catalogue(
     Rule(
         "MM-I7",
         _E,
-        "Ruleset 2: the game also ends after a clean-up once no Menu left can be completed "
-        "with the cards left (while a store has cards, all ingredient cards in play count; "
-        "then only each chef's own basket), or after round round_limit if the organiser "
-        "sets one (off by default). Ruleset 1: it ended when no Menu or no ingredient was "
-        "left, or after round_limit (default 30).",
+        "Ruleset 3: the game also ends after a clean-up once no Menu left can be completed "
+        "with the cards left, judged from public information (while a store has cards, all "
+        "ingredient cards in play count; then each chef's own basket, for the community "
+        "Menus and, while the chef holds secret Menus, any Menu not yet seen), or once a "
+        "whole round has passed with every store empty and no Menu completed, or after "
+        "round round_limit if the organiser sets one (off by default). Ruleset 2 judged a "
+        "table with every store empty from each chef's own secret Menus and the Menu deck. "
+        "Ruleset 1: it ended when no Menu or no ingredient was left, or after round_limit "
+        "(default 30).",
         True,
         refuses=False,
     ),
@@ -393,7 +404,7 @@ SPEC = Spec(
     end_rule="MM-GAME-OVER",
     turn_rules=("MM-TURN-ORDER",),
     options_rule="MM-OPTIONS",
-    ruleset_version="2",
+    ruleset_version="3",
     rulesets=RULESETS,
     options=OPTIONS,
     rng_labels=(*DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL),

@@ -118,6 +118,17 @@ class StateV2(State):
         return self.ruleset
 
 
+@dataclass(frozen=True)
+class StateV3(StateV2):
+    """The state from ruleset 3 on: what the end of a game with every store empty needs
+    to remember (MM-I7).  Public: completed Menus are shown when completed."""
+
+    ruleset: int = 3
+    # Menus completed in all at the last clean-up that found every store empty; -1 when a
+    # store still had cards then
+    completed_when_empty: int = -1
+
+
 def with_chef(state: State, seat: int, **changes: object) -> State:
     """The state with chef ``seat`` changed."""
     chefs = list(state.chefs)

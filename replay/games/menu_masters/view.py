@@ -203,6 +203,7 @@ def _who(names: Sequence[str], seats: Sequence[int]) -> str:
 _END_WORDS = {
     "third_menu": "a chef completed a third Menu",
     "no_menu_possible": "no Menu can be completed any more with the cards left",
+    "stalled": "a whole round passed with every store empty and no Menu completed",
     "no_menus_left": "no Menu left",
     "no_ingredients_left": "no ingredient left",
     "round_limit": "the round limit",
