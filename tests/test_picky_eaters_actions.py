@@ -257,11 +257,13 @@ def test_PE_DISCARD_DRAW_discard_two_draw_one_privately():
 
 
 def test_PE_DECK_REFILL_PE_I7_empty_deck_is_reshuffled_from_the_discard_pile():
-    """With no Food deck left, the discard pile (with the 2 just discarded) is shuffled."""
+    """With no Food deck left, the discard pile (with the 2 just discarded) is shuffled
+    when a card must be drawn (PE-I7: ruleset 1's reading, ruleset 2's option on_draw)."""
     hand = [ing("corn"), ing("rice")]
     state = position(hands=[hand], deck=[], discard=[ing("fish"), ing("beef")])
     rest = [c for c in state.pack.food_cards if c not in {*hand, ing("fish"), ing("beef")}]
-    state = position(hands=[hand], deck=[], discard=[ing("fish"), ing("beef"), *rest])
+    discard = [ing("fish"), ing("beef"), *rest]
+    state = position(hands=[hand], deck=[], discard=discard, deck_refill="on_draw")
     state, facts = fold.play(ENGINE, state, 0, draw(*hand))
     assert facts[1]["type"] == "deck_reshuffled"
     assert len(state.players[0].hand) == 1

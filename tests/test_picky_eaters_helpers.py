@@ -35,11 +35,12 @@ def position(
     discard: Sequence[str] = (),
     variant: bool = True,
     blocks: bool = False,
-    deck_refill: str | None = None,
+    deck_refill: str | None = "when_empty",
 ) -> State:
     """A constructed position; unplaced Food cards form the deck (sorted) unless given.
 
-    Ruleset 1's state shape unless ``deck_refill`` is given (ruleset 2's option).
+    The current ruleset's state (2, with its option ``deck_refill``, default as printed);
+    ``deck_refill=None`` gives ruleset 1's state shape.
     """
     recipes = recipes or {}
     silverware = silverware or {}
