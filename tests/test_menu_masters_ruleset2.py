@@ -75,7 +75,13 @@ def test_MM_I3_a_chef_who_cannot_pay_has_the_turn_completes_a_menu_then_leaves()
     legal = ENGINE.legal_commands(state, 1)
     assert {c.WhichOneof("action") for c in legal} == {"complete_menus", "leave_line"}
     message = _refused(state, 1, buy(state.stores[PRODUCE].window[0]), "MM-PURCHASE-COST")
-    assert "Bob has 1 coins and cannot pay 2" in message
+    assert message == "Bob has 1 coin and cannot pay 2: complete Menus, then leave the line"
+    waiting = give(state, 1, coin_waiting=True)  # MM-COINS-NEXT-ROUND: not spendable yet
+    message = _refused(waiting, 1, buy(state.stores[PRODUCE].window[0]), "MM-PURCHASE-COST")
+    assert message == (
+        "Bob has 1 coin and cannot pay 2 (the bank coin can be spent from the next round): "
+        "complete Menus, then leave the line"
+    )
     state, facts = run(state, (1, complete(BRUSCHETTA)))
     assert of_type(facts, "menu_completed")[0]["name"] == "Tomato Bruschetta"
     # nothing else is possible in the turn now (empty basket): it passes by itself

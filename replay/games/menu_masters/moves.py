@@ -204,11 +204,26 @@ def can_pay(state: State, seat: int, move: Any) -> str | None:
     """MM-PURCHASE-COST: the cost is the stack size (ruleset 2: the chef still has the turn)."""
     cost, chef = len(state.stores[_turn(state).store].line), state.chefs[seat]
     if chef.coins < cost:
+        held = f"{chef.coins} coin{'' if chef.coins == 1 else 's'}"
         return (
-            f"{chef.name} has {chef.coins} coins and cannot pay {cost}: "
+            f"{chef.name} has {held} and cannot pay {cost}{_not_yet(state, seat)}: "
             "complete Menus, then leave the line"
         )
     return None
+
+
+def _not_yet(state: State, seat: int) -> str:
+    """MM-COINS-NEXT-ROUND: the coins this chef has coming, which are not spendable yet."""
+    owned = [
+        store_name(i, title=True) for i, s in enumerate(state.stores) if s.owner == seat and s.pot
+    ]
+    coming = (["the bank coin"] if state.chefs[seat].coin_waiting else []) + [
+        f"the coins spent at the {name}" for name in owned
+    ]
+    if not coming:
+        return ""
+    said = coming[0] if len(coming) == 1 else ", ".join(coming[:-1]) + " and " + coming[-1]
+    return f" ({said} can be spent from the next round)"
 
 
 def may_leave(state: State, seat: int, move: Any) -> str | None:
