@@ -23,6 +23,30 @@ from feastlog.replay.engine import Viewer
 from feastlog.v1 import record_pb2
 
 
+# What the wire can carry (int64 seqs, int32 seats and points): a larger number is the
+# user's mistake, refused by click naming the option, never a crash in protobuf.
+class Bounded(click.ParamType):
+    """An integer from ``low`` to ``high``, refused in words: "x>=1", or "too large"."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        number: int = click.INT.convert(value, param, ctx)
+        if number < self.low:
+            self.fail(f"{number} is not x>={self.low}", param, ctx)
+        if number > self.high:
+            self.fail(f"{number} is too large (at most {self.high})", param, ctx)
+        return number
+
+
+SEQ = Bounded(1, 2**63 - 1)
+SEAT = Bounded(0, 2**31 - 1)
+POINTS = Bounded(-(2**31), 2**31 - 1)
+
+
 def parse_viewer(text: str | None) -> Viewer | None:
     """``seat:N``, ``spectator`` or ``arbiter`` (None when not given)."""
     if not text:
@@ -99,7 +123,7 @@ def audit_command(
 
 @click.command("explain")
 @click.argument("game_id")
-@click.argument("seq", type=click.IntRange(min=1))
+@click.argument("seq", type=SEQ)
 @click.option("--json", "as_json", is_flag=True)
 @connection_options
 def explain_command(game_id: str, seq: int, as_json: bool, **connection: Any) -> None:
@@ -114,7 +138,7 @@ def explain_command(game_id: str, seq: int, as_json: bool, **connection: Any) ->
 
 @click.command("whatif")
 @click.argument("game_id")
-@click.argument("seq", type=click.IntRange(min=2))
+@click.argument("seq", type=Bounded(2, 2**63 - 1))
 @click.argument("command_json", metavar="COMMAND")
 @click.option("--as", "actor", help="seat:N or arbiter; default the actor of the row at SEQ.")
 @click.option("--json", "as_json", is_flag=True)
@@ -189,8 +213,8 @@ def ruling_of(
 @click.argument("game_id")
 @click.argument("what", type=click.Choice(RULINGS))
 @click.option("--reason", required=True, help="Why: recorded in the chain.")
-@click.option("--seat", type=int, help="The seat an adjustment or forfeit is about.")
-@click.option("--points", type=int, help="Points to add (negative to take); adjust needs it.")
+@click.option("--seat", type=SEAT, help="The seat an adjustment or forfeit is about.")
+@click.option("--points", type=POINTS, help="Points to add (negative to take); adjust needs it.")
 @click.option("--text", default="", help="A note's text (default: the reason).")
 @connection_options
 def rule_command(

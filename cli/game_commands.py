@@ -12,12 +12,12 @@ from typing import Any
 
 import click
 
-from feastlog.cli.audit_commands import parse_viewer
+from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
 from feastlog.cli.narrate import Narrator, table_lines
 from feastlog.cli.output import echo_json
 from feastlog.cli.replay_html import write_replay_html
-from feastlog.cli.target import connection_options, target_of
+from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
@@ -119,7 +119,13 @@ def new_command(
 
 @click.command("join")
 @click.argument("game_id")
-@click.option("--token", required=True, envvar="FEASTLOG_SEAT_TOKEN", help="The seat's token.")
+@click.option(
+    "--token",
+    required=True,
+    envvar="FEASTLOG_SEAT_TOKEN",
+    callback=header_safe,
+    help="The seat's token.",
+)
 @click.option("--entropy", help="Hex bytes to mix into the seed; 32 fresh random bytes if not.")
 @connection_options
 def join_command(game_id: str, token: str, entropy: str | None, **connection: Any) -> None:
@@ -194,9 +200,7 @@ def is_record_file(game_id: str) -> bool:
 
 @click.command("replay")
 @click.argument("game_id", metavar="GAME_ID|EXPORT.json")
-@click.option(
-    "--at", "at", type=click.IntRange(min=1), help="Stop at this seq: the table after it."
-)
+@click.option("--at", "at", type=SEQ, help="Stop at this seq: the table after it.")
 @click.option("--as", "as_viewer", help="seat:N, spectator or arbiter: see what they saw.")
 @click.option(
     "--html",

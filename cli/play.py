@@ -14,7 +14,7 @@ from google.protobuf import json_format
 from feastlog.cli.client import Client, Offline, connected
 from feastlog.cli.errors import CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen, command_words, view_lines
-from feastlog.cli.target import connection_options, target_of
+from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
 from feastlog.v1 import record_pb2
 
@@ -85,7 +85,13 @@ def input_ended() -> bool:
 
 @click.command("play")
 @click.argument("game_id")
-@click.option("--token", required=True, envvar="FEASTLOG_SEAT_TOKEN", help="Your seat token.")
+@click.option(
+    "--token",
+    required=True,
+    envvar="FEASTLOG_SEAT_TOKEN",
+    callback=header_safe,
+    help="Your seat token.",
+)
 @click.option("--once", is_flag=True, help="Make one move (or none if it is not your turn).")
 @connection_options
 def play_command(game_id: str, token: str, once: bool, **connection: Any) -> None:

@@ -132,6 +132,7 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--organiser-key",
             envvar=KEY_ENV,
+            callback=header_safe,
             help="The organiser's (or a named arbiter's) key; default: the key file beside "
             "--db, sent only to the server it belongs to.",
         ),
@@ -170,3 +171,13 @@ def require_file(db: str) -> str:
     if os.path.isdir(db):
         raise usage(f"{db} is a folder, not a database")
     return db
+
+
+def header_safe(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A token or key as it goes in a call's header: printable ASCII, else a usage error.
+
+    gRPC refuses any other header value itself, with log lines of its own and INTERNAL.
+    """
+    if value is not None and not (value.isascii() and value.isprintable()):
+        raise click.BadParameter("not a feastlog token or key (printable ASCII only)")
+    return value

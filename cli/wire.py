@@ -34,7 +34,9 @@ ROUTING_HEADER = "x-feastlog-game"
 def _routing(request: Any) -> list[tuple[str, str]]:
     """The routing header of a request that names a game (none for one that does not)."""
     game_id = getattr(request, "game_id", "")
-    return [(ROUTING_HEADER, game_id)] if game_id else []
+    # affinity only: an id no header can carry goes without it (the server then names it)
+    safe = game_id.isascii() and game_id.isprintable()
+    return [(ROUTING_HEADER, game_id)] if game_id and safe else []
 
 
 def _routed(details: Any, request: Any) -> Any:

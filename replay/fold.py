@@ -11,7 +11,8 @@ Every command is checked here, in one order, before the game's own rules (``step
    end rule (BA-END, MM-GAME-OVER, PE-GAME-END) once it ended by its rules;
 2. the actor's role: FL-ARBITER-ONLY (``WrongRole``) for a ruling from a seat or a move
    from the arbiter; a ruling then states its reason (FL-RULING-REASON) and names a seat
-   of the game (FL-RULING-SEAT);
+   of the game (FL-RULING-SEAT), and a score adjustment keeps the seat's total adjustment
+   within ADJUSTMENT_LIMIT points (FL-RULING-POINTS);
 3. the command is read: it is this game's, from a seat of the game, and well formed
    (``MalformedCommand`` names the field);
 4. the seat is to act (the engine's ``to_act``; the refusal cites the game's turn rule);
@@ -46,6 +47,11 @@ from feastlog.replay.engine import (
 from feastlog.replay.rng import Rng, derive_seed
 from feastlog.v1 import record_pb2
 
+# The most a seat's score adjustments may add up to, either way: far beyond any game's
+# points, and well inside the 32-bit scores of the outcomes projection, so the row that
+# ends a game can always be written.
+ADJUSTMENT_LIMIT = 1_000_000
+
 RECORD_RULES: Mapping[str, Rule] = catalogue(
     Rule(
         "FL-GAME-CLOSED",
@@ -54,6 +60,11 @@ RECORD_RULES: Mapping[str, Rule] = catalogue(
     ),
     Rule("FL-RULING-REASON", "feastlog record", "Every arbiter ruling states its reason."),
     Rule("FL-RULING-SEAT", "feastlog record", "A ruling about a seat names a seat of the game."),
+    Rule(
+        "FL-RULING-POINTS",
+        "feastlog record",
+        "Score adjustments keep each seat's total adjustment within ±1,000,000 points.",
+    ),
     Rule("FL-ARBITER-ONLY", "feastlog record", "Only the arbiter rules; only seats play."),
 )
 
@@ -229,7 +240,8 @@ def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
     if which == "arbiter":
         ruling = command.arbiter.WhichOneof("ruling")
         seat = ["FL-RULING-SEAT"] if ruling in ("score_adjustment", "forfeit") else []
-        return [*closed, "FL-RULING-REASON", *seat]
+        points = ["FL-RULING-POINTS"] if ruling == "score_adjustment" else []
+        return [*closed, "FL-RULING-REASON", *seat, *points]
     own = list(engine.checks(getattr(command, which))) if which else []
     return [*closed, *engine.spec.turn_rules, *own]
 
@@ -257,6 +269,13 @@ def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[
     if which == "score_adjustment":
         seat, points = ruling.score_adjustment.seat, ruling.score_adjustment.points
         _check_seat(seat, seats)
+        total = table.adjustments[seat] + points
+        if abs(total) > ADJUSTMENT_LIMIT:
+            raise RuleViolation(
+                "FL-RULING-POINTS",
+                f"an adjustment of {points:+d} would take seat {seat}'s total adjustment to "
+                f"{total:+d}; it stays within ±{ADJUSTMENT_LIMIT:,} points",
+            )
         adjusted = tuple(a + points if i == seat else a for i, a in enumerate(table.adjustments))
         return evolve(table, adjustments=adjusted), [{**fact, "seat": seat, "points": points}]
     if which == "forfeit":

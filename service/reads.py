@@ -217,7 +217,12 @@ class Reads(ABC):
         game = await self._game(game_id)
         seen_as = self._look_as(caller, game, viewer)
         last = checked_seq(game, to_seq, "to_seq")
-        seqs = range(max(from_seq, 1), last + 1)
+        first = max(from_seq, 1)
+        if first > last:
+            raise BadRequest(
+                f"from_seq {from_seq} is after to_seq {last}: nothing to replay", field="from_seq"
+            )
+        seqs = range(first, last + 1)
         steps = await self._off_loop(lambda: [seen(game, s, seen_as) for s in seqs])
         return _replay(game, seen_as, steps)
 

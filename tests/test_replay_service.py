@@ -276,6 +276,17 @@ def test_after_the_end_anyone_may_replay_the_game_as_any_viewer(server: Threaded
     ]
     # rows before the reveal stay as seat 1 saw them then: its own hand, not the others'
     assert [("hand" in s) for s in as_dict(as_seat[-1].view)["seats"]] == [False, True, False]
+    # a range that holds no row is the caller's mistake, named, not the server's failure
+    for first, last in ((3, 1), (2**63 - 1, 0)):
+        with pytest.raises(grpc.RpcError) as empty:
+            list(
+                replay.StreamReplay(
+                    rpb.StreamReplayRequest(game_id=game.game_id, from_seq=first, to_seq=last),
+                    metadata=bearer(tokens[2]),
+                )
+            )
+        assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "from_seq" in str(empty.value.details())
 
 
 def test_fault_messages_of_a_running_game_are_the_arbiters_in_every_audit_rpc(
