@@ -158,6 +158,24 @@ def test_a_string_and_its_typed_twin_must_agree(server: ThreadedServer) -> None:
     assert reply.viewer == "seat:1" and reply.typed_viewer == asked
 
 
+def test_a_kind_no_game_has_is_refused_as_a_filter_too(server: ThreadedServer) -> None:
+    """A misspelt kind filter is the caller's mistake, named, not an empty answer."""
+    client = stub(server.address)
+    with pytest.raises(grpc.RpcError) as refused:
+        client.ListGames(pb.ListGamesRequest(game_kind="chess"))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "unknown game kind 'chess'" in str(refused.value.details())
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+    with pytest.raises(grpc.RpcError) as refused:
+        list(
+            audit.VerifyAllGames(
+                apb.VerifyAllGamesRequest(game_kind="chess"), metadata=bearer(server.key)
+            )
+        )
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert client.ListGames(pb.ListGamesRequest(game_kind="bon-appetit")).games == []
+
+
 @pytest.mark.parametrize(
     ("name", "role", "seat", "other"),
     [

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 
-from feastlog.replay import typed
+from feastlog.replay import games, typed
 from feastlog.replay.audit import AuditReport
 from feastlog.replay.engine import Fact
 from feastlog.replay.record import Row
@@ -118,6 +118,8 @@ def kind_enum(kind: str) -> view_pb2.GameKind.ValueType:
 def kind_text(text: str, kind: int, field: str = "kind") -> str:
     """The game kind a request names by string, by enum, or by both (which must agree)."""
     if kind == view_pb2.GAME_KIND_UNSPECIFIED:
+        if text and text not in games.kinds():  # a filter of no kind would match nothing
+            raise games.UnknownGameKind(text)
         return text
     named = KIND_OF_ENUM.get(view_pb2.GameKind.ValueType(kind))
     if named is None:
