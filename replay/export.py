@@ -131,10 +131,15 @@ def load_record(text: str) -> Record:
     """Read an export; raises BadExport for anything that is not one."""
     try:
         document = json.loads(text)
+        if not isinstance(document, dict):
+            raise BadExport("it holds no JSON object")
         if document.get("format") != FORMAT or document.get("version") not in VERSIONS:
             known = " or ".join(str(v) for v in VERSIONS)
             raise BadExport(f"not a {FORMAT} file of version {known}")
-        rows = tuple(_row(document["game_id"], e) for e in document["rows"])
+        entries = document["rows"]
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise BadExport("its rows are not a list of row objects")
+        rows = tuple(_row(document["game_id"], e) for e in entries)
         pack = document["content_pack"]
         pack_bytes = pack["text"].encode("utf-8") if "text" in pack else bytes.fromhex(pack["hex"])
         seed = document.get("server_seed")

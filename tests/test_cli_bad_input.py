@@ -71,6 +71,9 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         (folder / "breaks.json").write_text(json.dumps(breaks))
         (folder / "garbled.json").write_text('{"format": "feastlog-record", "rows": [')
         (folder / "other.json").write_text('{"hello": "world"}')
+        (folder / "list.json").write_text("[]")
+        no_rows = dict(document, rows=[None])
+        (folder / "null-row.json").write_text(json.dumps(no_rows))
         (folder / "not-utf8.json").write_bytes(b"\xff\xfe\x00")
         (folder / "folder.json").mkdir()
         edited = dict(document)
@@ -165,6 +168,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("verify", "{folder}/missing.json"), 3, "missing.json"),
     (("verify", "{folder}/garbled.json"), 3, "not a readable"),
     (("verify", "{folder}/other.json"), 3, "not a feastlog-record"),
+    (("verify", "{folder}/list.json"), 3, "holds no JSON object"),
+    (("verify", "{folder}/null-row.json"), 3, "rows are not a list of row objects"),
     (("verify", "{folder}/not-utf8.json"), 3, "not-utf8.json"),
     (("verify", "{folder}/folder.json"), 2, "folder.json"),
     (("replay", "{folder}/missing.json"), 3, "missing.json"),
