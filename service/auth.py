@@ -185,7 +185,10 @@ class Caller:
             if self.game_id != game_id:
                 raise PermissionDenied("this seat token belongs to another game")
             return f"seat:{self.seat}"
-        raise Unauthenticated("send a seat token (authorization: Bearer seat_...)")
+        raise Unauthenticated(
+            "send a seat token to play, or the organiser's or an arbiter's key to rule "
+            "(authorization: Bearer ...)"
+        )
 
 
 # Who reads a file or a record offline: whoever holds the file holds its seeds already.

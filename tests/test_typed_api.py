@@ -176,6 +176,22 @@ def test_a_kind_no_game_has_is_refused_as_a_filter_too(server: ThreadedServer) -
     assert client.ListGames(pb.ListGamesRequest(game_kind="bon-appetit")).games == []
 
 
+def test_a_ruling_without_credentials_is_told_what_to_send(server: ThreadedServer) -> None:
+    client = stub(server.address)
+    created = client.CreateGame(
+        pb.CreateGameRequest(game_kind="bon-appetit", players=["Ann", "Brian"]),
+        metadata=bearer(server.key),
+    )
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+    ruling = record_pb2.ArbiterCommand(reason="r", note=record_pb2.Note(text="n"))
+    with pytest.raises(grpc.RpcError) as refused:
+        audit.SubmitRuling(
+            apb.SubmitRulingRequest(game_id=created.game_id, command_id="r1", ruling=ruling)
+        )
+    assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "the organiser's or an arbiter's key to rule" in str(refused.value.details())
+
+
 @pytest.mark.parametrize(
     ("name", "role", "seat", "other"),
     [
