@@ -71,6 +71,17 @@ FactsByRow = Sequence[Sequence[Fact]]
 LEGAL_CAP = 1000
 
 
+def in_words(parts: Sequence[str]) -> str:
+    """Parts of a sentence joined as a player says them: ``Ann``, ``Ann and Bob``,
+    ``Ann, Bob and Cy``."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def how_many(count: int, noun: str) -> str:
+    """A count and its noun in agreement: ``1 card``, ``3 cards``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def capped(commands: Sequence[Message]) -> tuple[list[Message], bool]:
     """At most ``LEGAL_CAP`` commands, and whether more were found (the list is partial)."""
     return list(commands[:LEGAL_CAP]), len(commands) > LEGAL_CAP

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from feastlog.replay.engine import MalformedCommand, Move, RuleViolation
+from feastlog.replay.engine import MalformedCommand, Move, RuleViolation, in_words
 from feastlog.replay.games.bon_appetit.flow import seal
 from feastlog.replay.games.bon_appetit.pack import COLOURS
 from feastlog.replay.games.bon_appetit.state import State, bid_limit
@@ -46,13 +46,8 @@ def out_of_turn(state: State, seat: int) -> RuleViolation:
                 "BA-TURN", f"{name} has no gems to bid: a bid of 0 was sealed for the {dish}"
             )
         return RuleViolation("BA-TURN", f"{name} has already sealed a bid for the {dish}")
-    tied = _names([state.players[s].name for s in auction.bidders])
+    tied = in_words([state.players[s].name for s in auction.bidders])
     return RuleViolation("BA-TURN", f"{name} is not tied for the {dish}; only {tied} bid again")
-
-
-def _names(names: list[str]) -> str:
-    """``Ann``, ``Ann and Brian``, ``Ann, Brian and Celia``."""
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _colours(raw: Sequence[int], field: str) -> Gems:

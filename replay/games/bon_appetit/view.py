@@ -13,7 +13,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay.engine import Fact, Viewer
+from feastlog.replay.engine import Fact, Viewer, in_words
 from feastlog.replay.games.bon_appetit.flow import standings
 from feastlog.replay.games.bon_appetit.moves import ENUM_OF_GEM, to_act
 from feastlog.replay.games.bon_appetit.pack import COLOURS
@@ -135,7 +135,7 @@ def _names(colours: Sequence[str]) -> str:
     counts = [f"{colours.count(c)} {c}" for c in COLOURS if c in colours]
     if not counts:
         return "no gems"
-    return counts[0] if len(counts) == 1 else ", ".join(counts[:-1]) + " and " + counts[-1]
+    return in_words(counts)
 
 
 def _bid_line(bid: Fact, names: Sequence[str]) -> str:

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from feastlog.replay.engine import Fact, MalformedCommand, Move, RuleViolation, as_is
+from feastlog.replay.engine import (
+    Fact,
+    MalformedCommand,
+    Move,
+    RuleViolation,
+    as_is,
+    how_many,
+    in_words,
+)
 from feastlog.replay.games.menu_masters import menus
 from feastlog.replay.games.menu_masters.flow import advance, leave, next_placer, sold_out
 from feastlog.replay.games.menu_masters.menus import (
@@ -204,7 +212,7 @@ def can_pay(state: State, seat: int, move: Any) -> str | None:
     """MM-PURCHASE-COST: the cost is the stack size (ruleset 2: the chef still has the turn)."""
     cost, chef = len(state.stores[_turn(state).store].line), state.chefs[seat]
     if chef.coins < cost:
-        held = f"{chef.coins} coin{'' if chef.coins == 1 else 's'}"
+        held = how_many(chef.coins, "coin")
         return (
             f"{chef.name} has {held} and cannot pay {cost}{_not_yet(state, seat)}: "
             "complete Menus, then leave the line"
@@ -222,8 +230,7 @@ def _not_yet(state: State, seat: int) -> str:
     ]
     if not coming:
         return ""
-    said = coming[0] if len(coming) == 1 else ", ".join(coming[:-1]) + " and " + coming[-1]
-    return f" ({said} can be spent from the next round)"
+    return f" ({in_words(coming)} can be spent from the next round)"
 
 
 def may_leave(state: State, seat: int, move: Any) -> str | None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay.engine import LEGAL_CAP, Fact, Viewer
+from feastlog.replay.engine import LEGAL_CAP, Fact, Viewer, how_many, in_words
 from feastlog.replay.games.menu_masters.menus import all_completions, blocked, completion_message
 from feastlog.replay.games.menu_masters.moves import to_act
 from feastlog.replay.games.menu_masters.spec import BASKET, KIND, STORE_TITLES, STORES
@@ -196,8 +196,7 @@ def _title(store: str) -> str:
 
 def _who(names: Sequence[str], seats: Sequence[int]) -> str:
     """Seat names joined in plain English."""
-    named = [names[s] for s in seats]
-    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    return in_words([names[s] for s in seats])
 
 
 _END_WORDS = {
@@ -217,7 +216,7 @@ def _verb(seats: Sequence[int], verb: str) -> str:
 
 def _coins(count: int) -> str:
     """``1 coin``, ``3 coins``."""
-    return f"{count} coin" if count == 1 else f"{count} coins"
+    return how_many(count, "coin")
 
 
 def narrate(fact: Fact, names: Sequence[str]) -> str | None:

@@ -22,11 +22,11 @@ from feastlog.replay.engine import (
     RuleViolation,
     as_is,
     evolve,
+    how_many,
 )
 from feastlog.replay.games.picky_eaters import recipes
 from feastlog.replay.games.picky_eaters.flow import draw, next_turn, refill_when_empty, set_player
 from feastlog.replay.games.picky_eaters.recipes import (
-    card_count,
     card_words,
     name_of,
     not_in_hand,
@@ -138,7 +138,7 @@ def no_discard_pending(state: State, seat: int, move: Any) -> str | None:
 
 
 def _discard_first(state: State, seat: int) -> str:
-    over = card_count(_excess(state, seat))
+    over = how_many(_excess(state, seat), "card")
     return f"{name_of(state, seat)} must first discard {over} to get down to 10"
 
 
@@ -146,7 +146,7 @@ def something_to_discard(state: State, seat: int, cards: list[str]) -> str | Non
     """PE-HAND-LIMIT: a discard-down needs more than 10 cards in hand."""
     if state.phase == PLAY and _excess(state, seat) <= 0:
         held = _excess(state, seat) + HAND_LIMIT
-        return f"{name_of(state, seat)} holds {card_count(held)}: nothing to discard down"
+        return f"{name_of(state, seat)} holds {how_many(held, 'card')}: nothing to discard down"
     return None
 
 
@@ -157,7 +157,8 @@ def _down_to_ten(state: State, seat: int, cards: list[str]) -> str | None:
     if named is not None:
         return f"{card_words(state, named)} is named twice: discard {over} different cards"
     if len(cards) != over:
-        return f"{name_of(state, seat)} must discard exactly {card_count(over)}, not {len(cards)}"
+        exactly = how_many(over, "card")
+        return f"{name_of(state, seat)} must discard exactly {exactly}, not {len(cards)}"
     return None
 
 

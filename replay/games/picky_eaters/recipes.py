@@ -342,8 +342,3 @@ def play_item(state: State, seat: int, play: Play) -> tuple[State, list[Fact]]:
 def with_article(name: str) -> str:
     """A card's name after "a" or "an", as a player would say it: ``an Extra Seasoning``."""
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
-
-def card_count(count: int) -> str:
-    """``1 card``, ``2 cards``."""
-    return f"{count} card{'' if count == 1 else 's'}"
