@@ -34,6 +34,7 @@ from tests.test_menu_masters_support import (
     own,
     purchasing,
     run,
+    stores_emptied,
     window,
 )
 
@@ -678,6 +679,5 @@ def test_MM_I7_ruleset_1_round_limit_and_no_menus_left_end_the_game():
     state, _ = purchasing(state, {})
     assert state.end == "no_menus_left"
     state = new_game(2, ruleset="1")
-    stores = tuple(replace(s, deck=(), window=()) for s in state.stores)
-    state, _ = purchasing(replace(state, stores=stores), {})
+    state, _ = purchasing(stores_emptied(state), {})
     assert state.end == "no_ingredients_left"

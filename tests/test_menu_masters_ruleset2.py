@@ -40,6 +40,7 @@ from tests.test_menu_masters_support import (
     of_type,
     purchasing,
     run,
+    stores_emptied,
     window,
 )
 
@@ -171,8 +172,7 @@ def test_MM_I7_round_limit_is_off_and_the_game_ends_when_no_menu_can_be_complete
     limited, facts = purchasing(replace(new_game(2, round_limit="3"), round=3), {})
     assert limited.step == OVER and of_type(facts, "game_over")[0]["reason"] == "round_limit"
     # every store empty: a chef can still complete a Menu from their own basket, so play on
-    empty = tuple(replace(s, deck=(), window=()) for s in new_game(2).stores)
-    holding = give(replace(new_game(2), stores=empty), 0, basket=["produce-08", "bakery-01"])
+    holding = give(stores_emptied(new_game(2)), 0, basket=["produce-08", "bakery-01"])
     holding = give(holding, 0, menus=["menu-05"])
     state, _ = purchasing(holding, {})
     assert state.step == PLACE
@@ -190,7 +190,7 @@ def hidden_bruschetta(ruleset: str) -> tuple[State, State]:
     (menu-05, which Ann's tomato and bread would complete) is in Bob's secret hand, or in
     the Menu deck.  No community Menu fits any basket."""
     base = new_game(2, ruleset=ruleset)
-    base = replace(base, stores=tuple(replace(s, deck=(), window=()) for s in base.stores))
+    base = stores_emptied(base)
     base = community(base, ["menu-02", "menu-03", "menu-06"])
     base = give(base, 0, basket=["produce-08", "bakery-01"], menus=["menu-01", "menu-04"])
     in_hand = give(base, 1, menus=["menu-05", "menu-07"])
@@ -226,8 +226,7 @@ def test_MM_I7_ruleset_3_whether_play_goes_on_never_depends_on_where_a_hidden_me
 def test_MM_I7_ruleset_3_a_menu_completed_with_every_store_empty_keeps_the_game_going():
     """A round with every store empty in which a Menu is completed is not a stalled one;
     the next round in which none is ends the game."""
-    state = new_game(2, ruleset="3")
-    state = replace(state, stores=tuple(replace(s, deck=(), window=()) for s in state.stores))
+    state = stores_emptied(new_game(2, ruleset="3"))
     state = community(state, ["menu-05", "menu-08", "menu-02"])  # Bruschetta, Salmon & Greens
     basket = ["produce-08", "bakery-01", "produce-01", "butcher-01"]
     state = give(state, 0, basket=basket, menus=["menu-01"])

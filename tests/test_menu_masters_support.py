@@ -74,6 +74,11 @@ def window(state: State, index: int, cards: Sequence[str]) -> State:
     return with_store(state, index, window=tuple(cards))
 
 
+def stores_emptied(state: State) -> State:
+    """The state with every store's window and deck empty."""
+    return replace(state, stores=tuple(replace(s, deck=(), window=()) for s in state.stores))
+
+
 def community(state: State, menus: Sequence[str]) -> State:
     """The community row showing ``menus`` (moved from elsewhere)."""
     state = _remove(state, set(menus))
