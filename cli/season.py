@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from feastlog.cli.errors import FAILED, CliError, unreachable
+from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
 from feastlog.service import bulk, season
 from feastlog.service.errors import CannotOpenStore
 from feastlog.service.season import RUNNING, ImportClash
@@ -81,7 +81,7 @@ def export_all(
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, required=True)  # missing, a folder, unreadable: exit 3
 @click.option("--db", "db_path", default="feastlog.duckdb", show_default=True)
 @workers_option
 def import_command(files: Sequence[str], db_path: str, workers: int | None) -> None:
@@ -93,8 +93,10 @@ def import_command(files: Sequence[str], db_path: str, workers: int | None) -> N
     """
     try:
         items = season.record_texts(files)
-    except (OSError, UnicodeDecodeError) as bad_file:
-        raise unreachable(f"cannot read {getattr(bad_file, 'filename', '') or files}") from None
+    except OSError as bad_file:
+        raise cannot_read(bad_file.filename or " ".join(files), bad_file) from None
+    except UnicodeDecodeError as bad_text:
+        raise cannot_read(" ".join(files), bad_text) from None
     start = time.perf_counter()
     with progress(len(items), "verifying") as bar:
         checked = season.verify_records(items, workers or bulk.default_workers(), bar.update)

@@ -36,6 +36,7 @@ class Place:
     waiting: str
     token: str
     folder: Path
+    server: str
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -69,6 +70,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         row = next(r for r in breaks["rows"] if r["kind"] == "command")
         row["body"] = greedy.SerializeToString().hex()
         (folder / "breaks.json").write_text(json.dumps(breaks))
+        (folder / "good.json").write_text(json.dumps(document))
         (folder / "garbled.json").write_text('{"format": "feastlog-record", "rows": [')
         (folder / "other.json").write_text('{"hello": "world"}')
         (folder / "list.json").write_text("[]")
@@ -88,13 +90,14 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
             json.loads(waiting)["game_id"],
             made["seats"][0]["token"],
             folder,
+            server.address,
         )
     finally:
         server.stop()
 
 
 # (arguments, exit code, words the one line holds); {db}, {running}, {finished},
-# {waiting}, {token} and {folder} are filled in from the place.
+# {waiting}, {token}, {folder} and {server} are filled in from the place.
 CASES: list[tuple[tuple[str, ...], int, str]] = [
     # wrong tokens
     (("play", "{running}", "--token", "seat_wrong", "--db", "{db}"), 4, "UNAUTHENTICATED"),
@@ -171,7 +174,11 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("verify", "{folder}/list.json"), 3, "holds no JSON object"),
     (("verify", "{folder}/null-row.json"), 3, "rows are not a list of row objects"),
     (("verify", "{folder}/not-utf8.json"), 3, "not-utf8.json"),
-    (("verify", "{folder}/folder.json"), 2, "folder.json"),
+    (("verify", "{folder}/folder.json"), 3, "folder.json: Is a directory"),
+    (("verify", "{folder}/not-utf8.json"), 3, "not UTF-8 text"),
+    (("import", "{folder}/missing.json", "--db", "{folder}/i.duckdb"), 3, "missing.json"),
+    (("import", "{folder}/folder.json", "--db", "{folder}/i.duckdb"), 3, "folder.json: Is a directory"),
+    (("import", "{folder}/not-utf8.json", "--db", "{folder}/i.duckdb"), 3, "not UTF-8 text"),
     (("replay", "{folder}/missing.json"), 3, "missing.json"),
     (("replay", "{folder}/garbled.json"), 3, "not a readable"),
     (("replay", "{folder}/other.json", "--html", "{folder}/x.html"), 3, "not a feastlog-record"),
@@ -193,7 +200,21 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("projection", "rebuild", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("replay", "g_x", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
     (("stats", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
-    (("replay", "g_x", "--db", "{folder}"), 2, "folder"),
+    # a folder where the database should be: exit 3 from every command, serve included
+    *[((*command, "--db", "{folder}"), 3, "is a folder, not a database file") for command in (
+        ("replay", "g_x"), ("replay", "g_x", "--html", "{folder}/x.html"), ("stats",),
+        ("standings", "cup"), ("audit", "g_x"), ("audit", "--all"), ("explain", "g_x", "2"),
+        ("whatif", "g_x", "2", "{{}}"), ("rejections", "g_x"), ("export", "g_x", "-o", "{folder}/x.json"),
+        ("export", "--all", "-o", "{folder}/x.jsonl"), ("import", "{folder}/good.json"),
+        ("projection", "rebuild"), ("new", "bon-appetit", "--players", "A,B"),
+        ("demo", "bon-appetit", "--players", "2"), ("rule", "g_x", "note", "--reason", "r"),
+        ("arbiter", "list"), ("serve", "--port", "0"),
+    )],
+    # no organiser key for a server: refused (4) before asking, as the server would refuse it
+    (("new", "bon-appetit", "--players", "A,B", "--server", "{server}"), 4, "no organiser key"),
+    (("demo", "bon-appetit", "--players", "2", "--server", "{server}"), 4, "no organiser key"),
+    (("arbiter", "list", "--server", "{server}"), 4, "UNAUTHENTICATED"),
+    (("audit", "--all", "--server", "{server}"), 4, "UNAUTHENTICATED"),
     (("replay", "g_x", "--server", NOWHERE, "--ca", "{folder}/missing.pem"), 3, "missing.pem"),
     (("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--tls-cert", "{folder}/missing.pem", "--tls-key", "{folder}/missing.pem"), 3, "missing.pem"),
 ]  # fmt: skip
@@ -211,6 +232,7 @@ def test_bad_input_gets_one_line_and_its_exit_code(
             waiting=place.waiting,
             token=place.token,
             folder=place.folder,
+            server=place.server,
         )
         for a in args
     ]
