@@ -188,7 +188,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("replay", "{folder}/missing.json"), 3, "missing.json"),
     (("replay", "{folder}/garbled.json"), 3, "not a readable"),
     (("replay", "{folder}/other.json", "--html", "{folder}/x.html"), 3, "not a feastlog-record"),
-    (("import", "{folder}/garbage.jsonl", "--db", "{folder}/i.duckdb"), 1, "nothing imported"),
+    (("import", "{folder}/garbage.jsonl", "--db", "{folder}/i.duckdb"), 1, "1 of 1 record failed; nothing imported"),
     # no server, no file, a file that is not a database
     (("play", "{running}", "--token", "{token}", "--server", NOWHERE), 3, "cannot reach"),
     (("join", "{waiting}", "--token", "{token}", "--server", NOWHERE), 3, "cannot reach"),
