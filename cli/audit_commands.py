@@ -58,7 +58,7 @@ def parse_viewer(text: str | None) -> Viewer | None:
 
 @click.command("export")
 @click.argument("game_id", required=False)
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", required=True)  # a folder: exit 3, as a write fails
 @click.option("--all", "all_games", is_flag=True, help="Every game, one a line (.jsonl).")
 @workers_option
 @connection_options

@@ -7,7 +7,8 @@
   malformed);
 - 3: cannot reach the server or the file: no server, TLS refused, a database in use,
   missing, damaged, a folder or not a database, a record or TLS file that is missing, a
-  folder or unreadable, an unusable key file (the same for ``serve``);
+  folder or unreadable, an unusable key file, a file it cannot write (the same for
+  ``serve``);
 - 4: refused: the server or the record says no, or would (no organiser key or a wrong
   one, unknown game or seq, wrong token, not allowed, a rule, a game waiting for seat
   entropy);

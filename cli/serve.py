@@ -77,7 +77,6 @@ def host_form(ctx: click.Context, param: click.Parameter, value: str) -> str:
 @click.option(
     "--request-log",
     envvar="FEASTLOG_REQUEST_LOG",
-    type=click.Path(dir_okay=False),
     help="Append a JSON line per RPC to FILE ('-': stderr): time, rpc, game, role, status, ms.",
 )
 def serve_command(

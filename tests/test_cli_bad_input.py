@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -82,6 +83,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         edited["server_seed"] = "ab" * 32
         (folder / "edited.json").write_text(json.dumps(edited))
         (folder / "garbage.duckdb").write_bytes(b"not a database at all" * 100)
+        duckdb.connect(str(folder / "empty.duckdb")).close()  # a database, not feastlog's
         (folder / "garbage.jsonl").write_text("not json\n")
         yield Place(
             db,
@@ -206,6 +208,15 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("projection", "rebuild", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("replay", "g_x", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
     (("stats", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
+    *[((*command, "--db", "{folder}/empty.duckdb"), 3, "is not a feastlog database") for command in (
+        ("replay", "g_x"), ("stats",), ("standings", "cup"), ("audit", "--all"), ("rejections", "g_x"),
+        ("export", "--all", "-o", "{folder}/x.jsonl"), ("projection", "rebuild"),
+    )],
+    # a folder where a file is written: exit 3, as a missing folder is
+    (("export", "{finished}", "-o", "{folder}", "--db", "{db}"), 3, "Is a directory"),
+    (("replay", "{finished}", "--html", "{folder}", "--db", "{db}"), 3, "Is a directory"),
+    (("export", "{finished}", "-o", "{folder}/missing/x.json", "--db", "{db}"), 3, "No such file"),
+    (("serve", "--request-log", "{folder}", "--db", "{folder}/s.duckdb", "--port", "0"), 3, "request log"),
     # a folder where the database should be: exit 3 from every command, serve included
     *[((*command, "--db", "{folder}"), 3, "is a folder, not a database file") for command in (
         ("replay", "g_x"), ("replay", "g_x", "--html", "{folder}/x.html"), ("stats",),
