@@ -15,11 +15,10 @@ import click
 
 from feastlog.cli.client import command_from_json, connected
 from feastlog.cli.errors import FAILED, OK, CliError, unreachable, usage
-from feastlog.cli.narrate import plural
 from feastlog.cli.output import echo_json, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
-from feastlog.replay.engine import Viewer
+from feastlog.replay.engine import Viewer, how_many
 from feastlog.v1 import record_pb2
 
 
@@ -59,7 +58,7 @@ def parse_viewer(text: str | None) -> Viewer | None:
 
 @click.command("export")
 @click.argument("game_id", required=False)
-@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", "output", required=True)  # a folder: exit 3, as a write fails
 @click.option("--all", "all_games", is_flag=True, help="Every game, one a line (.jsonl).")
 @workers_option
 @connection_options
@@ -78,10 +77,11 @@ def export_command(
         with connected(target) as client:
             written, complete, broken = client.export_all(output, workers)
         click.echo(
-            f"wrote {output}: {plural(written, 'game')}, {complete} complete (seed revealed)"
+            f"wrote {output}: {how_many(written, 'game')}, {complete} complete (seed revealed)"
         )
         if broken:
-            raise CliError(f"{broken} game(s) left out: a row does not decode (see audit --all)", 1)
+            left_out = how_many(broken, "game")
+            raise CliError(f"{left_out} left out: a row does not decode (see audit --all)", FAILED)
         return
     assert game_id is not None
     with connected(target) as client:
@@ -179,7 +179,7 @@ def rejections_command(game_id: str, as_json: bool, **connection: Any) -> None:
             f"after seq {r['after_seq']} {r['recorded_at']} {r['actor']}: "
             f"{r['rule_id'] or r['reason']}: {r['message']}"
         )
-    click.echo(plural(len(rows), "rejected command"))
+    click.echo(how_many(len(rows), "rejected command"))
 
 
 RULINGS = ("note", "adjust", "forfeit", "void", "close")
@@ -254,6 +254,6 @@ def stats_command(tournament: str, as_json: bool, **connection: Any) -> None:
         rates = ", ".join(f"{i}: {r:.0%}" for i, r in enumerate(k["win_rate_by_seat"]))
         value = "n/a" if k["value"] is None else f"{k['value']:.2f}"
         click.echo(
-            f"{k['game_kind']}: {plural(k['games'], 'game')}; win rate by seat: {rates}; "
+            f"{k['game_kind']}: {how_many(k['games'], 'game')}; win rate by seat: {rates}; "
             f"{k['figure']} {value}"
         )

@@ -28,6 +28,7 @@ from google.protobuf.message import DecodeError
 from feastlog.cli.errors import (
     REFUSED,
     CliError,
+    cannot_read,
     exit_of,
     failed,
     from_rpc,
@@ -278,7 +279,7 @@ class Online(Client):
                 "run this beside the server's database, or pass --organiser-key "
                 "(or set FEASTLOG_ORGANISER_KEY)"
             )
-            raise CliError(f"no organiser key: {hint}", 4)
+            raise CliError(f"no organiser key: {hint}", REFUSED)  # as the server would
         reply = self.call(self.games.CreateGame, pb.CreateGameRequest(**request))
         return {
             "game_id": reply.game_id,
@@ -508,8 +509,7 @@ class Offline(Client):
                 try:
                     text = Path(self.record).read_text()
                 except (OSError, UnicodeDecodeError) as bad:
-                    why = getattr(bad, "strerror", None) or bad
-                    raise unreachable(f"cannot read {self.record}: {why}") from bad
+                    raise cannot_read(self.record, bad) from bad
                 try:
                     self._reads = offline.OfflineRecord(text, self.record)
                 except BadRequest as bad:

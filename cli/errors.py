@@ -6,9 +6,12 @@
 - 2: usage: a bad option, argument or value (click's own, or a request the server calls
   malformed);
 - 3: cannot reach the server or the file: no server, TLS refused, a database in use,
-  missing, damaged or not a database, a missing or unreadable record, key or TLS file;
-- 4: refused: the server or the record says no (unknown game or seq, wrong token, not
-  allowed, a rule, a game waiting for seat entropy);
+  missing, damaged, a folder or not a database, a record or TLS file that is missing, a
+  folder or unreadable, an unusable key file, a file it cannot write (the same for
+  ``serve``);
+- 4: refused: the server or the record says no, or would (no organiser key or a wrong
+  one, unknown game or seq, wrong token, not allowed, a rule, a game waiting for seat
+  entropy);
 - 70: a bug in feastlog (one line; ``FEASTLOG_DEBUG=1`` shows the traceback);
 - 130: interrupted (Ctrl-C).
 """
@@ -59,6 +62,15 @@ def usage(message: str) -> CliError:
 def unreachable(message: str) -> CliError:
     """The server or the file cannot be used: exit 3."""
     return CliError(message, UNREACHABLE)
+
+
+def cannot_read(path: str, error: OSError | UnicodeDecodeError) -> CliError:
+    """A file that is missing, a folder, unreadable or not text: exit 3, saying why."""
+    if isinstance(error, UnicodeDecodeError):
+        why = f"not UTF-8 text (byte {error.object[error.start]:#04x} at {error.start})"
+    else:
+        why = error.strerror or str(error)
+    return unreachable(f"cannot read {path}: {why}")
 
 
 def failed(message: str) -> CliError:

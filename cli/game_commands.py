@@ -205,7 +205,6 @@ def is_record_file(game_id: str) -> bool:
 @click.option(
     "--html",
     "html_file",
-    type=click.Path(dir_okay=False),
     help="Write the replay page to FILE instead: one HTML file that opens from disk.",
 )
 @connection_options

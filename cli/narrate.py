@@ -58,11 +58,6 @@ def table_lines(view: dict[str, Any], seq: int, viewer: str) -> list[str]:
     return [heading, *json.dumps(view, indent=1, sort_keys=True).splitlines()]
 
 
-def plural(count: int, noun: str) -> str:
-    """``1 row``, ``2 rows``."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def command_words(command: Message) -> str:
     """A command in a few words, for a menu of moves: ``bid: gems green, red``.
 

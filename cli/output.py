@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from feastlog.cli.narrate import plural
 from feastlog.replay.audit import summary_line
+from feastlog.replay.engine import how_many
 
 
 def echo_json(value: Any) -> None:
@@ -41,7 +41,7 @@ def show_reports(reports: Sequence[dict[str, Any]], as_json: bool) -> None:
         click.echo(summary_line(found))
     if len(reports) > 1:
         bad = sum(1 for r in reports if not r["ok"])
-        click.echo(f"{plural(len(reports), 'game')}, {len(reports) - bad} verified, {bad} failed")
+        click.echo(f"{how_many(len(reports), 'game')}, {len(reports) - bad} verified, {bad} failed")
 
 
 def counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:

@@ -15,7 +15,8 @@ from typing import Any
 
 import click
 
-from feastlog.cli.errors import FAILED, CliError, unreachable
+from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
+from feastlog.replay.engine import how_many
 from feastlog.service import bulk, season
 from feastlog.service.errors import CannotOpenStore
 from feastlog.service.season import RUNNING, ImportClash
@@ -81,7 +82,7 @@ def export_all(
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("files", nargs=-1, required=True)  # missing, a folder, unreadable: exit 3
 @click.option("--db", "db_path", default="feastlog.duckdb", show_default=True)
 @workers_option
 def import_command(files: Sequence[str], db_path: str, workers: int | None) -> None:
@@ -93,8 +94,10 @@ def import_command(files: Sequence[str], db_path: str, workers: int | None) -> N
     """
     try:
         items = season.record_texts(files)
-    except (OSError, UnicodeDecodeError) as bad_file:
-        raise unreachable(f"cannot read {getattr(bad_file, 'filename', '') or files}") from None
+    except OSError as bad_file:
+        raise cannot_read(bad_file.filename or " ".join(files), bad_file) from None
+    except UnicodeDecodeError as bad_text:
+        raise cannot_read(" ".join(files), bad_text) from None
     start = time.perf_counter()
     with progress(len(items), "verifying") as bar:
         checked = season.verify_records(items, workers or bulk.default_workers(), bar.update)
@@ -106,12 +109,13 @@ def import_command(files: Sequence[str], db_path: str, workers: int | None) -> N
     if bad:
         for c in bad[:20]:
             click.echo(f"{c.where}: {c.problem}", err=True)
-        raise SeasonError(f"{len(bad)} of {len(checked)} record(s) failed; nothing imported")
+        failing = f"{len(bad)} of {how_many(len(checked), 'record')}"
+        raise SeasonError(f"{failing} failed; nothing imported")
     with offline_file():
         added, rows, skipped = season.import_into(db_path, checked)
     seconds = time.perf_counter() - start
     click.echo(
-        f"imported {added} game(s), {rows:,} rows in {seconds:.1f} s "
+        f"imported {how_many(added, 'game')}, {rows:,} rows in {seconds:.1f} s "
         f"({rows / seconds if seconds else 0:,.0f} rows/s); {skipped} already there"
         + (f"; {len(running)} still running, left out" if running else "")
     )
@@ -136,6 +140,5 @@ def projection_rebuild_command(db_path: str, workers: int | None) -> None:
             done = bulk.rebuild_projection(db_path, chosen, bar.update)
     except CannotOpenStore as locked:
         raise unreachable(locked.message) from locked
-    click.echo(
-        f"projected {done} finished game(s) of {games} in {time.perf_counter() - start:.1f} s"
-    )
+    seconds = time.perf_counter() - start
+    click.echo(f"projected {how_many(done, 'finished game')} of {games} in {seconds:.1f} s")

@@ -7,6 +7,7 @@ aiohttp (the web pages) is imported only when ``--http`` asks for them.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import ssl
@@ -16,11 +17,18 @@ from typing import Any
 
 import click
 
-from feastlog.cli.errors import INTERRUPTED, unreachable
+from feastlog.cli.errors import INTERRUPTED, unreachable, usage
 from feastlog.cli.target import DEFAULT_DB
 from feastlog.service.auth import OrganiserKeyError
 from feastlog.service.errors import CannotOpenStore
-from feastlog.service.server import CannotListen, Running, create_server, serve_forever
+from feastlog.service.server import (
+    CannotListen,
+    Running,
+    check_port_free,
+    create_server,
+    listen_problem,
+    serve_forever,
+)
 from feastlog.service.store_api import is_postgres, shown
 from feastlog.service.tls import Tls, TlsFileError
 
@@ -28,9 +36,27 @@ from feastlog.service.tls import Tls, TlsFileError
 CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen, TlsFileError)
 
 
+def host_form(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The host as it goes before ``:port``: an IPv6 address in brackets; empty is refused."""
+    bare = value.strip().strip("[]")
+    if not bare:
+        raise click.BadParameter("empty: name an address of this machine (0.0.0.0 for all)")
+    if ":" not in bare:
+        return bare
+    try:
+        ipaddress.IPv6Address(bare)
+    except ValueError:
+        raise click.BadParameter(
+            f"{value} is not a host or an address (the port goes in --port)"
+        ) from None
+    return f"[{bare}]"
+
+
 @click.command("serve")
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
-@click.option("--host", default="127.0.0.1", show_default=True, envvar="FEASTLOG_HOST")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, envvar="FEASTLOG_HOST", callback=host_form
+)
 @click.option(
     "--port",
     default=50051,
@@ -51,7 +77,6 @@ CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen, TlsFileError)
 @click.option(
     "--request-log",
     envvar="FEASTLOG_REQUEST_LOG",
-    type=click.Path(dir_okay=False),
     help="Append a JSON line per RPC to FILE ('-': stderr): time, rpc, game, role, status, ms.",
 )
 def serve_command(
@@ -69,16 +94,22 @@ def serve_command(
     The server announces itself beside the file (``<db>.server``: address, pid, TLS, a
     fingerprint of the organiser key) so commands run on the file find it; the
     announcement goes at a clean stop. Exit codes: 0 after a clean shutdown (SIGINT,
-    SIGTERM), 2 for a bad option, 3 when the database, the organiser key, the TLS files or
-    the port cannot be used (one line on stderr).
+    SIGTERM), 2 for a bad option, 3 when the database, the organiser key, the TLS files,
+    the host or either port cannot be used (one line on stderr, before any file is made
+    when it is the host or a port).
     """
     # incidents (a failing store, a bug) go to stderr, each with the id its client was given
     logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    if http_port and http_port == port:
+        raise usage(f"--http {http_port} is the gRPC --port too: pick another port for either")
 
     async def run() -> None:
         log = open_request_log(request_log)
         try:
             tls = Tls.load(tls_cert, tls_key, ca)
+            if http_port is not None:  # both ports are checked before any file is made
+                check_port_free(f"{host}:{http_port}", "--http")
             running = await create_server(
                 db_path, f"{host}:{port}", announce_it=True, tls=tls, request_log=log
             )
@@ -86,16 +117,19 @@ def serve_command(
             raise unreachable(getattr(refused, "message", None) or str(refused)) from refused
         if log is not None and log is not sys.stderr:
             running.on_stop.append(log.close)
+        pages = ""
+        if http_port is not None:  # bound before anything says the server is up
+            secure = web_tls(tls_cert, tls_key)
+            bound = await start_pages(running, host, http_port, secure)
+            pages = f"web pages on http{'s' if secure else ''}://{host}:{bound}/"
         click.echo(f"feastlog listening on {host}:{running.port}{' (TLS)' if tls else ''}")
         shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
         click.echo(f"database: {shown_db}")
         click.echo(f"organiser key: {running.key_source}")
         if request_log:
             click.echo(f"request log: {request_log}")
-        if http_port is not None:
-            secure = web_tls(tls_cert, tls_key)
-            bound = await start_pages(running, host, http_port, secure)
-            click.echo(f"web pages on http{'s' if secure else ''}://{host}:{bound}/")
+        if pages:
+            click.echo(pages)
         sys.stdout.flush()
         await serve_forever(running)
 
@@ -137,9 +171,7 @@ async def start_pages(
     from feastlog.service.web import serve_http
 
     try:
-        return await serve_http(running, host, port, secure)
-    except OSError as bad:
+        return await serve_http(running, host.strip("[]"), port, secure)
+    except OSError as bad:  # taken since it was checked
         await running.stop()
-        raise unreachable(
-            f"cannot serve web pages on {host}:{port}: {bad.strerror or bad}"
-        ) from bad
+        raise unreachable(listen_problem(f"{host}:{port}", bad, "--http")) from bad

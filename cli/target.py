@@ -21,7 +21,7 @@ from typing import Any
 
 import click
 
-from feastlog.cli.errors import unreachable, usage
+from feastlog.cli.errors import unreachable
 from feastlog.service import announce
 from feastlog.service.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
 from feastlog.service.store_api import is_postgres
@@ -168,16 +168,19 @@ def require_file(db: str) -> str:
         return db
     if not os.path.exists(db):
         raise unreachable(f"no server holds {db} and there is no database there")
-    if os.path.isdir(db):
-        raise usage(f"{db} is a folder, not a database")
-    return db
+    return db  # a folder or a file that is not a database: the store says so (exit 3)
 
 
-def header_safe(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A token or key as it goes in a call's header: printable ASCII, else a usage error.
+def fits_header(text: str) -> bool:
+    """Whether ``text`` can be a call's header value: printable ASCII.
 
     gRPC refuses any other header value itself, with log lines of its own and INTERNAL.
     """
-    if value is not None and not (value.isascii() and value.isprintable()):
+    return text.isascii() and text.isprintable()
+
+
+def header_safe(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A token or key as it goes in a call's header (``fits_header``), else a usage error."""
+    if value is not None and not fits_header(value):
         raise click.BadParameter("not a feastlog token or key (printable ASCII only)")
     return value

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import click
 
-from feastlog.cli.errors import FAILED, OK, unreachable
+from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable
 from feastlog.cli.output import show_reports
 from feastlog.replay.export import BadExport, verify_document
 
 
 @click.command("verify")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file")  # missing, a folder or unreadable: exit 3, as for every record
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON (as audit --json).")
 def verify_command(file: str, as_json: bool) -> None:
     """Verify an exported record with no server and no database; exit 1 if it fails.
@@ -27,7 +27,7 @@ def verify_command(file: str, as_json: bool) -> None:
     try:
         text = Path(file).read_text()
     except (OSError, UnicodeDecodeError) as bad:
-        raise unreachable(f"cannot read {file}: {getattr(bad, 'strerror', None) or bad}") from bad
+        raise cannot_read(file, bad) from bad
     try:
         report = verify_document(text)
     except BadExport as bad:

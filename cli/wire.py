@@ -20,6 +20,7 @@ from google.protobuf import json_format
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from feastlog.cli.target import fits_header
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 
@@ -35,8 +36,7 @@ def _routing(request: Any) -> list[tuple[str, str]]:
     """The routing header of a request that names a game (none for one that does not)."""
     game_id = getattr(request, "game_id", "")
     # affinity only: an id no header can carry goes without it (the server then names it)
-    safe = game_id.isascii() and game_id.isprintable()
-    return [(ROUTING_HEADER, game_id)] if game_id and safe else []
+    return [(ROUTING_HEADER, game_id)] if game_id and fits_header(game_id) else []
 
 
 def _routed(details: Any, request: Any) -> Any:

@@ -34,7 +34,7 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from feastlog.replay import fold, games
-from feastlog.replay.engine import MalformedCommand, Outcome, RuleViolation
+from feastlog.replay.engine import MalformedCommand, Outcome, RuleViolation, how_many
 from feastlog.replay.fold import Table, state_hash
 from feastlog.replay.history import apply_row, genesis_of, record_version, seed_of
 from feastlog.replay.record import (
@@ -132,8 +132,7 @@ def summary_line(found: dict[str, Any]) -> str:
     """One line for a report as ``AuditReport.to_dict`` gives it (or a server sent it)."""
     if found["ok"]:
         extra = "" if found["states_checked"] else " (chain only: seed not revealed)"
-        rows = found["rows"]
-        shape = f"{rows} row{'' if rows == 1 else 's'}, record format {found['record_version']}"
+        shape = f"{how_many(found['rows'], 'row')}, record format {found['record_version']}"
         return f"{found['game_id']}: OK, {shape}{extra}"
     first = [f for f in found["faults"] if f["seq"] == found["first_bad_seq"]]
     what = "; ".join(f"{f['kind']}: {f['message']}".rstrip(": ") for f in first)

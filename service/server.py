@@ -226,11 +226,14 @@ async def follow_other_nodes(store: EventStore, app: Application) -> Follower | 
     return follower
 
 
-def check_port_free(address: str) -> None:
-    """Refuse ``host:port`` when another process listens there (or it is not this machine's)."""
+def check_port_free(address: str, option: str = "--port") -> None:
+    """Refuse ``host:port`` when another process listens there (or it is not this machine's).
+
+    Port 0 (any free port) checks the host alone; ``option`` is what to change instead.
+    """
     host, _, port_text = address.rpartition(":")
-    if not port_text.isdigit() or int(port_text) == 0:
-        return  # any free port, or an address form gRPC itself judges
+    if not port_text.isdigit():
+        return  # an address form gRPC itself judges
     try:
         places = socket.getaddrinfo(
             host.strip("[]") or None,
@@ -254,16 +257,17 @@ def check_port_free(address: str) -> None:
     taken = [p for p in problems if p.errno == errno.EADDRINUSE]
     # gRPC listens on every address it can bind; one taken address would split clients.
     if taken or len(problems) == len(places):
-        raise CannotListen(_listen_problem(address, (taken or problems)[0]))
+        raise CannotListen(listen_problem(address, (taken or problems)[0], option))
 
 
-def _listen_problem(address: str, failed: OSError) -> str:
+def listen_problem(address: str, failed: OSError, option: str = "--port") -> str:
     """Why ``address`` cannot be listened on, and what to do, in one line."""
     why = {
         errno.EADDRINUSE: "the port is taken (another feastlog server?): stop it, or pick "
-        "another --port",
+        f"another {option}",
         errno.EADDRNOTAVAIL: "that is not an address of this machine: pick another --host",
-        errno.EACCES: "permission denied (ports below 1024 need privileges): pick another --port",
+        errno.EACCES: "permission denied (ports below 1024 need privileges): pick another "
+        f"{option}",
     }
     return f"cannot listen on {address}: {why.get(failed.errno or 0, failed.strerror)}"
 

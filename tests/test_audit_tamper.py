@@ -205,3 +205,13 @@ def test_a_running_format_2_record_checks_its_links_now_and_its_commands_at_the_
     recommitted[seq - 1] = replace(recommitted[seq - 1], commitment="00" * 32)
     broken = verify(recommitted, running.pack_bytes)
     assert (broken.first_bad_seq, broken.first_kinds) == (seq, ("hash",))
+
+
+def test_the_summary_counts_its_rows_in_words(built: Built) -> None:
+    whole = verify(built.rows, built.pack_bytes)
+    assert whole.ok and f": OK, {len(built.rows)} rows, record format" in whole.summary()
+    started = verify(built.rows[:1], built.pack_bytes)  # the genesis alone: a game just made
+    assert started.summary() == (
+        f"{built.rows[0].game_id}: OK, 1 row, record format {version_of(built)} "
+        "(chain only: seed not revealed)"
+    )

@@ -400,6 +400,9 @@ def test_BA_BID_OWN_only_gems_from_your_hand() -> None:
     with pytest.raises(RuleViolation) as caught:
         fold.play(ENGINE, state, 0, bid("bb"))
     assert caught.value.message == "Ann has only 1 blue gem to bid, not 2"
+    with pytest.raises(RuleViolation) as caught:
+        fold.play(ENGINE, position(["bbg", "r", "y"]), 0, bid("bbb"))
+    assert caught.value.message == "Ann has only 2 blue gems to bid, not 3"
 
 
 def test_BA_REVEAL_bids_stay_sealed_until_all_are_in() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pytest
 from click.testing import CliRunner
 
@@ -36,6 +37,7 @@ class Place:
     waiting: str
     token: str
     folder: Path
+    server: str
 
 
 def invoke(*args: str) -> tuple[int, str]:
@@ -69,6 +71,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         row = next(r for r in breaks["rows"] if r["kind"] == "command")
         row["body"] = greedy.SerializeToString().hex()
         (folder / "breaks.json").write_text(json.dumps(breaks))
+        (folder / "good.json").write_text(json.dumps(document))
         (folder / "garbled.json").write_text('{"format": "feastlog-record", "rows": [')
         (folder / "other.json").write_text('{"hello": "world"}')
         (folder / "list.json").write_text("[]")
@@ -80,6 +83,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         edited["server_seed"] = "ab" * 32
         (folder / "edited.json").write_text(json.dumps(edited))
         (folder / "garbage.duckdb").write_bytes(b"not a database at all" * 100)
+        duckdb.connect(str(folder / "empty.duckdb")).close()  # a database, not feastlog's
         (folder / "garbage.jsonl").write_text("not json\n")
         yield Place(
             db,
@@ -88,13 +92,14 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
             json.loads(waiting)["game_id"],
             made["seats"][0]["token"],
             folder,
+            server.address,
         )
     finally:
         server.stop()
 
 
 # (arguments, exit code, words the one line holds); {db}, {running}, {finished},
-# {waiting}, {token} and {folder} are filled in from the place.
+# {waiting}, {token}, {folder} and {server} are filled in from the place.
 CASES: list[tuple[tuple[str, ...], int, str]] = [
     # wrong tokens
     (("play", "{running}", "--token", "seat_wrong", "--db", "{db}"), 4, "UNAUTHENTICATED"),
@@ -110,6 +115,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("replay", "g_nope", "--db", "{db}"), 4, "NOT_FOUND"),
     (("replay", "g_\u00e9", "--db", "{db}"), 4, "NOT_FOUND"),  # no header can carry it
     (("audit", "g_\x1b[31m", "--db", "{db}"), 4, "NOT_FOUND"),
+    # ASCII but not printable: no header carries it, as a token (usage) or as a game id (sent without its routing header)
+    (("play", "{running}", "--token", "seat_\x7f", "--db", "{db}"), 2, "printable ASCII"),
+    (("export", "g_\x7f", "-o", "{folder}/x.json", "--db", "{db}"), 4, "NOT_FOUND"),
     (("replay", "g_nope", "--db", "{db}", "--html", "{folder}/x.html"), 4, "NOT_FOUND"),
     (("audit", "g_nope", "--db", "{db}"), 4, "NOT_FOUND"),
     (("explain", "g_nope", "2", "--db", "{db}"), 4, "NOT_FOUND"),
@@ -149,6 +157,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("export", "-o", "{folder}/x.json", "--db", "{db}"), 2, "GAME_ID or --all"),
     (("rules", "chess"), 2, "chess"),
     (("serve", "--port", "70000", "--db", "{folder}/s.duckdb"), 2, "70000"),
+    (("serve", "--port", "8123", "--http", "8123", "--db", "{folder}/s.duckdb"), 2, "--http 8123 is the gRPC --port too"),
+    (("serve", "--host", "", "--db", "{folder}/s.duckdb"), 2, "--host"),
+    (("serve", "--host", "127.0.0.1:8123", "--db", "{folder}/s.duckdb"), 2, "the port goes in --port"),
     (("bench", "--kind", "chess"), 2, "chess"),
     (("bench", "--games", "many"), 2, "many"),
     (("bench-audit", "--games", "0"), 2, "0"),
@@ -171,11 +182,15 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("verify", "{folder}/list.json"), 3, "holds no JSON object"),
     (("verify", "{folder}/null-row.json"), 3, "rows are not a list of row objects"),
     (("verify", "{folder}/not-utf8.json"), 3, "not-utf8.json"),
-    (("verify", "{folder}/folder.json"), 2, "folder.json"),
+    (("verify", "{folder}/folder.json"), 3, "folder.json: Is a directory"),
+    (("verify", "{folder}/not-utf8.json"), 3, "not UTF-8 text"),
+    (("import", "{folder}/missing.json", "--db", "{folder}/i.duckdb"), 3, "missing.json"),
+    (("import", "{folder}/folder.json", "--db", "{folder}/i.duckdb"), 3, "folder.json: Is a directory"),
+    (("import", "{folder}/not-utf8.json", "--db", "{folder}/i.duckdb"), 3, "not UTF-8 text"),
     (("replay", "{folder}/missing.json"), 3, "missing.json"),
     (("replay", "{folder}/garbled.json"), 3, "not a readable"),
     (("replay", "{folder}/other.json", "--html", "{folder}/x.html"), 3, "not a feastlog-record"),
-    (("import", "{folder}/garbage.jsonl", "--db", "{folder}/i.duckdb"), 1, "nothing imported"),
+    (("import", "{folder}/garbage.jsonl", "--db", "{folder}/i.duckdb"), 1, "1 of 1 record failed; nothing imported"),
     # no server, no file, a file that is not a database
     (("play", "{running}", "--token", "{token}", "--server", NOWHERE), 3, "cannot reach"),
     (("join", "{waiting}", "--token", "{token}", "--server", NOWHERE), 3, "cannot reach"),
@@ -193,7 +208,30 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("projection", "rebuild", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("replay", "g_x", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
     (("stats", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
-    (("replay", "g_x", "--db", "{folder}"), 2, "folder"),
+    *[((*command, "--db", "{folder}/empty.duckdb"), 3, "is not a feastlog database") for command in (
+        ("replay", "g_x"), ("stats",), ("standings", "cup"), ("audit", "--all"), ("rejections", "g_x"),
+        ("export", "--all", "-o", "{folder}/x.jsonl"), ("projection", "rebuild"),
+    )],
+    # a folder where a file is written: exit 3, as a missing folder is
+    (("export", "{finished}", "-o", "{folder}", "--db", "{db}"), 3, "Is a directory"),
+    (("replay", "{finished}", "--html", "{folder}", "--db", "{db}"), 3, "Is a directory"),
+    (("export", "{finished}", "-o", "{folder}/missing/x.json", "--db", "{db}"), 3, "No such file"),
+    (("serve", "--request-log", "{folder}", "--db", "{folder}/s.duckdb", "--port", "0"), 3, "request log"),
+    # a folder where the database should be: exit 3 from every command, serve included
+    *[((*command, "--db", "{folder}"), 3, "is a folder, not a database file") for command in (
+        ("replay", "g_x"), ("replay", "g_x", "--html", "{folder}/x.html"), ("stats",),
+        ("standings", "cup"), ("audit", "g_x"), ("audit", "--all"), ("explain", "g_x", "2"),
+        ("whatif", "g_x", "2", "{{}}"), ("rejections", "g_x"), ("export", "g_x", "-o", "{folder}/x.json"),
+        ("export", "--all", "-o", "{folder}/x.jsonl"), ("import", "{folder}/good.json"),
+        ("projection", "rebuild"), ("new", "bon-appetit", "--players", "A,B"),
+        ("demo", "bon-appetit", "--players", "2"), ("rule", "g_x", "note", "--reason", "r"),
+        ("arbiter", "list"), ("serve", "--port", "0"),
+    )],
+    # no organiser key for a server: refused (4) before asking, as the server would refuse it
+    (("new", "bon-appetit", "--players", "A,B", "--server", "{server}"), 4, "no organiser key"),
+    (("demo", "bon-appetit", "--players", "2", "--server", "{server}"), 4, "no organiser key"),
+    (("arbiter", "list", "--server", "{server}"), 4, "UNAUTHENTICATED"),
+    (("audit", "--all", "--server", "{server}"), 4, "UNAUTHENTICATED"),
     (("replay", "g_x", "--server", NOWHERE, "--ca", "{folder}/missing.pem"), 3, "missing.pem"),
     (("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--tls-cert", "{folder}/missing.pem", "--tls-key", "{folder}/missing.pem"), 3, "missing.pem"),
 ]  # fmt: skip
@@ -211,6 +249,7 @@ def test_bad_input_gets_one_line_and_its_exit_code(
             waiting=place.waiting,
             token=place.token,
             folder=place.folder,
+            server=place.server,
         )
         for a in args
     ]

@@ -167,7 +167,7 @@ def test_projection_rebuild_over_several_workers_gives_the_same_tables(
     store.close()
     result = CliRunner().invoke(cli, ["projection", "rebuild", "--db", str(copy), "--workers", "2"])
     assert result.exit_code == 0, result.output
-    assert "projected 9 finished game(s) of 10" in result.output
+    assert "projected 9 finished games of 10" in result.output
     store = Store(str(copy), read_only=True)
     try:
         assert tables_of(store.con) == before

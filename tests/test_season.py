@@ -119,9 +119,9 @@ def test_import_refuses_a_tampered_record_and_is_idempotent(season: Path, tmp_pa
     part2.write_text("\n".join(good[8:]) + "\n")
     code, out = run("import", str(part1), str(part2), "--db", str(target), "--workers", "2")
     assert code == 0, out
-    assert f"imported {len(good)} game(s)" in out and "2 already there" in out
+    assert f"imported {len(good)} games" in out and "2 already there" in out
     code, again = run("import", str(part1), str(part2), "--db", str(target))
-    assert code == 0 and "imported 0 game(s)" in again and f"{len(good) + 2} already" in again
+    assert code == 0 and "imported 0 games" in again and f"{len(good) + 2} already" in again
     code, audit = run("audit", "--all", "--db", str(target), "--json")
     reports = json.loads(audit)["reports"]
     assert code == 0 and len(reports) == len(good) and all(r["ok"] for r in reports)

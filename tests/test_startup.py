@@ -489,6 +489,41 @@ def test_a_listener_that_shares_its_port_still_makes_the_port_taken() -> None:
             check_port_free(f"127.0.0.1:{port}")
 
 
+def test_a_taken_http_port_is_refused_before_anything_is_announced(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        db = tmp_path / "pages.duckdb"
+        line = serve_refused("--db", str(db), "--port", "0", "--http", str(port), key=KEY)
+    assert line == (
+        f"Error: cannot listen on 127.0.0.1:{port}: the port is taken (another feastlog "
+        "server?): stop it, or pick another --http"
+    )
+    assert list(tmp_path.iterdir()) == []  # no database, no announcement
+
+
+@pytest.mark.parametrize(
+    ("host", "why"),
+    [
+        ("192.0.2.1", "that is not an address of this machine: pick another --host"),
+        ("::ffff:192.0.2.1", "that is not an address of this machine: pick another --host"),
+        ("no-such-host.invalid", "unknown host"),
+    ],
+)
+def test_a_host_that_is_not_this_machines_is_refused_before_any_file_is_made(
+    tmp_path: Path, host: str, why: str
+) -> None:
+    # port 0 (any free port) too: only the host is wrong, and gRPC logs nothing of its own
+    for port in ("0", "50051"):
+        line = serve_refused(
+            "--db", str(tmp_path / "s.duckdb"), "--host", host, "--port", port, key=KEY
+        )
+        assert line.startswith("Error: cannot listen on ") and why in line, line
+        assert f":{port}: " in line
+        assert list(tmp_path.iterdir()) == []
+
+
 def test_an_address_of_another_machine_is_refused_in_one_line() -> None:
     with pytest.raises(CannotListen, match="not an address of this machine"):
         check_port_free("192.0.2.1:50051")  # TEST-NET-1: never this machine's

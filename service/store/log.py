@@ -16,7 +16,13 @@ from feastlog.replay.standings import Standing
 from feastlog.service import projection
 from feastlog.service.files import hold_private_umask, release_private_umask
 from feastlog.service.store import outcomes
-from feastlog.service.store.errors import open_error, read_at_start, transaction, translated
+from feastlog.service.store.errors import (
+    CannotOpenStore,
+    open_error,
+    read_at_start,
+    transaction,
+    translated,
+)
 from feastlog.service.store.opening import connect
 from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
 from feastlog.service.store.schema import (
@@ -61,6 +67,15 @@ class Store:
             self._release_umask()
             raise
         self.read_only = read_only
+        if read_only and not self._has_table("events"):
+            # a DuckDB file feastlog never wrote (or a copy without its .wal): refused whole
+            # here, rather than as a failed read of each table a command reaches for
+            self.con.close()
+            raise CannotOpenStore(
+                f"{path} is not a feastlog database: it has no events table (a copy of a "
+                "served file needs its .wal beside it)",
+                path=path,
+            )
         try:
             self.row_columns = ROW_COLUMNS if self._has_commitments() else FORMAT_1_COLUMNS
             if not read_only:

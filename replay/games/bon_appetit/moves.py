@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from feastlog.replay.engine import MalformedCommand, Move, RuleViolation, in_words
+from feastlog.replay.engine import MalformedCommand, Move, RuleViolation, how_many, in_words
 from feastlog.replay.games.bon_appetit.flow import seal
 from feastlog.replay.games.bon_appetit.pack import COLOURS
 from feastlog.replay.games.bon_appetit.state import State, bid_limit
@@ -117,10 +117,8 @@ def own_gems(state: State, seat: int, gems: Gems) -> str | None:
             have = hand.count(colour)
             if not have:
                 return f"{name} has no {colour} gem to bid"
-            return (
-                f"{name} has only {have} {colour} gem{'' if have == 1 else 's'} to bid, "
-                f"not {gems.count(colour)}"
-            )
+            only = how_many(have, f"{colour} gem")
+            return f"{name} has only {only} to bid, not {gems.count(colour)}"
     return None
 
 
