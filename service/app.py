@@ -268,6 +268,9 @@ class Application(Reads):
         command: record_pb2.Command,
     ) -> Accepted:
         """Check a command against the rules and record it; refusals are recorded too."""
+        commands.plain_text(command_id, "command_id")  # it is stored, with refusals too
+        if command.WhichOneof("game") == "arbiter":
+            commands.ruling_text(command.arbiter, "command.arbiter")
         game = await self._game(game_id)
         if command.WhichOneof("game") == "arbiter" and caller.role in ("organiser", "arbiter"):
             # the record says who ruled, from the credential; whatever was sent is replaced
@@ -283,6 +286,7 @@ class Application(Reads):
         self, caller: Caller, game_id: str, command_id: str, ruling: record_pb2.ArbiterCommand
     ) -> Accepted:
         """Record an arbiter's ruling: a command like any other, from the organiser."""
+        commands.ruling_text(ruling, "ruling")  # named as SubmitRuling's request names it
         command = record_pb2.Command(arbiter=ruling)
         return await self.submit(caller, game_id, command_id, None, command)
 
