@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from feastlog.replay.engine import in_words
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.record import CURRENT_VERSION
 from feastlog.service.commands import begin_game
@@ -54,9 +55,12 @@ class WaitingRoom:
         if waiting is None:
             return
         missing = waiting.missing()
-        names = ", ".join(waiting.draft.seats[i].name for i in missing)
+        seats = [f"seat {i} ({waiting.draft.seats[i].name})" for i in missing]
+        # every seat sent, the genesis row not written yet: it is starting this moment
+        whose = f"from {in_words(seats)}" if seats else "being mixed in"
         raise WaitingForEntropy(
-            f"the game starts once every seat has sent its entropy; waiting for {names}",
+            f"game {game_id} is waiting for seat entropy {whose}: it has no record yet, "
+            "and starts once every seat has sent its own (JoinGame)",
             waiting_for=",".join(str(i) for i in missing),  # seat numbers, as JoinGame's
         )
 
