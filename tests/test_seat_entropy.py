@@ -152,7 +152,8 @@ def test_a_waiting_game_is_failed_precondition_to_every_read(tmp_path: Path) -> 
                 call()
             assert caught.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             info = error_info(caught.value)
-            assert (info.reason, info.metadata["waiting_for"]) == ("WAITING_FOR_SEAT_ENTROPY", "0,2")
+            assert info.reason == "WAITING_FOR_SEAT_ENTROPY"
+            assert info.metadata["waiting_for"] == "0,2"
             assert "seat 0 (Ann) and seat 2 (Celia)" in (caught.value.details() or "")
         # an unknown game is still NOT_FOUND
         unknown = refused(
