@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from feastlog.replay.text import plain_number
 from feastlog.service import announce, limits, reflection, runtime
 from feastlog.service.app import Application
 from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
@@ -229,12 +230,13 @@ async def follow_other_nodes(store: EventStore, app: Application) -> Follower | 
 def check_port_free(address: str) -> None:
     """Refuse ``host:port`` when another process listens there (or it is not this machine's)."""
     host, _, port_text = address.rpartition(":")
-    if not port_text.isdigit() or int(port_text) == 0:
+    port = plain_number(port_text)
+    if not port:
         return  # any free port, or an address form gRPC itself judges
     try:
         places = socket.getaddrinfo(
             host.strip("[]") or None,
-            int(port_text),
+            port,
             type=socket.SOCK_STREAM,
             flags=socket.AI_PASSIVE,
         )

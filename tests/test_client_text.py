@@ -9,6 +9,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import grpc
 import pytest
@@ -30,6 +31,8 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from tests.hostileutil import TOURNAMENT, Targets, populate
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
+from tests.webutil import WebServer
+from tests.webutil import request as http_request
 
 NOT_PLAIN = ["١", "３", "²", " 1", "1 ", "+1", "-0", "0_1", "1.0", "", "1" * 19]
 CONTROLS = ["\x1b[2J", "a\nb", "\r", "\t", "\x00", "\x7f", "\x85", "x\u202ey", "\u2066x"]
@@ -321,3 +324,29 @@ def test_the_cli_prints_stored_control_characters_escaped(tmp_path: Path) -> Non
     assert "Cy\\u202eolleh" in replayed and "gone\\x1b[1A" in replayed
     as_json = CliRunner().invoke(cli, ["verify", record, "--json"])
     assert json.loads(as_json.output)["ok"]  # JSON output escapes by itself
+
+
+@pytest.mark.parametrize("seq", ['"2"', '"٢"', "2.0", "true"])
+def test_a_record_whose_seq_is_not_a_whole_number_is_not_read(tmp_path: Path, seq: str) -> None:
+    record = Path(hostile_record(tmp_path / "hostile.feastlog.json"))
+    text = record.read_text()
+    assert text.count('"seq": 2,') == 1
+    record.write_text(text.replace('"seq": 2,', f'"seq": {seq},'))
+    result = CliRunner().invoke(cli, ["verify", str(record)])
+    assert result.exit_code == 3 and "is not a whole number" in result.output, result.output
+
+
+def test_the_web_follow_takes_a_seq_in_ascii_digits_only(tmp_path: Path) -> None:
+    server = WebServer(tmp_path / "games.duckdb")
+    try:
+        made = stub(server.address).CreateGame(
+            pb.CreateGameRequest(game_kind="bon-appetit", players=["Ann", "Bo"]),
+            metadata=bearer(server.key),
+        )
+        events = f"/games/{made.game_id}/events"
+        for after in ("١", "²", "+0", " 0"):
+            reply = http_request(server, "GET", f"{events}?{urlencode({'after': after})}")
+            assert reply.status == 400 and "after is a seq" in reply.body, after
+        assert http_request(server, "GET", f"{events}?after=0", until="data:").status == 200
+    finally:
+        server.stop()
