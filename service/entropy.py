@@ -13,7 +13,6 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from feastlog.replay.engine import in_words
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.record import CURRENT_VERSION
 from feastlog.service.commands import begin_game
@@ -52,17 +51,9 @@ class WaitingRoom:
     def check(self, game_id: str) -> None:
         """Refuse to look at a game that has not begun: it has no state yet."""
         waiting = self._pending.get(game_id)
-        if waiting is None:
-            return
-        missing = waiting.missing()
-        seats = [f"seat {i} ({waiting.draft.seats[i].name})" for i in missing]
-        # every seat sent, the genesis row not written yet: it is starting this moment
-        whose = f"from {in_words(seats)}" if seats else "being mixed in"
-        raise WaitingForEntropy(
-            f"game {game_id} is waiting for seat entropy {whose}: it has no record yet, "
-            "and starts once every seat has sent its own (JoinGame)",
-            waiting_for=",".join(str(i) for i in missing),  # seat numbers, as JoinGame's
-        )
+        if waiting is not None:
+            names = [s.name for s in waiting.draft.seats]
+            raise WaitingForEntropy.naming(game_id, names, waiting.missing())
 
     def add(self, draft: record_pb2.Genesis, server_seed: bytes, pack: Any) -> None:
         """Let a new game wait."""

@@ -414,7 +414,7 @@ def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
         viewer = Viewer.parse(text)
     except ValueError as bad:
         raise BadRequest(
-            f"{field} {text!r} is not seat:N, spectator or arbiter", field=field
+            f"{field} {text!r} is not seat:N (N in digits 0-9), spectator or arbiter", field=field
         ) from bad
     if viewer.seat is not None and not 0 <= viewer.seat < seats:
         raise BadRequest(f"{field} {text!r}: this game has seats 0 to {seats - 1}", field=field)

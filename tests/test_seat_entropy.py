@@ -6,7 +6,9 @@ from pathlib import Path
 
 import grpc
 import pytest
+from click.testing import CliRunner
 
+from feastlog.cli.main import cli
 from feastlog.replay.fold import state_hash
 from feastlog.replay.history import refold
 from feastlog.replay.rng import derive_seed
@@ -215,3 +217,18 @@ def test_the_arbiter_ends_a_game_a_seat_never_joined(store_target: str, ruling: 
     folded = refold(stored.rows, stored.server_seed, stored.pack_body)
     assert [state_hash(t) for t in folded.tables] == [r.state_hash for r in stored.rows]
     assert folded.tables[0].game.rng.seed == derive_seed(SEED, [b"ann's dice", b"", b""])
+
+
+def test_offline_a_waiting_game_is_told_so_too(tmp_path: Path) -> None:
+    db = tmp_path / "games.duckdb"
+    server = ThreadedServer(db)
+    try:
+        game = create(stub(server.address), server.key, seat_entropy=True)
+    finally:
+        server.stop()
+    for args in (["audit"], ["replay"], ["export", "-o", str(tmp_path / "x.json")]):
+        result = CliRunner().invoke(cli, [*args[:1], game.game_id, *args[1:], "--db", str(db)])
+        assert result.exit_code == 4, result.output
+        assert "waiting for seat entropy from seat 0 (Ann), seat 1 (Brian) and seat 2" in (
+            result.output
+        )
