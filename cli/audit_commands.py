@@ -15,7 +15,7 @@ import click
 
 from feastlog.cli.client import command_from_json, connected
 from feastlog.cli.errors import FAILED, OK, CliError, unreachable, usage
-from feastlog.cli.output import echo_json, show_reports
+from feastlog.cli.output import echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
 from feastlog.replay.engine import Viewer, how_many
@@ -133,7 +133,7 @@ def explain_command(game_id: str, seq: int, as_json: bool, **connection: Any) ->
     if as_json:
         echo_json(found)
     else:
-        click.echo("\n".join(lines))
+        echo_lines(lines)
 
 
 @click.command("whatif")
@@ -155,10 +155,10 @@ def whatif_command(
         echo_json(found)
     elif found["legal"]:
         click.echo(f"legal at seq {seq}; it would have brought about:")
-        click.echo("\n".join(f"  {line}" for line in found["narrative"]))
+        echo_lines(f"  {line}" for line in found["narrative"])
     else:
         rule = found.get("rule_id") or f"malformed {found.get('field', '')}"
-        click.echo(f"not legal at seq {seq}: {rule}: {found['message']}")
+        echo_lines([f"not legal at seq {seq}: {rule}: {found['message']}"])
         if found.get("text"):
             click.echo(f"  {found['rule_id']} ({found['section']}): {found['text']}")
 
@@ -174,11 +174,11 @@ def rejections_command(game_id: str, as_json: bool, **connection: Any) -> None:
     if as_json:
         echo_json(rows)
         return
-    for r in rows:
-        click.echo(
-            f"after seq {r['after_seq']} {r['recorded_at']} {r['actor']}: "
-            f"{r['rule_id'] or r['reason']}: {r['message']}"
-        )
+    echo_lines(
+        f"after seq {r['after_seq']} {r['recorded_at']} {r['actor']}: "
+        f"{r['rule_id'] or r['reason']}: {r['message']}"
+        for r in rows
+    )
     click.echo(how_many(len(rows), "rejected command"))
 
 

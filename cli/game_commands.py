@@ -15,7 +15,7 @@ import click
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
 from feastlog.cli.narrate import Narrator, table_lines
-from feastlog.cli.output import echo_json
+from feastlog.cli.output import echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
@@ -231,8 +231,7 @@ def replay_command(
         return
     with connected(target, record=record) as client:
         found = client.replay(game_id, at, viewer)
-    for line in replay_lines(found, at is not None or viewer is not None, at is None):
-        click.echo(line)
+    echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
 
 
 def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]:

@@ -5,18 +5,27 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import click
 
 from feastlog.replay.audit import summary_line
 from feastlog.replay.engine import how_many
+from feastlog.replay.text import escaped
 
 
 def echo_json(value: Any) -> None:
     """Print JSON: sorted keys, one-space indent."""
     click.echo(json.dumps(value, indent=1, sort_keys=True))
+
+
+def echo_lines(lines: Iterable[str], err: bool = False) -> None:
+    """Print lines that may hold names, ids or reasons from a record, each control, bidi
+    or invisible character spelt out (``replay.text.escaped``): a stored name cannot clear
+    the screen, forge a line or turn the text around."""
+    for line in lines:
+        click.echo(escaped(line), err=err)
 
 
 def echo_err(line: str) -> None:
@@ -37,8 +46,7 @@ def show_reports(reports: Sequence[dict[str, Any]], as_json: bool) -> None:
             {"ok": all(r["ok"] for r in reports), "games": len(reports), "reports": list(reports)}
         )
         return
-    for found in reports:
-        click.echo(summary_line(found))
+    echo_lines(summary_line(found) for found in reports)
     if len(reports) > 1:
         bad = sum(1 for r in reports if not r["ok"])
         click.echo(f"{how_many(len(reports), 'game')}, {len(reports) - bad} verified, {bad} failed")

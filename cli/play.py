@@ -14,6 +14,7 @@ from google.protobuf import json_format
 from feastlog.cli.client import Client, Offline, connected
 from feastlog.cli.errors import CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen, command_words, view_lines
+from feastlog.cli.output import echo_lines
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
 from feastlog.v1 import record_pb2
@@ -117,8 +118,7 @@ def play(seat: Seat, once: bool) -> None:
     waited = False
     while True:
         seq, viewer, view = seat.client.view(seat.game_id, seat.token)
-        for line in seat.news(seq):
-            click.echo(line)
+        echo_lines(seat.news(seq))
         if view.get("over"):
             click.echo(f"game over; scores {view.get('scores')}, winners {view.get('winners')}")
             return
@@ -140,8 +140,7 @@ def play(seat: Seat, once: bool) -> None:
         legal_seq, choices, partial = seat.client.legal(seat.game_id, seat.token)
         if legal_seq != seq:
             continue  # someone moved meanwhile: show the table as it is now
-        for line in view_lines(view, me):
-            click.echo(line)
+        echo_lines(view_lines(view, me))
         if partial:
             click.echo(f"(the first {len(choices)} legal moves of more; or type one as JSON)")
         for number, command in enumerate(choices, start=1):

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
+from feastlog.cli.output import echo_lines
 from feastlog.replay.engine import how_many
 from feastlog.service import bulk, season
 from feastlog.service.errors import CannotOpenStore
@@ -102,13 +103,11 @@ def import_command(files: Sequence[str], db_path: str, workers: int | None) -> N
     with progress(len(items), "verifying") as bar:
         checked = season.verify_records(items, workers or bulk.default_workers(), bar.update)
     running = [c for c in checked if c.problem == RUNNING]
-    for c in running:
-        click.echo(f"{c.where}: {c.game_id}: {RUNNING}", err=True)
+    echo_lines((f"{c.where}: {c.game_id}: {RUNNING}" for c in running), err=True)
     checked = [c for c in checked if c.problem != RUNNING]
     bad = [c for c in checked if c.problem]
     if bad:
-        for c in bad[:20]:
-            click.echo(f"{c.where}: {c.problem}", err=True)
+        echo_lines((f"{c.where}: {c.problem}" for c in bad[:20]), err=True)
         failing = f"{len(bad)} of {how_many(len(checked), 'record')}"
         raise SeasonError(f"{failing} failed; nothing imported")
     with offline_file():

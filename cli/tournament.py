@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from feastlog.cli.client import connected
-from feastlog.cli.output import echo_json
+from feastlog.cli.output import echo_json, echo_lines
 from feastlog.cli.target import connection_options, target_of
 
 
@@ -27,8 +27,8 @@ def standings_command(tournament_id: str, as_json: bool, **connection: Any) -> N
         f"{found['games_running']} still running"
     )
     click.echo(f"{'#':>3}  {'player':<16} {'games':>5} {'wins':>7} {'points':>7}")
-    for place, line in enumerate(found["standings"], start=1):
-        click.echo(
-            f"{place:>3}  {line['name']:<16} {line['games']:>5} {line['wins_exact']:>7} "
-            f"{line['points']:>7}"
-        )
+    echo_lines(
+        f"{place:>3}  {line['name']:<16} {line['games']:>5} {line['wins_exact']:>7} "
+        f"{line['points']:>7}"
+        for place, line in enumerate(found["standings"], start=1)
+    )

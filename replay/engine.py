@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 from google.protobuf.message import Message
 
 from feastlog.replay.rng import Rng
+from feastlog.replay.text import plain_number
 
 T = TypeVar("T")
 
@@ -174,8 +175,9 @@ class Viewer:
         """``seat:N``, ``spectator`` or ``arbiter``."""
         if text in ("spectator", "arbiter"):
             return Viewer(text)
-        if text.startswith("seat:") and text[5:].isdigit():
-            return Viewer.of_seat(int(text[5:]))
+        seat = plain_number(text[5:]) if text.startswith("seat:") else None
+        if seat is not None:
+            return Viewer.of_seat(seat)
         raise ValueError(f"unknown viewer {text!r}: use seat:N, spectator or arbiter")
 
 
@@ -210,10 +212,11 @@ class Option:
         """Whether ``value`` is a value of this option in a game of ``seats`` seats."""
         if value in self.choices:
             return True
+        number = plain_number(value)
         if self.open_value == "seat":
-            return value.isdigit() and int(value) < seats
+            return number is not None and number < seats
         if self.open_value == "rounds":
-            return value.isdigit() and int(value) >= 1
+            return number is not None and number >= 1
         return False
 
     def values(self) -> str:

@@ -28,6 +28,7 @@ from feastlog.replay.engine import (
 from feastlog.replay.fold import RECORD_RULES, Table, state_hash
 from feastlog.replay.narrative import row_lines
 from feastlog.replay.record import COMMAND, GENESIS, Row
+from feastlog.replay.text import plain_number
 from feastlog.replay.visibility import (
     Record,
     command_for,
@@ -138,9 +139,8 @@ def _seen_by(
 
 def _actor_name(actor: str, names: Sequence[str]) -> str:
     """A seat actor's player name, or the actor itself."""
-    if actor.startswith("seat:") and actor[5:].isdigit() and int(actor[5:]) < len(names):
-        return names[int(actor[5:])]
-    return actor
+    seat = plain_number(actor[5:]) if actor.startswith("seat:") else None
+    return names[seat] if seat is not None and seat < len(names) else actor
 
 
 def what_if(record: Record, seq: int, actor: str, command: record_pb2.Command) -> dict[str, Any]:

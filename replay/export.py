@@ -114,7 +114,7 @@ def _row(game_id: str, entry: dict[str, Any]) -> Row:
     """A row from its export entry."""
     return Row(
         game_id,
-        int(entry["seq"]),
+        _whole(entry["seq"], "seq"),
         str(entry["kind"]),
         str(entry["actor"]),
         str(entry["command_id"]),
@@ -125,6 +125,13 @@ def _row(game_id: str, entry: dict[str, Any]) -> Row:
         str(entry["state_hash"]),
         str(entry.get("commitment", "")),
     )
+
+
+def _whole(value: Any, name: str) -> int:
+    """A JSON whole number: not a string of digits (``"١"``), a float or a boolean."""
+    if type(value) is not int:
+        raise ValueError(f"{name} {value!r} is not a whole number")
+    return value
 
 
 def load_record(text: str) -> Record:

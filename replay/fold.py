@@ -45,6 +45,7 @@ from feastlog.replay.engine import (
     evolve,
 )
 from feastlog.replay.rng import Rng, derive_seed
+from feastlog.replay.text import plain_number
 from feastlog.v1 import record_pb2
 
 # The most a seat's score adjustments may add up to, either way: far beyond any game's
@@ -209,10 +210,10 @@ def step(
 
 def seat_of(actor: str, seats: int) -> int:
     """The seat number of a ``seat:N`` actor; MalformedCommand for a seat the game lacks."""
-    number = actor.removeprefix("seat:")
-    if not (actor.startswith("seat:") and number.isdigit() and int(number) < seats):
+    number = plain_number(actor.removeprefix("seat:")) if actor.startswith("seat:") else None
+    if number is None or number >= seats:
         raise MalformedCommand("actor", f"{actor!r} is not a seat of this game")
-    return int(number)
+    return number
 
 
 def play(engine: Engine, state: Any, seat: int, command: Message) -> tuple[Any, list[Fact]]:

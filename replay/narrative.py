@@ -25,7 +25,9 @@ def header(genesis: record_pb2.Genesis, engine: Engine) -> list[str]:
     ]
     if genesis.seat_entropy:
         mixed = ", ".join(
-            f"{s.name} {e.hex()}" for s, e in zip(genesis.seats, genesis.seat_entropy, strict=True)
+            # none: the seat never joined (the arbiter ended the game before it began)
+            f"{s.name} {e.hex() or '(none)'}"
+            for s, e in zip(genesis.seats, genesis.seat_entropy, strict=True)
         )
         lines.append(f"Seat entropy mixed into the seed: {mixed}")
     return lines

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from feastlog.replay.canonical import canonical_object
 from feastlog.replay.engine import evolve
 from feastlog.replay.rng import hmac_sha256
+from feastlog.replay.text import plain_number
 
 ZERO_HASH = "00" * 32
 
@@ -57,8 +58,8 @@ def seat_actor(seat: int) -> str:
 
 
 def actor_seat(actor: str) -> int | None:
-    """The seat of an actor name, or None for the server and the arbiter."""
-    return int(actor[5:]) if actor.startswith("seat:") else None
+    """The seat of an actor name, or None for the server, the arbiter (or any other name)."""
+    return plain_number(actor[5:]) if actor.startswith("seat:") else None
 
 
 def salted(kind: str) -> bool:

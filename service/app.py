@@ -188,8 +188,9 @@ class Application(Reads):
         if pending is None and self.live.shared:  # made on another node?
             pending = await self._waiting(game_id)
         if pending is None:
-            await self._game(game_id)  # NOT_FOUND for an unknown game
-            raise AlreadyStarted("this game has started: seat entropy comes before the deal")
+            game = await self._game(game_id)  # NOT_FOUND for an unknown game
+            when = "ended" if game.over else "started"  # (perhaps voided before it began)
+            raise AlreadyStarted(f"this game has {when}: seat entropy comes before the deal")
         actor = caller.actor(game_id)
         if actor == "arbiter":
             raise PermissionDenied("seat entropy comes from the seats, with their tokens")
@@ -234,6 +235,59 @@ class Application(Reads):
             self.live.start(game)
         return True, []
 
+    async def _still_waiting(self, game_id: str) -> Pending | None:
+        """The game if it waits for seat entropy (asking the store on a shared one)."""
+        if self.live.shared and not self.live.holds(game_id):
+            return await self._waiting(game_id)
+        return self.room.get(game_id)
+
+    async def _end_waiting(self, pending: Pending, sent: Sent) -> Accepted:
+        """Void or close a game still waiting for seat entropy, so that a seat that never
+        joins cannot keep it open for ever.
+
+        The game begins with the entropy sent so far (empty bytes for each seat that sent
+        none, so the record shows who joined and the seed is derived as DESIGN section 3
+        says) and ends at once: its genesis row, the ruling and the seed reveal go in one
+        commit, so it never runs on a deal some seat had no part in.  As for any game
+        ended by a ruling, the seed is revealed and the whole record is public: the deal,
+        dealt and never played, and the entropy that was sent; nothing else.
+        """
+        game_id = pending.draft.game_id
+        async with pending.lock:
+            try:
+                sent_so_far = await self._sent(game_id)
+            except AlreadyStarted:
+                sent_so_far = None  # it began meanwhile: the ruling ends it as any game
+            if sent_so_far is not None:
+                if sent.expected_seq not in (None, 0):
+                    raise StaleSeq(
+                        f"the game is at seq 0 (waiting for seat entropy), not {sent.expected_seq}",
+                        last_seq="0",
+                    )
+                seats = range(len(pending.draft.seats))
+                game = begin_with(pending, {s: sent_so_far.get(s, b"") for s in seats})
+                actor = sent.caller.actor(game_id)
+                done = commands.advance(
+                    game, actor, None, sent.command, sent.body, sent.command_id, utc_now()
+                )
+                batch = Batch(
+                    rows=[game.rows[0], *done.batch.rows],
+                    started=[game_id],
+                    outcomes=done.batch.outcomes,
+                )
+                try:
+                    await self.db.commit(batch)
+                except StoreConflict:  # another node began it meanwhile: see below
+                    pass
+                else:
+                    game.advance(done.rows, done.tables, done.facts)
+                    self.room.drop(game_id)
+                    self.live.start(game)
+                    self.live.settle(game)
+                    return _accepted(game, done.rows[0], sent.caller.viewer(game_id), False)
+            self.room.drop(game_id)
+        return await self._submit(await self._game(game_id), sent)
+
     async def _waiting(self, game_id: str) -> Pending | None:
         """The game as the store has it waiting now (None: it has begun, or is unknown)."""
         stored = await self.db.read(lambda store: store.pending_game(game_id))
@@ -268,8 +322,13 @@ class Application(Reads):
         command: record_pb2.Command,
     ) -> Accepted:
         """Check a command against the rules and record it; refusals are recorded too."""
-        game = await self._game(game_id)
-        if command.WhichOneof("game") == "arbiter" and caller.role in ("organiser", "arbiter"):
+        commands.plain_text(command_id, "command_id")  # it is stored, with refusals too
+        if command.WhichOneof("game") == "arbiter":
+            commands.ruling_text(command.arbiter, "command.arbiter")
+        arbiter = caller.role in ("organiser", "arbiter")
+        # the organiser or an arbiter may end a game that waits for seat entropy
+        waiting = await self._still_waiting(game_id) if arbiter and ends(command) else None
+        if command.WhichOneof("game") == "arbiter" and arbiter:
             # the record says who ruled, from the credential; whatever was sent is replaced
             signed = record_pb2.Command()
             signed.CopyFrom(command)
@@ -277,12 +336,15 @@ class Application(Reads):
             command = signed
         body = command.SerializeToString(deterministic=True)
         sent = Sent(caller, command_id, expected_seq, command, body)
-        return await self.finishing.run(self._submit(game, sent))
+        if waiting is not None:
+            return await self.finishing.run(self._end_waiting(waiting, sent))
+        return await self.finishing.run(self._submit(await self._game(game_id), sent))
 
     async def rule(
         self, caller: Caller, game_id: str, command_id: str, ruling: record_pb2.ArbiterCommand
     ) -> Accepted:
         """Record an arbiter's ruling: a command like any other, from the organiser."""
+        commands.ruling_text(ruling, "ruling")  # named as SubmitRuling's request names it
         command = record_pb2.Command(arbiter=ruling)
         return await self.submit(caller, game_id, command_id, None, command)
 
@@ -375,6 +437,10 @@ class Application(Reads):
     async def _stored(self, game_id: str) -> StoredGame:
         found = await self.db.call(self.db.store.load, game_id)
         if found is None:
+            # no rows: a game waiting for seat entropy is told so, as every read of it is
+            if self.live.shared:
+                await self._waiting(game_id)
+            self.room.check(game_id)
             raise GameNotFound(f"there is no game {game_id!r}", game_id=game_id)
         return found
 
@@ -402,6 +468,13 @@ class Application(Reads):
             return 0, False, True
         last_seq, over = await self.live.head(game_id)
         return last_seq, over, False
+
+
+def ends(command: record_pb2.Command) -> bool:
+    """Whether a command is a ruling that ends its game (void or close)."""
+    if command.WhichOneof("game") != "arbiter":
+        return False
+    return command.arbiter.WhichOneof("ruling") in ("void_game", "close_game")
 
 
 def _next_of(_: EventStore, games: Iterator[StoredGame]) -> StoredGame | None:

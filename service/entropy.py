@@ -51,14 +51,9 @@ class WaitingRoom:
     def check(self, game_id: str) -> None:
         """Refuse to look at a game that has not begun: it has no state yet."""
         waiting = self._pending.get(game_id)
-        if waiting is None:
-            return
-        missing = waiting.missing()
-        names = ", ".join(waiting.draft.seats[i].name for i in missing)
-        raise WaitingForEntropy(
-            f"the game starts once every seat has sent its entropy; waiting for {names}",
-            waiting_for=",".join(str(i) for i in missing),  # seat numbers, as JoinGame's
-        )
+        if waiting is not None:
+            names = [s.name for s in waiting.draft.seats]
+            raise WaitingForEntropy.naming(game_id, names, waiting.missing())
 
     def add(self, draft: record_pb2.Genesis, server_seed: bytes, pack: Any) -> None:
         """Let a new game wait."""

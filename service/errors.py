@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Self, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -24,6 +24,7 @@ from feastlog.replay.engine import (
     RuleViolation,
     SetupRefused,
     WrongRole,
+    in_words,
 )
 from feastlog.replay.games import UnknownGameKind
 from feastlog.replay.visibility import Hidden
@@ -128,6 +129,18 @@ class WaitingForEntropy(ServiceError):
     """The game waits for seat entropy; it has no state yet."""
 
     reason = "WAITING_FOR_SEAT_ENTROPY"
+
+    @classmethod
+    def naming(cls, game_id: str, names: Sequence[str], missing: Sequence[int]) -> Self:
+        """The refusal of any look at such a game, naming the seats it waits for."""
+        seats = [f"seat {i} ({names[i]})" for i in missing]
+        # every seat sent, the genesis row not written yet: it is starting this moment
+        whose = f"from {in_words(seats)}" if seats else "being mixed in"
+        return cls(
+            f"game {game_id} is waiting for seat entropy {whose}: it has no record yet, "
+            "and starts once every seat has sent its own (JoinGame)",
+            waiting_for=",".join(str(i) for i in missing),  # seat numbers, as JoinGame's
+        )
 
 
 class AlreadyStarted(ServiceError):

@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 import psycopg
 
+from feastlog.replay.text import plain_number
 from feastlog.service.store_pg import NOTIFY_CHANNEL
 
 log = logging.getLogger("feastlog.follow")
@@ -32,7 +33,8 @@ POLL_SECONDS = 0.5  # how soon a stopped follower notices
 def parse(payload: str) -> tuple[str, int] | None:
     """(game id, last seq) of a notification; None for one this version does not know."""
     game_id, _, seq = payload.partition(" ")
-    return (game_id, int(seq)) if game_id and seq.isdigit() else None
+    last_seq = plain_number(seq)
+    return (game_id, last_seq) if game_id and last_seq is not None else None
 
 
 class Follower:

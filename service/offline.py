@@ -30,11 +30,12 @@ from typing import Any, TypeVar
 from feastlog.replay.export import BadExport, load_record
 from feastlog.replay.history import genesis_of, refold
 from feastlog.replay.record import SEED_REVEAL
-from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord
+from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
 from feastlog.service.live import LiveGame, live_from_folded
 from feastlog.service.reads import Reads
 from feastlog.service.store import Rejection, StoredGame
 from feastlog.service.store_api import EventStore, exists, open_store
+from feastlog.v1 import record_pb2
 
 T = TypeVar("T")
 
@@ -99,6 +100,11 @@ class OfflineFile(Offline):
         """A game's record as stored, or GameNotFound."""
         with self._store() as store:
             found = store.load(game_id)
+            waiting = store.pending_game(game_id) if found is None else None
+        if waiting is not None:  # told so, as a server holding the file tells it
+            names = [s.name for s in record_pb2.Genesis.FromString(waiting.draft).seats]
+            missing = [s for s in range(len(names)) if s not in waiting.entropy]
+            raise WaitingForEntropy.naming(game_id, names, missing)
         if found is None:
             raise GameNotFound(f"there is no game {game_id!r} in {self.path}", game_id=game_id)
         return found

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
@@ -29,6 +30,7 @@ from feastlog.replay.history import refold
 from feastlog.replay.page import Live
 from feastlog.replay.record import COMMAND, SEED_REVEAL
 from feastlog.replay.standings import Standing
+from feastlog.replay.text import plain_number
 from feastlog.replay.visibility import (
     Step,
     behind_screen,
@@ -48,6 +50,7 @@ from feastlog.v1 import record_pb2
 T = TypeVar("T")
 
 PAGE_SIZE = 50  # games per page of the list when the caller does not say
+LIST_GAMES = "ListGames"  # the RPC whose page tokens Reads.games gives out
 MAX_PAGE_SIZE = 500
 
 
@@ -295,10 +298,12 @@ class Reads(ABC):
         if page_size < 0:
             raise BadRequest("page_size is 0 (the default) or more", field="page_size")
         size = min(page_size or PAGE_SIZE, MAX_PAGE_SIZE)
-        before = place_of(page_token)
+        listing = Listing(LIST_GAMES, kind, tournament_id)
+        before = listing.place_of(page_token)
         found = await self._read(lambda store: store.listed(kind, tournament_id, before, size + 1))
         lines = [await self._summary(listed) for listed in found[:size]]
-        return GamePage(lines, page_token_of(found[size - 1]) if len(found) > size else "")
+        more = len(found) > size
+        return GamePage(lines, listing.token_after(found[size - 1].n) if more else "")
 
     async def _summary(self, listed: Listed) -> Summary:
         """A list line: a finished game from the projection, a running one from its source."""
@@ -346,23 +351,60 @@ def _replay(game: LiveGame, viewer: Viewer, steps: list[Step]) -> Replay:
     return Replay(viewer, steps, rulings, game.last_seq, typed.member_of(game.engine.spec.kind))
 
 
-def page_token_of(listed: Listed) -> str:
-    """The opaque token of the page after ``listed``: its place in the game list."""
-    return base64.urlsafe_b64encode(f"n{listed.n}".encode()).decode()
+@dataclass(frozen=True)
+class Listing:
+    """One paged list as asked for: the RPC and its filter, which its page tokens are
+    bound to.
 
+    A token holds the place in the list where the next page starts, the RPC and a digest
+    of the filter it was issued for, base64url-encoded: opaque to clients, which send it
+    back as they got it.  The list is public, so a token is no secret and carries no
+    signature; binding it means a token sent with another filter (or to another RPC) is
+    refused in plain words instead of answering a page of some other list.
+    """
 
-def place_of(token: str) -> int:
-    """The place a page token stands for (0: the first page); BadRequest if not a token."""
-    if not token:
-        return 0
-    try:
-        text = base64.urlsafe_b64decode(token.encode()).decode()
-        place = int(text.removeprefix("n")) if text.startswith("n") else -1
-    except (binascii.Error, UnicodeError, ValueError):
-        place = -1
-    if place <= 0:
-        raise BadRequest("page_token is not one this server gave out", field="page_token")
-    return place
+    rpc: str
+    kind: str
+    tournament_id: str
+
+    def _filter(self) -> str:
+        filters = json.dumps([self.kind, self.tournament_id]).encode()
+        return hashlib.sha256(filters).hexdigest()[:16]
+
+    def token_after(self, place: int) -> str:
+        """The token of the page after the game at ``place`` in the list."""
+        body = f"{self.rpc}.{place}.{self._filter()}"
+        return base64.urlsafe_b64encode(body.encode()).decode()
+
+    def place_of(self, token: str) -> int:
+        """The place a page token stands for (0: no token, the first page); BadRequest
+        naming ``page_token`` for one this server did not give out for this list."""
+        if not token:
+            return 0
+        try:
+            rpc, place, filters = base64.urlsafe_b64decode(token.encode()).decode().split(".")
+        except (binascii.Error, UnicodeError, ValueError):
+            rpc = place = filters = ""
+        number = plain_number(place)
+        if not rpc or number is None or number < 1:
+            raise BadRequest(
+                "page_token is not one this server gave out: send the next_page_token of "
+                "the page before as it came, or no page_token for the first page",
+                field="page_token",
+            )
+        if rpc != self.rpc:
+            raise BadRequest(
+                f"this page_token was issued by {rpc}, not {self.rpc}: start again "
+                "without a page_token",
+                field="page_token",
+            )
+        if filters != self._filter():
+            raise BadRequest(
+                "this page_token was issued for another filter (game kind or tournament): "
+                "start again without a page_token, or send the filter it was issued for",
+                field="page_token",
+            )
+        return number
 
 
 def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
@@ -372,7 +414,7 @@ def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
         viewer = Viewer.parse(text)
     except ValueError as bad:
         raise BadRequest(
-            f"{field} {text!r} is not seat:N, spectator or arbiter", field=field
+            f"{field} {text!r} is not seat:N (N in digits 0-9), spectator or arbiter", field=field
         ) from bad
     if viewer.seat is not None and not 0 <= viewer.seat < seats:
         raise BadRequest(f"{field} {text!r}: this game has seats 0 to {seats - 1}", field=field)

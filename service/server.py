@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from feastlog.replay.text import plain_number
 from feastlog.service import announce, limits, reflection, runtime
 from feastlog.service.app import Application
 from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
@@ -232,12 +233,13 @@ def check_port_free(address: str, option: str = "--port") -> None:
     Port 0 (any free port) checks the host alone; ``option`` is what to change instead.
     """
     host, _, port_text = address.rpartition(":")
-    if not port_text.isdigit():
+    port = plain_number(port_text)
+    if port is None:
         return  # an address form gRPC itself judges
     try:
         places = socket.getaddrinfo(
             host.strip("[]") or None,
-            int(port_text),
+            port,
             type=socket.SOCK_STREAM,
             flags=socket.AI_PASSIVE,
         )

@@ -30,6 +30,7 @@ from aiohttp_sse import sse_response
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.page import Live, json_for_script, new_faces, scores_in, step_entry
 from feastlog.replay.page_board import render_board, render_message, render_token_form
+from feastlog.replay.text import plain_number
 from feastlog.service.app import Application
 from feastlog.service.auth import Caller
 from feastlog.service.errors import KNOWN, Unauthenticated, describe
@@ -190,10 +191,10 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
     The first event carries its whole view, the rest patches on the one before; each
     brings the faces of the cards it names for the first time on this stream.
     """
-    after = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
-    if not after.isdigit():
-        raise web.HTTPBadRequest(text="after is a seq")
-    watching = await request.app[APP].watch(caller, game_id_of(request), int(after) + 1)
+    after = plain_number(request.headers.get("Last-Event-ID") or request.query.get("after") or "0")
+    if after is None:
+        raise web.HTTPBadRequest(text="after is a seq: ASCII digits, 0 or more")
+    watching = await request.app[APP].watch(caller, game_id_of(request), after + 1)
     kind = watching.genesis.game_kind
     names = [s.name for s in watching.genesis.seats]
     async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:

@@ -168,7 +168,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     # a game waiting for seat entropy
     (("play", "{waiting}", "--token", "{token}", "--db", "{db}"), 4, "waiting for"),
     (("replay", "{waiting}", "--db", "{db}"), 4, "waiting for"),
-    (("audit", "{waiting}", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("audit", "{waiting}", "--db", "{db}"), 4, "waiting for seat entropy"),
+    (("export", "{waiting}", "-o", "{folder}/w.json", "--db", "{db}"), 4, "waiting for"),
     (("explain", "{waiting}", "2", "--db", "{db}"), 4, "waiting for"),
     # a record that does not verify, files that are not records
     (("verify", "{folder}/edited.json"), 1, "FAILED"),

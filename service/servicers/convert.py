@@ -43,7 +43,7 @@ ROLE_OF_NAME: dict[str, view_pb2.Role.ValueType] = {
 }
 NAME_OF_ROLE = {role: name for name, role in ROLE_OF_NAME.items()}
 AcceptedAnswer = TypeVar("AcceptedAnswer", pb.SubmitCommandResponse, apb.SubmitRulingResponse)
-SEAT_NAME = re.compile(r"seat:(\d+)(?: of game (\S+))?")  # the second: a refusal's sender
+SEAT_NAME = re.compile(r"seat:([0-9]+)(?: of game (\S+))?")  # the second: a refusal's sender
 
 
 def struct(value: dict[str, Any]) -> struct_pb2.Struct:

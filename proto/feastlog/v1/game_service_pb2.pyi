@@ -554,9 +554,11 @@ class ListGamesRequest(_message.Message):
     page_size: _builtins.int
     """Games per page: 0 means 50; at most 500."""
     page_token: _builtins.str
-    """The next_page_token of the previous page; empty for the first page.  Pages follow
-    the order games were created in, so paging lists every game that existed when it
-    began exactly once, however many games are created meanwhile.
+    """The next_page_token of the previous page, as it came; empty for the first page.
+    Pages follow the order games were created in, so paging lists every game that
+    existed when it began exactly once, however many games are created meanwhile.  A
+    token is opaque and bound to the filter (kind, tournament_id) it was issued for:
+    sent with another filter it is refused (INVALID_ARGUMENT naming page_token).
     """
     kind: _view_pb2.GameKind.ValueType
     """The game kind as an enum: used when game_kind is empty; when both are set they must agree."""
