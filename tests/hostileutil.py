@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import grpc
+import pytest
 from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
@@ -348,3 +349,10 @@ def mutate(raw: bytes, rng: random.Random) -> bytes:
     else:
         data += b"\x0a" + bytes([0x7F])  # a length that runs past the end
     return bytes(data)
+
+
+def refused(call: Any, *args: Any, **kwargs: Any) -> grpc.RpcError:
+    """The error a call fails with (the test fails if it succeeds)."""
+    with pytest.raises(grpc.RpcError) as failed:
+        call(*args, **kwargs)
+    return failed.value

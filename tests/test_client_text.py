@@ -8,7 +8,6 @@ import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlencode
 
 import grpc
@@ -29,7 +28,7 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2, view_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from tests.hostileutil import TOURNAMENT, Targets, populate
+from tests.hostileutil import TOURNAMENT, Targets, populate, refused
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
 from tests.webutil import WebServer
 from tests.webutil import request as http_request
@@ -48,13 +47,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedS
         yield server, populate(server.address, server.key)
     finally:
         server.stop()
-
-
-def refused(call: Any, *args: Any, **kwargs: Any) -> grpc.RpcError:
-    """The error a call fails with (the test fails if it succeeds)."""
-    with pytest.raises(grpc.RpcError) as failed:
-        call(*args, **kwargs)
-    return failed.value
 
 
 def bad_field(error: grpc.RpcError) -> str:

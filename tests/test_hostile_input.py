@@ -34,7 +34,15 @@ from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
-from tests.hostileutil import TOURNAMENT, Targets, call_raw, populate, rpc_paths, unknown_field
+from tests.hostileutil import (
+    TOURNAMENT,
+    Targets,
+    call_raw,
+    populate,
+    refused,
+    rpc_paths,
+    unknown_field,
+)
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
 
 
@@ -45,13 +53,6 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedS
         yield server, populate(server.address, server.key)
     finally:
         server.stop()
-
-
-def refused(call: Any, *args: Any, **kwargs: Any) -> grpc.RpcError:
-    """The error a call fails with (the test fails if it succeeds)."""
-    with pytest.raises(grpc.RpcError) as failed:
-        call(*args, **kwargs)
-    return failed.value
 
 
 def last_seq(server: ThreadedServer, game_id: str) -> int:
