@@ -80,13 +80,16 @@ class FlakyConnection:
             self._mine = False
             self._open = sql == "BEGIN TRANSACTION"
         if sql.startswith("INSERT INTO events"):
-            values = [v for column in params for v in column]  # each column is one list
+            if isinstance(params, Appending):  # appended rows, not an INSERT's columns
+                values = [v for row in params.rows for v in row]
+            else:
+                values = [v for column in params for v in column]  # each column is one list
             self.transactions.append({v for v in values if isinstance(v, str) and v[:2] == "g_"})
             self._mine = self.failing and self.game_id in values
             if self._mine and not self.lose_ack:
                 raise duckdb.IOException(CAUSE)
             if self._mine and not self._open:  # its own transaction: committed, then lost
-                self.real.execute(sql, params)
+                self._run(sql, params)
                 self.failing = False  # one lost acknowledgement is enough
                 raise duckdb.IOException(CAUSE)
         if sql in ("COMMIT", "ROLLBACK"):
@@ -95,12 +98,51 @@ class FlakyConnection:
             self.real.execute(sql)
             self.failing = False
             raise duckdb.IOException(CAUSE)
+        return self._run(sql, params)
+
+    def _run(self, sql: str, params: Any) -> Any:
+        if isinstance(params, Appending):
+            return params.real.flush()
         return self.real.execute(sql) if params is None else self.real.execute(sql, params)
+
+    def appender(self, table: str, columns: list[str] | None = None) -> Appending:
+        """The store's appender for ``table``, whose flushes fail as this connection's
+        inserts do."""
+        return Appending(self, table, self.real.appender(table, columns=columns))
 
     def executemany(self, sql: str, params: Any) -> Any:
         """Noted, so a test can tell it was used."""
         self.calls.append("executemany")
         return self.real.executemany(sql, params)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+class Appending:
+    """A real appender whose flush goes through ``FlakyConnection.execute`` as an
+    ``INSERT INTO <table>`` carrying the rows, so it fails where an insert would."""
+
+    def __init__(self, con: FlakyConnection, table: str, real: duckdb.Appender) -> None:
+        self.con, self.table, self.real = con, table, real
+        self.rows: list[Any] = []
+
+    def append_rows(self, rows: Any) -> None:
+        """Buffer rows, in the real appender too."""
+        self.rows = list(rows)
+        self.real.append_rows(self.rows)
+
+    def flush(self) -> None:
+        """Apply the rows: through the flaky connection's decision, then for real."""
+        try:
+            self.con.execute(f"INSERT INTO {self.table} (appended)", self)
+        finally:
+            self.rows = []
+
+    def clear(self) -> None:
+        """Drop the buffered rows."""
+        self.rows = []
+        self.real.clear()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
@@ -377,5 +419,29 @@ def test_a_failed_write_leaves_nothing_and_says_why_only_in_the_log(
             store.con = flaky.real
             assert [r.seq for r in store.rows("g_store")] == list(range(1, seq + 1))
             assert ("COMMIT" in flaky.calls) == bool(batch.rejections)
+    finally:
+        store.close()
+
+
+def test_a_refused_commit_leaves_nothing_for_the_next_one(tmp_path: Path) -> None:
+    """Rows go in through appenders kept open between commits: rows of a refused commit
+    (a duplicate seq, a value the column cannot hold) are dropped with it, never written
+    by the next commit."""
+    store = Store(str(tmp_path / "appended.duckdb"))
+    new, rows = genesis_rows(4)  # seq 2 to 5
+    refused = Rejection("g_store", 2, "seat:0", "c", b"", "x", "y", "", "z", "t")
+    try:
+        store.write(Batch(games=[new], rows=rows[:1]))
+        with pytest.raises(StoreConflict):  # seq 3 is new, seq 2 is taken
+            store.write(Batch(rows=[rows[1], rows[0]], rejections=[refused]))
+        bad = dataclasses.replace(rows[2], seq="four")  # not a BIGINT
+        with pytest.raises(StoreUnavailable):
+            store.write(Batch(rows=[rows[1], bad]))
+        store.write(Batch(rows=[rows[1]]))
+        assert [r.seq for r in store.rows("g_store")] == [1, 2, 3]
+        assert store.rejections("g_store") == []
+        store.write(Batch(rows=[rows[2]], rejections=[refused]))
+        assert [r.seq for r in store.rows("g_store")] == [1, 2, 3, 4]
+        assert len(store.rejections("g_store")) == 1
     finally:
         store.close()

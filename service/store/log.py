@@ -31,6 +31,7 @@ from feastlog.service.store.schema import (
     OR_IGNORE,
     ORDER_OF_OLD_FILES,
     ROW_COLUMNS,
+    Appended,
     Statements,
     count_query,
     counted,
@@ -83,6 +84,8 @@ class Store:
             self._next_n = self._count_listed() + 1
             # point look-ups from the event loop (seat tokens) use their own connection
             self._lookups = self.con.cursor()
+            self._appenders: dict[tuple[str, tuple[str, ...]], duckdb.Appender] = {}
+            self._appenders_of: object = self.con
         except duckdb.Error as error:  # the first reads are where a damaged file shows
             self.con.close()
             self._release_umask()
@@ -98,6 +101,7 @@ class Store:
 
     def close(self) -> None:
         """Close the file (checkpointing the write-ahead log)."""
+        self._appenders.clear()
         self._lookups.close()
         self.con.close()
         self._release_umask()
@@ -162,17 +166,48 @@ class Store:
         A batch that is one statement (a group commit of commands, the usual batch) is
         that statement alone, which DuckDB commits as its own transaction: each statement
         costs the writer a wait for the interpreter while the event loop is busy, so
-        BEGIN and COMMIT around it would cost two more.
+        BEGIN and COMMIT around it would cost two more.  Rows go in through DuckDB's
+        appender, one per table kept open (``_append``).
         """
         statements = Statements()
         listed = _write_rows(statements, batch, self._next_n)
+        self.con.complete()  # an appender refuses a connection with a result still open
         if len(statements.written) == 1:
-            self.con.execute(*statements.written[0])
+            self._run(statements.written[0])
         else:
             with transaction(self.con):
-                for sql, params in statements.written:
-                    self.con.execute(sql, params)
+                for statement in statements.written:
+                    self._run(statement)
         self._next_n += listed
+
+    def _run(self, statement: tuple[str, list[Any]] | Appended) -> None:
+        if isinstance(statement, Appended):
+            self._append(statement)
+        else:
+            self.con.execute(*statement)
+
+    def _append(self, rows: Appended) -> None:
+        """Append rows to a table in one statement, through the table's appender.
+
+        An appender skips the SQL a multi-row insert is parsed, bound and planned from
+        each time: a group commit of one to twenty rows costs the store about 20% less
+        CPU (1.05-1.26 ms against 1.30-1.64 ms, ``README``).  A flush that fails (a
+        duplicate seq, a bad value) writes none of its rows; the rows are dropped from
+        the appender either way, so the next commit starts clean.
+        """
+        if self._appenders_of is not self.con:  # appenders belong to their connection
+            self._appenders, self._appenders_of = {}, self.con
+        key = (rows.table, rows.columns)
+        appender = self._appenders.get(key)
+        if appender is None:
+            named = list(rows.columns) or None
+            appender = self._appenders[key] = self.con.appender(rows.table, columns=named)
+        try:
+            appender.append_rows(rows.rows)
+            appender.flush()
+        except BaseException:
+            appender.clear()
+            raise
 
     @translated
     def checkpoint(self, least: int) -> int:
@@ -460,6 +495,7 @@ class Store:
         other = object.__new__(Store)
         other.con = self.con.cursor()
         other._lookups = other.con.cursor()
+        other._appenders, other._appenders_of = {}, other.con
         other.path, other.read_only, other._next_n = self.path, True, self._next_n
         other.row_columns = self.row_columns
         other._writing = False  # the umask is held by the store that opened the file

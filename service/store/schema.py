@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -127,15 +128,33 @@ def listing(geneses: Sequence[record_pb2.Genesis], first: int) -> list[list[obje
     ]
 
 
+@dataclass(frozen=True)
+class Appended:
+    """Rows to append to a table (``columns`` empty: every column, in order)."""
+
+    table: str
+    columns: tuple[str, ...]
+    rows: Sequence[Sequence[object]]
+
+
 class Statements:
-    """Statements written down in order, to be run later (a batch's, in its commit)."""
+    """Statements written down in order, to be run later (a batch's, in its commit).
+
+    A plain insert is written down as ``Appended`` rows, which the store hands to DuckDB's
+    appender (``Store.write``); every other statement as its SQL and parameters.
+    """
 
     def __init__(self) -> None:
-        self.written: list[tuple[str, list[Any]]] = []
+        self.written: list[tuple[str, list[Any]] | Appended] = []
 
     def execute(self, sql: str, params: Sequence[object] = ()) -> None:
         """Write down one statement and its parameters."""
         self.written.append((sql, list(params)))
+
+    def append(self, table: str, columns: str, rows: Sequence[Sequence[object]]) -> None:
+        """Write down rows to append to ``table``."""
+        named = tuple(c.strip() for c in columns.split(",")) if columns else ()
+        self.written.append(Appended(table, named, rows))
 
 
 def insert(
@@ -150,7 +169,11 @@ def insert(
     Never executemany (DuckDB runs it row by row, its slowest path) nor long VALUES
     lists (binding thousands of parameters costs more than the insert): a few list
     parameters carry any number of rows.  ``columns`` empty: every column, in order.
+    Written down for a commit (``Statements``), a plain insert is appended rows instead.
     """
+    if isinstance(con, Statements) and verb == "INSERT":
+        con.append(table, columns, rows)
+        return
     values = [list(column) for column in zip(*rows, strict=True)]
     picks = ", ".join(f"unnest(${i + 1})" for i in range(len(values)))
     named = f" ({columns})" if columns else ""
