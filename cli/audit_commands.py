@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from feastlog.cli.client import command_from_json, connected
-from feastlog.cli.errors import FAILED, OK, CliError, unreachable, usage
+from feastlog.cli.errors import FAILED, OK, CliError, cannot_write, usage
 from feastlog.cli.output import echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
@@ -75,7 +75,12 @@ def export_command(
     target = target_of(connection)
     if all_games:
         with connected(target) as client:
-            written, complete, broken = client.export_all(output, workers)
+            try:
+                written, complete, broken = client.export_all(output, workers)
+            except OSError as bad:
+                if bad.filename != output:
+                    raise
+                raise cannot_write(output, bad) from bad
         click.echo(
             f"wrote {output}: {how_many(written, 'game')}, {complete} complete (seed revealed)"
         )
@@ -89,7 +94,7 @@ def export_command(
     try:
         Path(output).write_text(text)
     except OSError as bad:
-        raise unreachable(f"cannot write {output}: {bad.strerror or bad}") from bad
+        raise cannot_write(output, bad) from bad
     state = "complete, seed revealed" if complete else "game still running: no seed"
     click.echo(f"wrote {output} ({state})")
 

@@ -73,6 +73,11 @@ def cannot_read(path: str, error: OSError | UnicodeDecodeError) -> CliError:
     return unreachable(f"cannot read {path}: {why}")
 
 
+def cannot_write(path: str, error: OSError) -> CliError:
+    """An output file that is a folder, in a missing folder or not writable: exit 3."""
+    return unreachable(f"cannot write {path}: {error.strerror or error}")
+
+
 def failed(message: str) -> CliError:
     """A record that does not verify: exit 1."""
     return CliError(message, FAILED)

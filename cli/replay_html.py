@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from feastlog.cli.client import Client, Offline, Online
-from feastlog.cli.errors import unreachable
+from feastlog.cli.errors import cannot_write
 from feastlog.cli.wire import as_dict
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, Fact, Viewer
@@ -108,5 +108,5 @@ def write_replay_html(client: Client, game_id: str, output: str, viewer: Viewer 
     try:
         Path(output).write_bytes(data)
     except OSError as bad:
-        raise unreachable(f"cannot write {output}: {bad.strerror or bad}") from bad
+        raise cannot_write(output, bad) from bad
     return f"wrote {output} ({len(data) / 1024:.0f} KB); open {output}#seq=N to start at seq N"

@@ -87,14 +87,21 @@ async def served_figures(address: str, pid: int, games: int) -> dict[str, float]
             league = (
                 f"league-{(i * 37) % max(1, games // PER_TOURNAMENT):04d}" if i % 5 == 2 else ""
             )
+            # a filtered list starts at its first page: a token is bound to its filter, so
+            # the unfiltered list's token is kept for its next page
+            filtered = bool(kind or league)
             start = time.perf_counter()
             page = await stub.ListGames(
                 pb.ListGamesRequest(
-                    page_size=50, page_token=token, game_kind=kind, tournament_id=league
+                    page_size=50,
+                    page_token="" if filtered else token,
+                    game_kind=kind,
+                    tournament_id=league,
                 )
             )
             spent.append(time.perf_counter() - start)
-            token = page.next_page_token if not kind and not league else ""
+            if not filtered:
+                token = page.next_page_token
         start = time.perf_counter()
         await tournaments.GetStats(tpb.GetStatsRequest())
         stats_s = time.perf_counter() - start

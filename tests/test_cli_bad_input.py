@@ -99,7 +99,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
 
 
 # (arguments, exit code, words the one line holds); {db}, {running}, {finished},
-# {waiting}, {token}, {folder} and {server} are filled in from the place.
+# {waiting}, {token}, {folder} and {server} are filled in from the place (in the words too).
 CASES: list[tuple[tuple[str, ...], int, str]] = [
     # wrong tokens
     (("play", "{running}", "--token", "seat_wrong", "--db", "{db}"), 4, "UNAUTHENTICATED"),
@@ -214,8 +214,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
         ("export", "--all", "-o", "{folder}/x.jsonl"), ("projection", "rebuild"),
     )],
     # a folder where a file is written: exit 3, as a missing folder is
-    (("export", "{finished}", "-o", "{folder}", "--db", "{db}"), 3, "Is a directory"),
-    (("replay", "{finished}", "--html", "{folder}", "--db", "{db}"), 3, "Is a directory"),
+    (("export", "{finished}", "-o", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),
+    (("replay", "{finished}", "--html", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),
+    (("export", "--all", "-o", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),
     (("export", "{finished}", "-o", "{folder}/missing/x.json", "--db", "{db}"), 3, "No such file"),
     (("serve", "--request-log", "{folder}", "--db", "{folder}/s.duckdb", "--port", "0"), 3, "request log"),
     # a folder where the database should be: exit 3 from every command, serve included
@@ -242,18 +243,17 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
 def test_bad_input_gets_one_line_and_its_exit_code(
     place: Place, args: tuple[str, ...], code: int, words: str
 ) -> None:
-    filled = [
-        a.format(
-            db=place.db,
-            running=place.running,
-            finished=place.finished,
-            waiting=place.waiting,
-            token=place.token,
-            folder=place.folder,
-            server=place.server,
-        )
-        for a in args
-    ]
+    fields = {
+        "db": place.db,
+        "running": place.running,
+        "finished": place.finished,
+        "waiting": place.waiting,
+        "token": place.token,
+        "folder": place.folder,
+        "server": place.server,
+    }
+    filled = [a.format(**fields) for a in args]
+    words = words.format(**fields)
     got, output = invoke(*filled)
     assert "Traceback" not in output
     assert got == code, (filled, output)
@@ -261,3 +261,13 @@ def test_bad_input_gets_one_line_and_its_exit_code(
         errors = [line for line in output.splitlines() if line.startswith("Error")]
         assert errors or code == 1, output
         assert words in output, output
+
+
+def test_export_all_to_a_folder_offline_names_the_folder(tmp_path: Path) -> None:
+    """A file no server holds is exported here; its output a folder is one line, exit 3."""
+    db = str(tmp_path / "free.duckdb")
+    assert invoke("demo", "bon-appetit", "--players", "2", "--db", db)[0] == 0
+    (tmp_path / "out").mkdir()
+    got, output = invoke("export", "--all", "-o", str(tmp_path / "out"), "--db", db)
+    assert (got, "Traceback" in output) == (3, False), output
+    assert f"cannot write {tmp_path / 'out'}: Is a directory" in output, output
