@@ -22,6 +22,7 @@ from typing import Any
 import click
 
 from feastlog.cli.errors import unreachable
+from feastlog.replay.text import fits_header
 from feastlog.service import announce
 from feastlog.service.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
 from feastlog.service.store_api import is_postgres
@@ -169,14 +170,6 @@ def require_file(db: str) -> str:
     if not os.path.exists(db):
         raise unreachable(f"no server holds {db} and there is no database there")
     return db  # a folder or a file that is not a database: the store says so (exit 3)
-
-
-def fits_header(text: str) -> bool:
-    """Whether ``text`` can be a call's header value: printable ASCII.
-
-    gRPC refuses any other header value itself, with log lines of its own and INTERNAL.
-    """
-    return text.isascii() and text.isprintable()
 
 
 def header_safe(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

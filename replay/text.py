@@ -9,6 +9,8 @@ Names, ids and reasons are stored in records and printed on terminals and pages,
 hold no character that moves the cursor, clears the screen, ends a line, reorders text or
 hides in it: ``unprintable`` finds the first such character (the service refuses the
 text), ``escaped`` spells every such character out (for text already stored).
+
+A value sent in a call's header is printable ASCII (``fits_header``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ JOINERS = frozenset("\u200c\u200d")
 # The one use of tag characters in ordinary text: a subdivision flag (🏴 + tags + cancel
 # tag, as for Scotland).  Tags anywhere else hide text, so they are refused.
 FLAG_TAGS = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
+
+
+def fits_header(text: str) -> bool:
+    """Whether ``text`` can be a call's header value (a token, a key, a routing header):
+    printable ASCII.  gRPC refuses any other header value itself, with log lines of its
+    own and INTERNAL."""
+    return text.isascii() and text.isprintable()
 
 
 def plain_number(text: str) -> int | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.text import fits_header
 from feastlog.service.errors import PermissionDenied, Unauthenticated
 from feastlog.service.files import exposed, make_private_folder, mode_text, write_new_private_file
 from feastlog.service.store_api import is_postgres
@@ -109,7 +110,7 @@ def check_key(key: str, source: str, fix: str) -> str:
             f"{source} holds a key of {len(key)} characters; an organiser key has at least "
             f"{KEY_MIN_LENGTH}: {fix}"
         )
-    if not (key.isascii() and key.isprintable()) or any(c.isspace() for c in key):
+    if not fits_header(key) or " " in key:  # a bearer token is one word
         raise OrganiserKeyError(
             f"{source} holds characters a bearer token cannot carry (spaces, control or "
             f"non-ASCII characters): {fix}"
