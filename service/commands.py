@@ -9,11 +9,13 @@ and takes into memory, or raises the refusal.  The rules themselves are the fold
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+import tomllib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from feastlog.replay import fold
-from feastlog.replay.engine import Fact
+from feastlog.replay.engine import Fact, PackError
 from feastlog.replay.fold import Table, state_hash
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.history import begin, new_genesis, record_version
@@ -78,8 +80,11 @@ def open_game(
         raise BadRequest("player names must be non-empty and different", field="players")
     if seed and len(seed) != 32:
         raise BadRequest("a supplied seed is 32 bytes", field="seed")
+    supplied = bool(pack_bytes)
     pack_bytes = pack_bytes or engine.default_pack_bytes()
     pack = engine.load_pack(pack_bytes)
+    if supplied:
+        pack_text(pack_bytes)
     server_seed = seed or secrets.token_bytes(32)
     game_id = "g_" + secrets.token_hex(8)
     genesis = new_genesis(
@@ -108,6 +113,45 @@ def open_game(
         genesis.SerializeToString(deterministic=True) if seat_entropy else b"",
     )
     return Opening(genesis, tokens, stored, pack, server_seed, None if seat_entropy else game)
+
+
+def pack_text(pack_bytes: bytes) -> None:
+    """A supplied pack's words (its id, card names, every other string and key) are shown
+    to players and printed on terminals: plain text, as names are.  PackError naming the
+    card (a table of a list: ``dish #3``) and the field, else nothing."""
+    raw = tomllib.loads(pack_bytes.decode("utf-8"))  # it parsed: load_pack read it first
+    for card, field, text in _pack_strings(raw):
+        found = unprintable(text)
+        if found is not None:
+            raise PackError(
+                card,
+                field,
+                f"holds {found}: a pack's words are plain text, with no control, line-break, "
+                "bidi or invisible format characters",
+            )
+
+
+def _pack_strings(raw: Mapping[str, Any]) -> Iterator[tuple[str, str, str]]:
+    """Every key and string of a parsed pack: (card, field, text)."""
+    for key, value in raw.items():
+        if isinstance(value, list) and all(isinstance(v, dict) for v in value):
+            for i, table in enumerate(value):
+                yield from _strings(f"{key} #{i + 1}", "", table)
+        else:
+            yield from _strings("(pack)", "", {key: value})
+
+
+def _strings(card: str, field: str, value: Any) -> Iterator[tuple[str, str, str]]:
+    if isinstance(value, str):
+        yield card, field or "(card)", value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            named = f"{field}.{key}" if field else str(key)
+            yield card, named, str(key)
+            yield from _strings(card, named, inner)
+    elif isinstance(value, list):
+        for i, inner in enumerate(value):
+            yield from _strings(card, f"{field}[{i}]", inner)
 
 
 def plain_text(text: str, field: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlencode
@@ -198,6 +199,55 @@ def test_create_game_refuses_a_name_with_a_control_character(
         assert bad_field(error) == field
         assert f"U+{ord(next(c for c in name if unprintable(c))):04X}" in (error.details() or "")
     assert len(client.ListGames(pb.ListGamesRequest(page_size=500)).games) == before
+
+
+@pytest.mark.parametrize(
+    ("kind", "old", "new", "card", "field"),
+    [
+        ("bon-appetit", 'id = "bon-appetit-default-1"', 'id = "pack\\u001b[2J"', "(pack)", "id"),
+        (
+            "bon-appetit",
+            'name = "Matcha Garden Tea"',
+            'name = "Matcha\\u202eGarden Tea"',
+            "dish #3",
+            "name",
+        ),
+        ("picky-eaters", 'id = "picky-eaters-default-1"', 'id = "pe\\u2028x"', "(pack)", "id"),
+        ("menu-masters", 'id = "menu-masters-default-1"', 'id = "mm\\u0007"', "(pack)", "id"),
+    ],
+)
+def test_create_game_refuses_a_pack_with_control_characters(
+    served: tuple[ThreadedServer, Targets], kind: str, old: str, new: str, card: str, field: str
+) -> None:
+    """A pack's words are shown to players and printed: refused as a name would be, naming
+    the card and the field (BAD_CONTENT_PACK); a pack of ordinary words of any script is
+    taken."""
+    server, _ = served
+    client = stub(server.address)
+    before = len(client.ListGames(pb.ListGamesRequest(page_size=500)).games)
+    text = games.engine(kind).default_pack_bytes().decode()
+    assert old in text
+    request = pb.CreateGameRequest(
+        game_kind=kind, players=["Ann", "Bo"], content_pack=text.replace(old, new, 1).encode()
+    )
+    error = refused(client.CreateGame, request, metadata=bearer(server.key))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT
+    info = error_info(error)
+    assert (info.reason, info.metadata["card"], info.metadata["field"]) == (
+        "BAD_CONTENT_PACK",
+        card,
+        field,
+    ), error.details()
+    assert "U+" in (error.details() or "")
+    assert len(client.ListGames(pb.ListGamesRequest(page_size=500)).games) == before
+    ordinary = re.sub(r"\\u[0-9a-f]{4}", " Crème brûlée 李 🍮 ", new)  # in words instead
+    plain = text.replace(old, ordinary, 1)
+    assert "\\u" not in ordinary and plain != text
+    made = client.CreateGame(
+        pb.CreateGameRequest(game_kind=kind, players=["Ann", "Bo"], content_pack=plain.encode()),
+        metadata=bearer(server.key),
+    )
+    assert made.game_id
 
 
 def test_create_game_keeps_names_of_any_script(served: tuple[ThreadedServer, Targets]) -> None:

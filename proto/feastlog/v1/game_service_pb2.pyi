@@ -59,7 +59,9 @@ class CreateGameRequest(_message.Message):
     """Optional organiser-supplied server seed (32 bytes); recorded as supplied."""
     tournament_id: _builtins.str
     content_pack: _builtins.bytes
-    """Optional content pack (TOML); the bundled pack when empty."""
+    """Optional content pack (TOML); the bundled pack when empty. Its words (id, names, every
+    string) are plain text: no control, line-break, bidi or invisible format characters.
+    """
     seat_entropy: _builtins.bool
     """When true, the game starts only once every seat has sent JoinGame with its own
     entropy, mixed into the seed so that no one, the server included, chose the deal.
