@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import tournament_service_pb2 as tpb
-from tests.serverutil import bearer, stub
+from tests.serverutil import ThreadedServer, bearer, stub
 
 TOURNAMENT = "hostile-cup"
 SEED = bytes(range(32))
@@ -118,6 +118,18 @@ def populate(address: str, key: str) -> Targets:
         legal.commands[0],
         tokens,
     )
+
+
+def populated_server(
+    factory: pytest.TempPathFactory, name: str
+) -> Iterator[tuple[ThreadedServer, Targets]]:
+    """A server on a fresh file holding ``populate``'s games, for a module's tests; stopped
+    when they are done.  A module's fixture yields from it."""
+    server = ThreadedServer(factory.mktemp(name) / "games.duckdb")
+    try:
+        yield server, populate(server.address, server.key)
+    finally:
+        server.stop()
 
 
 def _note(text: str) -> record_pb2.ArbiterCommand:

@@ -7,12 +7,11 @@ the request concerns, another seat of the same game, and a seat of another game.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import grpc
 import pytest
 
-from tests.hostileutil import PRINCIPALS, TEMPLATES, Targets, call_raw, populate, rpc_paths
+from tests.hostileutil import PRINCIPALS, TEMPLATES, Targets, call_raw, populated_server, rpc_paths
 from tests.serverutil import ThreadedServer
 
 OK = grpc.StatusCode.OK
@@ -63,11 +62,7 @@ ORDER = ("none", "malformed", "unknown", "foreign", "other", "organiser", "own")
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedServer, Targets]]:
-    server = ThreadedServer(Path(tmp_path_factory.mktemp("matrix")) / "games.duckdb")
-    try:
-        yield server, populate(server.address, server.key)
-    finally:
-        server.stop()
+    yield from populated_server(tmp_path_factory, "matrix")
 
 
 def test_every_rpc_has_an_expected_row_and_a_request() -> None:

@@ -29,7 +29,7 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2, view_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
-from tests.hostileutil import TOURNAMENT, Targets, populate, refused
+from tests.hostileutil import TOURNAMENT, Targets, populated_server, refused
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
 from tests.webutil import WebServer
 from tests.webutil import request as http_request
@@ -43,11 +43,7 @@ ORDINARY[-1] += "\U000e0074\U000e007f Ewan"  # a subdivision flag (Scotland) and
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedServer, Targets]]:
-    server = ThreadedServer(Path(tmp_path_factory.mktemp("text")) / "games.duckdb")
-    try:
-        yield server, populate(server.address, server.key)
-    finally:
-        server.stop()
+    yield from populated_server(tmp_path_factory, "text")
 
 
 def bad_field(error: grpc.RpcError) -> str:

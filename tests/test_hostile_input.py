@@ -38,7 +38,7 @@ from tests.hostileutil import (
     TOURNAMENT,
     Targets,
     call_raw,
-    populate,
+    populated_server,
     refused,
     rpc_paths,
     unknown_field,
@@ -48,11 +48,7 @@ from tests.serverutil import ThreadedServer, bearer, error_info, stub
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedServer, Targets]]:
-    server = ThreadedServer(Path(tmp_path_factory.mktemp("hostile")) / "games.duckdb")
-    try:
-        yield server, populate(server.address, server.key)
-    finally:
-        server.stop()
+    yield from populated_server(tmp_path_factory, "hostile")
 
 
 def last_seq(server: ThreadedServer, game_id: str) -> int:

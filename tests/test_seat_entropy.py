@@ -56,6 +56,21 @@ def refused(call: object, code: grpc.StatusCode | None) -> str:
     return error_info(caught.value).reason
 
 
+def assert_dealt_from(target: str | Path, gid: str, entropy: list[bytes]) -> None:
+    """The stored game no longer waits, refolds to its own state hashes, and was dealt from
+    SEED with ``entropy`` (DESIGN section 3)."""
+    store = open_store(str(target), read_only=True)
+    try:
+        stored = store.load(gid)
+        assert store.pending_game(gid) is None
+    finally:
+        store.close()
+    assert stored is not None
+    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
+    assert [state_hash(t) for t in folded.tables] == [r.state_hash for r in stored.rows]
+    assert folded.tables[0].game.rng.seed == derive_seed(SEED, entropy)
+
+
 def test_a_game_waits_for_every_seats_entropy_across_a_restart(store_target: str) -> None:
     db = store_target
     server = ThreadedServer(db)
@@ -100,13 +115,7 @@ def test_a_game_waits_for_every_seats_entropy_across_a_restart(store_target: str
     assert list(genesis.seat_entropy) == [b"ann's dice", b"brian", b"celia"]
     server.stop()
 
-    store = open_store(db, read_only=True)
-    stored = store.load(gid)
-    store.close()
-    assert stored is not None
-    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
-    assert [state_hash(t) for t in folded.tables] == [r.state_hash for r in stored.rows]
-    assert folded.tables[0].game.rng.seed == derive_seed(SEED, [b"ann's dice", b"brian", b"celia"])
+    assert_dealt_from(db, gid, [b"ann's dice", b"brian", b"celia"])
 
 
 def test_entropy_changes_the_deal_from_the_same_server_seed(tmp_path: Path) -> None:
@@ -207,16 +216,7 @@ def test_the_arbiter_ends_a_game_a_seat_never_joined(store_target: str, ruling: 
         assert rows[2].facts[0]["server_seed"] == SEED.hex()  # what any game's end reveals
     finally:
         server.stop()
-    store = open_store(store_target, read_only=True)
-    try:
-        stored = store.load(gid)
-        assert store.pending_game(gid) is None
-    finally:
-        store.close()
-    assert stored is not None
-    folded = refold(stored.rows, stored.server_seed, stored.pack_body)
-    assert [state_hash(t) for t in folded.tables] == [r.state_hash for r in stored.rows]
-    assert folded.tables[0].game.rng.seed == derive_seed(SEED, [b"ann's dice", b"", b""])
+    assert_dealt_from(store_target, gid, [b"ann's dice", b"", b""])
 
 
 def test_offline_a_waiting_game_is_told_so_too(tmp_path: Path) -> None:
