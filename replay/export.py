@@ -134,6 +134,15 @@ def _whole(value: Any, name: str) -> int:
     return value
 
 
+def records_in(path: str, text: str) -> list[tuple[str, str]]:
+    """(where, text) of every record a file holds: a ``.jsonl`` file (``export --all``) one
+    a line, named ``path:line``; any other file one record, named ``path``."""
+    if not path.endswith(".jsonl"):
+        return [(path, text)]
+    lines = enumerate(text.splitlines(), 1)
+    return [(f"{path}:{i}", line) for i, line in lines if line.strip()]
+
+
 def load_record(text: str) -> Record:
     """Read an export; raises BadExport for anything that is not one."""
     try:
