@@ -331,6 +331,10 @@ def test_verify_takes_export_alls_file_and_several_files_at_once(
     verdicts = [r["ok"] for r in json.loads(failed.output)["reports"]]
     assert verdicts == [True, False]
 
+    Path("table-copy").write_text(Path("table.jsonl").read_text())  # saved under any name
+    copied = run("verify", "table-copy")
+    assert copied.exit_code == 0 and "2 games, 2 verified" in copied.output, copied.output
+
     Path("broken.jsonl").write_text(lines[0] + "\n" + "{not a record\n")
     broken = run("verify", "broken.jsonl")
     assert broken.exit_code == 3 and "broken.jsonl:2" in broken.output, broken.output
