@@ -21,10 +21,11 @@ from feastlog.replay.export import BadExport, records_in, verify_document
 def verify_command(files: tuple[str, ...], as_json: bool) -> None:
     """Verify exported records (.json, or export --all's .jsonl) alone; exit 1 if one fails.
 
-    No server and no database: each file is one record, a .jsonl file one record a line.
+    No server and no database.  A file of export --all (a .jsonl, or saved under another
+    name) is read one record a line; any other file is one record.
     Every header field of a record (game id, kind, ruleset, format version, the content
     pack's sha256, the server seed) is checked against the rows it carries too.  A file,
-    or a line of a .jsonl file, that is not a record at all: exit 3, naming it.
+    or a line of export --all's file, that is not a record at all: exit 3, naming it.
     """
     reports = []
     for file in files:
