@@ -117,7 +117,7 @@ COMMANDS: dict[str, Listed] = {
     ),
     "verify": Listed(
         "feastlog.cli.verify:verify_command",
-        "Verify an exported record with no server and no database; exit 1 if it fails.",
+        "Verify exported records (.json, or export --all's .jsonl) alone; exit 1 if one fails.",
     ),
     "whatif": Listed(
         "feastlog.cli.audit_commands:whatif_command",

@@ -1,4 +1,4 @@
-"""``feastlog verify``: an exported record checked alone, with no server and no database.
+"""``feastlog verify``: exported records checked alone, with no server and no database.
 
 Its own module so that it imports neither: no gRPC, no DuckDB, only the fold.
 """
@@ -12,25 +12,34 @@ import click
 
 from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable
 from feastlog.cli.output import show_reports
-from feastlog.replay.export import BadExport, verify_document
+from feastlog.replay.export import BadExport, records_in, verify_document
 
 
 @click.command("verify")
-@click.argument("file")  # missing, a folder or unreadable: exit 3, as for every record
-@click.option("--json", "as_json", is_flag=True, help="The report as JSON (as audit --json).")
-def verify_command(file: str, as_json: bool) -> None:
-    """Verify an exported record with no server and no database; exit 1 if it fails.
+@click.argument("files", nargs=-1, required=True)  # missing, a folder or unreadable: exit 3
+@click.option("--json", "as_json", is_flag=True, help="The reports as JSON (as audit --json).")
+def verify_command(files: tuple[str, ...], as_json: bool) -> None:
+    """Verify exported records (.json, or export --all's .jsonl) alone; exit 1 if one fails.
 
-    Every header field of the file (game id, kind, ruleset, format version, the content
-    pack's sha256, the server seed) is checked against the record it carries too.
+    No server and no database.  A file of export --all (a .jsonl, or saved under another
+    name) is read one record a line; any other file is one record.
+    Every header field of a record (game id, kind, ruleset, format version, the content
+    pack's sha256, the server seed) is checked against the rows it carries too.  A file,
+    or a line of export --all's file, that is not a record at all: exit 3, naming it.
     """
-    try:
-        text = Path(file).read_text()
-    except (OSError, UnicodeDecodeError) as bad:
-        raise cannot_read(file, bad) from bad
-    try:
-        report = verify_document(text)
-    except BadExport as bad:
-        raise unreachable(f"{file}: {bad}") from bad
-    show_reports([report.to_dict()], as_json)
-    sys.exit(OK if report.ok else FAILED)
+    reports = []
+    for file in files:
+        try:
+            text = Path(file).read_text()
+        except (OSError, UnicodeDecodeError) as bad:
+            raise cannot_read(file, bad) from bad
+        found = records_in(file, text)
+        if not found:
+            raise unreachable(f"{file}: it holds no record")
+        for where, record in found:
+            try:
+                reports.append(verify_document(record).to_dict())
+            except BadExport as bad:
+                raise unreachable(f"{where}: {bad}") from bad
+    show_reports(reports, as_json)
+    sys.exit(OK if all(r["ok"] for r in reports) else FAILED)

@@ -134,6 +134,28 @@ def _whole(value: Any, name: str) -> int:
     return value
 
 
+def records_in(path: str, text: str) -> list[tuple[str, str]]:
+    """(where, text) of every record a file holds.
+
+    A file of ``export --all`` holds one record a line, each named ``path:line``: its name
+    ends in ``.jsonl``, or (saved under another name) its first line is a whole JSON
+    object and more lines follow.  Any other file is one record, named ``path``: a single
+    export is indented, so its first line alone is no object.
+    """
+    lines = [(i, line) for i, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if path.endswith(".jsonl") or (len(lines) > 1 and _one_object(lines[0][1])):
+        return [(f"{path}:{i}", line) for i, line in lines]
+    return [(path, text)]
+
+
+def _one_object(line: str) -> bool:
+    """Whether a line is a JSON object by itself."""
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
 def load_record(text: str) -> Record:
     """Read an export; raises BadExport for anything that is not one."""
     try:

@@ -19,7 +19,13 @@ from google.protobuf.message import DecodeError
 
 from feastlog.replay import fold
 from feastlog.replay.engine import MalformedCommand, RuleViolation
-from feastlog.replay.export import BadExport, export_record, load_record, verify_document
+from feastlog.replay.export import (
+    BadExport,
+    export_record,
+    load_record,
+    records_in,
+    verify_document,
+)
 from feastlog.replay.history import refold
 from feastlog.replay.record import SEED_REVEAL
 from feastlog.service import bulk, projection, store_api
@@ -161,13 +167,7 @@ def record_texts(paths: Sequence[str]) -> list[tuple[str, str]]:
     """(where, text) of every record in the files: a .jsonl holds one record a line."""
     found = []
     for path in paths:
-        text = Path(path).read_text()
-        if path.endswith(".jsonl"):
-            found += [
-                (f"{path}:{i}", line) for i, line in enumerate(text.splitlines(), 1) if line.strip()
-            ]
-        else:
-            found.append((path, text))
+        found += records_in(path, Path(path).read_text())
     return found
 
 

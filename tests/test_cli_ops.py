@@ -299,6 +299,51 @@ def test_verify_checks_every_header_field(
     assert not report["ok"] and any(f"file's {field}" in f["message"] for f in report["faults"])
 
 
+def test_verify_takes_export_alls_file_and_several_files_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An arbiter handed a table's ``export --all`` file verifies it with no database:
+    every line a record, each reported; one that fails fails the command (exit 1), a line
+    that is no record at all is named (exit 3)."""
+    monkeypatch.chdir(tmp_path)
+    first = game_of(run("demo", "bon-appetit", "--players", "2", "--seed", SEED))
+    second = game_of(run("demo", "picky-eaters", "--players", "3"))
+    assert run("export", "--all", "-o", "table.jsonl").exit_code == 0
+    assert run("export", first, "-o", "game.json").exit_code == 0
+    lines = Path("table.jsonl").read_text().splitlines()
+    assert len(lines) == 2
+
+    done = run("verify", "table.jsonl")
+    assert done.exit_code == 0, done.output
+    assert f"{first}: OK" in done.output and f"{second}: OK" in done.output
+    assert "2 games, 2 verified, 0 failed" in done.output
+
+    both = run("verify", "table.jsonl", "game.json", "--json")
+    assert both.exit_code == 0, both.output
+    reports = json.loads(both.output)["reports"]
+    assert [r["game_id"] for r in reports].count(first) == 2 and len(reports) == 3
+
+    tampered = json.loads(lines[1])
+    tampered["result"]["points"][0] += 1  # the claimed result no longer matches the refold
+    Path("tampered.jsonl").write_text(lines[0] + "\n" + json.dumps(tampered) + "\n")
+    failed = run("verify", "tampered.jsonl", "--json")
+    assert failed.exit_code == 1, failed.output
+    verdicts = [r["ok"] for r in json.loads(failed.output)["reports"]]
+    assert verdicts == [True, False]
+
+    Path("table-copy").write_text(Path("table.jsonl").read_text())  # saved under any name
+    copied = run("verify", "table-copy")
+    assert copied.exit_code == 0 and "2 games, 2 verified" in copied.output, copied.output
+
+    Path("broken.jsonl").write_text(lines[0] + "\n" + "{not a record\n")
+    broken = run("verify", "broken.jsonl")
+    assert broken.exit_code == 3 and "broken.jsonl:2" in broken.output, broken.output
+    Path("empty.jsonl").write_text("\n")
+    empty = run("verify", "empty.jsonl")
+    assert empty.exit_code == 3 and "holds no record" in empty.output, empty.output
+    assert run("verify").exit_code == 2  # a file is required
+
+
 def test_play_asks_again_after_a_refusal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     server = ThreadedServer(tmp_path / "feastlog.duckdb")
