@@ -33,6 +33,7 @@ whether it is partial.
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -149,6 +150,20 @@ class PackError(Exception):
         self.card = card
         self.field = field
         self.message = message
+
+
+def pack_source(data: bytes) -> dict[str, Any]:
+    """A content pack file read as TOML, with a non-empty id string at the top: what every
+    game's ``load_pack`` starts from.  PackError on the pack itself (card ``(pack)``,
+    field ``(file)`` or ``id``) when it is not."""
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as bad:
+        raise PackError("(pack)", "(file)", f"not a TOML file: {bad}") from None
+    pack_id = raw.get("id")
+    if not isinstance(pack_id, str) or not pack_id.strip():
+        raise PackError("(pack)", "id", "the pack needs an id: a non-empty string at the top")
+    return raw
 
 
 @dataclass(frozen=True)

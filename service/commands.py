@@ -9,13 +9,12 @@ and takes into memory, or raises the refusal.  The rules themselves are the fold
 from __future__ import annotations
 
 import secrets
-import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from feastlog.replay import fold
-from feastlog.replay.engine import Fact, PackError
+from feastlog.replay.engine import Fact, PackError, pack_source
 from feastlog.replay.fold import Table, state_hash
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.history import begin, new_genesis, record_version
@@ -119,7 +118,7 @@ def pack_text(pack_bytes: bytes) -> None:
     """A supplied pack's words (its id, card names, every other string and key) are shown
     to players and printed on terminals: plain text, as names are.  PackError naming the
     card (a table of a list: ``dish #3``) and the field, else nothing."""
-    raw = tomllib.loads(pack_bytes.decode("utf-8"))  # it parsed: load_pack read it first
+    raw = pack_source(pack_bytes)  # it is TOML: load_pack read it first
     for card, field, text in _pack_strings(raw):
         found = unprintable(text)
         if found is not None:

@@ -16,7 +16,6 @@ and taking a card from the table is what that message says.  The tests register 
 from __future__ import annotations
 
 import random
-import tomllib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -40,6 +39,7 @@ from feastlog.replay.engine import (
     Spec,
     Viewer,
     catalogue,
+    pack_source,
 )
 from feastlog.replay.rng import Rng
 from feastlog.v1 import picky_eaters_pb2 as pb
@@ -96,13 +96,10 @@ class Deck:
 
 def load_pack(data: bytes) -> Deck:
     """The pack's id and size; PackError naming the bad field."""
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as bad:
-        raise PackError("(pack)", "(file)", f"not a TOML file: {bad}") from None
+    raw = pack_source(data)  # TOML with an id: every game's pack starts from it
     if not isinstance(raw.get("cards"), int) or not 50 <= raw["cards"] <= 99:
         raise PackError("(pack)", "cards", "cards is a whole number from 50 to 99")
-    return Deck(str(raw.get("id", "")), raw["cards"])
+    return Deck(raw["id"], raw["cards"])
 
 
 def setup(

@@ -114,7 +114,7 @@ def broken(old: str, new: str) -> bytes:
         ),
         ('role = "food critic"', 'role = ""', "guest-ramona", "role"),
         ('like = ["moussaka",', 'like = ["maafe",', "guest-ramona", "like"),
-        ('id = "picky-eaters-default-1"', 'id = ""', "pack", "id"),
+        ('id = "picky-eaters-default-1"', 'id = ""', "(pack)", "id"),
         ('name = "Hugo"', 'name = "Billie"', "guest-billie", "name"),
         (
             'name = "Extra Seasoning"',
@@ -135,4 +135,4 @@ def test_not_toml_is_refused():
     """Garbage is a PackError on the pack itself."""
     with pytest.raises(PackError) as caught:
         ENGINE.load_pack(b"id = [")
-    assert caught.value.card == "pack"
+    assert (caught.value.card, caught.value.field) == ("(pack)", "(file)")

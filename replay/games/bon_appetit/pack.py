@@ -18,12 +18,11 @@ least one gem), ``dish_name`` (target a dish of the pack by name), ``none``.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PackError
+from feastlog.replay.engine import PackError, pack_source
 
 COLOURS = ("blue", "green", "red", "yellow")
 DISH_TYPES = ("Main Course", "Side Dish", "Dessert", "Drink")
@@ -79,13 +78,7 @@ def default_pack_bytes() -> bytes:
 
 def load_pack(data: bytes) -> Pack:
     """Parse and validate a pack; raise PackError naming the bad card and field."""
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as bad:
-        raise PackError("(pack)", "(file)", f"not a TOML file: {bad}") from None
-    pack_id = raw.get("id")
-    if not isinstance(pack_id, str) or not pack_id:
-        raise PackError("(pack)", "id", "the pack needs a non-empty id")
+    raw = pack_source(data)
     tables = raw.get("dish")
     if not isinstance(tables, list) or len(tables) != DISH_COUNT:
         count = len(tables) if isinstance(tables, list) else 0
@@ -97,7 +90,7 @@ def load_pack(data: bytes) -> Pack:
             raise PackError(dish.name, "name", "two dishes have this name")
         if dish.ability.kind == "dish_name" and dish.ability.target not in names:
             raise PackError(dish.name, "ability.target", "no dish of the pack has this name")
-    return Pack(pack_id, dishes)
+    return Pack(raw["id"], dishes)
 
 
 def _dish(index: int, table: Any) -> Dish:

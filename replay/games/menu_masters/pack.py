@@ -29,14 +29,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PackError
+from feastlog.replay.engine import PackError, pack_source
 
 DECKS = ("produce-stand", "butcher-shop", "bakery")
 PLAYING_CARDS = 124  # the box's count; a custom pack may differ
@@ -170,13 +169,8 @@ def default_pack_bytes() -> bytes:
 
 def load_pack(data: bytes) -> Pack:
     """Parse and validate a pack; raise PackError naming the bad card and field."""
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as bad:
-        raise PackError("(pack)", "(file)", f"not a TOML file: {bad}") from bad
-    pack_id = raw.get("id")
-    if not isinstance(pack_id, str) or not pack_id.strip():
-        raise PackError("(pack)", "id", "the pack needs an id string at the top")
+    raw = pack_source(data)
+    pack_id = raw["id"]
     stores = _stores(raw.get("stores"))
     names = {n: deck for deck, ns in stores for n in ns}
     seen: set[str] = set()

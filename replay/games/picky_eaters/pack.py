@@ -16,13 +16,12 @@ rulebook does not give; every other card is ``printed = false``.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PackError
+from feastlog.replay.engine import PackError, pack_source
 
 INGREDIENT, RECIPE, ITEM = "ingredient", "recipe", "item"
 EXTRA_SEASONING = "extra-seasoning"
@@ -173,19 +172,14 @@ _FIELDS = {
 
 def load_pack(data: bytes) -> Pack:
     """Parse and validate a pack; raise PackError naming the bad card and field."""
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as bad:
-        raise PackError("pack", "toml", f"not a TOML file: {bad}") from bad
-    pack_id = raw.get("id")
-    if not isinstance(pack_id, str) or not pack_id.strip():
-        raise PackError("pack", "id", "the pack needs an id string")
+    raw = pack_source(data)
+    pack_id = raw["id"]
     title = raw.get("title", pack_id)
     if not isinstance(title, str):
-        raise PackError("pack", "title", "must be a string")
+        raise PackError("(pack)", "title", "must be a string")
     for key in raw:
         if key not in ("id", "title", *_FIELDS):
-            raise PackError("pack", key, "unknown section")
+            raise PackError("(pack)", key, "unknown section")
     ingredients = tuple(_ingredient(e) for e in _entries(raw, "ingredient"))
     known = {i.name for i in ingredients}
     recipes = tuple(_recipe(e, known) for e in _entries(raw, "recipe"))
@@ -204,9 +198,9 @@ def load_pack(data: bytes) -> Pack:
                 raise PackError(f"{kind}-{name}", "name", f"two {kind} cards share this name")
             seen.add(name)
     if len(guests) < MIN_GUESTS:
-        raise PackError("pack", "guest", f"needs at least {MIN_GUESTS} guests, one per round")
+        raise PackError("(pack)", "guest", f"needs at least {MIN_GUESTS} guests, one per round")
     if not recipes:
-        raise PackError("pack", "recipe", "needs at least one recipe")
+        raise PackError("(pack)", "recipe", "needs at least one recipe")
     return Pack(pack_id, title, ingredients, recipes, items, guests, data.decode("utf-8"))
 
 
@@ -219,7 +213,7 @@ def pack_from_source(source: str) -> Pack:
 def _entries(raw: dict[str, Any], kind: str) -> list[dict[str, Any]]:
     entries = raw.get(kind, [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise PackError("pack", kind, f"[[{kind}]] must be a list of tables")
+        raise PackError("(pack)", kind, f"[[{kind}]] must be a list of tables")
     for index, entry in enumerate(entries):
         card = _label(kind, entry, index)
         for key in entry:
