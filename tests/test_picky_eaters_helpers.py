@@ -7,7 +7,14 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from feastlog.replay.games.picky_eaters import ENGINE
 from feastlog.replay.games.picky_eaters.pack import Pack
-from feastlog.replay.games.picky_eaters.state import PLAY, PlacedRecipe, Player, State, StateV2
+from feastlog.replay.games.picky_eaters.state import (
+    PLAY,
+    PlacedRecipe,
+    Player,
+    State,
+    StateV2,
+    StateV3,
+)
 from feastlog.replay.rng import Rng
 from feastlog.v1 import picky_eaters_pb2 as pb
 
@@ -36,11 +43,12 @@ def position(
     variant: bool = True,
     blocks: bool = False,
     deck_refill: str | None = "when_empty",
+    ruleset: int = 3,
 ) -> State:
     """A constructed position; unplaced Food cards form the deck (sorted) unless given.
 
-    The current ruleset's state (2, with its option ``deck_refill``, default as printed);
-    ``deck_refill=None`` gives ruleset 1's state shape.
+    The current ruleset's state (3, with its option ``deck_refill``, default as printed);
+    ``ruleset=2`` gives ruleset 2's state shape, ``deck_refill=None`` ruleset 1's.
     """
     recipes = recipes or {}
     silverware = silverware or {}
@@ -62,8 +70,15 @@ def position(
     used = [c for p in players for c in cards_of(p)] + list(market) + list(discard)
     if deck is None:
         deck = [c for c in PACK.food_cards if c not in set(used)]
-    shape: dict[str, str] = {} if deck_refill is None else {"deck_refill": deck_refill}
-    return (StateV2 if shape else State)(
+    shape: dict[str, str | int] = {}
+    made: type[State] = State
+    if deck_refill is not None:
+        shape["deck_refill"] = deck_refill
+        made = StateV2
+        if ruleset >= 3:
+            shape["ruleset"] = ruleset
+            made = StateV3
+    return made(
         **shape,
         pack_source=PACK.source,
         players=tuple(players),

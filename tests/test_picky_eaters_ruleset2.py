@@ -1,4 +1,4 @@
-"""Picky Eaters ruleset 2 and the refusals of well-formed commands, each a scenario citing
+"""Picky Eaters rulesets 2 and 3 and the refusals of well-formed commands, each a scenario
 its rule id with the rulebook's sentence; and every legal command, up to the cap."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from feastlog.replay import fold
 from feastlog.replay.engine import LEGAL_CAP, RuleViolation, SetupRefused, capped
 from feastlog.replay.games.picky_eaters import ENGINE
-from feastlog.replay.games.picky_eaters.state import DISCARD_DOWN, State, StateV2
+from feastlog.replay.games.picky_eaters.state import DISCARD_DOWN, State, StateV2, StateV3
 from feastlog.replay.rng import Rng
 from feastlog.v1 import record_pb2
 from tests.test_picky_eaters_helpers import (
@@ -84,14 +84,20 @@ def test_PE_DECK_REFILL_the_food_deck_is_refilled_as_soon_as_it_is_empty(refill)
 
 def test_ruleset_2_adds_the_option_and_a_ruleset_1_genesis_folds_as_recorded():
     """A recorded game always folds under the ruleset version it was recorded with."""
-    assert ENGINE.spec.ruleset_version == "2"
+    assert ENGINE.spec.ruleset_version == "3"
+    assert ENGINE.spec.rulesets["3"] == ENGINE.spec.rulesets["2"]
     assert ENGINE.spec.rulesets["2"]["deck_refill"] == "when_empty"
     assert "deck_refill" not in ENGINE.spec.rulesets["1"]
     seats = [record_pb2.SeatInfo(name=n) for n in NAMES[:3]]
-    for version, shape, refill in (("1", State, "on_draw"), ("2", StateV2, "when_empty")):
+    for version, shape, refill in (
+        ("1", State, "on_draw"),
+        ("2", StateV2, "when_empty"),
+        ("3", StateV3, "when_empty"),
+    ):
         genesis = record_pb2.Genesis(game_kind="picky-eaters", ruleset_version=version, seats=seats)
         table, _ = fold.start(genesis, bytes(32), PACK)
         assert type(table.game) is shape and table.game.refill == refill
+        assert table.game.version == int(version)
     chosen, _ = ENGINE.setup(NAMES[:2], {"deck_refill": "on_draw"}, PACK, Rng(bytes(32)), "2")
     assert chosen.refill == "on_draw"
     # PE-OPTIONS: an option the ruleset does not have, a value the option does not take
@@ -101,6 +107,37 @@ def test_ruleset_2_adds_the_option_and_a_ruleset_1_genesis_folds_as_recorded():
     with pytest.raises(SetupRefused) as caught:
         ENGINE.setup(NAMES[:2], {"deck_refill": "sometimes"}, PACK, Rng(bytes(32)), "2")
     assert caught.value.rule_id == "PE-OPTIONS" and caught.value.field == "options"
+
+
+@pytest.mark.parametrize("ruleset", [2, 3])
+def test_PE_GAME_END_nothing_is_reshuffled_once_the_game_is_over(ruleset: int) -> None:
+    """PE-GAME-END. "The game ends once all players have passed in the fifth round." The
+    last pass discards the Market's leftovers; with the Food deck and the discard pile
+    empty before it, ruleset 2 then refilled the deck from them (PE-DECK-REFILL) after
+    the game was over.  From ruleset 3 the game's end is its last step: no reshuffle, the
+    leftovers stay in the discard pile, the reshuffle stream is not drawn from."""
+    market = [ing("corn"), ing("rice")]
+    state = position(
+        passed=[1],
+        round_=5,
+        deck=[],
+        discard=[],
+        market=market,
+        guests=tuple(sorted(PACK.guest_of))[:5],
+        recipes={0: ["recipe-tacos"]},
+        ruleset=ruleset,
+    )
+    after, facts = fold.play(ENGINE, state, 0, pass_())
+    kinds = [f["type"] for f in facts]
+    assert after.phase == "over" and "game_over" in kinds
+    if ruleset == 2:  # as its games were recorded
+        assert kinds[-2:] == ["game_over", "deck_reshuffled"]
+        assert sorted(after.food_deck) == sorted(market) and after.discard == ()
+    else:
+        assert kinds[-1] == "game_over" and "deck_reshuffled" not in kinds
+        assert after.food_deck == () and sorted(after.discard) == sorted(market)
+        assert after.rng == state.rng
+    assert food_locations(after) == food_locations(state)
 
 
 def test_PE_ITEM_SILVERWARE_fancy_silverware_cannot_be_replaced():

@@ -34,6 +34,7 @@ from feastlog.replay.games.picky_eaters.state import (
     Player,
     State,
     StateV2,
+    StateV3,
     deal_size,
     has_effect,
     market_size,
@@ -59,10 +60,16 @@ def setup(
         first, rng = rng.uniform(FIRST_SEAT, n)
     else:
         first = int(options["first_seat"])
+    # each ruleset keeps the state shape its games were recorded with
     shape: dict[str, Any] = {}
-    if ruleset != "1":  # ruleset 1 keeps the state shape its games were recorded with
+    made: type[State] = State
+    if ruleset != "1":
         shape["deck_refill"] = options["deck_refill"]
-    state = (StateV2 if shape else State)(
+        made = StateV2
+    if ruleset not in ("1", "2"):
+        shape["ruleset"] = int(ruleset)
+        made = StateV3
+    state = made(
         **shape,
         pack_source=pack.source,
         players=tuple(Player(name) for name in seats),
@@ -107,7 +114,14 @@ def reshuffle(state: State) -> tuple[State, Fact]:
 
 def refill_when_empty(state: State, facts: list[Fact]) -> tuple[State, list[Fact]]:
     """PE-DECK-REFILL ("if the Food Deck is ever empty"): at the end of a command that left
-    the deck empty, the discard pile becomes the deck at once (option deck_refill)."""
+    the deck empty, the discard pile becomes the deck at once (option deck_refill).
+
+    From ruleset 3, not once the game is over (PE-GAME-END): the last pass of round 5
+    discards the Market, and a game that has ended shuffles nothing.  Ruleset 2 did, and
+    its games keep folding as they were recorded.
+    """
+    if state.phase == OVER and state.version >= 3:
+        return state, facts
     if state.refill == WHEN_EMPTY and not state.food_deck and state.discard:
         state, refill = reshuffle(state)
         return state, [*facts, refill]

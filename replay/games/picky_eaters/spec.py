@@ -15,20 +15,22 @@ RNG labels, in the order they are consumed:
    ``first_seat`` is ``random``;
 4. ``picky-eaters/reshuffle``: each refill of the Food deck: the discard pile, sorted
    by card id, is shuffled and becomes the deck.  When, depends on ``deck_refill``:
-   ``when_empty`` (ruleset 2 default, PE-DECK-REFILL as printed: "If the Food Deck is
+   ``when_empty`` (the default from ruleset 2, PE-DECK-REFILL as printed: "If the Food Deck is
    ever empty, shuffle the discard pile to form a new Food Deck"): whenever the deck is
    empty and the discard pile is not, at once — while cards are drawn, right after the
    card that empties the deck, and otherwise at the end of the command that left it so;
    ``on_draw`` (PE-I7, ruleset 1's only reading): only when a card must be drawn from an
    empty deck.
 
-Ruleset versions: ``2`` (new games) adds the option ``deck_refill`` (default
-``when_empty``); ``1`` always refilled on a draw.  Refusals are the same in both.
+Ruleset versions: ``3`` (new games) is ``2`` with nothing reshuffled once the game is
+over (the last pass of round 5 discards the Market; ruleset 2 then refilled an empty Food
+deck from it, after the end); ``2`` adds the option ``deck_refill`` (default
+``when_empty``); ``1`` always refilled on a draw.  Refusals are the same in all three.
 
 Options: ``first_seat`` (``random`` or a seat number), ``small_table_variant`` (``on``: the
 2- and 3-player Market of 6 and deal of 6), ``hot_plate_blocks_items`` (``off``; ``on``: a
 Recipe with Hot Plate takes no opponent's Item, PE-I2), ``deck_refill`` (``when_empty``
-or ``on_draw``; ruleset 2).
+or ``on_draw``; from ruleset 2).
 
 Flow: each round reveals a Guest, fills the Market, deals (from the first player, PE-I8);
 seats over 10 cards then send ``discard_down`` (phase ``discard-down``, together); then one
@@ -85,6 +87,13 @@ OPTIONS = (
 RULESETS: Mapping[str, Mapping[str, str]] = {
     "1": {"first_seat": "random", "small_table_variant": "on", "hot_plate_blocks_items": "off"},
     "2": {
+        "first_seat": "random",
+        "small_table_variant": "on",
+        "hot_plate_blocks_items": "off",
+        "deck_refill": WHEN_EMPTY,
+    },
+    # the same options; nothing is reshuffled once the game is over (PE-GAME-END)
+    "3": {
         "first_seat": "random",
         "small_table_variant": "on",
         "hot_plate_blocks_items": "off",
@@ -197,11 +206,16 @@ RULES: Mapping[str, Rule] = catalogue(
         "PE-DECK-REFILL",
         S_MORE,
         "If the Food Deck is ever empty, shuffle the discard pile to form a new Food Deck: "
-        "at once, whenever the deck is empty and the discard pile is not (ruleset 2 "
-        "default, option deck_refill=when_empty).",
+        "at once, whenever the deck is empty and the discard pile is not (from ruleset 2, "
+        "option deck_refill=when_empty; from ruleset 3, never once the game is over).",
         refuses=False,
     ),
-    Rule("PE-GAME-END", S_END, "The game ends once all players have passed in round 5."),
+    Rule(
+        "PE-GAME-END",
+        S_END,
+        "The game ends once all players have passed in round 5 (from ruleset 3 nothing "
+        "happens after it: the Food deck is not refilled).",
+    ),
     Rule("PE-SCORE-RECIPE", S_SCORE, "Each Recipe in play is worth 2 points.", refuses=False),
     Rule(
         "PE-SCORE-GUESTS",
@@ -293,7 +307,7 @@ SPEC = Spec(
     end_rule="PE-GAME-END",
     turn_rules=("PE-PASS", "PE-TURN-ORDER"),
     options_rule="PE-OPTIONS",
-    ruleset_version="2",
+    ruleset_version="3",
     rulesets=RULESETS,
     options=OPTIONS,
     rng_labels=(FOOD_DECK, GUEST_DECK, FIRST_SEAT, RESHUFFLE),

@@ -67,6 +67,11 @@ class State:
         """When an empty Food deck is refilled: ruleset 1 only on a draw (PE-I7)."""
         return ON_DRAW
 
+    @property
+    def version(self) -> int:
+        """The ruleset version: 1 for this class, whose shape is ruleset 1's."""
+        return 1
+
 
 @dataclass(frozen=True)
 class StateV2(State):
@@ -82,6 +87,27 @@ class StateV2(State):
     def refill(self) -> str:
         """When an empty Food deck is refilled: "when_empty" (PE-DECK-REFILL) or "on_draw"."""
         return self.deck_refill
+
+    @property
+    def version(self) -> int:
+        """The ruleset version: 2 for this class, whose shape is ruleset 2's."""
+        return 2
+
+
+@dataclass(frozen=True)
+class StateV3(StateV2):
+    """The state from ruleset 3 on: ruleset 2's fields and the ruleset version.
+
+    Ruleset 3 ends the game with its last pass (PE-GAME-END): an empty Food deck is not
+    refilled after it.  Ruleset 2 games keep the reshuffle they were recorded with.
+    """
+
+    ruleset: int = 3
+
+    @property
+    def version(self) -> int:
+        """The ruleset version this game follows."""
+        return self.ruleset
 
 
 def market_size(seats: int, variant: bool) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay.engine import LEGAL_CAP, Fact, RuleViolation, Viewer
+from feastlog.replay.engine import LEGAL_CAP, Fact, RuleViolation, Viewer, how_many
 from feastlog.replay.games.picky_eaters.flow import game_over_fact, score_table
 from feastlog.replay.games.picky_eaters.moves import MOVES, to_act
 from feastlog.replay.games.picky_eaters.pack import (
@@ -221,11 +221,12 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
     if kind == "market_filled":
         return f"The Market holds {_names(fact['names'])}."
     if kind == "dealt":
-        return f"{who} is dealt {fact['count']} cards ({fact['hand_size']} in hand)."
+        return f"{who} is dealt {how_many(fact['count'], 'card')} ({fact['hand_size']} in hand)."
     if kind == "cards_dealt":
         return f"{who} receives {_names(fact['cards'])}."
     if kind == "deck_reshuffled":
-        return f"The discard pile is shuffled into a new Food deck of {fact['cards']} cards."
+        deck = how_many(fact["cards"], "card")
+        return f"The discard pile is shuffled into a new Food deck of {deck}."
     if kind == "discarded_down":
         return f"{who} discards down to 10: {_names(fact['cards'])}."
     if kind == "took_from_market":
@@ -241,7 +242,7 @@ def narrate(fact: Fact, names: Sequence[str]) -> str | None:
     if kind == "discarded_to_draw":
         return f"{who} discards {_names(fact['cards'])} to draw a card."
     if kind == "drew":
-        return f"{who} draws {fact['count']} card from the Food deck."
+        return f"{who} draws {how_many(fact['count'], 'card')} from the Food deck."
     if kind == "play_started":
         return f"Round {fact['round']}: {who} takes the first action."
     if kind == "round_ended":
