@@ -34,6 +34,7 @@ from feastlog.service.errors import (
     GameNotFound,
     PermissionDenied,
     StaleSeq,
+    Unauthenticated,
 )
 from feastlog.service.limits import Refolds, RefusalBudget
 from feastlog.service.live import LiveGame, LiveGames
@@ -364,6 +365,7 @@ class Application(Reads):
         if not await self.db.call(self.db.store.revoke_arbiter, name, at):
             raise ArbiterNotFound(f"there is no arbiter {name!r} holding a key")
         self.credentials.arbiters_changed()
+        self.live.wake_watchers()  # a stream the arbiter opened ends now, not at its next row
         return at
 
     async def arbiters(self, caller: Caller) -> list[tuple[str, str, str]]:
@@ -421,10 +423,22 @@ class Application(Reads):
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""
         game = await self._game(game_id)
-        steps = _follow(game, caller.viewer(game_id), from_seq)
+        steps = _follow(game, caller.viewer(game_id), from_seq, self._holding(caller))
         return Watching(
             game.genesis, game.pack, typed.member_of(game.engine.spec.kind), steps, game
         )
+
+    def _holding(self, caller: Caller) -> Callable[[], None]:
+        """What a stream asks before each row: Unauthenticated once ``caller``'s credential
+        no longer stands (a named arbiter's key revoked, on this node or another)."""
+
+        def holding() -> None:
+            if not self.credentials.still_holds(caller):
+                raise Unauthenticated(
+                    f"the key of arbiter {caller.name!r} was revoked: this stream ends"
+                )
+
+        return holding
 
     async def _game(self, game_id: str) -> LiveGame:
         if not game_id:
@@ -488,18 +502,27 @@ def _accepted(game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accep
     return Accepted(row, facts, game.over, replayed, typed.member_of(game.engine.spec.kind))
 
 
-async def _follow(game: LiveGame, viewer: Viewer, from_seq: int) -> AsyncIterator[Step]:
-    """A game's rows from ``from_seq`` as ``viewer`` saw them, then each new one."""
+async def _follow(
+    game: LiveGame, viewer: Viewer, from_seq: int, holding: Callable[[], None]
+) -> AsyncIterator[Step]:
+    """A game's rows from ``from_seq`` as ``viewer`` saw them, then each new one.
+
+    ``holding`` raises once the caller's credential no longer stands (a named arbiter's
+    key revoked): it is asked before every row and whenever the stream wakes, so a stream
+    opened before a revocation ends with it.
+    """
     queue: asyncio.Queue[int] = asyncio.Queue()
     game.watchers.add(queue)
     try:
         next_seq = max(from_seq, 1)
         while True:
             while next_seq <= game.last_seq:
+                holding()
                 yield seen(game, next_seq, viewer)
                 next_seq += 1
             if game.over:
                 return
             await queue.get()
+            holding()
     finally:
         game.watchers.discard(queue)

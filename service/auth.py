@@ -137,6 +137,7 @@ class Caller:
     game_id: str = ""
     seat: int = -1
     name: str = ""  # a named arbiter's name
+    key_sha256: str = ""  # a named arbiter's key, as stored: whether it still stands
 
     @property
     def ruled_by(self) -> str:
@@ -263,6 +264,14 @@ class Credentials:
         """Forget every remembered arbiter key (one was added or revoked)."""
         self._arbiters.clear()
 
+    def still_holds(self, caller: Caller) -> bool:
+        """Whether ``caller``'s credential still stands: a named arbiter's key may have been
+        revoked since it was checked (the organiser's key and seat tokens are not revoked).
+        What a stream asks before each row it sends."""
+        if caller.role != "arbiter":
+            return True
+        return self._arbiter(caller.key_sha256) == caller.name
+
     def _arbiter(self, digest: str) -> str | None:
         if not self._remember_arbiters:
             return self._arbiter_lookup(digest)
@@ -312,10 +321,11 @@ class Credentials:
         if self._organiser and hmac.compare_digest(token.encode(), self._organiser.encode()):
             return Caller("organiser")
         if token.startswith(ARBITER_PREFIX):
-            name = self._arbiter(token_sha256(token))
+            digest = token_sha256(token)
+            name = self._arbiter(digest)
             if name is None:
                 raise Unauthenticated("this arbiter key is not known to this server (or revoked)")
-            return Caller("arbiter", name=name)
+            return Caller("arbiter", name=name, key_sha256=digest)
         found = self._seat(token_sha256(token))
         if found is None:
             raise Unauthenticated("this token is not known to this server")
