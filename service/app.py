@@ -411,9 +411,13 @@ class Application(Reads):
         return _accepted(game, done.rows[0], viewer, replayed=False)
 
     async def _reject(self, game: LiveGame, sent: Sent, error: Exception) -> None:
-        """Store a refusal, unless its sender is past its budget (then only counted)."""
+        """Store a refusal, unless its sender is past its budget (then only counted).
+
+        The budget is the credential's, over every game: a seat token sent to a hundred
+        other games has its refusals stored no faster than in its own game alone.
+        """
         sender = sent.caller.label(game.game_id)
-        unstored = self.refusals.take(game.game_id, sender)
+        unstored = self.refusals.take(sent.caller.holder)
         if unstored is not None:
             refused = commands.refusal(
                 game, sender, sent.command_id, sent.body, error, unstored, utc_now()

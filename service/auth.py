@@ -144,6 +144,15 @@ class Caller:
         """Who a ruling by this caller is recorded as made by."""
         return self.name if self.role == "arbiter" else self.role
 
+    @property
+    def holder(self) -> str:
+        """Whose credential this is, named the same in every game (never the credential)."""
+        if self.role == "seat":
+            return f"seat:{self.seat} of game {self.game_id}"
+        if self.role == "arbiter":
+            return f"arbiter:{self.name}"
+        return self.role
+
     def log_name(self) -> str:
         """The caller as the request log names it (never the credential)."""
         if self.role == "arbiter":
