@@ -447,12 +447,14 @@ class Application(Reads):
     async def _game(self, game_id: str) -> LiveGame:
         if not game_id:
             raise BadRequest("game_id is required", field="game_id")
+        commands.plain_text(game_id, "game_id")  # no game has any other id
         if self.live.shared and not self.live.holds(game_id):
             await self._waiting(game_id)  # another node's game may wait for seat entropy
         self.room.check(game_id)
         return await self.live.get(game_id)
 
     async def _stored(self, game_id: str) -> StoredGame:
+        commands.plain_text(game_id, "game_id")
         found = await self.db.call(self.db.store.load, game_id)
         if found is None:
             # no rows: a game waiting for seat entropy is told so, as every read of it is

@@ -178,7 +178,7 @@ class Caller:
         if self.role == "arbiter":
             raise PermissionDenied("only the organiser can do this, not a named arbiter")
         if self.role != "organiser":
-            raise PermissionDenied("only the organiser (or arbiter) can do this")
+            raise PermissionDenied("only the organiser can do this")
 
     def label(self, game_id: str) -> str:
         """How a refused command's sender is recorded: its actor, or whose token it was."""

@@ -426,3 +426,37 @@ def test_one_seat_token_sent_to_many_games_is_stored_within_one_budget(tmp_path:
         assert 20 <= len(stored) <= 21  # the burst (and a refill of 12 a minute at most)
     finally:
         server.stop()
+
+
+def test_ids_with_control_or_format_characters_are_invalid_argument(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    """An id holding a line break or a bidi control names no game and no tournament: it
+    is refused as malformed (INVALID_ARGUMENT, the field named), not looked up."""
+    server, targets = served
+    client = stub(server.address)
+    tournaments = tpb_grpc.TournamentServiceStub(grpc.insecure_channel(server.address))
+    calls = [
+        ("game_id", lambda: client.GetView(pb.GetViewRequest(game_id=targets.running + "\n"))),
+        (
+            "game_id",
+            lambda: client.SubmitCommand(
+                pb.SubmitCommandRequest(game_id="g\n", command_id="c"),
+                metadata=bearer(targets.tokens[targets.running][targets.own]),
+            ),
+        ),
+        ("tournament_id", lambda: tournaments.GetStats(tpb.GetStatsRequest(tournament_id="a\nb"))),
+        (
+            "tournament_id",
+            lambda: tournaments.GetStandings(tpb.GetStandingsRequest(tournament_id="a\u202eb")),
+        ),
+        (
+            "tournament_id",
+            lambda: client.ListGames(pb.ListGamesRequest(tournament_id="a\u200bb")),
+        ),
+    ]
+    for field, call in calls:
+        with pytest.raises(grpc.RpcError) as caught:
+            call()
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
+        assert error_info(caught.value).metadata["field"] == field
