@@ -120,7 +120,7 @@ def test_rules_lists_the_catalogue() -> None:
     assert "options (defaults):" in result.output and "gem_ability=per_bid" in result.output
     assert "BA-SCORE                 [Game End] (never refuses)" in result.output
     masters = CliRunner().invoke(cli, ["rules", "menu-masters"])
-    assert "rulesets folded: 1, 2, 3 (new games: 3)" in masters.output
+    assert "rulesets folded: 1, 2, 3, 4 (new games: 4)" in masters.output
     assert "round_limit=off" in masters.output
 
 

@@ -24,13 +24,14 @@ def test_engine_is_registered_with_its_facts():
     assert (ENGINE.spec.min_seats, ENGINE.spec.max_seats, ENGINE.spec.ruleset_version) == (
         2,
         6,
-        "3",
+        "4",
     )
     assert ENGINE.spec.option_defaults == {"first_seat": "random", "round_limit": "off"}
     assert ENGINE.spec.rulesets == {
         "1": {"first_seat": "random", "round_limit": "30"},
         "2": {"first_seat": "random", "round_limit": "off"},
         "3": {"first_seat": "random", "round_limit": "off"},
+        "4": {"first_seat": "random", "round_limit": "off"},
     }
     assert (ENGINE.spec.seats_rule, ENGINE.spec.end_rule) == ("MM-I1", "MM-GAME-OVER")
     assert ENGINE.spec.rng_labels == (

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import combinations, product
 
+import pytest
+
 from feastlog.replay import fold
 from feastlog.replay.engine import LEGAL_CAP, SPECTATOR, RuleViolation, capped
 from feastlog.replay.games.menu_masters import ENGINE
@@ -268,26 +270,88 @@ def test_MM_narration_agrees_in_number():
     )
 
 
+def chained_menus(ruleset: str) -> tuple[State, pb.MenuMastersCommand, pb.MenuMastersCommand]:
+    """Ann on her purchase turn, able to complete the community Tomato Bruschetta and the
+    Salmon Toast on top of the face-down Menu deck that replaces it; the two completions."""
+    basket = ["produce-08", "bakery-01", "butcher-01", "bakery-02"]
+    state = give(new_game(3, ruleset=ruleset), 0, basket=basket, menus=["menu-12"])
+    state = community(state, ["menu-02", "menu-05", "menu-03"])
+    state = replace(state, menu_deck=("menu-01", *(m for m in state.menu_deck if m != "menu-01")))
+    state, _ = purchasing(state, {PRODUCE: [0]})
+    return (
+        state,
+        complete(completion("menu-05", tomato="produce-08", bread="bakery-01")),
+        complete(completion("menu-01", salmon="butcher-01", bread="bakery-02")),
+    )
+
+
+def test_MM_MENU_SOURCE_ruleset_4_a_command_names_only_menus_the_chef_sees():
+    """MM-MENU-SOURCE (ruleset 4). "If a chef completes a face up community Menu, it is
+    immediately replaced with another Menu card from the deck" and "Place the Menu deck
+    facedown": the replacement is revealed by the completion, so the command that makes it
+    cannot already name it.  Before, a guess named after a community Menu was refused
+    under one rule when it was the deck's top and under another when it was not, so a
+    chef could read the face-down deck by guessing; now every guess gets the same answer,
+    and the revealed Menu is completed by the next command (the turn goes on)."""
+    state, bruschetta, salmon_toast = chained_menus("4")
+    assert state.menu_deck[0] == "menu-01" and state.version == 4
+    both = complete(*bruschetta.complete_menus.menus, *salmon_toast.complete_menus.menus)
+    with pytest.raises(RuleViolation) as caught:
+        fold.play(ENGINE, state, 0, both)
+    assert caught.value.rule_id == "MM-MENU-SOURCE" and "Salmon Toast" in caught.value.message
+    # a bogus completion then any guess: one rule, whichever Menu is on top of the deck
+    empty = give(state, 0, basket=[])
+    seen = set(empty.community) | set(empty.chefs[0].menus)
+    answers = set()
+    for menu in (m.id for m in PACK.menus if m.id not in seen):
+        guess = complete(
+            completion("menu-05", tomato="produce-08"), completion(menu, salmon="butcher-01")
+        )
+        with pytest.raises(RuleViolation) as caught:
+            fold.play(ENGINE, empty, 0, guess)
+        answers.add((caught.value.rule_id, caught.value.message.replace(PACK.menu(menu).name, "X")))
+    assert answers == {("MM-MENU-SOURCE", "X is neither Ann's secret Menu nor a community Menu")}
+    # one command, then the next: both Menus completed on the same turn
+    state, facts = run(state, (0, bruschetta))
+    assert state.community == ("menu-02", "menu-01", "menu-03")
+    state, facts = run(state, (0, salmon_toast))
+    assert [f["menu"] for f in of_type(facts, "menu_completed")] == ["menu-01"]
+    assert state.turn is not None and state.turn.seat == 0
+
+
+def test_MM_MENU_SOURCE_ruleset_3_still_folds_a_chained_completion_as_recorded():
+    """MM-MENU-SOURCE (rulesets 1 to 3, kept for their records): one command could
+    complete a community Menu and the Menu that replaced it."""
+    state, bruschetta, salmon_toast = chained_menus("3")
+    both = complete(*bruschetta.complete_menus.menus, *salmon_toast.complete_menus.menus)
+    state, facts = run(state, (0, both))
+    assert [f["menu"] for f in of_type(facts, "menu_completed")] == ["menu-05", "menu-01"]
+
+
 def test_a_ruleset_1_genesis_folds_with_ruleset_1_state_and_options():
     """A recorded game folds under the ruleset version it was recorded with."""
     seats = [record_pb2.SeatInfo(name=n) for n in NAMES[:3]]
     old = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="1", seats=seats)
     new = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="2", seats=seats)
-    newest = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="3", seats=seats)
+    third = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="3", seats=seats)
+    newest = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="4", seats=seats)
     one, _ = fold.start(old, bytes(32), PACK)
     two, _ = fold.start(new, bytes(32), PACK)
-    three, _ = fold.start(newest, bytes(32), PACK)
+    three, _ = fold.start(third, bytes(32), PACK)
+    four, _ = fold.start(newest, bytes(32), PACK)
     assert type(one.game) is State and one.game.round_limit == 30 and one.game.version == 1
     assert type(two.game) is StateV2 and two.game.round_limit == 0 and two.game.version == 2
     assert type(three.game) is StateV3 and three.game.version == 3
+    assert type(four.game) is StateV3 and four.game.version == 4
     assert three.game.completed_when_empty == -1
-    hashes = {fold.state_hash(f) for f in (one, two, three)}
-    assert len(hashes) == 3  # the version enters the hash
+    assert ENGINE.spec.ruleset_version == "4"
+    hashes = {fold.state_hash(f) for f in (one, two, three, four)}
+    assert len(hashes) == 4  # the version enters the hash
     unknown = record_pb2.Genesis(game_kind="menu-masters", ruleset_version="9", seats=seats)
     try:
         fold.start(unknown, bytes(32), PACK)
     except ValueError as refused:
-        assert "ruleset '9' is not one this build folds (1, 2, 3)" in str(refused)
+        assert "ruleset '9' is not one this build folds (1, 2, 3, 4)" in str(refused)
     else:
         raise AssertionError("an unknown ruleset version folded")
 

@@ -149,17 +149,27 @@ def read_completions(
 
 
 def menus_in_reach(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> str | None:
-    """MM-MENU-SOURCE: each Menu is the chef's secret Menu or in the community row, then."""
+    """MM-MENU-SOURCE: each Menu is the chef's secret Menu or in the community row.
+
+    From ruleset 4, the row as the chef sees it when the command is sent.  The Menu that
+    replaces a completed one comes off the face-down deck: rulesets 1 to 3 let the same
+    command name it, so a refusal told whether a guessed Menu was the deck's top (this
+    rule, or the ingredients of the Menu guessed), and a chef could read the deck by
+    guessing.  Now a revealed Menu is completed by a later command (the turn goes on).
+    """
     chef = state.chefs[seat]
     secret, community, deck = list(chef.menus), list(state.community), list(state.menu_deck)
     for completion in move.menus:
         menu = state.pack.menu(completion.menu_id)
         if menu.id in secret:
             secret.remove(menu.id)
-        elif menu.id in community:  # a completed community Menu is replaced at once
+        elif menu.id in community:
+            # a completed community Menu is replaced at once: from ruleset 4 by a Menu
+            # this command cannot name
             place = community.index(menu.id)
-            community[place : place + 1] = deck[:1]
-            deck = deck[1:]
+            replaced_by = deck[:1] if state.version < 4 else []
+            community[place : place + 1] = replaced_by
+            deck = deck[len(replaced_by) :]
         else:
             return f"{menu.name} is neither {chef.name}'s secret Menu nor a community Menu"
     return None

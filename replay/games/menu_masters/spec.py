@@ -21,7 +21,12 @@ complete a secret Menu is never revealed.  An empty window is a sold-out store (
 
 Ruleset versions (a game folds under the version its genesis names):
 
-- ``3`` (new games): as ``2``, but the end of a table whose stores are all empty is
+- ``4`` (new games): as ``3``, but a CompleteMenus command names only Menus the chef
+  sees when it is sent (MM-MENU-SOURCE): the Menu that replaces a completed community
+  Menu comes off the face-down deck and is completed by a later command.  Rulesets 1 to
+  3 let the same command name it, so which rule refused a guess told whether the guessed
+  Menu was the top of the deck.
+- ``3``: as ``2``, but the end of a table whose stores are all empty is
   judged from public information only (each chef's basket against the community Menus
   and, while the chef holds secret Menus, any Menu not yet seen), so whether play goes
   on never tells where a hidden Menu is; and a whole round with every store empty and no
@@ -102,6 +107,7 @@ RULESETS: Mapping[str, Mapping[str, str]] = {
     "1": {"first_seat": "random", "round_limit": "30"},
     "2": {"first_seat": "random", "round_limit": "off"},
     "3": {"first_seat": "random", "round_limit": "off"},
+    "4": {"first_seat": "random", "round_limit": "off"},
 }
 
 _S, _P, _B, _M, _C, _E = (
@@ -257,7 +263,9 @@ RULES: Mapping[str, Rule] = catalogue(
     Rule(
         "MM-MENU-SOURCE",
         _M,
-        "A chef completes Menus from their own secret hand or the community row.",
+        "A chef completes Menus from their own secret hand or the community row (from "
+        "ruleset 4, as the row stands when the command is sent: a Menu revealed to "
+        "replace a completed one is completed by a later command).",
     ),
     Rule(
         "MM-MENU-INGREDIENTS",
@@ -404,7 +412,7 @@ SPEC = Spec(
     end_rule="MM-GAME-OVER",
     turn_rules=("MM-TURN-ORDER",),
     options_rule="MM-OPTIONS",
-    ruleset_version="3",
+    ruleset_version="4",
     rulesets=RULESETS,
     options=OPTIONS,
     rng_labels=(*DECK_LABELS, FIRST_SEAT_LABEL, MENU_LABEL),
