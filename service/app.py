@@ -34,6 +34,7 @@ from feastlog.service.errors import (
     GameNotFound,
     PermissionDenied,
     StaleSeq,
+    Unauthenticated,
 )
 from feastlog.service.limits import Refolds, RefusalBudget
 from feastlog.service.live import LiveGame, LiveGames
@@ -364,6 +365,7 @@ class Application(Reads):
         if not await self.db.call(self.db.store.revoke_arbiter, name, at):
             raise ArbiterNotFound(f"there is no arbiter {name!r} holding a key")
         self.credentials.arbiters_changed()
+        self.live.wake_watchers()  # a stream the arbiter opened ends now, not at its next row
         return at
 
     async def arbiters(self, caller: Caller) -> list[tuple[str, str, str]]:
@@ -409,9 +411,13 @@ class Application(Reads):
         return _accepted(game, done.rows[0], viewer, replayed=False)
 
     async def _reject(self, game: LiveGame, sent: Sent, error: Exception) -> None:
-        """Store a refusal, unless its sender is past its budget (then only counted)."""
+        """Store a refusal, unless its sender is past its budget (then only counted).
+
+        The budget is the credential's, over every game: a seat token sent to a hundred
+        other games has its refusals stored no faster than in its own game alone.
+        """
         sender = sent.caller.label(game.game_id)
-        unstored = self.refusals.take(game.game_id, sender)
+        unstored = self.refusals.take(sent.caller.holder)
         if unstored is not None:
             refused = commands.refusal(
                 game, sender, sent.command_id, sent.body, error, unstored, utc_now()
@@ -421,20 +427,34 @@ class Application(Reads):
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""
         game = await self._game(game_id)
-        steps = _follow(game, caller.viewer(game_id), from_seq)
+        steps = _follow(game, caller.viewer(game_id), from_seq, self._holding(caller))
         return Watching(
             game.genesis, game.pack, typed.member_of(game.engine.spec.kind), steps, game
         )
 
+    def _holding(self, caller: Caller) -> Callable[[], None]:
+        """What a stream asks before each row: Unauthenticated once ``caller``'s credential
+        no longer stands (a named arbiter's key revoked, on this node or another)."""
+
+        def holding() -> None:
+            if not self.credentials.still_holds(caller):
+                raise Unauthenticated(
+                    f"the key of arbiter {caller.name!r} was revoked: this stream ends"
+                )
+
+        return holding
+
     async def _game(self, game_id: str) -> LiveGame:
         if not game_id:
             raise BadRequest("game_id is required", field="game_id")
+        commands.plain_text(game_id, "game_id")  # no game has any other id
         if self.live.shared and not self.live.holds(game_id):
             await self._waiting(game_id)  # another node's game may wait for seat entropy
         self.room.check(game_id)
         return await self.live.get(game_id)
 
     async def _stored(self, game_id: str) -> StoredGame:
+        commands.plain_text(game_id, "game_id")
         found = await self.db.call(self.db.store.load, game_id)
         if found is None:
             # no rows: a game waiting for seat entropy is told so, as every read of it is
@@ -488,18 +508,27 @@ def _accepted(game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accep
     return Accepted(row, facts, game.over, replayed, typed.member_of(game.engine.spec.kind))
 
 
-async def _follow(game: LiveGame, viewer: Viewer, from_seq: int) -> AsyncIterator[Step]:
-    """A game's rows from ``from_seq`` as ``viewer`` saw them, then each new one."""
+async def _follow(
+    game: LiveGame, viewer: Viewer, from_seq: int, holding: Callable[[], None]
+) -> AsyncIterator[Step]:
+    """A game's rows from ``from_seq`` as ``viewer`` saw them, then each new one.
+
+    ``holding`` raises once the caller's credential no longer stands (a named arbiter's
+    key revoked): it is asked before every row and whenever the stream wakes, so a stream
+    opened before a revocation ends with it.
+    """
     queue: asyncio.Queue[int] = asyncio.Queue()
     game.watchers.add(queue)
     try:
         next_seq = max(from_seq, 1)
         while True:
             while next_seq <= game.last_seq:
+                holding()
                 yield seen(game, next_seq, viewer)
                 next_seq += 1
             if game.over:
                 return
             await queue.get()
+            holding()
     finally:
         game.watchers.discard(queue)

@@ -137,11 +137,21 @@ class Caller:
     game_id: str = ""
     seat: int = -1
     name: str = ""  # a named arbiter's name
+    key_sha256: str = ""  # a named arbiter's key, as stored: whether it still stands
 
     @property
     def ruled_by(self) -> str:
         """Who a ruling by this caller is recorded as made by."""
         return self.name if self.role == "arbiter" else self.role
+
+    @property
+    def holder(self) -> str:
+        """Whose credential this is, named the same in every game (never the credential)."""
+        if self.role == "seat":
+            return f"seat:{self.seat} of game {self.game_id}"
+        if self.role == "arbiter":
+            return f"arbiter:{self.name}"
+        return self.role
 
     def log_name(self) -> str:
         """The caller as the request log names it (never the credential)."""
@@ -168,7 +178,7 @@ class Caller:
         if self.role == "arbiter":
             raise PermissionDenied("only the organiser can do this, not a named arbiter")
         if self.role != "organiser":
-            raise PermissionDenied("only the organiser (or arbiter) can do this")
+            raise PermissionDenied("only the organiser can do this")
 
     def label(self, game_id: str) -> str:
         """How a refused command's sender is recorded: its actor, or whose token it was."""
@@ -263,6 +273,14 @@ class Credentials:
         """Forget every remembered arbiter key (one was added or revoked)."""
         self._arbiters.clear()
 
+    def still_holds(self, caller: Caller) -> bool:
+        """Whether ``caller``'s credential still stands: a named arbiter's key may have been
+        revoked since it was checked (the organiser's key and seat tokens are not revoked).
+        What a stream asks before each row it sends."""
+        if caller.role != "arbiter":
+            return True
+        return self._arbiter(caller.key_sha256) == caller.name
+
     def _arbiter(self, digest: str) -> str | None:
         if not self._remember_arbiters:
             return self._arbiter_lookup(digest)
@@ -312,10 +330,11 @@ class Credentials:
         if self._organiser and hmac.compare_digest(token.encode(), self._organiser.encode()):
             return Caller("organiser")
         if token.startswith(ARBITER_PREFIX):
-            name = self._arbiter(token_sha256(token))
+            digest = token_sha256(token)
+            name = self._arbiter(digest)
             if name is None:
                 raise Unauthenticated("this arbiter key is not known to this server (or revoked)")
-            return Caller("arbiter", name=name)
+            return Caller("arbiter", name=name, key_sha256=digest)
         found = self._seat(token_sha256(token))
         if found is None:
             raise Unauthenticated("this token is not known to this server")

@@ -366,11 +366,12 @@ class _Bucket:
 
 
 class RefusalBudget:
-    """A token bucket per (game, sender) for storing refusals.
+    """A token bucket per sender for storing refusals: per credential, over every game.
 
     Every refusal is answered with its status; past the budget it is counted instead of
-    stored, and the sender's next stored refusal says how many were skipped.  A sender
-    may have ``burst`` refusals stored at once and ``per_minute`` more each minute.
+    stored, and the sender's next stored refusal (in whichever game) says how many were
+    skipped.  A sender may have ``burst`` refusals stored at once and ``per_minute`` more
+    each minute, however many games it sends to.
     """
 
     def __init__(
@@ -385,14 +386,15 @@ class RefusalBudget:
         self.clock = clock
         self.senders = senders
         self.unstored = 0  # refusals answered but not stored, since the server started
-        self._buckets: OrderedDict[tuple[str, str], _Bucket] = OrderedDict()
+        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
 
-    def take(self, game_id: str, sender: str) -> int | None:
-        """None: do not store this refusal; else store it (with how many were skipped)."""
+    def take(self, sender: str) -> int | None:
+        """None: do not store this refusal; else store it (with how many were skipped).
+
+        ``sender``: the credential (``Caller.holder``), the same in every game."""
         now = self.clock()
-        key = (game_id, sender)
-        bucket = self._buckets.pop(key, None) or _Bucket(float(self.burst), now)
-        self._buckets[key] = bucket  # most recently used last
+        bucket = self._buckets.pop(sender, None) or _Bucket(float(self.burst), now)
+        self._buckets[sender] = bucket  # most recently used last
         bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate)
         bucket.at = now
         while len(self._buckets) > self.senders:  # memory stays bounded: forget the oldest

@@ -166,6 +166,13 @@ class LiveGames:
         self._targets: dict[str, int] = {}  # last seq other nodes committed, to catch up to
         self._following: dict[str, asyncio.Task[None]] = {}
 
+    def wake_watchers(self) -> None:
+        """Wake every stream of every game in memory, with no new row: a credential was
+        revoked, and each stream asks whether its caller still holds one."""
+        for game in self._live.values():
+            for queue in game.watchers:
+                queue.put_nowait(game.last_seq)
+
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""
         game = self._live.get(game_id)

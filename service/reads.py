@@ -40,6 +40,7 @@ from feastlog.replay.visibility import (
     sees_all,
 )
 from feastlog.service.auth import Caller
+from feastlog.service.commands import plain_text
 from feastlog.service.errors import BadRequest, GameNotFound
 from feastlog.service.live import LiveGame
 from feastlog.service.pages import page_html
@@ -297,6 +298,7 @@ class Reads(ABC):
         """
         if page_size < 0:
             raise BadRequest("page_size is 0 (the default) or more", field="page_size")
+        plain_text(tournament_id, "tournament_id")
         size = min(page_size or PAGE_SIZE, MAX_PAGE_SIZE)
         listing = Listing(LIST_GAMES, kind, tournament_id)
         before = listing.place_of(page_token)
@@ -326,6 +328,7 @@ class Reads(ABC):
         """A tournament's standings: SQL over the outcomes projection (finished games)."""
         if not tournament_id:
             raise BadRequest("tournament_id is required", field="tournament_id")
+        plain_text(tournament_id, "tournament_id")
         listed = await self._read(lambda store: store.tournament_games(tournament_id))
         if not listed:
             raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
@@ -334,6 +337,7 @@ class Reads(ABC):
 
     async def stats(self, tournament_id: str = "") -> list[KindStats]:
         """Per game kind: games, win rate by seat, a figure; SQL over the projection."""
+        plain_text(tournament_id, "tournament_id")
         found: list[KindStats] = await self._read(lambda store: store.stats(tournament_id))
         return found
 

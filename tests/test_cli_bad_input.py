@@ -114,10 +114,10 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     # unknown games
     (("replay", "g_nope", "--db", "{db}"), 4, "NOT_FOUND"),
     (("replay", "g_\u00e9", "--db", "{db}"), 4, "NOT_FOUND"),  # no header can carry it
-    (("audit", "g_\x1b[31m", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("audit", "g_\x1b[31m", "--db", "{db}"), 2, "game_id holds"),  # malformed: not looked up
     # ASCII but not printable: no header carries it, as a token (usage) or as a game id (sent without its routing header)
     (("play", "{running}", "--token", "seat_\x7f", "--db", "{db}"), 2, "printable ASCII"),
-    (("export", "g_\x7f", "-o", "{folder}/x.json", "--db", "{db}"), 4, "NOT_FOUND"),
+    (("export", "g_\x7f", "-o", "{folder}/x.json", "--db", "{db}"), 2, "game_id holds"),
     (("replay", "g_nope", "--db", "{db}", "--html", "{folder}/x.html"), 4, "NOT_FOUND"),
     (("audit", "g_nope", "--db", "{db}"), 4, "NOT_FOUND"),
     (("explain", "g_nope", "2", "--db", "{db}"), 4, "NOT_FOUND"),

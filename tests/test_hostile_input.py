@@ -27,6 +27,7 @@ from feastlog.service.limits import (
 )
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
+from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import picky_eaters_pb2 as pe
 from feastlog.v1 import record_pb2
@@ -166,11 +167,12 @@ def test_a_refused_command_is_kept_cut_with_its_length_and_digest() -> None:
 def test_the_refusal_budget_is_a_token_bucket_per_sender() -> None:
     now = [0.0]
     budget = RefusalBudget(burst=3, per_minute=6, clock=lambda: now[0])
-    assert [budget.take("g", "seat:0") for _ in range(5)] == [0, 0, 0, None, None]
-    assert budget.take("g", "seat:1") == 0  # another sender has its own bucket
+    ann = "seat:0 of game g_1"
+    assert [budget.take(ann) for _ in range(5)] == [0, 0, 0, None, None]
+    assert budget.take("seat:1 of game g_1") == 0  # another sender has its own bucket
     now[0] += 10  # one more at 6 a minute
-    assert budget.take("g", "seat:0") == 2  # stored, saying two were skipped
-    assert budget.take("g", "seat:0") is None
+    assert budget.take(ann) == 2  # stored, saying two were skipped
+    assert budget.take(ann) is None
     assert budget.unstored == 3
 
 
@@ -392,3 +394,69 @@ def test_standings_are_sql_over_the_projection_and_the_same_for_everyone(
     # nothing is folded to answer, so a seat and a spectator get the same answer
     assert standings.GetStandings(request, metadata=seat) == organiser
     assert standings.GetStandings(request) == organiser
+
+
+def test_one_seat_token_sent_to_many_games_is_stored_within_one_budget(tmp_path: Path) -> None:
+    """A seat's token sent to other games is refused (PERMISSION_DENIED) and the refusal
+    kept in the game it was sent to: within the one budget of that credential, however
+    many games it is sent to (each game had a budget of its own before: a hundred games, a
+    hundred times the rows)."""
+    server = ThreadedServer(tmp_path / "budget.duckdb")
+    try:
+        client = stub(server.address)
+
+        def new(players: list[str]) -> pb.CreateGameResponse:
+            request = pb.CreateGameRequest(game_kind="bon-appetit", players=players)
+            reply: pb.CreateGameResponse = client.CreateGame(request, metadata=bearer(server.key))
+            return reply
+
+        attacker = new(["Eve", "Mal"])
+        eve = attacker.seat_tokens[0].token
+        victims = [new(["Ann", "Bob"]).game_id for _ in range(4)]
+        bid = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=ba.BonAppetitBid()))
+        for i in range(40):
+            request = pb.SubmitCommandRequest(
+                game_id=victims[i % 4], command_id=f"x{i}", command=bid
+            )
+            with pytest.raises(grpc.RpcError) as caught:
+                client.SubmitCommand(request, metadata=bearer(eve))
+            assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        stored = [r for g in victims for r in rejections(server, g)]
+        assert {r.actor for r in stored} == {f"seat:0 of game {attacker.game_id}"}
+        assert 20 <= len(stored) <= 21  # the burst (and a refill of 12 a minute at most)
+    finally:
+        server.stop()
+
+
+def test_ids_with_control_or_format_characters_are_invalid_argument(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    """An id holding a line break or a bidi control names no game and no tournament: it
+    is refused as malformed (INVALID_ARGUMENT, the field named), not looked up."""
+    server, targets = served
+    client = stub(server.address)
+    tournaments = tpb_grpc.TournamentServiceStub(grpc.insecure_channel(server.address))
+    calls = [
+        ("game_id", lambda: client.GetView(pb.GetViewRequest(game_id=targets.running + "\n"))),
+        (
+            "game_id",
+            lambda: client.SubmitCommand(
+                pb.SubmitCommandRequest(game_id="g\n", command_id="c"),
+                metadata=bearer(targets.tokens[targets.running][targets.own]),
+            ),
+        ),
+        ("tournament_id", lambda: tournaments.GetStats(tpb.GetStatsRequest(tournament_id="a\nb"))),
+        (
+            "tournament_id",
+            lambda: tournaments.GetStandings(tpb.GetStandingsRequest(tournament_id="a\u202eb")),
+        ),
+        (
+            "tournament_id",
+            lambda: client.ListGames(pb.ListGamesRequest(tournament_id="a\u200bb")),
+        ),
+    ]
+    for field, call in calls:
+        with pytest.raises(grpc.RpcError) as caught:
+            call()
+        assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
+        assert error_info(caught.value).metadata["field"] == field

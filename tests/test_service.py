@@ -387,6 +387,49 @@ def test_watch_sends_stored_rows_then_live_ones(served: ThreadedServer) -> None:
     assert all("hand" not in s for s in view_of(seen[2])["seats"])
 
 
+def test_a_revoked_arbiters_open_stream_ends_with_the_revocation(served: ThreadedServer) -> None:
+    """A named arbiter sees every hand; once the organiser revokes the key, a WatchGame
+    stream opened before ends (UNAUTHENTICATED) without another row, not only new calls."""
+    import queue
+    import threading
+
+    from feastlog.v1 import admin_service_pb2 as adpb
+    from feastlog.v1 import admin_service_pb2_grpc as ad_grpc
+
+    admin = ad_grpc.AdminServiceStub(grpc.insecure_channel(served.address))
+    key = admin.AddArbiter(adpb.AddArbiterRequest(name="dana"), metadata=bearer(served.key)).key
+    game_id, tokens = new_game(served)
+    stream = stub(served.address).WatchGame(
+        pb.WatchGameRequest(game_id=game_id, from_seq=1), metadata=bearer(key)
+    )
+    got: queue.Queue[object] = queue.Queue()
+
+    def read() -> None:
+        try:
+            for reply in stream:
+                got.put(reply.event)
+        except grpc.RpcError as ended:
+            got.put(ended)
+
+    threading.Thread(target=read, daemon=True).start()
+    first = got.get(timeout=30)
+    assert isinstance(first, pb.RecordEvent) and first.seq == 1
+    submit(served, game_id, tokens[0], bid())
+    second = got.get(timeout=30)
+    assert isinstance(second, pb.RecordEvent) and second.seq == 2
+    assert all("hand" in seat for seat in view_of(second)["seats"])  # the arbiter's view
+    admin.RevokeArbiter(adpb.RevokeArbiterRequest(name="dana"), metadata=bearer(served.key))
+    ended = got.get(timeout=30)  # no new row: the revocation itself ends the stream
+    assert isinstance(ended, grpc.RpcError), ended
+    assert ended.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert "revoked" in (ended.details() or "")
+    submit(served, game_id, tokens[1], bid())
+    assert got.empty()  # nothing after the revocation
+    with pytest.raises(grpc.RpcError) as caught:
+        stub(served.address).GetView(pb.GetViewRequest(game_id=game_id), metadata=bearer(key))
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
 def test_concurrent_commands_share_group_commits(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
