@@ -11,6 +11,8 @@ from typing import Any
 import grpc
 import pytest
 
+from feastlog.replay import games
+from feastlog.replay.engine import PackError, pack_source
 from feastlog.service import reads
 from feastlog.service.auth import Credentials
 from feastlog.service.errors import FieldTooLong, Unauthenticated, UnknownFields
@@ -174,6 +176,45 @@ def test_the_refusal_budget_is_a_token_bucket_per_sender() -> None:
     assert budget.unstored == 3
 
 
+# Content pack files that broke the TOML reader (RecursionError, ValueError, or time and
+# memory growing with the square of a dotted key's parts: 10,000 parts took 2.3 s and
+# 400 MB, 100,000 were killed for memory); each is refused on the file itself.
+BROKEN_FILES = {
+    "deep arrays": b'id = "p"\na = ' + b"[" * 60_000 + b"]" * 60_000,
+    "deep inline tables": b'id = "p"\na = ' + b"{b=" * 20_000 + b"1" + b"}" * 20_000,
+    "a 5000-digit number": b'id = "p"\nn = ' + b"9" * 5000,
+    "a dotted key of 3000 parts": b'id = "p"\n' + b"a." * 3000 + b"b = 1",
+    "a table header of 3000 parts": b'id = "p"\n[' + b"a." * 3000 + b"b]",
+    "nesting 11 deep in all": b'id = "p"\n[a.b.c]\nd.e.f = [[[{g = [1]}]]]',
+}
+
+
+@pytest.mark.parametrize("kind", games.SHIPPED)
+@pytest.mark.parametrize("name", BROKEN_FILES)
+def test_a_pack_file_that_breaks_the_reader_is_refused_on_the_file(kind: str, name: str) -> None:
+    with pytest.raises(PackError) as refused_pack:
+        games.engine(kind).load_pack(BROKEN_FILES[name])
+    assert (refused_pack.value.card, refused_pack.value.field) == ("(pack)", "(file)")
+    assert "Traceback" not in refused_pack.value.message
+    assert "sys." not in refused_pack.value.message  # no advice to change Python's limits
+
+
+def test_a_pack_nests_ten_deep_and_brackets_in_its_words_do_not_count() -> None:
+    words = b"""id = "p"
+note = "[[[[[[[[[[[ {{{{{{{{{{{ a.b.c.d.e.f.g.h.i.j.k.l"
+title = 'x.x.x.x.x.x.x.x.x.x.x.x [[[[[[[[[[[['
+text = \"\"\"[[[[[[[[[[[[
+\\\"[[[[[[[[[[[[\"\"\"\"
+"a.a.a.a.a.a.a.a.a.a.a.a" = [1.5, 2.5, 1979-05-27T07:32:00.999999]  # [[[[[[[[[[[[
+"""
+    deepest = b"[a.b]\nc.d = [[{e = [[[1]]]}]]\n"  # the file's table and 9 more
+    read = pack_source(words + deepest)
+    assert read["text"] == '[[[[[[[[[[[[\n"[[[[[[[[[[[["'
+    assert read["a"]["b"]["c"]["d"] == [[{"e": [[[1]]]}]]
+    with pytest.raises(PackError, match="more than 10 deep"):
+        pack_source(words + deepest.replace(b"[[[1]]]", b"[[[[1]]]]"))
+
+
 def test_credentials_sent_are_always_checked() -> None:
     credentials = Credentials("org_key")
     for metadata in (
@@ -192,6 +233,28 @@ def test_credentials_sent_are_always_checked() -> None:
 
 
 # ---- through a real server ---------------------------------------------------------------
+
+
+def test_create_game_refuses_a_pack_file_that_breaks_the_reader_and_makes_nothing(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, _ = served
+    client = stub(server.address)
+    listed = pb.ListGamesRequest(page_size=500)
+    before = len(client.ListGames(listed).games)
+    for name, pack in BROKEN_FILES.items():
+        request = pb.CreateGameRequest(
+            game_kind="bon-appetit", players=["Ann", "Bo"], content_pack=pack
+        )
+        error = refused(client.CreateGame, request, metadata=bearer(server.key))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (name, error.details())
+        info = error_info(error)
+        assert (info.reason, info.metadata["card"], info.metadata["field"]) == (
+            "BAD_CONTENT_PACK",
+            "(pack)",
+            "(file)",
+        ), name
+    assert len(client.ListGames(listed).games) == before
 
 
 def test_undecodable_bytes_are_invalid_argument_in_plain_words(
