@@ -58,6 +58,7 @@ def _broken(old: str, new: str) -> bytes:
         ('target = "Fugu Platter"', 'target = "Fugu"', "Sake Flight", "ability.target"),
         ('name = "Wagyu Steak"', 'name = "Fugu Platter"', "Fugu Platter", "name"),
         ('id = "bon-appetit-default-1"', 'id = ""', "(pack)", "id"),
+        ('note = "Composed."', "note = { text = 1 }", "Blueberry Cheesecake", "note"),
     ],
 )
 def test_broken_pack_names_card_and_field(old: str, new: str, card: str, field: str) -> None:

@@ -257,6 +257,38 @@ def test_create_game_refuses_a_pack_file_that_breaks_the_reader_and_makes_nothin
     assert len(client.ListGames(listed).games) == before
 
 
+# Cards of the bundled packs with one value changed that no check refused in time:
+# (game, text, its replacement, the card and field the refusal names).
+BROKEN_CARDS = [
+    # an ingredient looked up as a name: TypeError, unhashable
+    ("menu-masters", 'ingredients = ["broccoli"]', 'ingredients = [["broccoli"]]', "produce-01"),
+]
+
+
+@pytest.mark.parametrize(("kind", "old", "new", "card"), BROKEN_CARDS)
+def test_create_game_refuses_a_broken_card_naming_it_and_makes_nothing(
+    served: tuple[ThreadedServer, Targets], kind: str, old: str, new: str, card: str
+) -> None:
+    server, _ = served
+    client = stub(server.address)
+    listed = pb.ListGamesRequest(page_size=500)
+    before = len(client.ListGames(listed).games)
+    text = games.engine(kind).default_pack_bytes().decode()
+    assert old in text
+    pack = text.replace(old, new, 1).encode()
+    request = pb.CreateGameRequest(game_kind=kind, players=["Ann", "Bo"], content_pack=pack)
+    error = refused(client.CreateGame, request, metadata=bearer(server.key))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    info = error_info(error)
+    field = new.split(" =")[0]
+    assert (info.reason, info.metadata["card"], info.metadata["field"]) == (
+        "BAD_CONTENT_PACK",
+        card,
+        field,
+    ), error.details()
+    assert len(client.ListGames(listed).games) == before
+
+
 def test_undecodable_bytes_are_invalid_argument_in_plain_words(
     served: tuple[ThreadedServer, Targets],
 ) -> None:

@@ -72,6 +72,19 @@ BROKEN = [
         _broken('ingredients = ["salmon", "bread"]', 'ingredients = ["caviar"]'),
     ),
     ("menu-01", "name", _broken('name = "Salmon Toast"', 'name = ""')),
+    # a list or table in place of a name was looked up as one: TypeError, unhashable
+    (
+        "produce-01",
+        "ingredients",
+        _broken('ingredients = ["broccoli"]', 'ingredients = [["broccoli"]]'),
+    ),
+    ("produce-01", "ingredients", _broken('ingredients = ["broccoli"]', "ingredients = [{}]")),
+    (
+        "menu-01",
+        "ingredients",
+        _broken('ingredients = ["salmon", "bread"]', 'ingredients = ["salmon", ["bread"]]'),
+    ),
+    ("(pack)", "title", _broken('title = "Menu Masters, composed default pack"', "title = 124")),
 ]
 
 

@@ -115,6 +115,8 @@ def _dish(index: int, table: Any) -> Dish:
         raise PackError(name, "composed", f"list the composed fields among {DISH_FIELDS}")
     if not printed and sorted(composed) != sorted(DISH_FIELDS):
         raise PackError(name, "composed", "a card not printed has every field composed")
+    if not isinstance(table.get("note", ""), str):
+        raise PackError(name, "note", "a note is a string")
     return Dish(
         name, str(dish_type), points, _ability(name, table.get("ability")), printed, tuple(composed)
     )

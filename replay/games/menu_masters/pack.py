@@ -1,7 +1,8 @@
 """The content pack of Menu Masters: ingredient cards and Menu cards, read from TOML.
 
-A pack file has ``id = "..."`` at the top, a ``[stores]`` table naming the ingredients
-of each store deck, then ``[[ingredient_card]]`` and ``[[menu_card]]`` tables::
+A pack file has ``id = "..."`` (and a ``title`` string, if it likes) at the top, a
+``[stores]`` table naming the ingredients of each store deck, then ``[[ingredient_card]]``
+and ``[[menu_card]]`` tables::
 
     [stores]
     produce-stand = ["broccoli", "tomato", "carrot", "lettuce"]
@@ -171,6 +172,8 @@ def load_pack(data: bytes) -> Pack:
     """Parse and validate a pack; raise PackError naming the bad card and field."""
     raw = pack_source(data)
     pack_id = raw["id"]
+    if not isinstance(raw.get("title", ""), str):
+        raise PackError("(pack)", "title", "must be a string")
     stores = _stores(raw.get("stores"))
     names = {n: deck for deck, ns in stores for n in ns}
     seen: set[str] = set()
@@ -221,6 +224,12 @@ def _stores(raw: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
+def _names_of(value: Any) -> bool:
+    """Whether ``value`` is a list of strings (an ingredient name is looked up, so a list
+    or table in its place would not even be hashable)."""
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
 def _card_id(entry: Any, k: int, kind: str, seen: set[str]) -> str:
     """A new, unique card id (PackError otherwise)."""
     if not isinstance(entry, dict):
@@ -249,8 +258,8 @@ def _card(entry: Any, k: int, names: Mapping[str, str], seen: set[str]) -> Ingre
     if deck not in DECKS:
         raise PackError(card_id, "deck", f"must be one of {', '.join(DECKS)}")
     ingredients = entry.get("ingredients")
-    if not isinstance(ingredients, list) or len(ingredients) not in (1, 2):
-        raise PackError(card_id, "ingredients", "must list 1 or 2 ingredients")
+    if not _names_of(ingredients) or len(ingredients) not in (1, 2):
+        raise PackError(card_id, "ingredients", "must list 1 or 2 ingredient names")
     if len(set(ingredients)) != len(ingredients):
         raise PackError(card_id, "ingredients", "a dual card shows two different ingredients")
     for name in ingredients:
@@ -273,8 +282,8 @@ def _menu(entry: Any, k: int, names: Mapping[str, str], seen: set[str]) -> MenuC
     if not isinstance(name, str) or not name.strip():
         raise PackError(menu_id, "name", "needs a name")
     ingredients = entry.get("ingredients")
-    if not isinstance(ingredients, list) or not 1 <= len(ingredients) <= 6:
-        raise PackError(menu_id, "ingredients", "must list 1 to 6 ingredients")
+    if not _names_of(ingredients) or not 1 <= len(ingredients) <= 6:
+        raise PackError(menu_id, "ingredients", "must list 1 to 6 ingredient names")
     for needed in ingredients:
         if needed not in names:
             raise PackError(menu_id, "ingredients", f"{needed!r} is no store's ingredient")
