@@ -31,6 +31,11 @@ HOT_PLATE = "hot-plate"
 EFFECTS = (EXTRA_SEASONING, SPRINKLE_OF_HERBS, FANCY_SILVERWARE, HOT_PLATE)
 CATEGORIES = ("favorite", "like", "dislike", "restriction")
 MIN_GUESTS = 5  # one revealed per round, 5 rounds
+# The box has 155 cards (85 Ingredient, 35 Recipe, 19 Item, 16 Guest), at most 6 of a kind.
+# Setup and every state hash walk the Food deck, so a pack holds at most a few hundred:
+# a count of 300,000 took CreateGame 2.8 s, one of 2**62 never ended.
+MOST_OF_A_KIND = 20
+MOST_CARDS = 400
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,7 @@ def load_pack(data: bytes) -> Pack:
             if name in seen:
                 raise PackError(f"{kind}-{name}", "name", f"two {kind} cards share this name")
             seen.add(name)
+    _cards_fit(ingredients, recipes, items, guests)
     if len(guests) < MIN_GUESTS:
         raise PackError("(pack)", "guest", f"needs at least {MIN_GUESTS} guests, one per round")
     if not recipes:
@@ -236,9 +242,29 @@ def _name(kind: str, entry: dict[str, Any]) -> str:
 
 def _count(card: str, entry: dict[str, Any]) -> int:
     count = entry.get("count")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise PackError(card, "count", "must be a whole number of at least 1")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MOST_OF_A_KIND:
+        raise PackError(card, "count", f"must be a whole number from 1 to {MOST_OF_A_KIND}")
     return count
+
+
+def _cards_fit(
+    ingredients: tuple[Ingredient, ...],
+    recipes: tuple[Recipe, ...],
+    items: tuple[Item, ...],
+    guests: tuple[Guest, ...],
+) -> None:
+    """PackError naming the card (and its count) past which the pack holds more than
+    MOST_CARDS cards."""
+    total = 0
+    for card, field, count in (
+        *((f"ingredient-{slug(i.name)}", "count", i.count) for i in ingredients),
+        *((r.card, "(card)", 1) for r in recipes),
+        *((f"item-{slug(i.name)}", "count", i.count) for i in items),
+        *((g.card, "(card)", 1) for g in guests),
+    ):
+        total += count
+        if total > MOST_CARDS:
+            raise PackError(card, field, f"the pack would hold more than {MOST_CARDS} cards")
 
 
 def _marks(card: str, entry: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
