@@ -154,9 +154,14 @@ class PackError(Exception):
         self.message = message
 
 
-# A pack's tables and arrays nest 4 deep (the file, an array of cards, a card, a list on
-# it): deeper is refused before anything walks it.
+# A pack's bounds, the same in every game.  Its tables and arrays nest 4 deep (the file,
+# an array of cards, a card, a list on it): deeper is refused before anything walks it.
+# A name or id is named in commands, whose strings are at most 128 characters
+# (``service.limits``; a Picky Eaters card id adds ``ingredient-`` and a number to a
+# name); other words (a note, a card's text, a title) are shown, never sent back.
 PACK_NESTING = 10
+PACK_NAME = 64
+PACK_TEXT = 500
 _TOO_DEEP = f"tables and arrays nest more than {PACK_NESTING} deep"
 
 # What of TOML's syntax makes a file nest: brackets, and the dots of a dotted key (each
@@ -199,7 +204,16 @@ def pack_source(data: bytes) -> dict[str, Any]:
     pack_id = raw.get("id")
     if not isinstance(pack_id, str) or not pack_id.strip():
         raise PackError("(pack)", "id", "the pack needs an id: a non-empty string at the top")
+    bounded("(pack)", "id", pack_id)
     return raw
+
+
+def bounded(card: str, field: str, value: Any, most: int = PACK_NAME) -> Any:
+    """``value`` when it is no string (its own check says what it must be) or a string of
+    at most ``most`` characters; else PackError naming the card and field."""
+    if isinstance(value, str) and len(value) > most:
+        raise PackError(card, field, f"is longer than {most} characters")
+    return value
 
 
 def _nests_deeper_in_text(text: str, most: int) -> bool:

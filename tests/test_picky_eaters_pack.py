@@ -132,6 +132,22 @@ def broken(old: str, new: str) -> bytes:
             "count",
         ),
         ('role = "food critic"', 'role = ""', "guest-ramona", "role"),
+        # words and lists are bounded: a name 64 characters, other words 500
+        ('name = "eggplant"', f'name = "{"e" * 65}"', f"ingredient-{'e' * 64}…", "name"),
+        ('role = "food critic"', f'role = "{"r" * 501}"', "guest-ramona", "role"),
+        ('title = "Picky Eaters (default pack)"', f'title = "{"t" * 501}"', "(pack)", "title"),
+        (
+            'ingredients = ["eggplant", "beef", "tomato"]',
+            f"ingredients = {['eggplant'] * 11}".replace("'", '"'),
+            "recipe-moussaka",
+            "ingredients",
+        ),
+        (
+            'composed = ["count"]',
+            'composed = ["count", "count"]',
+            "item-extra-seasoning",
+            "composed",
+        ),
         ('like = ["moussaka",', 'like = ["maafe",', "guest-ramona", "like"),
         ('id = "picky-eaters-default-1"', 'id = ""', "(pack)", "id"),
         ('name = "Hugo"', 'name = "Billie"', "guest-billie", "name"),

@@ -21,7 +21,7 @@ from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PackError, pack_source
+from feastlog.replay.engine import PACK_NAME, PACK_TEXT, PackError, bounded, pack_source
 
 INGREDIENT, RECIPE, ITEM = "ingredient", "recipe", "item"
 EXTRA_SEASONING = "extra-seasoning"
@@ -36,6 +36,7 @@ MIN_GUESTS = 5  # one revealed per round, 5 rounds
 # a count of 300,000 took CreateGame 2.8 s, one of 2**62 never ended.
 MOST_OF_A_KIND = 20
 MOST_CARDS = 400
+RECIPE_INGREDIENTS = 10  # more than a hand of 10 cards holds beside its Recipe
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ def load_pack(data: bytes) -> Pack:
     """Parse and validate a pack; raise PackError naming the bad card and field."""
     raw = pack_source(data)
     pack_id = raw["id"]
-    title = raw.get("title", pack_id)
+    title = bounded("(pack)", "title", raw.get("title", pack_id), PACK_TEXT)
     if not isinstance(title, str):
         raise PackError("(pack)", "title", "must be a string")
     for key in raw:
@@ -230,13 +231,18 @@ def _entries(raw: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 def _label(kind: str, entry: dict[str, Any], index: int) -> str:
     name = entry.get("name")
-    return f"{kind}-{slug(name)}" if isinstance(name, str) and slug(name) else f"{kind} #{index}"
+    if not isinstance(name, str) or not slug(name):
+        return f"{kind} #{index}"
+    named = slug(name)
+    return f"{kind}-{named if len(named) <= PACK_NAME else named[:PACK_NAME] + '…'}"
 
 
 def _name(kind: str, entry: dict[str, Any]) -> str:
     name = entry.get("name")
     if not isinstance(name, str) or not slug(name):
         raise PackError(_label(kind, entry, 0), "name", "needs a name with letters or digits")
+    if len(name) > PACK_NAME or len(slug(name)) > PACK_NAME:  # its slug is in card ids
+        raise PackError(_label(kind, entry, 0), "name", f"is longer than {PACK_NAME} characters")
     return name
 
 
@@ -274,6 +280,8 @@ def _marks(card: str, entry: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
     composed = entry.get("composed", [])
     if not isinstance(composed, list) or not all(isinstance(c, str) for c in composed):
         raise PackError(card, "composed", "must be a list of field names")
+    if len(set(composed)) != len(composed):
+        raise PackError(card, "composed", "names a field twice")
     for field in composed:
         if field not in entry:
             raise PackError(card, "composed", f"names {field!r}, which the card does not have")
@@ -281,7 +289,7 @@ def _marks(card: str, entry: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
 
 
 def _text(card: str, entry: dict[str, Any], field: str) -> str:
-    value = entry.get(field)
+    value = bounded(card, field, entry.get(field), PACK_TEXT)
     if not isinstance(value, str) or not value.strip():
         raise PackError(card, field, "must be a non-empty string")
     return value
@@ -307,8 +315,10 @@ def _recipe(entry: dict[str, Any], known: set[str]) -> Recipe:
     name = _name("recipe", entry)
     card = f"recipe-{slug(name)}"
     ingredients = _names(card, entry, "ingredients", known)
-    if not ingredients:
-        raise PackError(card, "ingredients", "a recipe needs at least one ingredient")
+    if not 1 <= len(ingredients) <= RECIPE_INGREDIENTS:
+        raise PackError(
+            card, "ingredients", f"a recipe needs 1 to {RECIPE_INGREDIENTS} ingredients"
+        )
     return Recipe(card, name, ingredients, *_marks(card, entry))
 
 
