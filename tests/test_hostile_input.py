@@ -151,7 +151,26 @@ def test_over_long_fields_are_refused_naming_the_field(request_message: Any, fie
 def test_the_largest_request_is_a_content_pack() -> None:
     (name, largest), *_ = server_options()
     assert name == "grpc.max_receive_message_length"
-    assert 1024 * 1024 < largest < 2 * 1024 * 1024
+    assert largest == (64 + 128) * 1024  # a request, and a pack of at most 128 KiB
+
+
+def test_create_game_refuses_a_pack_over_128_kib_before_reading_it(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, _ = served
+    bundled = games.engine("bon-appetit").default_pack_bytes()
+    padded = bundled + b"# " + b"x" * (128 * 1024 - len(bundled) - 3) + b"\n"
+    client = stub(server.address)
+    for pack, taken in ((padded, True), (padded + b"\n", False)):
+        request = pb.CreateGameRequest(
+            game_kind="bon-appetit", players=["Ann", "Bo"], content_pack=pack
+        )
+        if taken:
+            assert client.CreateGame(request, metadata=bearer(server.key)).game_id
+            continue
+        error = refused(client.CreateGame, request, metadata=bearer(server.key))
+        info = error_info(error)
+        assert (info.reason, info.metadata["field"]) == ("FIELD_TOO_LONG", "content_pack")
 
 
 def test_a_refused_command_is_kept_cut_with_its_length_and_digest() -> None:
