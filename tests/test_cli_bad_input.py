@@ -93,6 +93,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         menus = games.engine("menu-masters").default_pack_bytes().decode()
         nested = menus.replace('ingredients = ["broccoli"]', 'ingredients = [["broccoli"]]', 1)
         (folder / "nested.toml").write_text(nested)
+        (folder / "large.toml").write_text('id = "p"\n' + "# a comment\n" * 12_000)
         yield Place(
             db,
             made["game_id"],
@@ -156,6 +157,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("new", "bon-appetit", "--players", "Ann", "--db", "{db}"), 2, "2 to 4 players"),
     (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/deep.toml", "--db", "{db}"), 2, "nest more than 10 deep"),
     (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{db}"), 2, "'produce-01', field 'ingredients'"),
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/large.toml", "--db", "{db}"), 2, "larger than a content pack may be (128 KiB)"),
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "/dev/zero", "--db", "{db}"), 2, "larger than a content pack may be"),
     # the same through a server the command starts on a file no server holds
     (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/deep.toml", "--db", "{folder}/own.duckdb"), 2, "nest more than 10 deep"),
     (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{folder}/own.duckdb"), 2, "'produce-01', field 'ingredients'"),
