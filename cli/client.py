@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
@@ -28,6 +29,7 @@ from google.protobuf.message import DecodeError
 from feastlog.cli.errors import (
     REFUSED,
     CliError,
+    ServerLog,
     cannot_read,
     exit_of,
     failed,
@@ -238,6 +240,7 @@ class Online(Client):
         self.meta = bearer(target.key)
         self.embedded = embedded
         self._loop: Any = None
+        self._log: ServerLog | None = None
 
     def close(self) -> None:
         """Close the channel, and stop an embedded server."""
@@ -246,6 +249,8 @@ class Online(Client):
             stop = asyncio.run_coroutine_threadsafe(self.embedded.stop(1), self._loop)
             stop.result(timeout=60)
             self._loop.call_soon_threadsafe(self._loop.stop)
+        if self._log is not None:
+            logging.getLogger("feastlog").removeHandler(self._log)
 
     def call(self, method: Any, request: Any, token: str | None = None) -> Any:
         """One unary call with the target's key (or ``token``); errors as CliError."""
@@ -650,6 +655,9 @@ def embedded(target: Target) -> Online:
     # only a command that writes to a file no server holds needs the server's modules
     from feastlog.service.server import CannotListen, create_server
 
+    # its log is the user's terminal: an incident in one line, not a page of traceback
+    log = ServerLog()
+    logging.getLogger("feastlog").addHandler(log)
     loop = asyncio.new_event_loop()
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
@@ -660,6 +668,7 @@ def embedded(target: Target) -> Online:
         running = start.result(timeout=120)
     except (CannotOpenStore, OrganiserKeyError, CannotListen) as refused:
         loop.call_soon_threadsafe(loop.stop)
+        logging.getLogger("feastlog").removeHandler(log)
         message = getattr(refused, "message", None) or str(refused)
         raise unreachable(message) from refused
     inner = Target(
@@ -667,6 +676,7 @@ def embedded(target: Target) -> Online:
     )
     client = Online(inner, running)
     client._loop = loop
+    client._log = log
     return client
 
 

@@ -12,12 +12,16 @@
 - 4: refused: the server or the record says no, or would (no organiser key or a wrong
   one, unknown game or seq, wrong token, not allowed, a rule, a game waiting for seat
   entropy);
-- 70: a bug in feastlog (one line; ``FEASTLOG_DEBUG=1`` shows the traceback);
+- 70: a bug in feastlog (one line; ``FEASTLOG_DEBUG=1`` shows the traceback), the
+  server's too: an answer INTERNAL or UNKNOWN (its incident id finds the cause in the
+  server's log);
 - 130: interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import TYPE_CHECKING
 
 import click
@@ -43,6 +47,8 @@ EXIT_OF_STATUS = {
     "DEADLINE_EXCEEDED": UNREACHABLE,
     "CANCELLED": UNREACHABLE,
     "UNIMPLEMENTED": UNREACHABLE,
+    "INTERNAL": BUG,  # the server failed: not something the caller can change
+    "UNKNOWN": BUG,
 }
 
 
@@ -52,6 +58,27 @@ class CliError(click.ClickException):
     def __init__(self, message: str, exit_code: int = REFUSED) -> None:
         super().__init__(message)
         self.exit_code = exit_code  # type: ignore[misc]  # click declares it per class
+
+
+class ServerLog(logging.Handler):
+    """The log of a server a command starts on its file (``new``, ``demo``, ``rule``,
+    ``arbiter``), on the terminal: warnings and errors one line each, and an exception's
+    traceback (an incident's cause) only with ``FEASTLOG_DEBUG=1``, as for the CLI's own."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        """One line on stderr (and the traceback, when debugging)."""
+        try:
+            line = f"server: {record.getMessage()}"
+            if record.exc_info and os.environ.get("FEASTLOG_DEBUG"):
+                line += "\n" + logging.Formatter().formatException(record.exc_info)
+            elif record.exc_info:
+                line += " (FEASTLOG_DEBUG=1 shows where)"
+            click.echo(line, err=True)
+        except Exception:
+            self.handleError(record)
 
 
 def usage(message: str) -> CliError:

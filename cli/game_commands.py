@@ -19,6 +19,7 @@ from feastlog.cli.output import echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
+from feastlog.service.limits import FIELD_BOUNDS
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 
@@ -98,12 +99,19 @@ def new_command(
     if any("=" not in o for o in options):
         raise click.BadParameter("rule options are KEY=VALUE", param_hint="--option")
     chosen = dict(o.split("=", 1) for o in options)
+    most = FIELD_BOUNDS["content_pack"]
+    content_pack = pack.read(most + 1) if pack else b""  # no more: it may be /dev/zero
+    if len(content_pack) > most:
+        raise click.BadParameter(
+            f"{pack.name} is larger than a content pack may be ({most // 1024} KiB)",
+            param_hint="--pack",
+        )
     request = {
         "game_kind": kind,
         "players": names,
         "seed": parse_seed(seed),
         "options": chosen,
-        "content_pack": pack.read() if pack else b"",
+        "content_pack": content_pack,
         "seat_entropy": seat_entropy,
         "tournament_id": tournament,
     }

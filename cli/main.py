@@ -22,7 +22,8 @@ import click
 from feastlog.cli.errors import BUG, INTERRUPTED, CliError, unreachable
 
 EXIT_CODES = """Exit codes: 0 done; 1 a record does not verify; 2 a bad option or value;
-3 cannot reach the server or the file; 4 refused (unknown game, wrong token, a rule…)."""
+3 cannot reach the server or the file; 4 refused (unknown game, wrong token, a rule…);
+70 a bug in feastlog."""
 
 
 class Listed(NamedTuple):

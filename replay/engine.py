@@ -33,6 +33,8 @@ whether it is partial.
 
 from __future__ import annotations
 
+import re
+import sys
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -152,18 +154,105 @@ class PackError(Exception):
         self.message = message
 
 
+# A pack's bounds, the same in every game.  Its tables and arrays nest 4 deep (the file,
+# an array of cards, a card, a list on it): deeper is refused before anything walks it.
+# A name or id is named in commands, whose strings are at most 128 characters
+# (``service.limits``; a Picky Eaters card id adds ``ingredient-`` and a number to a
+# name); other words (a note, a card's text, a title) are shown, never sent back.
+PACK_NESTING = 10
+PACK_NAME = 64
+PACK_TEXT = 500
+_TOO_DEEP = f"tables and arrays nest more than {PACK_NESTING} deep"
+
+# What of TOML's syntax makes a file nest: brackets, and the dots of a dotted key (each
+# part a table), a word or string between each two.  Strings and comments are matched
+# whole, so nothing in them counts; one left open ends at its line's end (or the file's),
+# so that no piece is read twice.
+_NESTING_PIECES = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*(?:"{3,5})?'
+    r"|'''(?:[^']|'(?!''))*(?:'{3,5})?"
+    r'|"(?:[^"\\\n]|\\[^\n])*"?'
+    r"|'[^'\n]*'?"
+    r"|#[^\n]*"
+    r"|[\[\]{}.=,\n]"
+    r"|[^\s\[\]{}.=,#\"']+",
+    re.DOTALL,
+)
+
+
 def pack_source(data: bytes) -> dict[str, Any]:
     """A content pack file read as TOML, with a non-empty id string at the top: what every
     game's ``load_pack`` starts from.  PackError on the pack itself (card ``(pack)``,
-    field ``(file)`` or ``id``) when it is not."""
+    field ``(file)`` or ``id``) when it is not, when its tables and arrays nest more than
+    PACK_NESTING deep, or when it holds a number longer than Python reads."""
     try:
-        raw = tomllib.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        # tomllib recurses into each inline array or table, and takes time and memory
+        # growing with the square of a dotted key's parts: neither reaches it
+        if _nests_deeper_in_text(text, PACK_NESTING):
+            raise PackError("(pack)", "(file)", _TOO_DEEP)
+        raw = tomllib.loads(text)
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as bad:
         raise PackError("(pack)", "(file)", f"not a TOML file: {bad}") from None
+    except ValueError:  # int() refuses a number of more digits than this (4300 by default)
+        digits = sys.get_int_max_str_digits()
+        raise PackError("(pack)", "(file)", f"a number has more than {digits} digits") from None
+    except RecursionError:  # the text's check missed nesting the reader recursed into
+        raise PackError("(pack)", "(file)", _TOO_DEEP) from None
+    if _nests_deeper(raw, PACK_NESTING):  # a header's, a key's and a value's together
+        raise PackError("(pack)", "(file)", _TOO_DEEP)
     pack_id = raw.get("id")
     if not isinstance(pack_id, str) or not pack_id.strip():
         raise PackError("(pack)", "id", "the pack needs an id: a non-empty string at the top")
+    bounded("(pack)", "id", pack_id)
     return raw
+
+
+def bounded(card: str, field: str, value: Any, most: int = PACK_NAME) -> Any:
+    """``value`` when it is no string (its own check says what it must be) or a string of
+    at most ``most`` characters; else PackError naming the card and field."""
+    if isinstance(value, str) and len(value) > most:
+        raise PackError(card, field, f"is longer than {most} characters")
+    return value
+
+
+def _nests_deeper_in_text(text: str, most: int) -> bool:
+    """Whether one bracket or one dotted key of a TOML text nests more than ``most`` deep,
+    in one pass (a valid file it finds so nests at least that deep once read)."""
+    depth = dots = 0
+    after_dot = False
+    for piece in _NESTING_PIECES.finditer(text):
+        char = text[piece.start()]
+        if char == ".":
+            dots += 1
+            if dots >= most:
+                return True
+        elif not after_dot:  # anything but the next part of a dotted key ends it
+            dots = 0
+        if char in "[{":
+            depth += 1
+            if depth > most:
+                return True
+        elif char in "]}":
+            depth -= 1
+        after_dot = char == "."
+    return False
+
+
+def _nests_deeper(raw: dict[str, Any], most: int) -> bool:
+    """Whether tables and arrays nest more than ``most`` deep (the file's table is 1): one
+    level at a time, without recursion."""
+    level: list[Any] = [raw]
+    for _ in range(most):
+        level = [
+            inner
+            for outer in level
+            for inner in (outer.values() if isinstance(outer, dict) else outer)
+            if isinstance(inner, dict | list)
+        ]
+        if not level:
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -85,7 +85,10 @@ FIELD_BOUNDS: dict[str, int] = {
     "seed": 32,
     "name": 40,  # a named arbiter's
     "entropy": 1024,
-    "content_pack": 1024 * KIB,  # an organiser's own pack; the shipped ones are 3-16 KB
+    # an organiser's own pack: the shipped ones are 3-16 KB, 400 cards about 50 KB.  It is
+    # read on the event loop, and TOML is read at about 0.5 MB/s at worst (1 MB of small
+    # numbers took 2.3 s), so a larger one would stall every game meanwhile
+    "content_pack": 128 * KIB,
 }
 OPTION_BOUND = 64  # each rule option's key and value
 STRING_BOUND = 128  # any other string (card ids, ingredients, recipe names)

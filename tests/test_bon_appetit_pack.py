@@ -58,12 +58,29 @@ def _broken(old: str, new: str) -> bytes:
         ('target = "Fugu Platter"', 'target = "Fugu"', "Sake Flight", "ability.target"),
         ('name = "Wagyu Steak"', 'name = "Fugu Platter"', "Fugu Platter", "name"),
         ('id = "bon-appetit-default-1"', 'id = ""', "(pack)", "id"),
+        ('note = "Composed."', "note = { text = 1 }", "Blueberry Cheesecake", "note"),
+        # words are bounded: a name 64 characters, a note 500
+        ('name = "Wagyu Steak"', f'name = "{"W" * 65}"', "dish #7", "name"),
+        ('note = "Composed."', f'note = "{"n" * 501}"', "Blueberry Cheesecake", "note"),
+        (
+            'composed = ["points", "ability"]',
+            'composed = ["points", "ability", "points"]',
+            "Fugu Platter",
+            "composed",
+        ),
     ],
 )
 def test_broken_pack_names_card_and_field(old: str, new: str, card: str, field: str) -> None:
     with pytest.raises(PackError) as caught:
         load_pack(_broken(old, new))
     assert (caught.value.card, caught.value.field) == (card, field)
+
+
+def test_a_pack_id_is_at_most_64_characters() -> None:
+    with pytest.raises(PackError) as caught:
+        load_pack(_broken('id = "bon-appetit-default-1"', f'id = "{"b" * 65}"'))
+    assert (caught.value.card, caught.value.field) == ("(pack)", "id")
+    assert load_pack(_broken('id = "bon-appetit-default-1"', f'id = "{"b" * 64}"')).id == "b" * 64
 
 
 def test_pack_with_twelve_dishes_is_refused() -> None:

@@ -2,12 +2,13 @@
 """Every feastlog command given bad input: one line, its documented exit code, no traceback.
 
 Exit codes (cli/errors.py): 1 a record does not verify, 2 usage, 3 cannot reach the
-server or the file, 4 refused.
+server or the file, 4 refused, 70 a bug (the server's too).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,9 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
+from feastlog.replay import games
 from feastlog.replay.export import export_record, to_text
+from feastlog.service import commands
 from feastlog.v1 import bon_appetit_pb2 as bpb
 from feastlog.v1 import record_pb2
 from tests.recordutil import build
@@ -85,6 +88,12 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         (folder / "garbage.duckdb").write_bytes(b"not a database at all" * 100)
         duckdb.connect(str(folder / "empty.duckdb")).close()  # a database, not feastlog's
         (folder / "garbage.jsonl").write_text("not json\n")
+        # packs that broke the pack reader or its checks: INTERNAL, exit 4, a traceback
+        (folder / "deep.toml").write_text('id = "p"\na = ' + "[" * 60_000 + "]" * 60_000)
+        menus = games.engine("menu-masters").default_pack_bytes().decode()
+        nested = menus.replace('ingredients = ["broccoli"]', 'ingredients = [["broccoli"]]', 1)
+        (folder / "nested.toml").write_text(nested)
+        (folder / "large.toml").write_text('id = "p"\n' + "# a comment\n" * 12_000)
         yield Place(
             db,
             made["game_id"],
@@ -146,6 +155,13 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("rule", "{running}", "forfeit", "--seat", "99999999999", "--reason", "r", "--db", "{db}"), 2, "--seat"),
     (("rule", "{running}", "adjust", "--seat", "0", "--points", "2000000", "--reason", "r", "--db", "{db}"), 4, "within ±1,000,000 points"),
     (("new", "bon-appetit", "--players", "Ann", "--db", "{db}"), 2, "2 to 4 players"),
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/deep.toml", "--db", "{db}"), 2, "nest more than 10 deep"),
+    (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{db}"), 2, "'produce-01', field 'ingredients'"),
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/large.toml", "--db", "{db}"), 2, "larger than a content pack may be (128 KiB)"),
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "/dev/zero", "--db", "{db}"), 2, "larger than a content pack may be"),
+    # the same through a server the command starts on a file no server holds
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/deep.toml", "--db", "{folder}/own.duckdb"), 2, "nest more than 10 deep"),
+    (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{folder}/own.duckdb"), 2, "'produce-01', field 'ingredients'"),
     (("new", "bon-appetit", "--players", "A,B", "--seed", "xyz", "--db", "{db}"), 2, "hex"),
     (("new", "bon-appetit", "--players", "A,B", "--option", "nope", "--db", "{db}"), 2, "KEY=VALUE"),
     (("new", "bon-appetit", "--players", "A,B", "--option", "x=1", "--db", "{db}"), 2, "option"),
@@ -261,6 +277,34 @@ def test_bad_input_gets_one_line_and_its_exit_code(
         errors = [line for line in output.splitlines() if line.startswith("Error")]
         assert errors or code == 1, output
         assert words in output, output
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_an_unexpected_failure_of_a_server_the_command_started_is_one_line_and_exit_70(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, debug: bool
+) -> None:
+    """Its log is the terminal: the incident in one line (the traceback only with
+    FEASTLOG_DEBUG=1), and INTERNAL is a bug (70), not a refusal (4)."""
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug in open_game")
+
+    monkeypatch.setattr(commands, "open_game", broken)
+    if debug:
+        monkeypatch.setenv("FEASTLOG_DEBUG", "1")
+    db = str(tmp_path / "own.duckdb")
+    got, output = invoke("new", "bon-appetit", "--players", "Ann,Bo", "--db", db)
+    assert got == 70, output
+    incident = re.search(r"incident (inc_[0-9a-f]+)", output)
+    assert incident, output
+    assert f"server: incident {incident[1]}: unexpected RuntimeError" in output
+    assert (
+        f"Error: INTERNAL: the server failed to answer this request (incident {incident[1]})"
+        in output
+    )
+    assert ("Traceback" in output) == debug and ("a bug in open_game" in output) == debug
+    if not debug:
+        assert len(output.splitlines()) == 2, output
 
 
 def test_export_all_to_a_folder_offline_names_the_folder(tmp_path: Path) -> None:

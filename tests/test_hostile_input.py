@@ -11,6 +11,8 @@ from typing import Any
 import grpc
 import pytest
 
+from feastlog.replay import games
+from feastlog.replay.engine import PackError, pack_source
 from feastlog.service import reads
 from feastlog.service.auth import Credentials
 from feastlog.service.errors import FieldTooLong, Unauthenticated, UnknownFields
@@ -150,7 +152,26 @@ def test_over_long_fields_are_refused_naming_the_field(request_message: Any, fie
 def test_the_largest_request_is_a_content_pack() -> None:
     (name, largest), *_ = server_options()
     assert name == "grpc.max_receive_message_length"
-    assert 1024 * 1024 < largest < 2 * 1024 * 1024
+    assert largest == (64 + 128) * 1024  # a request, and a pack of at most 128 KiB
+
+
+def test_create_game_refuses_a_pack_over_128_kib_before_reading_it(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, _ = served
+    bundled = games.engine("bon-appetit").default_pack_bytes()
+    padded = bundled + b"# " + b"x" * (128 * 1024 - len(bundled) - 3) + b"\n"
+    client = stub(server.address)
+    for pack, taken in ((padded, True), (padded + b"\n", False)):
+        request = pb.CreateGameRequest(
+            game_kind="bon-appetit", players=["Ann", "Bo"], content_pack=pack
+        )
+        if taken:
+            assert client.CreateGame(request, metadata=bearer(server.key)).game_id
+            continue
+        error = refused(client.CreateGame, request, metadata=bearer(server.key))
+        info = error_info(error)
+        assert (info.reason, info.metadata["field"]) == ("FIELD_TOO_LONG", "content_pack")
 
 
 def test_a_refused_command_is_kept_cut_with_its_length_and_digest() -> None:
@@ -176,6 +197,45 @@ def test_the_refusal_budget_is_a_token_bucket_per_sender() -> None:
     assert budget.unstored == 3
 
 
+# Content pack files that broke the TOML reader (RecursionError, ValueError, or time and
+# memory growing with the square of a dotted key's parts: 10,000 parts took 2.3 s and
+# 400 MB, 100,000 were killed for memory); each is refused on the file itself.
+BROKEN_FILES = {
+    "deep arrays": b'id = "p"\na = ' + b"[" * 60_000 + b"]" * 60_000,
+    "deep inline tables": b'id = "p"\na = ' + b"{b=" * 20_000 + b"1" + b"}" * 20_000,
+    "a 5000-digit number": b'id = "p"\nn = ' + b"9" * 5000,
+    "a dotted key of 3000 parts": b'id = "p"\n' + b"a." * 3000 + b"b = 1",
+    "a table header of 3000 parts": b'id = "p"\n[' + b"a." * 3000 + b"b]",
+    "nesting 11 deep in all": b'id = "p"\n[a.b.c]\nd.e.f = [[[{g = [1]}]]]',
+}
+
+
+@pytest.mark.parametrize("kind", games.SHIPPED)
+@pytest.mark.parametrize("name", BROKEN_FILES)
+def test_a_pack_file_that_breaks_the_reader_is_refused_on_the_file(kind: str, name: str) -> None:
+    with pytest.raises(PackError) as refused_pack:
+        games.engine(kind).load_pack(BROKEN_FILES[name])
+    assert (refused_pack.value.card, refused_pack.value.field) == ("(pack)", "(file)")
+    assert "Traceback" not in refused_pack.value.message
+    assert "sys." not in refused_pack.value.message  # no advice to change Python's limits
+
+
+def test_a_pack_nests_ten_deep_and_brackets_in_its_words_do_not_count() -> None:
+    words = b"""id = "p"
+note = "[[[[[[[[[[[ {{{{{{{{{{{ a.b.c.d.e.f.g.h.i.j.k.l"
+title = 'x.x.x.x.x.x.x.x.x.x.x.x [[[[[[[[[[[['
+text = \"\"\"[[[[[[[[[[[[
+\\\"[[[[[[[[[[[[\"\"\"\"
+"a.a.a.a.a.a.a.a.a.a.a.a" = [1.5, 2.5, 1979-05-27T07:32:00.999999]  # [[[[[[[[[[[[
+"""
+    deepest = b"[a.b]\nc.d = [[{e = [[[1]]]}]]\n"  # the file's table and 9 more
+    read = pack_source(words + deepest)
+    assert read["text"] == '[[[[[[[[[[[[\n"[[[[[[[[[[[["'
+    assert read["a"]["b"]["c"]["d"] == [[{"e": [[[1]]]}]]
+    with pytest.raises(PackError, match="more than 10 deep"):
+        pack_source(words + deepest.replace(b"[[[1]]]", b"[[[[1]]]]"))
+
+
 def test_credentials_sent_are_always_checked() -> None:
     credentials = Credentials("org_key")
     for metadata in (
@@ -194,6 +254,73 @@ def test_credentials_sent_are_always_checked() -> None:
 
 
 # ---- through a real server ---------------------------------------------------------------
+
+
+def test_create_game_refuses_a_pack_file_that_breaks_the_reader_and_makes_nothing(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    server, _ = served
+    client = stub(server.address)
+    listed = pb.ListGamesRequest(page_size=500)
+    before = len(client.ListGames(listed).games)
+    for name, pack in BROKEN_FILES.items():
+        request = pb.CreateGameRequest(
+            game_kind="bon-appetit", players=["Ann", "Bo"], content_pack=pack
+        )
+        error = refused(client.CreateGame, request, metadata=bearer(server.key))
+        assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (name, error.details())
+        info = error_info(error)
+        assert (info.reason, info.metadata["card"], info.metadata["field"]) == (
+            "BAD_CONTENT_PACK",
+            "(pack)",
+            "(file)",
+        ), name
+    assert len(client.ListGames(listed).games) == before
+
+
+# Cards of the bundled packs with one value changed that no check refused in time:
+# (game, text, its replacement, the card and field the refusal names).
+BROKEN_CARDS = [
+    # an ingredient looked up as a name: TypeError, unhashable
+    (
+        "menu-masters",
+        'ingredients = ["broccoli"]',
+        'ingredients = [["broccoli"]]',
+        "produce-01",
+        "ingredients",
+    ),
+    # a Food deck of 300,000 cards, walked on the server's event loop: 2.8 s, taken
+    (
+        "picky-eaters",
+        'name = "eggplant"\ncount = 5',
+        'name = "eggplant"\ncount = 300000',
+        "ingredient-eggplant",
+        "count",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "old", "new", "card", "field"), BROKEN_CARDS)
+def test_create_game_refuses_a_broken_card_naming_it_and_makes_nothing(
+    served: tuple[ThreadedServer, Targets], kind: str, old: str, new: str, card: str, field: str
+) -> None:
+    server, _ = served
+    client = stub(server.address)
+    listed = pb.ListGamesRequest(page_size=500)
+    before = len(client.ListGames(listed).games)
+    text = games.engine(kind).default_pack_bytes().decode()
+    assert old in text
+    pack = text.replace(old, new, 1).encode()
+    request = pb.CreateGameRequest(game_kind=kind, players=["Ann", "Bo"], content_pack=pack)
+    error = refused(client.CreateGame, request, metadata=bearer(server.key))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    info = error_info(error)
+    assert (info.reason, info.metadata["card"], info.metadata["field"]) == (
+        "BAD_CONTENT_PACK",
+        card,
+        field,
+    ), error.details()
+    assert len(client.ListGames(listed).games) == before
 
 
 def test_undecodable_bytes_are_invalid_argument_in_plain_words(

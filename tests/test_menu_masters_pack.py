@@ -72,6 +72,30 @@ BROKEN = [
         _broken('ingredients = ["salmon", "bread"]', 'ingredients = ["caviar"]'),
     ),
     ("menu-01", "name", _broken('name = "Salmon Toast"', 'name = ""')),
+    # a list or table in place of a name was looked up as one: TypeError, unhashable
+    (
+        "produce-01",
+        "ingredients",
+        _broken('ingredients = ["broccoli"]', 'ingredients = [["broccoli"]]'),
+    ),
+    ("produce-01", "ingredients", _broken('ingredients = ["broccoli"]', "ingredients = [{}]")),
+    (
+        "menu-01",
+        "ingredients",
+        _broken('ingredients = ["salmon", "bread"]', 'ingredients = ["salmon", ["bread"]]'),
+    ),
+    ("(pack)", "title", _broken('title = "Menu Masters, composed default pack"', "title = 124")),
+    # words and lists are bounded: a name or id 64 characters, a store 16 ingredients
+    ("(ingredient_card #1)", "id", _broken('id = "produce-01"', f'id = "{"p" * 65}"')),
+    ("menu-01", "name", _broken('name = "Salmon Toast"', f'name = "{"S" * 65}"')),
+    ("(stores)", "bakery", _broken('bakery = ["bread"', f'bakery = ["{"b" * 65}", "bread"')),
+    (
+        "(stores)",
+        "bakery",
+        _broken(
+            'bakery = ["bread"', "bakery = [" + "".join(f'"b{i}", ' for i in range(13)) + '"bread"'
+        ),
+    ),
 ]
 
 
@@ -80,6 +104,20 @@ def test_broken_pack_names_the_card_and_field(card, field, data):
     with pytest.raises(PackError) as caught:
         load_pack(data)
     assert (caught.value.card, caught.value.field) == (card, field)
+
+
+def test_a_pack_holds_at_most_400_playing_cards():
+    """The bundled 124 cards and 276 more Menus are taken; one more is refused."""
+    menu = BUNDLED.decode()[BUNDLED.decode().index("[[menu_card]]") :].split("\n\n")[0]
+
+    def more(count: int) -> bytes:
+        menus = (menu.replace('"menu-01"', f'"extra-{i}"') for i in range(count))
+        return BUNDLED + ("\n\n" + "\n\n".join(menus) + "\n").encode()
+
+    assert len(load_pack(more(276)).menus) == 28 + 276
+    with pytest.raises(PackError) as caught:
+        load_pack(more(277))
+    assert (caught.value.card, caught.value.field) == ("(pack)", "menu_card")
 
 
 def test_too_few_menus_is_refused():

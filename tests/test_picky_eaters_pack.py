@@ -112,7 +112,42 @@ def broken(old: str, new: str) -> bytes:
             "ingredient-eggplant",
             "count",
         ),
+        # setup and every state hash walk the Food deck: 300,000 cards took 2.8 s
+        (
+            'name = "eggplant"\ncount = 5',
+            'name = "eggplant"\ncount = 300000',
+            "ingredient-eggplant",
+            "count",
+        ),
+        (
+            'name = "eggplant"\ncount = 5',
+            f'name = "eggplant"\ncount = {2**62}',
+            "ingredient-eggplant",
+            "count",
+        ),
+        (
+            'name = "eggplant"\ncount = 5',
+            'name = "eggplant"\ncount = true',
+            "ingredient-eggplant",
+            "count",
+        ),
         ('role = "food critic"', 'role = ""', "guest-ramona", "role"),
+        # words and lists are bounded: a name 64 characters, other words 500
+        ('name = "eggplant"', f'name = "{"e" * 65}"', f"ingredient-{'e' * 64}…", "name"),
+        ('role = "food critic"', f'role = "{"r" * 501}"', "guest-ramona", "role"),
+        ('title = "Picky Eaters (default pack)"', f'title = "{"t" * 501}"', "(pack)", "title"),
+        (
+            'ingredients = ["eggplant", "beef", "tomato"]',
+            f"ingredients = {['eggplant'] * 11}".replace("'", '"'),
+            "recipe-moussaka",
+            "ingredients",
+        ),
+        (
+            'composed = ["count"]',
+            'composed = ["count", "count"]',
+            "item-extra-seasoning",
+            "composed",
+        ),
         ('like = ["moussaka",', 'like = ["maafe",', "guest-ramona", "like"),
         ('id = "picky-eaters-default-1"', 'id = ""', "(pack)", "id"),
         ('name = "Hugo"', 'name = "Billie"', "guest-billie", "name"),
@@ -129,6 +164,20 @@ def test_broken_pack_names_the_card_and_field(old, new, card, field):
     with pytest.raises(PackError) as caught:
         ENGINE.load_pack(broken(old, new))
     assert (caught.value.card, caught.value.field) == (card, field)
+
+
+def test_a_pack_of_more_than_400_cards_names_the_card_past_them():
+    """Every ingredient 20 times (340 cards), the 35 recipes and 19 items (394): the
+    seventh guest is the 401st card."""
+    bundled = ENGINE.default_pack_bytes().decode()
+    text = bundled.replace("count = 5\n", "count = 20\n", 17)  # the ingredients come first
+    assert text.index("count = 5\n") > text.index("[[item]]")
+    with pytest.raises(PackError) as caught:
+        ENGINE.load_pack(text.encode())
+    assert (caught.value.card, caught.value.field) == (PACK.guests[6].card, "(card)")
+    assert "400 cards" in caught.value.message
+    fewer = text.replace('name = "eggplant"\ncount = 20', 'name = "eggplant"\ncount = 10')  # 400
+    assert len(ENGINE.load_pack(fewer.encode()).food_cards) + len(PACK.guests) == 400
 
 
 def test_not_toml_is_refused():

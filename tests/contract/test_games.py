@@ -14,13 +14,19 @@ A game is covered by registering it (``replay.games.register``) with its kit
 - views leak nothing: whatever the public view hides is shown to one seat at most (its
   owner), and a seat is shown only what the arbiter sees too;
 - a finished game gives its outcome rows: one per game and per seat, and every row of the
-  game's own tables fits its columns.
+  game's own tables fits its columns;
+- the bundled pack with any one value changed to a value of another type, or left out,
+  loads and sets up or is refused with a PackError (naming the card and field): nothing
+  else is raised, so no organiser's pack is ever an INTERNAL error.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
 import random
 import re
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,11 +42,13 @@ from feastlog.replay.engine import (
     Engine,
     Fact,
     MalformedCommand,
+    PackError,
     RuleViolation,
     Viewer,
 )
 from feastlog.replay.fold import RECORD_RULES, Table
 from feastlog.replay.history import refold
+from feastlog.replay.rng import Rng
 from feastlog.service.projection import Ending, outcome_rows
 from feastlog.v1 import record_pb2
 from tests.contract.kits import KITS
@@ -312,6 +320,81 @@ def test_a_finished_game_gives_its_outcome_rows(kind: str) -> None:
     assert filled == set(own), f"tables never filled: {set(own) - filled}"
     label, query = engine.projection.figure
     assert label and query.upper().startswith("SELECT")
+
+
+# A value of each TOML type, and extremes (checks once missed lists where names go, and
+# counts without bound); LEFT_OUT removes the value's key instead.
+ODD_VALUES: list[Any] = ["x", "", "x" * 600, -1, 2**62, True, 1.5, datetime.date(2020, 1, 1)]
+ODD_VALUES += [[], [["x"]], [{}], {"a": "x"}]
+LEFT_OUT = object()
+
+
+def toml_value(value: Any) -> str:
+    """A value as TOML (inline: arrays and tables on one line)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON's escapes are TOML's
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return value.isoformat() if isinstance(value, datetime.date) else repr(value)
+
+
+def toml_file(raw: dict[str, Any]) -> str:
+    """A parsed pack written back: plain keys first, then each array of tables."""
+    tables = {k: v for k, v in raw.items() if isinstance(v, list) and v and v[0] is not None}
+    tables = {k: v for k, v in tables.items() if all(isinstance(t, dict) for t in v)}
+    lines = [f"{toml_value(k)} = {toml_value(v)}" for k, v in raw.items() if k not in tables]
+    for key, cards in tables.items():
+        for card in cards:
+            lines += [f"[[{toml_value(key)}]]"]
+            lines += [f"{toml_value(k)} = {toml_value(v)}" for k, v in card.items()]
+    return "\n".join(lines) + "\n"
+
+
+def value_paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """The path to every value inside ``value``, of a list only its first (so of an array
+    of tables, the first card's)."""
+    if isinstance(value, dict):
+        steps = list(value.items())
+    elif isinstance(value, list):
+        steps = list(enumerate(value[:1]))
+    else:
+        return
+    for step, inner in steps:
+        yield (*path, step)
+        yield from value_paths(inner, (*path, step))
+
+
+def changed(raw: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str, Any]:
+    """``raw`` with the value at ``path`` replaced (or left out), ``raw`` itself unchanged."""
+    copy: dict[str, Any] = json.loads(json.dumps(raw, default=str))
+    inner: Any = copy
+    for step in path[:-1]:
+        inner = inner[step]
+    if value is LEFT_OUT:
+        del inner[path[-1]]
+    else:
+        inner[path[-1]] = value
+    return copy
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pack_with_any_value_changed_loads_and_sets_up_or_is_a_pack_error(kind: str) -> None:
+    engine = games.engine(kind)
+    raw = tomllib.loads(engine.default_pack_bytes().decode())
+    assert engine.load_pack(toml_file(raw).encode()), "the bundled pack written back loads"
+    names = [f"P{i}" for i in range(engine.spec.max_seats)]
+    for path in value_paths(raw):
+        for value in [*ODD_VALUES, LEFT_OUT]:
+            try:
+                pack = engine.load_pack(toml_file(changed(raw, path, value)).encode())
+            except PackError as refused:
+                assert refused.card and refused.field, (path, value)
+                continue
+            engine.setup(names, {}, pack, Rng(bytes(32)))
 
 
 PACKAGE_FILES = {

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PackError, pack_source
+from feastlog.replay.engine import PACK_TEXT, PackError, bounded, pack_source
 
 COLOURS = ("blue", "green", "red", "yellow")
 DISH_TYPES = ("Main Course", "Side Dish", "Dessert", "Drink")
@@ -98,7 +98,7 @@ def _dish(index: int, table: Any) -> Dish:
     card = f"dish #{index + 1}"
     if not isinstance(table, dict):
         raise PackError(card, "(card)", "a dish is a table")
-    name = table.get("name")
+    name = bounded(card, "name", table.get("name"))
     if not isinstance(name, str) or not name.strip():
         raise PackError(card, "name", "a dish needs a name")
     dish_type = table.get("type")
@@ -113,8 +113,12 @@ def _dish(index: int, table: Any) -> Dish:
     composed = table.get("composed", list(DISH_FIELDS) if not printed else [])
     if not isinstance(composed, list) or any(f not in DISH_FIELDS for f in composed):
         raise PackError(name, "composed", f"list the composed fields among {DISH_FIELDS}")
+    if len(set(composed)) != len(composed):
+        raise PackError(name, "composed", "a field is listed twice")
     if not printed and sorted(composed) != sorted(DISH_FIELDS):
         raise PackError(name, "composed", "a card not printed has every field composed")
+    if not isinstance(bounded(name, "note", table.get("note", ""), PACK_TEXT), str):
+        raise PackError(name, "note", "a note is a string")
     return Dish(
         name, str(dish_type), points, _ability(name, table.get("ability")), printed, tuple(composed)
     )

@@ -1,7 +1,8 @@
 """The content pack of Menu Masters: ingredient cards and Menu cards, read from TOML.
 
-A pack file has ``id = "..."`` at the top, a ``[stores]`` table naming the ingredients
-of each store deck, then ``[[ingredient_card]]`` and ``[[menu_card]]`` tables::
+A pack file has ``id = "..."`` (and a ``title`` string, if it likes) at the top, a
+``[stores]`` table naming the ingredients of each store deck, then ``[[ingredient_card]]``
+and ``[[menu_card]]`` tables::
 
     [stores]
     produce-stand = ["broccoli", "tomato", "carrot", "lettuce"]
@@ -35,13 +36,17 @@ from functools import cached_property
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PackError, pack_source
+from feastlog.replay.engine import PACK_TEXT, PackError, bounded, pack_source
 
 DECKS = ("produce-stand", "butcher-shop", "bakery")
 PLAYING_CARDS = 124  # the box's count; a custom pack may differ
 MIN_DECK = 4  # 3 for the store window and 1 for the Supermarket
 MIN_MENUS = 15  # 2 secret Menus for 6 chefs and 3 community Menus
 MAX_STARS = 9
+# A generous few times the box (124 cards, 4 ingredients a store), so that a pack is never
+# large enough to slow a server down: 7,440 cards took CreateGame 1.6 s.
+MOST_CARDS = 400
+MOST_STORE_INGREDIENTS = 16
 
 
 @dataclass(frozen=True)
@@ -171,13 +176,17 @@ def load_pack(data: bytes) -> Pack:
     """Parse and validate a pack; raise PackError naming the bad card and field."""
     raw = pack_source(data)
     pack_id = raw["id"]
+    if not isinstance(bounded("(pack)", "title", raw.get("title", ""), PACK_TEXT), str):
+        raise PackError("(pack)", "title", "must be a string")
     stores = _stores(raw.get("stores"))
     names = {n: deck for deck, ns in stores for n in ns}
+    card_tables, menu_tables = _tables(raw, "ingredient_card"), _tables(raw, "menu_card")
+    if len(card_tables) + len(menu_tables) > MOST_CARDS:
+        past = "ingredient_card" if len(card_tables) > MOST_CARDS else "menu_card"
+        raise PackError("(pack)", past, f"a pack holds at most {MOST_CARDS} playing cards")
     seen: set[str] = set()
-    cards = tuple(
-        _card(entry, k, names, seen) for k, entry in enumerate(_tables(raw, "ingredient_card"))
-    )
-    menus = tuple(_menu(entry, k, names, seen) for k, entry in enumerate(_tables(raw, "menu_card")))
+    cards = tuple(_card(entry, k, names, seen) for k, entry in enumerate(card_tables))
+    menus = tuple(_menu(entry, k, names, seen) for k, entry in enumerate(menu_tables))
     for deck in DECKS:
         count = sum(1 for c in cards if c.deck == deck)
         if count < MIN_DECK:
@@ -209,11 +218,14 @@ def _stores(raw: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         names = raw[deck]
         if (
             not isinstance(names, list)
-            or not names
+            or not 1 <= len(names) <= MOST_STORE_INGREDIENTS
             or not all(isinstance(n, str) and n for n in names)
         ):
-            raise PackError("(stores)", deck, "must be a non-empty list of ingredient names")
+            raise PackError(
+                "(stores)", deck, f"must list 1 to {MOST_STORE_INGREDIENTS} ingredient names"
+            )
         for name in names:
+            bounded("(stores)", deck, name)
             if name in seen:
                 raise PackError("(stores)", deck, f"ingredient {name!r} is listed twice")
             seen.add(name)
@@ -221,11 +233,17 @@ def _stores(raw: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
+def _names_of(value: Any) -> bool:
+    """Whether ``value`` is a list of strings (an ingredient name is looked up, so a list
+    or table in its place would not even be hashable)."""
+    return isinstance(value, list) and all(isinstance(name, str) for name in value)
+
+
 def _card_id(entry: Any, k: int, kind: str, seen: set[str]) -> str:
     """A new, unique card id (PackError otherwise)."""
     if not isinstance(entry, dict):
         raise PackError(f"({kind} #{k + 1})", "(table)", "must be a table")
-    card_id = entry.get("id")
+    card_id = bounded(f"({kind} #{k + 1})", "id", entry.get("id"))
     if not isinstance(card_id, str) or not card_id.strip():
         raise PackError(f"({kind} #{k + 1})", "id", "needs an id string")
     if card_id in seen:
@@ -249,8 +267,8 @@ def _card(entry: Any, k: int, names: Mapping[str, str], seen: set[str]) -> Ingre
     if deck not in DECKS:
         raise PackError(card_id, "deck", f"must be one of {', '.join(DECKS)}")
     ingredients = entry.get("ingredients")
-    if not isinstance(ingredients, list) or len(ingredients) not in (1, 2):
-        raise PackError(card_id, "ingredients", "must list 1 or 2 ingredients")
+    if not _names_of(ingredients) or len(ingredients) not in (1, 2):
+        raise PackError(card_id, "ingredients", "must list 1 or 2 ingredient names")
     if len(set(ingredients)) != len(ingredients):
         raise PackError(card_id, "ingredients", "a dual card shows two different ingredients")
     for name in ingredients:
@@ -269,12 +287,12 @@ def _card(entry: Any, k: int, names: Mapping[str, str], seen: set[str]) -> Ingre
 def _menu(entry: Any, k: int, names: Mapping[str, str], seen: set[str]) -> MenuCard:
     """One validated Menu card."""
     menu_id = _card_id(entry, k, "menu_card", seen)
-    name = entry.get("name")
+    name = bounded(menu_id, "name", entry.get("name"))
     if not isinstance(name, str) or not name.strip():
         raise PackError(menu_id, "name", "needs a name")
     ingredients = entry.get("ingredients")
-    if not isinstance(ingredients, list) or not 1 <= len(ingredients) <= 6:
-        raise PackError(menu_id, "ingredients", "must list 1 to 6 ingredients")
+    if not _names_of(ingredients) or not 1 <= len(ingredients) <= 6:
+        raise PackError(menu_id, "ingredients", "must list 1 to 6 ingredient names")
     for needed in ingredients:
         if needed not in names:
             raise PackError(menu_id, "ingredients", f"{needed!r} is no store's ingredient")

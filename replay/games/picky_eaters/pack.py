@@ -21,7 +21,7 @@ from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PackError, pack_source
+from feastlog.replay.engine import PACK_NAME, PACK_TEXT, PackError, bounded, pack_source
 
 INGREDIENT, RECIPE, ITEM = "ingredient", "recipe", "item"
 EXTRA_SEASONING = "extra-seasoning"
@@ -31,6 +31,12 @@ HOT_PLATE = "hot-plate"
 EFFECTS = (EXTRA_SEASONING, SPRINKLE_OF_HERBS, FANCY_SILVERWARE, HOT_PLATE)
 CATEGORIES = ("favorite", "like", "dislike", "restriction")
 MIN_GUESTS = 5  # one revealed per round, 5 rounds
+# The box has 155 cards (85 Ingredient, 35 Recipe, 19 Item, 16 Guest), at most 6 of a kind.
+# Setup and every state hash walk the Food deck, so a pack holds at most a few hundred:
+# a count of 300,000 took CreateGame 2.8 s, one of 2**62 never ended.
+MOST_OF_A_KIND = 20
+MOST_CARDS = 400
+RECIPE_INGREDIENTS = 10  # more than a hand of 10 cards holds beside its Recipe
 
 
 @dataclass(frozen=True)
@@ -174,7 +180,7 @@ def load_pack(data: bytes) -> Pack:
     """Parse and validate a pack; raise PackError naming the bad card and field."""
     raw = pack_source(data)
     pack_id = raw["id"]
-    title = raw.get("title", pack_id)
+    title = bounded("(pack)", "title", raw.get("title", pack_id), PACK_TEXT)
     if not isinstance(title, str):
         raise PackError("(pack)", "title", "must be a string")
     for key in raw:
@@ -197,6 +203,7 @@ def load_pack(data: bytes) -> Pack:
             if name in seen:
                 raise PackError(f"{kind}-{name}", "name", f"two {kind} cards share this name")
             seen.add(name)
+    _cards_fit(ingredients, recipes, items, guests)
     if len(guests) < MIN_GUESTS:
         raise PackError("(pack)", "guest", f"needs at least {MIN_GUESTS} guests, one per round")
     if not recipes:
@@ -224,21 +231,46 @@ def _entries(raw: dict[str, Any], kind: str) -> list[dict[str, Any]]:
 
 def _label(kind: str, entry: dict[str, Any], index: int) -> str:
     name = entry.get("name")
-    return f"{kind}-{slug(name)}" if isinstance(name, str) and slug(name) else f"{kind} #{index}"
+    if not isinstance(name, str) or not slug(name):
+        return f"{kind} #{index}"
+    named = slug(name)
+    return f"{kind}-{named if len(named) <= PACK_NAME else named[:PACK_NAME] + '…'}"
 
 
 def _name(kind: str, entry: dict[str, Any]) -> str:
     name = entry.get("name")
     if not isinstance(name, str) or not slug(name):
         raise PackError(_label(kind, entry, 0), "name", "needs a name with letters or digits")
+    if len(name) > PACK_NAME or len(slug(name)) > PACK_NAME:  # its slug is in card ids
+        raise PackError(_label(kind, entry, 0), "name", f"is longer than {PACK_NAME} characters")
     return name
 
 
 def _count(card: str, entry: dict[str, Any]) -> int:
     count = entry.get("count")
-    if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-        raise PackError(card, "count", "must be a whole number of at least 1")
+    if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= MOST_OF_A_KIND:
+        raise PackError(card, "count", f"must be a whole number from 1 to {MOST_OF_A_KIND}")
     return count
+
+
+def _cards_fit(
+    ingredients: tuple[Ingredient, ...],
+    recipes: tuple[Recipe, ...],
+    items: tuple[Item, ...],
+    guests: tuple[Guest, ...],
+) -> None:
+    """PackError naming the card (and its count) past which the pack holds more than
+    MOST_CARDS cards."""
+    total = 0
+    for card, field, count in (
+        *((f"ingredient-{slug(i.name)}", "count", i.count) for i in ingredients),
+        *((r.card, "(card)", 1) for r in recipes),
+        *((f"item-{slug(i.name)}", "count", i.count) for i in items),
+        *((g.card, "(card)", 1) for g in guests),
+    ):
+        total += count
+        if total > MOST_CARDS:
+            raise PackError(card, field, f"the pack would hold more than {MOST_CARDS} cards")
 
 
 def _marks(card: str, entry: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
@@ -248,6 +280,8 @@ def _marks(card: str, entry: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
     composed = entry.get("composed", [])
     if not isinstance(composed, list) or not all(isinstance(c, str) for c in composed):
         raise PackError(card, "composed", "must be a list of field names")
+    if len(set(composed)) != len(composed):
+        raise PackError(card, "composed", "names a field twice")
     for field in composed:
         if field not in entry:
             raise PackError(card, "composed", f"names {field!r}, which the card does not have")
@@ -255,7 +289,7 @@ def _marks(card: str, entry: dict[str, Any]) -> tuple[bool, tuple[str, ...]]:
 
 
 def _text(card: str, entry: dict[str, Any], field: str) -> str:
-    value = entry.get(field)
+    value = bounded(card, field, entry.get(field), PACK_TEXT)
     if not isinstance(value, str) or not value.strip():
         raise PackError(card, field, "must be a non-empty string")
     return value
@@ -281,8 +315,10 @@ def _recipe(entry: dict[str, Any], known: set[str]) -> Recipe:
     name = _name("recipe", entry)
     card = f"recipe-{slug(name)}"
     ingredients = _names(card, entry, "ingredients", known)
-    if not ingredients:
-        raise PackError(card, "ingredients", "a recipe needs at least one ingredient")
+    if not 1 <= len(ingredients) <= RECIPE_INGREDIENTS:
+        raise PackError(
+            card, "ingredients", f"a recipe needs 1 to {RECIPE_INGREDIENTS} ingredients"
+        )
     return Recipe(card, name, ingredients, *_marks(card, entry))
 
 
