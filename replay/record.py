@@ -51,6 +51,9 @@ CURRENT_VERSION = FORMAT_2
 
 SALT_LABEL = b"row-salt"
 
+# The highest seq: seqs are int64 in the store and on the wire (a row's salt takes a uint64).
+MAX_SEQ = 2**63 - 1
+
 
 def seat_actor(seat: int) -> str:
     """The actor name of a seat: ``seat:N``."""
