@@ -38,6 +38,7 @@ from feastlog.replay.engine import (
     Fact,
     MalformedCommand,
     Outcome,
+    PackError,
     Rule,
     RuleViolation,
     WrongRole,
@@ -107,11 +108,18 @@ _PACKS_LIMIT = 64
 
 
 def loaded_pack(engine: Engine, pack_bytes: bytes) -> Any:
-    """``engine.load_pack(pack_bytes)``, parsed once per pack (PackError as it raises)."""
+    """``engine.load_pack(pack_bytes)``, parsed once per pack; PackError for a pack that
+    does not load, whatever the reason (a record's pack is whatever its file held)."""
     key = (engine.spec.kind, hashlib.sha256(pack_bytes).hexdigest())
     pack = _PACKS.get(key)
     if pack is None:
-        pack = engine.load_pack(pack_bytes)
+        try:
+            pack = engine.load_pack(pack_bytes)
+        except PackError:
+            raise
+        except Exception as bad:  # nested past the recursion limit, a value no check foresaw
+            why = f"it does not load ({type(bad).__name__}: {bad})"
+            raise PackError("(pack)", "(file)", why) from bad
         if len(_PACKS) >= _PACKS_LIMIT:
             _PACKS.clear()
         _PACKS[key] = pack

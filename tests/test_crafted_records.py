@@ -3,15 +3,19 @@ offline ``replay`` of the file answer in one line with the exit code the README 
 never 70 ("a bug in feastlog").
 
 A file that is no readable record (a field of the wrong type, a seq no int64 holds, JSON
-nested past any parser) is refused with exit 3 naming the field.
+nested past any parser) is refused with exit 3 naming the field; a readable record that
+cannot be folded (a reveal that does not decode, a pack that does not load, a genesis that
+cannot be set up) does not verify: exit 1, the fault named.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +25,10 @@ from click.testing import CliRunner, Result
 from feastlog.cli.errors import FAILED, UNREACHABLE
 from feastlog.cli.main import cli
 from feastlog.replay import fold
+from feastlog.replay.audit import verify
 from feastlog.replay.export import export_record, to_text
-from feastlog.replay.history import refold
-from feastlog.replay.record import Row
+from feastlog.replay.history import genesis_of, refold
+from feastlog.replay.record import FORMAT_2, Row, seal
 from tests.recordutil import Built, build
 
 Document = dict[str, Any]
@@ -44,6 +49,27 @@ def exported(rows: list[Row], pack_bytes: bytes) -> Document:
     return document
 
 
+def resealed(rows: list[Row]) -> list[Row]:
+    """The rows chained again, as someone who chose the seed can (every hash and commitment
+    recomputed), so that only the fold can tell what is wrong."""
+    out: list[Row] = []
+    for row in rows:
+        out.append(seal(row, out[-1].hash if out else "00" * 32, FORMAT_2, finished().seed))
+    return out
+
+
+def with_genesis(document: Document, edit: Callable[[Any], None], reseal: bool) -> None:
+    """The document with its genesis edited (and every row resealed, or left broken)."""
+    genesis = genesis_of(finished().rows[0])
+    edit(genesis)
+    rows = list(finished().rows)
+    rows[0] = replace(rows[0], body=genesis.SerializeToString(deterministic=True))
+    if reseal:
+        document["rows"] = export_record(resealed(rows), finished().pack_bytes)["rows"]
+    else:
+        document["rows"][0]["body"] = rows[0].body.hex()
+
+
 def set_at(path: str, value: Any) -> Callable[[Document], None]:
     """An edit setting the field at ``path`` (``rows.1.prev_hash``) to ``value``."""
 
@@ -55,6 +81,24 @@ def set_at(path: str, value: Any) -> Callable[[Document], None]:
         where[last] = value
 
     return edit
+
+
+def deep_pack(document: Document) -> None:
+    """A content pack nested past the recursion limit, its sha256 in the genesis."""
+    text = 'id = "p"\na = ' + "[" * 5000 + "]" * 5000 + "\n"
+    sha256 = hashlib.sha256(text.encode()).hexdigest()
+    document["content_pack"] = {"text": text, "sha256": sha256}
+    with_genesis(document, lambda genesis: setattr(genesis, "pack_sha256", sha256), False)
+
+
+def one_seat(document: Document) -> None:
+    """A genesis with one seat, every row resealed: no game can be set up from it."""
+    with_genesis(document, lambda genesis: genesis.seats.__delitem__(slice(1, None)), True)
+
+
+def reveal_body(document: Document) -> None:
+    """The seed reveal's body is no SeedReveal."""
+    document["rows"][-1]["body"] = "00"
 
 
 def no_winners(document: Document) -> None:
@@ -79,9 +123,15 @@ NOT_RECORDS: dict[str, tuple[Edit, str]] = {
     "pack neither text nor hex": (set_at("content_pack", {"sha256": ""}), "neither or both"),
     "version true": (set_at("version", True), "not a feastlog-record file of version"),
 }
+# Readable records that cannot be folded (exit 1): the fault verify names.
+NOT_VERIFYING: dict[str, tuple[Edit, str]] = {
+    "seed-reveal body 00": (reveal_body, "seed: the seed reveal does not decode"),
+    "deeply nested pack": (deep_pack, "pack: the content pack does not load"),
+    "a genesis that cannot be set up": (one_seat, "rule: Bon Appetit! is for 2 to 4 players"),
+}
 # JSON nested past any parser, alone or on the first of several lines (as export --all's)
 DEEP = {"JSON nested 100,000 deep": "", "JSON nested 100,000 deep, then more lines": "\n{}\n"}
-CASES = [*NOT_RECORDS, *DEEP]
+CASES = [*NOT_RECORDS, *DEEP, *NOT_VERIFYING]
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +142,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     good = exported(list(built.rows), built.pack_bytes)
     made = {"good": folder / "good.json"}
     made["good"].write_text(to_text(good))
-    for number, (case, (edit, _)) in enumerate(NOT_RECORDS.items()):
+    for number, (case, (edit, _)) in enumerate({**NOT_RECORDS, **NOT_VERIFYING}.items()):
         document = copy.deepcopy(good)
         edit(document)
         made[case] = folder / f"crafted_{number}.json"
@@ -120,7 +170,9 @@ def expected(case: str) -> tuple[int, str]:
     """Verify's exit code for a case and what its line names."""
     if case in DEEP:
         return UNREACHABLE, "its JSON is nested too deeply"
-    return UNREACHABLE, NOT_RECORDS[case][1]
+    if case in NOT_RECORDS:
+        return UNREACHABLE, NOT_RECORDS[case][1]
+    return FAILED, NOT_VERIFYING[case][1]
 
 
 def test_the_record_the_cases_are_made_from_verifies_imports_and_replays(
@@ -139,7 +191,11 @@ def test_verify_names_what_is_wrong_with_a_crafted_record(
     done = run("verify", str(files[case]))
     assert done.exit_code == code, done.output
     line = one_line(done)
-    assert names in line and line.startswith(f"Error: {files[case]}: not a")
+    assert names in line
+    if code == UNREACHABLE:
+        assert line.startswith(f"Error: {files[case]}: not a")
+    else:
+        assert "FAILED at seq" in line
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -154,7 +210,7 @@ def test_import_refuses_a_crafted_record_and_says_why(
     assert not target.exists()
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", [*NOT_RECORDS, *DEEP])
 def test_an_offline_replay_of_a_crafted_record_is_refused_in_one_line(
     files: dict[str, Path], case: str, tmp_path: Path
 ) -> None:
@@ -162,4 +218,22 @@ def test_an_offline_replay_of_a_crafted_record_is_refused_in_one_line(
     for html in ((), ("--html", str(tmp_path / "page.html"))):
         done = run("replay", str(files[case]), *html)
         assert done.exit_code == code, done.output
-        assert names in one_line(done)
+        line = one_line(done)
+        if code == UNREACHABLE:
+            assert names in line
+        else:
+            assert "not a record that replays" in line
+
+
+def test_rows_no_file_could_hold_are_faults_of_the_record() -> None:
+    """``verify`` on rows as a store hands them: a prev_hash that is not hex and a seq no
+    uint64 holds (a salt takes one) are faults where they show, never an exception."""
+    rows = list(finished().rows)
+    rows[3] = replace(rows[3], prev_hash="zz")
+    report = verify(rows, finished().pack_bytes)
+    assert (report.first_bad_seq, report.first_kinds) == (4, ("hash",))
+    rows = list(finished().rows)
+    rows[5] = replace(rows[5], seq=2**64)
+    report = verify(rows, finished().pack_bytes)
+    assert (report.first_bad_seq, report.first_kinds) == (6, ("reordered",))
+    assert any(f.kind == "hash" and f.seq == 2**64 for f in report.faults)
