@@ -44,6 +44,7 @@ from feastlog.replay.engine import (
     WrongRole,
     catalogue,
     evolve,
+    how_many,
 )
 from feastlog.replay.rng import Rng, derive_seed
 from feastlog.replay.text import plain_number
@@ -142,13 +143,17 @@ def ruleset_of(genesis: record_pb2.Genesis) -> str:
 def start(genesis: record_pb2.Genesis, server_seed: bytes, pack: Any) -> tuple[Table, list[Fact]]:
     """The table after setup, from the genesis row, the server seed and the loaded pack.
 
-    The game seed mixes in the seats' entropy recorded in the genesis, if any (DESIGN 3).
+    The game seed mixes in the seats' entropy recorded in the genesis, if any (DESIGN 3):
+    one entry a seat, in seat order (ValueError for any other count).
     The genesis's ruleset version picks the rules and the defaults of options it omits.
     """
     engine = engine_of(genesis)
     version = ruleset_of(genesis)
-    rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
     seats = tuple(s.name for s in genesis.seats)
+    if genesis.seat_entropy and len(genesis.seat_entropy) != len(seats):
+        given = how_many(len(genesis.seat_entropy), "seat")
+        raise ValueError(f"the genesis has seat entropy for {given}, not its {len(seats)}")
+    rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
     game, facts = engine.setup(seats, dict(genesis.options), pack, rng, version)
     return Table(genesis.game_kind, game, (0,) * len(seats)), facts
 

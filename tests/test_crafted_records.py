@@ -96,6 +96,11 @@ def one_seat(document: Document) -> None:
     with_genesis(document, lambda genesis: genesis.seats.__delitem__(slice(1, None)), True)
 
 
+def entropy_of_one_seat(document: Document) -> None:
+    """Seat entropy for one seat of two, empty (so the seed is the server's), resealed."""
+    with_genesis(document, lambda genesis: genesis.seat_entropy.append(b""), True)
+
+
 def reveal_body(document: Document) -> None:
     """The seed reveal's body is no SeedReveal."""
     document["rows"][-1]["body"] = "00"
@@ -128,6 +133,7 @@ NOT_VERIFYING: dict[str, tuple[Edit, str]] = {
     "seed-reveal body 00": (reveal_body, "seed: the seed reveal does not decode"),
     "deeply nested pack": (deep_pack, "pack: the content pack does not load"),
     "a genesis that cannot be set up": (one_seat, "rule: Bon Appetit! is for 2 to 4 players"),
+    "seat entropy for one seat of two": (entropy_of_one_seat, "seat entropy for 1 seat, not"),
     "no rows": (set_at("rows", []), "missing: the record does not start with its genesis row"),
 }
 # JSON nested past any parser, alone or on the first of several lines (as export --all's)
