@@ -68,9 +68,11 @@ T = TypeVar("T")
 
 # What folding a damaged record can raise; each is reported in words (exit 1).
 UNREADABLE = (ValueError, KeyError, RuleViolation, MalformedCommand, PackError, DecodeError)
-# The service's own refusals, answered offline as a server would (rules are UNREADABLE:
-# offline, a rule broken while folding is a record that does not replay).
-KNOWN_ERRORS = tuple(k for k in KNOWN if not issubclass(k, (RuleViolation, MalformedCommand)))
+# The service's own refusals, answered offline as a server would (rules and packs are
+# UNREADABLE: offline, a rule broken or a pack refused while folding is a record that does
+# not replay, not a bad request).
+FOLDING = (RuleViolation, MalformedCommand, PackError)
+KNOWN_ERRORS = tuple(k for k in KNOWN if not issubclass(k, FOLDING))
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from typing import Any
 from google.protobuf.message import DecodeError
 
 from feastlog.replay import fold, games
-from feastlog.replay.engine import MalformedCommand, Outcome, RuleViolation, how_many
+from feastlog.replay.engine import MalformedCommand, Outcome, PackError, RuleViolation, how_many
 from feastlog.replay.fold import Table, state_hash
 from feastlog.replay.history import apply_row, genesis_of, record_version, seed_of
 from feastlog.replay.record import (
@@ -164,7 +164,7 @@ def check_chain(rows: Sequence[Row], version: int) -> list[Fault]:
             )
         elif row.seq < want:
             faults.append(Fault(row.seq, REORDERED, f"seq {row.seq} comes after seq {prev_seq}"))
-        intact = row.expected_hash(version) == row.hash
+        intact = _intact(row, version)
         if row.prev_hash != prev_hash:
             linked = position.get(row.prev_hash, -1)
             if linked > i:
@@ -179,11 +179,28 @@ def check_chain(rows: Sequence[Row], version: int) -> list[Fault]:
     return faults
 
 
+def _intact(row: Row, version: int) -> bool:
+    """Whether a row's hash is the hash of its content (never with a prev_hash that is no hex)."""
+    try:
+        return row.expected_hash(version) == row.hash
+    except ValueError:
+        return False
+
+
+def _opens_salted(row: Row, server_seed: bytes) -> bool:
+    """Whether a command row opens its commitment under its salt (never when its seq or
+    game id has no salt: the chain check names the seq)."""
+    try:
+        return row.opens(row_salt(server_seed, row.game_id, row.seq))
+    except ValueError:
+        return False
+
+
 def check_commitments(rows: Sequence[Row], server_seed: bytes) -> list[Fault]:
     """Format 2: every command row opens its commitment under the salt from the seed."""
     faults = []
     for row in rows:
-        if salted(row.kind) and not row.opens(row_salt(server_seed, row.game_id, row.seq)):
+        if salted(row.kind) and not _opens_salted(row, server_seed):
             faults.append(
                 Fault(row.seq, HASH, "the command or its command_id does not match the commitment")
             )
@@ -216,11 +233,25 @@ def _seed_for(
 
 
 def _fold(
-    rows: Sequence[Row], genesis: record_pb2.Genesis, seed: bytes, pack: Any
-) -> tuple[Table, int, list[Fault]]:
-    """Refold, re-checking every command and state hash; stops at the first rule fault."""
+    rows: Sequence[Row], genesis: record_pb2.Genesis, seed: bytes, pack_bytes: bytes
+) -> tuple[Table | None, int, list[Fault]]:
+    """Refold, re-checking every command and state hash; stops at the first rule fault.
+
+    The record is whatever a file held: a pack that does not load, a genesis that cannot
+    be set up or a row that cannot be applied, for whatever reason, is a fault of the
+    record where it shows (no table when nothing could be set up), never an exception.
+    """
     engine = fold.engine_of(genesis)
-    table, _ = fold.start(genesis, seed, pack)
+    try:
+        pack = fold.loaded_pack(engine, pack_bytes)
+    except PackError as bad:  # whatever went wrong loading it (fold.loaded_pack)
+        return None, 0, [Fault(1, PACK, f"the content pack does not load: {bad}")]
+    try:
+        table, _ = fold.start(genesis, seed, pack)
+    except RuleViolation as refused:
+        return None, 0, [Fault(1, RULE, refused.message, refused.rule_id)]
+    except Exception as bad:
+        return None, 0, [Fault(1, RULE, f"the game cannot be set up: {_why(bad)}")]
     faults: list[Fault] = []
     if state_hash(table) != rows[0].state_hash:
         faults.append(Fault(1, STATE, "the state after setup differs from the recorded one"))
@@ -236,13 +267,43 @@ def _fold(
         except RuleViolation as broken:
             faults.append(Fault(row.seq, RULE, broken.message, broken.rule_id))
             break
-        except (MalformedCommand, DecodeError, ValueError) as bad:
-            faults.append(Fault(row.seq, RULE, f"the command cannot be applied: {bad}"))
+        except Exception as bad:
+            faults.append(Fault(row.seq, RULE, f"the row cannot be applied: {_why(bad)}"))
             break
         checked += row.kind == COMMAND
         if state_hash(table) != row.state_hash:
             faults.append(Fault(row.seq, STATE, "the recomputed state hash differs"))
     return table, checked, faults
+
+
+def _ending(
+    rows: Sequence[Row],
+    genesis: record_pb2.Genesis,
+    table: Table,
+    claimed: Outcome | None,
+    folded_clean: bool,
+) -> tuple[Outcome | None, list[Fault]]:
+    """The refolded outcome, and its faults: a game over with no reveal (when every row
+    folded cleanly), a claimed result that differs."""
+    engine = fold.engine_of(genesis)
+    outcome = fold.outcome(engine, table)
+    faults = []
+    if folded_clean and fold.is_over(engine, table) and rows[-1].kind != SEED_REVEAL:
+        faults.append(Fault(rows[-1].seq + 1, MISSING, "the game ended; no seed reveal"))
+    if claimed is not None and (
+        outcome is None or (claimed.points, claimed.winners) != outcome_key(outcome)
+    ):
+        said = f"claimed {result_text(claimed)}, refolded {result_text(outcome)}"
+        faults.append(Fault(rows[-1].seq, SCORE, said))
+    return outcome, faults
+
+
+def _why(bad: Exception) -> str:
+    """What went wrong in words; the exception's type too when it is none of the fold's own
+    (a bug shows for what it is, as the record's fault)."""
+    if isinstance(bad, (MalformedCommand, PackError, DecodeError, ValueError)):
+        return str(bad)
+    return f"{type(bad).__name__}: {bad}"
 
 
 def verify(
@@ -286,18 +347,11 @@ def verify(
     elif seed is None:
         notes.append("states not checked: the seed is not revealed")
     else:
-        engine = fold.engine_of(genesis)
-        pack = fold.loaded_pack(engine, pack_bytes)
-        table, checked, fold_faults = _fold(rows, genesis, seed, pack)
+        table, checked, fold_faults = _fold(rows, genesis, seed, pack_bytes)
         faults += fold_faults
-        outcome = fold.outcome(engine, table)
-        if fold.is_over(engine, table) and rows[-1].kind != SEED_REVEAL and not fold_faults:
-            faults.append(Fault(rows[-1].seq + 1, MISSING, "the game ended; no seed reveal"))
-        if claimed is not None and (
-            outcome is None or (claimed.points, claimed.winners) != outcome_key(outcome)
-        ):
-            said = f"claimed {result_text(claimed)}, refolded {result_text(outcome)}"
-            faults.append(Fault(rows[-1].seq, SCORE, said))
+        if table is not None:
+            outcome, end_faults = _ending(rows, genesis, table, claimed, not fold_faults)
+            faults += end_faults
     ordered = tuple(sorted(_unique(faults), key=lambda f: (f.seq, FAULT_KINDS.index(f.kind))))
     over = rows[-1].kind == SEED_REVEAL
     return AuditReport(

@@ -7,11 +7,16 @@ anywhere), and the claimed final result.  The file's ``version`` is the record's
 version (its genesis says which); a format-1 record exports exactly as before format 2.
 ``verify_document`` checks it with nothing but this file and this package.  The
 ``decoded`` entries are for people reading the file; verification never trusts them.
+
+A file is anyone's: ``read_export`` takes every field it reads by its type first and
+refuses a file where one is missing or of another type (``BadExport``, naming the field);
+whatever else is wrong with it is then a fault of its record, found by ``verify``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -22,10 +27,20 @@ from google.protobuf.message import DecodeError, Message
 from feastlog.replay.audit import FAULT_KINDS, HASH, PACK, SEED, AuditReport, Fault, verify
 from feastlog.replay.engine import Outcome
 from feastlog.replay.history import record_version, revealed_seed
-from feastlog.replay.record import COMMAND, FORMAT_1, GENESIS, SEED_REVEAL, VERSIONS, Row
+from feastlog.replay.record import (
+    COMMAND,
+    FORMAT_1,
+    GENESIS,
+    MAX_SEQ,
+    ROW_KINDS,
+    SEED_REVEAL,
+    VERSIONS,
+    Row,
+)
 from feastlog.v1 import record_pb2
 
 FORMAT = "feastlog-record"
+_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")  # bytes.fromhex would take spaces between too
 _MESSAGES: dict[str, type[Message]] = {
     GENESIS: record_pb2.Genesis,
     COMMAND: record_pb2.Command,
@@ -110,30 +125,6 @@ def to_text(document: dict[str, Any]) -> str:
     return json.dumps(document, sort_keys=True, indent=1, ensure_ascii=True) + "\n"
 
 
-def _row(game_id: str, entry: dict[str, Any]) -> Row:
-    """A row from its export entry."""
-    return Row(
-        game_id,
-        _whole(entry["seq"], "seq"),
-        str(entry["kind"]),
-        str(entry["actor"]),
-        str(entry["command_id"]),
-        bytes.fromhex(entry["body"]),
-        str(entry["recorded_at"]),
-        str(entry["prev_hash"]),
-        str(entry["hash"]),
-        str(entry["state_hash"]),
-        str(entry.get("commitment", "")),
-    )
-
-
-def _whole(value: Any, name: str) -> int:
-    """A JSON whole number: not a string of digits (``"١"``), a float or a boolean."""
-    if type(value) is not int:
-        raise ValueError(f"{name} {value!r} is not a whole number")
-    return value
-
-
 def records_in(path: str, text: str) -> list[tuple[str, str]]:
     """(where, text) of every record a file holds.
 
@@ -152,33 +143,144 @@ def _one_object(line: str) -> bool:
     """Whether a line is a JSON object by itself."""
     try:
         return isinstance(json.loads(line), dict)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 
-def load_record(text: str) -> Record:
-    """Read an export; raises BadExport for anything that is not one."""
+def read_export(text: str) -> tuple[dict[str, Any], Record]:
+    """An export's JSON object and the record it carries, every field a verifier reads
+    checked for its type (docs/record-format.md); BadExport naming the first that is not.
+
+    Past this point the values are what the format says they are: what a verifier finds
+    wrong with them is a fault of the record, never an exception.
+    """
     try:
         document = json.loads(text)
-        if not isinstance(document, dict):
-            raise BadExport("it holds no JSON object")
-        if document.get("format") != FORMAT or document.get("version") not in VERSIONS:
-            known = " or ".join(str(v) for v in VERSIONS)
-            raise BadExport(f"not a {FORMAT} file of version {known}")
-        entries = document["rows"]
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise BadExport("its rows are not a list of row objects")
-        rows = tuple(_row(document["game_id"], e) for e in entries)
-        pack = document["content_pack"]
-        pack_bytes = pack["text"].encode("utf-8") if "text" in pack else bytes.fromhex(pack["hex"])
-        seed = document.get("server_seed")
-        result = document.get("result")
-    except (KeyError, TypeError, ValueError, AttributeError) as bad:
-        raise BadExport(f"not a readable {FORMAT} file: {bad}") from bad
-    claimed = None
-    if result is not None:
-        claimed = Outcome(tuple(result["points"]), tuple(result["winners"]))
-    return Record(rows, pack_bytes, bytes.fromhex(seed) if seed else None, claimed)
+    except RecursionError:
+        raise _unreadable("its JSON is nested too deeply") from None
+    except ValueError as bad:
+        raise _unreadable(str(bad)) from bad
+    if not isinstance(document, dict):
+        raise BadExport("it holds no JSON object")
+    version = document.get("version")
+    if document.get("format") != FORMAT or type(version) is not int or version not in VERSIONS:
+        known = " or ".join(str(v) for v in VERSIONS)
+        raise BadExport(f"not a {FORMAT} file of version {known}")
+    entries = _given(document, "rows")
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise BadExport("its rows are not a list of row objects")
+    game_id = _text(document, "game_id")
+    for header in ("game_kind", "ruleset_version"):  # compared with the genesis: header_faults
+        _text(document, header)
+    pack_bytes = _pack_bytes(_given(document, "content_pack"))
+    seed = None  # a running game's: null (or absent)
+    if document.get("server_seed") is not None:
+        seed = bytes.fromhex(_hex(document, "server_seed"))
+    claimed = None if document.get("result") is None else _claimed(document["result"])
+    rows = tuple(_row(game_id, entry, f"rows[{i}]") for i, entry in enumerate(entries))
+    return document, Record(rows, pack_bytes, seed, claimed)
+
+
+def load_record(text: str) -> Record:
+    """Read an export; raises BadExport for anything that is not one, naming what is wrong."""
+    return read_export(text)[1]
+
+
+def _unreadable(what: str) -> BadExport:
+    """The file is not a readable export, and why."""
+    return BadExport(f"not a readable {FORMAT} file: {what}")
+
+
+def _name(where: str, key: str) -> str:
+    """A field's name in the file: ``rows[3].prev_hash``, ``content_pack.text``, ``game_id``."""
+    return f"{where}.{key}" if where else key
+
+
+def _given(entry: Any, key: str, where: str = "") -> Any:
+    """``entry[key]``, where ``entry`` is the JSON object named ``where`` (the file's own: "")."""
+    if not isinstance(entry, dict):
+        raise _unreadable(f"{where} is not an object")
+    if key not in entry:
+        raise _unreadable(f"{_name(where, key)} is missing")
+    return entry[key]
+
+
+def _text(entry: Any, key: str, where: str = "") -> str:
+    """A string field, UTF-8 text (a JSON ``\\ud800`` escape is a lone surrogate: not text)."""
+    value = _given(entry, key, where)
+    if not isinstance(value, str):
+        raise _unreadable(f"{_name(where, key)} is not a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _unreadable(f"{_name(where, key)} is not UTF-8 text (a lone surrogate)") from None
+    return value
+
+
+def _hex(entry: Any, key: str, where: str = "") -> str:
+    """A field of hex digits, two a byte (either case: a hash that is not as recorded is
+    the verifier's fault to find, not the reader's)."""
+    value = _given(entry, key, where)
+    if not isinstance(value, str) or not _HEX.fullmatch(value):
+        raise _unreadable(f"{_name(where, key)} is not a hex string")
+    return value
+
+
+def _whole(value: Any, name: str) -> int:
+    """A JSON whole number: not a string of digits (``"١"``), a float or a boolean."""
+    if type(value) is not int:
+        raise _unreadable(f"{name} is not a whole number")
+    return value
+
+
+def _seq(entry: dict[str, Any], where: str) -> int:
+    """A row's seq: a whole number from 1 to 2**63 - 1 (an int64, as the store and the
+    wire hold it)."""
+    seq = _whole(_given(entry, "seq", where), f"{where}.seq")
+    if not 1 <= seq <= MAX_SEQ:
+        raise _unreadable(f"{where}.seq is not from 1 to 2**63 - 1")
+    return seq
+
+
+def _row(game_id: str, entry: dict[str, Any], where: str) -> Row:
+    """A row from its export entry (``decoded`` is for people: never read)."""
+    kind = _text(entry, "kind", where)
+    if kind not in ROW_KINDS:
+        raise _unreadable(f"{where}.kind {kind!r} is not one of {', '.join(ROW_KINDS)}")
+    return Row(
+        game_id,
+        _seq(entry, where),
+        kind,
+        _text(entry, "actor", where),
+        _text(entry, "command_id", where),
+        bytes.fromhex(_hex(entry, "body", where)),
+        _text(entry, "recorded_at", where),
+        _hex(entry, "prev_hash", where),
+        _hex(entry, "hash", where),
+        _hex(entry, "state_hash", where),
+        _hex(entry, "commitment", where) if "commitment" in entry else "",
+    )
+
+
+def _pack_bytes(pack: Any) -> bytes:
+    """The content pack's bytes: its ``text`` as UTF-8, or its ``hex``, with its sha256."""
+    _text(pack, "sha256", "content_pack")
+    if ("text" in pack) == ("hex" in pack):
+        raise _unreadable("content_pack holds neither or both of text and hex")
+    if "text" in pack:
+        return _text(pack, "text", "content_pack").encode("utf-8")
+    return bytes.fromhex(_hex(pack, "hex", "content_pack"))
+
+
+def _claimed(result: Any) -> Outcome:
+    """The claimed result: ``points`` per seat and the ``winners``' seats, whole numbers."""
+    said = []
+    for key in ("points", "winners"):
+        values = _given(result, key, "result")
+        if not isinstance(values, list):
+            raise _unreadable(f"result.{key} is not a list")
+        said.append(tuple(_whole(v, f"result.{key}[{i}]") for i, v in enumerate(values)))
+    return Outcome(*said)
 
 
 def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
@@ -192,7 +294,6 @@ def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
         genesis = record_pb2.Genesis.FromString(rows[0].body)
     except (DecodeError, IndexError):
         return []  # the chain check reports a genesis that does not decode
-    seed = revealed_seed(rows)
     said = {
         "game_id": (document.get("game_id"), genesis.game_id, HASH, 1),
         "game_kind": (document.get("game_kind"), genesis.game_kind, HASH, 1),
@@ -204,13 +305,14 @@ def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
             PACK,
             1,
         ),
-        "server_seed": (
-            document.get("server_seed"),
-            seed.hex() if seed is not None else None,
-            SEED,
-            rows[-1].seq,
-        ),
     }
+    try:
+        seed = revealed_seed(rows)
+    except DecodeError:
+        pass  # no seed to compare: the seed check reports a reveal that does not decode
+    else:
+        seen = seed.hex() if seed is not None else None
+        said["server_seed"] = (document.get("server_seed"), seen, SEED, rows[-1].seq)
     return [
         Fault(seq, kind, f"the file's {name} is {header!r}, the record's is {record!r}")
         for name, (header, record, kind, seq) in said.items()
@@ -220,9 +322,9 @@ def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
 
 def verify_document(text: str) -> AuditReport:
     """Verify an export with nothing but itself: header, chain, seed, rules, states, result."""
-    record = load_record(text)
+    document, record = read_export(text)
     report = verify(record.rows, record.pack_bytes, record.server_seed, record.claimed)
-    faults = header_faults(json.loads(text), record.rows)
+    faults = header_faults(document, record.rows)
     if not faults:
         return report
     ordered = sorted(

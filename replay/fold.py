@@ -38,11 +38,13 @@ from feastlog.replay.engine import (
     Fact,
     MalformedCommand,
     Outcome,
+    PackError,
     Rule,
     RuleViolation,
     WrongRole,
     catalogue,
     evolve,
+    how_many,
 )
 from feastlog.replay.rng import Rng, derive_seed
 from feastlog.replay.text import plain_number
@@ -107,11 +109,18 @@ _PACKS_LIMIT = 64
 
 
 def loaded_pack(engine: Engine, pack_bytes: bytes) -> Any:
-    """``engine.load_pack(pack_bytes)``, parsed once per pack (PackError as it raises)."""
+    """``engine.load_pack(pack_bytes)``, parsed once per pack; PackError for a pack that
+    does not load, whatever the reason (a record's pack is whatever its file held)."""
     key = (engine.spec.kind, hashlib.sha256(pack_bytes).hexdigest())
     pack = _PACKS.get(key)
     if pack is None:
-        pack = engine.load_pack(pack_bytes)
+        try:
+            pack = engine.load_pack(pack_bytes)
+        except PackError:
+            raise
+        except Exception as bad:  # nested past the recursion limit, a value no check foresaw
+            why = f"it does not load ({type(bad).__name__}: {bad})"
+            raise PackError("(pack)", "(file)", why) from bad
         if len(_PACKS) >= _PACKS_LIMIT:
             _PACKS.clear()
         _PACKS[key] = pack
@@ -134,13 +143,17 @@ def ruleset_of(genesis: record_pb2.Genesis) -> str:
 def start(genesis: record_pb2.Genesis, server_seed: bytes, pack: Any) -> tuple[Table, list[Fact]]:
     """The table after setup, from the genesis row, the server seed and the loaded pack.
 
-    The game seed mixes in the seats' entropy recorded in the genesis, if any (DESIGN 3).
+    The game seed mixes in the seats' entropy recorded in the genesis, if any (DESIGN 3):
+    one entry a seat, in seat order (ValueError for any other count).
     The genesis's ruleset version picks the rules and the defaults of options it omits.
     """
     engine = engine_of(genesis)
     version = ruleset_of(genesis)
-    rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
     seats = tuple(s.name for s in genesis.seats)
+    if genesis.seat_entropy and len(genesis.seat_entropy) != len(seats):
+        given = how_many(len(genesis.seat_entropy), "seat")
+        raise ValueError(f"the genesis has seat entropy for {given}, not its {len(seats)}")
+    rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
     game, facts = engine.setup(seats, dict(genesis.options), pack, rng, version)
     return Table(genesis.game_kind, game, (0,) * len(seats)), facts
 

@@ -45,6 +45,14 @@ def genesis_of(row: Row) -> record_pb2.Genesis:
     return record_pb2.Genesis.FromString(row.body)
 
 
+def first_genesis(rows: Sequence[Row]) -> record_pb2.Genesis:
+    """The genesis a record starts with: ValueError when it starts with none, DecodeError
+    when its body does not decode."""
+    if not rows or rows[0].kind != GENESIS:
+        raise ValueError("a record starts with its genesis row")
+    return genesis_of(rows[0])
+
+
 def record_version(genesis: record_pb2.Genesis) -> int:
     """The record's format version: the genesis field, where 0 (absent) means format 1."""
     return genesis.record_version or FORMAT_1
@@ -128,9 +136,7 @@ def begin(
 
 def refold(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> Folded:
     """Fold a record from its genesis; raises if a row does not apply."""
-    if not rows or rows[0].kind != GENESIS:
-        raise ValueError("a record starts with its genesis row")
-    genesis = genesis_of(rows[0])
+    genesis = first_genesis(rows)
     engine = fold.engine_of(genesis)
     pack = fold.loaded_pack(engine, pack_bytes)
     table, facts = fold.start(genesis, server_seed, pack)

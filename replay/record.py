@@ -51,6 +51,9 @@ CURRENT_VERSION = FORMAT_2
 
 SALT_LABEL = b"row-salt"
 
+# The highest seq: seqs are int64 in the store and on the wire (a row's salt takes a uint64).
+MAX_SEQ = 2**63 - 1
+
 
 def seat_actor(seat: int) -> str:
     """The actor name of a seat: ``seat:N``."""
@@ -72,7 +75,10 @@ def row_salt(server_seed: bytes, game_id: str, seq: int) -> bytes:
 
     The game id is in it so that games dealt from one supplied seed (duplicate tables)
     do not share salts: one table's reveal must not open another's sealed commands.
+    ValueError for a seq no uint64 holds, or a game id that is not UTF-8 text.
     """
+    if not 0 <= seq < 2**64:
+        raise ValueError(f"seq {seq} has no salt: it is not a uint64")
     name = game_id.encode("utf-8")
     msg = SALT_LABEL + struct.pack(">I", len(name)) + name + struct.pack(">Q", seq)
     return hmac_sha256(server_seed, msg)
@@ -140,7 +146,8 @@ class Row:
 
 
 def chain_hash(prev_hash: str, canonical: bytes) -> str:
-    """sha256(prev_hash bytes || canonical row bytes), as hex."""
+    """sha256(prev_hash bytes || canonical row bytes), as hex; ValueError for a prev_hash
+    that is not hex."""
     return hashlib.sha256(bytes.fromhex(prev_hash) + canonical).hexdigest()
 
 

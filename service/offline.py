@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from feastlog.replay.export import BadExport, load_record
-from feastlog.replay.history import genesis_of, refold
+from feastlog.replay.history import first_genesis, refold
 from feastlog.replay.record import SEED_REVEAL
 from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
 from feastlog.service.live import LiveGame, live_from_folded
@@ -139,7 +139,7 @@ class OfflineRecord(Offline):
             record = load_record(text)
         except BadExport as bad:
             raise BadRequest(f"{source}: {bad}", field="record") from bad
-        genesis = genesis_of(record.rows[0])
+        genesis = first_genesis(record.rows)  # as a fold of it would say: it does not replay
         names = tuple(s.name for s in genesis.seats)
         self.game_id, self.game_kind = genesis.game_id, genesis.game_kind
         self._record = StoredGame(
