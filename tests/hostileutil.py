@@ -22,6 +22,7 @@ from google.protobuf.message import Message
 
 from feastlog.cli.wire import as_dict
 from feastlog.cli.wire import error_info as client_error_info
+from feastlog.replay import games
 from feastlog.service.limits import methods
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
@@ -29,7 +30,7 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import tournament_service_pb2 as tpb
-from tests.serverutil import ThreadedServer, bearer, stub
+from tests.serverutil import ThreadedServer, bearer, error_info, stub
 
 TOURNAMENT = "hostile-cup"
 SEED = bytes(range(32))
@@ -368,3 +369,27 @@ def refused(call: Any, *args: Any, **kwargs: Any) -> grpc.RpcError:
     with pytest.raises(grpc.RpcError) as failed:
         call(*args, **kwargs)
     return failed.value
+
+
+def pack_refused(
+    server: ThreadedServer, kind: str, old: str, new: str, card: str, field: str
+) -> grpc.RpcError:
+    """CreateGame with the game's bundled pack, ``old`` replaced by ``new``: refused
+    INVALID_ARGUMENT, BAD_CONTENT_PACK naming ``card`` and ``field``, and no game made."""
+    client = stub(server.address)
+    listed = pb.ListGamesRequest(page_size=500)
+    before = len(client.ListGames(listed).games)
+    text = games.engine(kind).default_pack_bytes().decode()
+    assert old in text
+    pack = text.replace(old, new, 1).encode()
+    request = pb.CreateGameRequest(game_kind=kind, players=["Ann", "Bo"], content_pack=pack)
+    error = refused(client.CreateGame, request, metadata=bearer(server.key))
+    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
+    info = error_info(error)
+    assert (info.reason, info.metadata["card"], info.metadata["field"]) == (
+        "BAD_CONTENT_PACK",
+        card,
+        field,
+    ), error.details()
+    assert len(client.ListGames(listed).games) == before
+    return error

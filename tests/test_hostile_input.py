@@ -41,6 +41,7 @@ from tests.hostileutil import (
     TOURNAMENT,
     Targets,
     call_raw,
+    pack_refused,
     populated_server,
     refused,
     rpc_paths,
@@ -304,23 +305,7 @@ BROKEN_CARDS = [
 def test_create_game_refuses_a_broken_card_naming_it_and_makes_nothing(
     served: tuple[ThreadedServer, Targets], kind: str, old: str, new: str, card: str, field: str
 ) -> None:
-    server, _ = served
-    client = stub(server.address)
-    listed = pb.ListGamesRequest(page_size=500)
-    before = len(client.ListGames(listed).games)
-    text = games.engine(kind).default_pack_bytes().decode()
-    assert old in text
-    pack = text.replace(old, new, 1).encode()
-    request = pb.CreateGameRequest(game_kind=kind, players=["Ann", "Bo"], content_pack=pack)
-    error = refused(client.CreateGame, request, metadata=bearer(server.key))
-    assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, error.details()
-    info = error_info(error)
-    assert (info.reason, info.metadata["card"], info.metadata["field"]) == (
-        "BAD_CONTENT_PACK",
-        card,
-        field,
-    ), error.details()
-    assert len(client.ListGames(listed).games) == before
+    pack_refused(served[0], kind, old, new, card, field)
 
 
 def test_undecodable_bytes_are_invalid_argument_in_plain_words(
