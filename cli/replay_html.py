@@ -3,7 +3,8 @@
 Offline on a DuckDB file or an exported record, the game is folded here and drawn with
 the replay code's steps (``service.pages``).  Through a server, a running game is drawn
 from the server's own replay stream (the server decides what the viewer sees); a finished
-game's record is public, so it is fetched whole and drawn the same way as offline.
+game's record is public, so it is fetched whole and drawn the same way as offline (unless
+the server holds it back, its seed shared by a game still running: then from the stream).
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str
     refused = client.call(client.audits.ListRejections, apb.ListRejectionsRequest(game_id=game_id))
     chosen = Viewer.parse(now.viewer)
     rejections = [rejection_of(game_id, r) for r in refused.rejections]
-    if now.event.kind == "seed_reveal":  # a finished game's record is public: drawn whole
+    revealed = any(as_dict(f).get("type") == "seed_revealed" for f in now.event.facts)
+    if now.event.kind == "seed_reveal" and revealed:  # a public record: drawn whole
         text, _ = client.export(game_id)
         record = OfflineRecord(text, game_id)
         return answer(record.page(ORGANISER, game_id, str(chosen)))

@@ -21,7 +21,16 @@ runs:
 Once the seed is revealed the whole record is public: every fact, command, refusal,
 explanation, export and what-if, and a replay as any viewer, the arbiter's included.
 A replay shows each row as it was seen then: the rows before the seed reveal as their
-viewer saw them, the reveal row (and the export) public.
+viewer saw them, the reveal row (and the export) public; the table a game ended on is
+shown whole.
+
+Held back: a game whose server seed was supplied (a duplicate tournament's tables play
+one deal) stays as private as a running game, for everyone but the arbiter, while any
+other game dealt from the same seed still runs or waits for seat entropy (``Release``):
+its seed, the hands it ended with or its export would show those tables' deal, and let
+anyone test a guess about their sealed commands.  Its result (scores, winners) is public
+as soon as it ends.  The engines' views show hidden things by viewer alone; this module
+decides when the arbiter's table is everyone's.
 
 Every path of the service, the web pages and the CLI asks here; nothing else decides.
 """
@@ -58,24 +67,66 @@ class Refusal(Protocol):
 R = TypeVar("R", bound=Refusal)
 
 
+RUNNING = "while the game runs"
+HELD = "until every game dealt from the same seed has ended"
+
+
+@dataclass(frozen=True)
+class Release:
+    """How open a game's record is now.
+
+    ``over``: its seed is revealed; ``held``: over, but another game dealt from the same
+    server seed still runs (or waits for seat entropy), so it stays private till that ends.
+    """
+
+    over: bool
+    held: bool = False
+
+    @property
+    def public(self) -> bool:
+        """Whether the whole record is public now."""
+        return self.over and not self.held
+
+    @property
+    def until(self) -> str:
+        """How long its hidden things stay the arbiter's, in words."""
+        return HELD if self.over else RUNNING
+
+
+Open = bool | Release  # a bare bool: the record is public (True) or not, no reason given
+
+
+def _opened(state: Open) -> tuple[bool, str]:
+    """(public now, how long it stays hidden in words) of either spelling."""
+    if isinstance(state, Release):
+        return state.public, state.until
+    return state, RUNNING
+
+
 def public_row(row: Row) -> bool:
     """Whether a row was public when it was written: the seed reveal, and all after it."""
     return row.kind == SEED_REVEAL
 
 
-def sees_all(viewer: Viewer, over: bool) -> bool:
-    """Whether ``viewer`` may see behind the screen: the arbiter, or anyone once it is over."""
-    return over or viewer.role == "arbiter"
+def sees_all(viewer: Viewer, over: Open) -> bool:
+    """Whether ``viewer`` may see behind the screen: the arbiter, or anyone once the record
+    is public."""
+    return _opened(over)[0] or viewer.role == "arbiter"
 
 
-def behind_screen(viewer: Viewer, over: bool, what: str) -> None:
+def behind_screen(viewer: Viewer, over: Open, what: str) -> None:
     """Refuse (``Hidden``) ``what`` unless ``viewer`` may see behind the screen now."""
     if not sees_all(viewer, over):
-        raise Hidden(f"while the game runs, only the arbiter can {what}")
+        raise Hidden(f"{_opened(over)[1]}, only the arbiter can {what}")
 
 
 def sees_fact(viewer: Viewer, fact: Fact, public: bool) -> bool:
-    """Whether ``viewer`` may see ``fact`` (``public``: the record is public by then)."""
+    """Whether ``viewer`` may see ``fact`` (``public``: the record is public by then).
+
+    The seed reveal's fact is the arbiter's until the record is public (a game held back
+    has revealed its seed, but not to everyone yet)."""
+    if fact.get("type") == "seed_revealed":
+        return public or viewer.role == "arbiter"
     owner = fact.get("private_to")
     return public or owner is None or viewer.sees_seat(int(owner))
 
@@ -110,25 +161,25 @@ def table_viewer(viewer: Viewer, public: bool) -> Viewer:
     return ARBITER if public else viewer
 
 
-def sees_refusal(viewer: Viewer, actor: str, over: bool) -> bool:
+def sees_refusal(viewer: Viewer, actor: str, over: Open) -> bool:
     """Whether ``viewer`` may see a command refused to ``actor``."""
     return sees_all(viewer, over) or (viewer.role == "seat" and actor == str(viewer))
 
 
-def refusals_for(viewer: Viewer, refusals: Sequence[R], over: bool) -> list[R]:
-    """The refused commands ``viewer`` may see (``over``: the game has ended)."""
+def refusals_for(viewer: Viewer, refusals: Sequence[R], over: Open) -> list[R]:
+    """The refused commands ``viewer`` may see (``over``: the record is public)."""
     return [r for r in refusals if sees_refusal(viewer, r.actor, over)]
 
 
-def look_as(asker: Viewer, wanted: Viewer, over: bool) -> Viewer:
+def look_as(asker: Viewer, wanted: Viewer, over: Open) -> Viewer:
     """``wanted``, when ``asker`` may look at the game as that viewer; else ``Hidden``.
 
     Its own view and the spectator's are open to everyone, anyone's to the arbiter, and
-    every viewer's to everyone once the game is over (the record is public).
+    every viewer's to everyone once the record is public.
     """
     if sees_all(asker, over) or wanted.role == "spectator" or wanted == asker:
         return wanted
-    raise Hidden(f"{asker} cannot look at the game as {wanted} while it runs")
+    raise Hidden(f"{asker} cannot look at the game as {wanted} {_opened(over)[1]}")
 
 
 def viewers_of(seats: int) -> list[Viewer]:
@@ -166,11 +217,17 @@ class Step:
     view: dict[str, Any]
 
 
-def seen(record: Record, seq: int, viewer: Viewer) -> Step:
-    """Row ``seq`` of a folded record as ``viewer`` saw it when it was written."""
+def seen(record: Record, seq: int, viewer: Viewer, released: bool = True) -> Step:
+    """Row ``seq`` of a folded record as ``viewer`` saw it when it was written.
+
+    ``released``: whether the record is public once its seed is revealed (False for a
+    game held back, ``Release``): then the reveal row and the table the game ended on
+    are shown as while it ran.
+    """
     row, table = record.rows[seq - 1], record.tables[seq - 1]
     engine = engine_of(record.genesis.game_kind)
-    public = public_row(row)
+    public = released and public_row(row)
     facts = facts_for(viewer, record.facts[seq - 1], public)
-    view = engine.view(table.game, table_viewer(viewer, public))
+    whole = public or (released and engine.is_over(table.game))
+    view = engine.view(table.game, table_viewer(viewer, whole))
     return Step(row, command_for(viewer, engine, row, public), facts, view)

@@ -285,7 +285,9 @@ class Application(Reads):
                     self.room.drop(game_id)
                     self.live.start(game)
                     self.live.settle(game)
-                    return _accepted(game, done.rows[0], sent.caller.viewer(game_id), False)
+                    viewer = sent.caller.viewer(game_id)
+                    public = (await self.released(game)).public
+                    return _accepted(game, done.rows[0], viewer, False, public)
             self.room.drop(game_id)
         return await self._submit(await self._game(game_id), sent)
 
@@ -401,14 +403,14 @@ class Application(Reads):
         actor, viewer = sent.caller.actor(game.game_id), sent.caller.viewer(game.game_id)
         earlier = commands.retried(game, actor, sent.command_id, sent.body)
         if earlier is not None:
-            return _accepted(game, earlier, viewer, replayed=True)
+            return _accepted(game, earlier, viewer, True, (await self.released(game)).public)
         done = commands.advance(
             game, actor, sent.expected_seq, sent.command, sent.body, sent.command_id, utc_now()
         )
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
         self.live.settle(game)
-        return _accepted(game, done.rows[0], viewer, replayed=False)
+        return _accepted(game, done.rows[0], viewer, False, (await self.released(game)).public)
 
     async def _reject(self, game: LiveGame, sent: Sent, error: Exception) -> None:
         """Store a refusal, unless its sender is past its budget (then only counted).
@@ -427,7 +429,7 @@ class Application(Reads):
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""
         game = await self._game(game_id)
-        steps = _follow(game, caller.viewer(game_id), from_seq, self._holding(caller))
+        steps = _follow(game, caller.viewer(game_id), from_seq, self._holding(caller), self)
         return Watching(
             game.genesis, game.pack, typed.member_of(game.engine.spec.kind), steps, game
         )
@@ -502,29 +504,34 @@ def _next_of(_: EventStore, games: Iterator[StoredGame]) -> StoredGame | None:
     return next(games, None)
 
 
-def _accepted(game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accepted:
-    """A recorded command as its sender may see it (everything once the game is over)."""
-    facts = facts_for(viewer, game.facts[row.seq - 1], game.over)
+def _accepted(game: LiveGame, row: Row, viewer: Viewer, replayed: bool, public: bool) -> Accepted:
+    """A recorded command as its sender may see it (everything once the record is public:
+    the game is over, and not held back)."""
+    facts = facts_for(viewer, game.facts[row.seq - 1], public)
     return Accepted(row, facts, game.over, replayed, typed.member_of(game.engine.spec.kind))
 
 
 async def _follow(
-    game: LiveGame, viewer: Viewer, from_seq: int, holding: Callable[[], None]
+    game: LiveGame, viewer: Viewer, from_seq: int, holding: Callable[[], None], reads: Reads
 ) -> AsyncIterator[Step]:
     """A game's rows from ``from_seq`` as ``viewer`` saw them, then each new one.
 
     ``holding`` raises once the caller's credential no longer stands (a named arbiter's
     key revoked): it is asked before every row and whenever the stream wakes, so a stream
-    opened before a revocation ends with it.
+    opened before a revocation ends with it.  Once the game is over its last rows are
+    shown as ``reads`` releases the record (held back: as while it ran).
     """
     queue: asyncio.Queue[int] = asyncio.Queue()
     game.watchers.add(queue)
     try:
         next_seq = max(from_seq, 1)
+        public: bool | None = None  # asked once the game is over (its last rows depend on it)
         while True:
             while next_seq <= game.last_seq:
                 holding()
-                yield seen(game, next_seq, viewer)
+                if public is None and game.over:
+                    public = (await reads.released(game)).public
+                yield seen(game, next_seq, viewer, bool(public))
                 next_seq += 1
             if game.over:
                 return

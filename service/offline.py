@@ -168,6 +168,9 @@ class OfflineRecord(Offline):
     async def _count(self, kind: str) -> int:
         return 1 if kind in ("", self.game_kind) else 0
 
+    async def _twins_running(self, game_id: str) -> int:
+        return 0  # an exported record stands alone: its seed is in it once revealed
+
     async def _scan(self, kind: str) -> AsyncIterator[StoredGame]:
         if kind in ("", self.game_kind):
             yield self._record

@@ -21,9 +21,11 @@ def page_html(
     viewer: Viewer,
     rejections: Sequence[Refusal] = (),
     live: Live | None = None,
+    released: bool = True,
 ) -> str:
-    """The replay page of a folded game, every seq as ``viewer`` saw it then."""
-    steps = [seen(game, seq, viewer) for seq in range(1, game.last_seq + 1)]
+    """The replay page of a folded game, every seq as ``viewer`` saw it then
+    (``released``: False while the game is held back, ``replay.visibility.Release``)."""
+    steps = [seen(game, seq, viewer, released) for seq in range(1, game.last_seq + 1)]
     data = page_data(
         game.genesis,
         game.engine,

@@ -20,6 +20,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from google.protobuf.message import DecodeError
+
 from feastlog.replay import fold, typed
 from feastlog.replay.audit import AuditReport, verify
 from feastlog.replay.engine import ARBITER, Viewer, capped
@@ -32,12 +34,15 @@ from feastlog.replay.record import COMMAND, SEED_REVEAL
 from feastlog.replay.standings import Standing
 from feastlog.replay.text import plain_number
 from feastlog.replay.visibility import (
+    Open,
+    Release,
     Step,
     behind_screen,
     look_as,
     refusals_for,
     seen,
     sees_all,
+    table_viewer,
 )
 from feastlog.service.auth import Caller
 from feastlog.service.commands import plain_text
@@ -177,6 +182,37 @@ class Reads(ABC):
     async def _running_head(self, game_id: str) -> tuple[int, bool, bool]:
         """A game the projection does not hold: (last seq, over, waiting for entropy)."""
 
+    async def _twins_running(self, game_id: str) -> int:
+        """How many other games dealt from this game's server seed run (or wait)."""
+        found: int = await self._read(lambda store: store.twins_running(game_id))
+        return found
+
+    async def _release(self, game_id: str, genesis: record_pb2.Genesis, over: bool) -> Release:
+        """How open a game's record is now (``replay.visibility.Release``): a game whose
+        seed was supplied is held back while another game dealt from it runs."""
+        if not over or not genesis.seed_supplied:
+            return Release(over)
+        return Release(over, held=await self._twins_running(game_id) > 0)
+
+    async def _stored_release(self, game_id: str, stored: StoredGame) -> Release:
+        """How open a stored game's record is now (a genesis that does not decode, in a
+        damaged file, is taken as supplied: the store is asked)."""
+        over = stored.rows[-1].kind == SEED_REVEAL
+        try:
+            genesis = record_pb2.Genesis.FromString(stored.rows[0].body)
+        except DecodeError:
+            genesis = record_pb2.Genesis(seed_supplied=True)
+        return await self._release(game_id, genesis, over)
+
+    async def released(self, game: LiveGame) -> Release:
+        """How open a folded game's record is now (public once is public for good: a
+        duplicate created after its end is dealt from a seed already out)."""
+        if game.known_public:
+            return Release(True)
+        release = await self._release(game.game_id, game.genesis, game.over)
+        game.known_public = release.public
+        return release
+
     async def _count(self, kind: str) -> int:
         """How many games have rows (of one kind, or all)."""
         games, _ = await self._read(lambda store: store.count_games(kind))
@@ -194,7 +230,8 @@ class Reads(ABC):
         """The game now as the caller may see it."""
         game = await self._game(game_id)
         viewer = caller.viewer(game_id)
-        view = game.engine.view(game.table.game, viewer)
+        public = (await self.released(game)).public
+        view = game.engine.view(game.table.game, table_viewer(viewer, public))
         kind, field = game.genesis.game_kind, typed.member_of(game.engine.spec.kind)
         return TableNow(game.last_seq, viewer, view, kind, field)
 
@@ -211,15 +248,18 @@ class Reads(ABC):
     ) -> Replay:
         """Row ``seq`` (0: the last) and the table after it, as ``viewer`` saw it then."""
         game = await self._game(game_id)
-        seen_as = self._look_as(caller, game, viewer)
-        return _replay(game, seen_as, [seen(game, checked_seq(game, seq), seen_as)])
+        release = await self.released(game)
+        seen_as = self._look_as(caller, game, viewer, release)
+        step = seen(game, checked_seq(game, seq), seen_as, release.public)
+        return _replay(game, seen_as, [step])
 
     async def replay(
         self, caller: Caller, game_id: str, from_seq: int = 1, to_seq: int = 0, viewer: str = ""
     ) -> Replay:
         """Rows ``from_seq..to_seq`` (0: the last) as ``viewer`` saw them then."""
         game = await self._game(game_id)
-        seen_as = self._look_as(caller, game, viewer)
+        release = await self.released(game)
+        seen_as = self._look_as(caller, game, viewer, release)
         last = checked_seq(game, to_seq, "to_seq")
         first = max(from_seq, 1)
         if first > last:
@@ -227,7 +267,8 @@ class Reads(ABC):
                 f"from_seq {from_seq} is after to_seq {last}: nothing to replay", field="from_seq"
             )
         seqs = range(first, last + 1)
-        steps = await self._off_loop(lambda: [seen(game, s, seen_as) for s in seqs])
+        public = release.public
+        steps = await self._off_loop(lambda: [seen(game, s, seen_as, public) for s in seqs])
         return _replay(game, seen_as, steps)
 
     async def page(
@@ -235,27 +276,29 @@ class Reads(ABC):
     ) -> str:
         """The replay page of a game as ``viewer`` (default: the caller) saw each seq."""
         game = await self._game(game_id)
-        seen_as = self._look_as(caller, game, viewer)
-        refused = refusals_for(caller.viewer(game_id), await self._rejections(game_id), game.over)
+        release = await self.released(game)
+        seen_as = self._look_as(caller, game, viewer, release)
+        refused = refusals_for(caller.viewer(game_id), await self._rejections(game_id), release)
         # drawing a long game takes a while: off the event loop, the other calls go on (its
         # rows are never changed, only appended to)
-        return await self._off_loop(page_html, game, seen_as, refused, live)
+        return await self._off_loop(page_html, game, seen_as, refused, live, release.public)
 
     async def export(self, caller: Caller, game_id: str) -> Exported:
         """A game's portable record; a running game's (no seed) for the arbiter only."""
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
-        over = stored.rows[-1].kind == SEED_REVEAL
-        behind_screen(viewer, over, "export its record")
+        release = await self._stored_release(game_id, stored)
+        behind_screen(viewer, release, "export its record")
         text = await self._fold(export_text, stored)
-        return Exported(text, over, f"{game_id}.feastlog.json")
+        return Exported(text, release.over, f"{game_id}.feastlog.json")
 
     async def verify(self, caller: Caller, game_id: str) -> AuditReport:
         """Verify a game from its stored record (the seed lets a running game's states be
         checked too); its fault messages, which may name hidden things, as the policy says."""
         viewer = caller.viewer(game_id)
-        report = await self._fold(audit_stored, await self._stored(game_id))
-        return shown_report(viewer, report)
+        stored = await self._stored(game_id)
+        report = await self._fold(audit_stored, stored)
+        return shown_report(viewer, report, await self._stored_release(game_id, stored))
 
     async def verify_all(self, caller: Caller, kind: str = "") -> AsyncIterator[Verified]:
         """Verify every game (the organiser's), one at a time from one scan of the log."""
@@ -263,12 +306,12 @@ class Reads(ABC):
         total = await self._count(kind)
         async for stored in self._scan(kind):
             report = await self._fold(audit_stored, stored)
-            yield Verified(shown_report(caller.viewer(report.game_id), report), total)
+            yield Verified(shown_report(caller.viewer(report.game_id), report, report.over), total)
 
     async def explain(self, caller: Caller, game_id: str, seq: int) -> Explained:
         """Everything about row ``seq``: command, rule checks, values, change, visibility."""
         game = await self._game(game_id)
-        behind_screen(caller.viewer(game_id), game.over, "explain a row")
+        behind_screen(caller.viewer(game_id), await self.released(game), "explain a row")
         found = explain(game, checked_seq(game, seq))
         return Explained(found, explanation_lines(found))
 
@@ -277,7 +320,7 @@ class Reads(ABC):
     ) -> WhatIf:
         """``command`` by ``actor`` (default: the row's) in place of row ``seq``."""
         game = await self._game(game_id)
-        behind_screen(caller.viewer(game_id), game.over, "try a what-if")
+        behind_screen(caller.viewer(game_id), await self.released(game), "try a what-if")
         return WhatIf(
             what_if_for(game, seq, actor, command), typed.member_of(game.engine.spec.kind)
         )
@@ -286,7 +329,7 @@ class Reads(ABC):
         """The refused commands of a game the caller may see."""
         game = await self._game(game_id)
         viewer = caller.viewer(game_id)
-        return refusals_for(viewer, await self._rejections(game_id), game.over)
+        return refusals_for(viewer, await self._rejections(game_id), await self.released(game))
 
     async def games(
         self, kind: str = "", page_size: int = 0, tournament_id: str = "", page_token: str = ""
@@ -341,12 +384,12 @@ class Reads(ABC):
         found: list[KindStats] = await self._read(lambda store: store.stats(tournament_id))
         return found
 
-    def _look_as(self, caller: Caller, game: LiveGame, wanted: str) -> Viewer:
+    def _look_as(self, caller: Caller, game: LiveGame, wanted: str, release: Release) -> Viewer:
         """The viewer a caller asks for (default: its own), if the policy lets it look so."""
         own = caller.viewer(game.game_id)
         if not wanted:
             return own
-        return look_as(own, parse_viewer(wanted, len(game.genesis.seats)), game.over)
+        return look_as(own, parse_viewer(wanted, len(game.genesis.seats)), release)
 
 
 def _replay(game: LiveGame, viewer: Viewer, steps: list[Step]) -> Replay:
@@ -446,10 +489,10 @@ def audit_stored(stored: StoredGame) -> AuditReport:
     return verify(stored.rows, stored.pack_body, stored.server_seed or None)
 
 
-def shown_report(viewer: Viewer, report: AuditReport) -> AuditReport:
+def shown_report(viewer: Viewer, report: AuditReport, release: Open) -> AuditReport:
     """A report as ``viewer`` may read it: fault messages may name hidden gems or cards, so
-    they are the arbiter's while the game runs."""
-    if sees_all(viewer, report.over):
+    they are the arbiter's until the record is public."""
+    if sees_all(viewer, release):
         return report
     return replace(report, faults=tuple(replace(f, message="") for f in report.faults))
 

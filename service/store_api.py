@@ -117,6 +117,11 @@ class EventStore(Protocol):
     def tournament_games(self, tournament_id: str) -> int:
         """How many games (running or finished) a tournament has."""
 
+    def twins_running(self, game_id: str) -> int:
+        """How many other games dealt from this game's server seed have not ended (running,
+        or waiting for seat entropy): while one has, a finished game with a supplied seed
+        is held back (``replay.visibility.Release``)."""
+
     def projection_current(self) -> bool:
         """Whether the outcomes projection is there, of this version."""
 

@@ -31,6 +31,8 @@ from feastlog.service.store.schema import (
     OR_IGNORE,
     ORDER_OF_OLD_FILES,
     ROW_COLUMNS,
+    TWINS_RUNNING,
+    TWINS_RUNNING_BY_LOG,
     Appended,
     Statements,
     count_query,
@@ -456,6 +458,15 @@ class Store:
         found = self.con.execute(
             "SELECT count(*) FROM games WHERE tournament_id = ?", [tournament_id]
         ).fetchone()
+        return int(found[0]) if found else 0
+
+    @translated
+    def twins_running(self, game_id: str) -> int:
+        """How many other games dealt from this game's server seed have not ended (running,
+        or waiting for seat entropy): while one has, a finished game with a supplied seed
+        is held back (``replay.visibility.Release``)."""
+        query = TWINS_RUNNING if self.projection_current() else TWINS_RUNNING_BY_LOG
+        found = self.con.execute(query, [game_id]).fetchone()
         return int(found[0]) if found else 0
 
     def projection_current(self) -> bool:

@@ -285,6 +285,20 @@ def list_query(
     return sql, [*params, limit]
 
 
+# Games dealt from the same server seed as game ? (a supplied seed: duplicate tables) that
+# have not ended: no outcome (written in the commit that ends a game), running or waiting
+# for seat entropy.  A store whose projection is not current asks the log instead (no seed
+# reveal row), which reads the whole events table.
+_TWINS = (
+    "SELECT count(*) FROM seeds s JOIN seeds m ON s.server_seed = m.server_seed "
+    "AND s.game_id <> m.game_id WHERE m.game_id = ? AND NOT EXISTS "
+)
+TWINS_RUNNING = _TWINS + "(SELECT 1 FROM outcome_games o WHERE o.game_id = s.game_id)"
+TWINS_RUNNING_BY_LOG = (
+    _TWINS + "(SELECT 1 FROM events e WHERE e.game_id = s.game_id AND e.kind = 'seed_reveal')"
+)
+
+
 def listed_of(found: Iterable[tuple[Any, ...]]) -> list[Listed]:
     """The game list's lines from the listing query's rows."""
     return [

@@ -19,6 +19,8 @@ from feastlog.service.store.outcomes import WIN_PARTS
 from feastlog.service.store.records import Batch
 from feastlog.service.store.schema import (
     ROW_COLUMNS,
+    TWINS_RUNNING,
+    TWINS_RUNNING_BY_LOG,
     count_query,
     counted,
     list_query,
@@ -322,6 +324,15 @@ class PgStore:
     def tournament_games(self, tournament_id: str) -> int:
         """How many games (running or finished) a tournament has."""
         found = self._one("SELECT count(*) FROM games WHERE tournament_id = %s", [tournament_id])
+        return int(found[0]) if found else 0
+
+    @translated
+    def twins_running(self, game_id: str) -> int:
+        """How many other games dealt from this game's server seed have not ended (running,
+        or waiting for seat entropy): while one has, a finished game with a supplied seed
+        is held back (``replay.visibility.Release``)."""
+        query = TWINS_RUNNING if self.projection_current() else TWINS_RUNNING_BY_LOG
+        found = self._one(query.replace("?", "%s"), [game_id])
         return int(found[0]) if found else 0
 
     @translated

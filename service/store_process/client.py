@@ -217,6 +217,12 @@ class StoreClient:
         """How many games (running or finished) a tournament has."""
         return self._channel.ask("tournament_games", tournament_id)
 
+    def twins_running(self, game_id: str) -> int:
+        """How many other games dealt from this game's server seed have not ended (running,
+        or waiting for seat entropy): while one has, a finished game with a supplied seed
+        is held back (``replay.visibility.Release``)."""
+        return self._channel.ask("twins_running", game_id)
+
     def projection_current(self) -> bool:
         """Whether the outcomes projection is there, of this version."""
         return self._channel.ask("projection_current")

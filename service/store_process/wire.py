@@ -40,6 +40,7 @@ METHODS = frozenset(
         "listed",
         "known_games",
         "tournament_games",
+        "twins_running",
         "projection_current",
         "stats",
         "standings",

@@ -54,7 +54,7 @@ def _seat_view(state: State, seat: int, viewer: Viewer) -> dict[str, Any]:
         out["on_table"] = list(auction.table[seat])
         if viewer.sees_seat(seat) and seat in sealed:
             out["sealed_bid"] = list(sealed[seat])
-    if viewer.sees_seat(seat) or state.over:
+    if viewer.sees_seat(seat):
         out["hand"] = list(player.hand)
     return out
 
@@ -86,7 +86,7 @@ def view(state: State, viewer: Viewer) -> dict[str, Any]:
         },
         "seats": [_seat_view(state, s, viewer) for s in range(len(state.players))],
     }
-    if viewer.role == "arbiter" or state.over:
+    if viewer.role == "arbiter":
         out["deck"] = [d.name for d in state.deck]
         out["set_aside"] = [d.name for d in state.set_aside]
         out["bag"] = list(state.bag)

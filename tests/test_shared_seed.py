@@ -1,0 +1,241 @@
+"""Duplicate tables: games dealt from one supplied seed stay private until all have ended.
+
+An organiser supplies one seed to several tables (README: duplicate tournaments), so they
+play the same deal.  Once one table ends its seed is revealed, and with it (and with the
+hands it ended with, its export, its every row as any viewer) the deal of the tables still
+playing.  So a finished game whose seed was supplied stays as private as a running one, for
+everyone but the arbiter, while another game dealt from the same seed runs or waits for
+seat entropy (``replay.visibility.Release``); its result is public as soon as it ends.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf.message import Message
+
+from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.visibility import HELD, RUNNING, Hidden, Release, behind_screen, look_as
+from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import record_pb2
+from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from tests.serverutil import ThreadedServer, bearer, play_to_end, stub, view_of, watch_all
+
+PLAYERS = ["Ana", "Ben", "Cy"]
+SEED = bytes(range(100, 132))
+
+
+@pytest.fixture
+def served(store_target: str) -> Iterator[ThreadedServer]:
+    server = ThreadedServer(store_target)
+    yield server
+    server.stop()
+
+
+def _new(served: ThreadedServer, seed: bytes, **options: Any) -> tuple[str, list[str]]:
+    request = pb.CreateGameRequest(game_kind="bon-appetit", players=PLAYERS, seed=seed, **options)
+    game = stub(served.address).CreateGame(request, metadata=bearer(served.key))
+    return game.game_id, [t.token for t in game.seat_tokens]
+
+
+def _close(served: ThreadedServer, game_id: str) -> None:
+    ruling = record_pb2.ArbiterCommand(
+        reason="duplicate round over", close_game=record_pb2.CloseGame()
+    )
+    request = apb.SubmitRulingRequest(game_id=game_id, command_id=uuid.uuid4().hex, ruling=ruling)
+    apb_grpc.AuditServiceStub(grpc.insecure_channel(served.address)).SubmitRuling(
+        request, metadata=bearer(served.key)
+    )
+
+
+def _shows_seed(messages: list[Message]) -> bool:
+    """Whether any of these replies carries the seed (as hex in words, or its bytes)."""
+    return any(
+        SEED.hex() in str(m) or SEED in m.SerializeToString(deterministic=True) for m in messages
+    )
+
+
+def _everything(served: ThreadedServer, game_id: str, token: str | None) -> list[Message]:
+    """Every reply about a game a caller with ``token`` (None: a spectator) may get."""
+    client, meta = stub(served.address), bearer(token)
+    replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(served.address))
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(served.address))
+    last = client.GetView(pb.GetViewRequest(game_id=game_id), metadata=meta)
+    got: list[Message] = [last]
+    got += [
+        r.event
+        for r in replay.StreamReplay(rpb.StreamReplayRequest(game_id=game_id), metadata=meta)
+    ]
+    got.append(replay.GetStateAt(rpb.GetStateAtRequest(game_id=game_id), metadata=meta))
+    got += watch_all(client, game_id, token, last.seq)
+    got.append(audit.VerifyGame(apb.VerifyGameRequest(game_id=game_id), metadata=meta))
+    got.append(audit.ListRejections(apb.ListRejectionsRequest(game_id=game_id), metadata=meta))
+    return got
+
+
+def _refused(call: Any, *args: Any, metadata: Any) -> grpc.RpcError:
+    with pytest.raises(grpc.RpcError) as caught:
+        call(*args, metadata=metadata)
+    return caught.value
+
+
+def test_a_finished_table_stays_private_while_its_duplicate_plays(served: ThreadedServer) -> None:
+    """Table A ends while table B (same supplied seed) plays: no spectator or seat of A
+    gets A's seed, the hands A ended with, another viewer's replay, A's export or an
+    explanation; the arbiter gets all, and the result is public.  Once B ends, A is public."""
+    client = stub(served.address)
+    replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(served.address))
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(served.address))
+    table_a, tokens_a = _new(served, SEED)
+    table_b, tokens_b = _new(served, SEED)
+    play_to_end(client, table_a, tokens_a, seed=5)
+    play_to_end(client, table_b, tokens_b, seed=6, stop_after=2)  # B runs on
+
+    for who in (None, tokens_a[0]):
+        seen = _everything(served, table_a, who)
+        assert not _shows_seed(seen), who
+        now = view_of(seen[0])
+        assert now["over"] and now["scores"] and now["winners"]  # the result is public
+        shown_hands = [s for s in now["seats"] if "hand" in s]
+        assert len(shown_hands) == (0 if who is None else 1)  # its own hand at most
+        assert "set_aside" not in now and "bag" not in now
+        meta = bearer(who)
+        export = _refused(
+            replay.ExportRecord, rpb.ExportRecordRequest(game_id=table_a), metadata=meta
+        )
+        assert export.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert HELD in (export.details() or "")
+        explain = _refused(
+            audit.ExplainEvent, apb.ExplainEventRequest(game_id=table_a, seq=2), metadata=meta
+        )
+        assert explain.code() == grpc.StatusCode.PERMISSION_DENIED
+        other = _refused(
+            replay.GetStateAt,
+            rpb.GetStateAtRequest(game_id=table_a, seq=2, viewer="seat:1"),
+            metadata=meta,
+        )
+        assert other.code() == grpc.StatusCode.PERMISSION_DENIED
+
+    # the arbiter sees behind the screen, as while A ran
+    key = bearer(served.key)
+    assert _shows_seed(_everything(served, table_a, served.key))
+    held = replay.ExportRecord(rpb.ExportRecordRequest(game_id=table_a), metadata=key)
+    assert held.complete and SEED.hex().encode() in held.content
+    listed = client.ListGames(pb.ListGamesRequest())
+    assert {g.game_id: g.over for g in listed.games}[table_a]
+
+    # B ends (closed by the arbiter): A's record, and B's, are public
+    _close(served, table_b)
+    for game_id in (table_a, table_b):
+        seen = _everything(served, game_id, None)
+        assert _shows_seed(seen), game_id
+        assert all("hand" in s for s in view_of(seen[0])["seats"])
+        public = replay.ExportRecord(rpb.ExportRecordRequest(game_id=game_id))
+        assert public.complete and SEED.hex().encode() in public.content
+
+
+def test_the_last_move_of_a_duplicate_table_tells_its_sender_no_more(
+    served: ThreadedServer,
+) -> None:
+    """The seat whose command ends table A while B plays gets the facts a running game's
+    seat gets (none private to another seat, no seed), and the game_over result."""
+    client = stub(served.address)
+    table_a, tokens_a = _new(served, SEED)
+    _new(served, SEED)
+    sent = 0
+    while True:
+        view = view_of(client.GetView(pb.GetViewRequest(game_id=table_a)))
+        seat = int(view["to_act"][0])
+        legal = client.ListLegalCommands(
+            pb.ListLegalCommandsRequest(game_id=table_a), metadata=bearer(tokens_a[seat])
+        ).commands
+        request = pb.SubmitCommandRequest(
+            game_id=table_a, command_id=f"c{sent}", command=legal[sent % len(legal)]
+        )
+        reply = client.SubmitCommand(request, metadata=bearer(tokens_a[seat]))
+        sent += 1
+        owners = {
+            int(f.fields["private_to"].number_value)
+            for f in reply.facts
+            if "private_to" in f.fields
+        }
+        assert owners <= {seat}
+        if reply.game_over:
+            break
+    assert not _shows_seed([reply])
+    assert any(f.fields["type"].string_value == "game_over" for f in reply.facts)
+
+
+def test_a_duplicate_waiting_for_seat_entropy_holds_a_finished_table_back(
+    served: ThreadedServer,
+) -> None:
+    """A table created with seat entropy and the same supplied seed has not begun, but its
+    deal is the seed and the entropy its seats will send: it holds the finished one back
+    too, until it is voided (or plays and ends)."""
+    replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(served.address))
+    table_a, _ = _new(served, SEED)
+    waiting, _ = _new(served, SEED, seat_entropy=True)
+    _close(served, table_a)
+    refused = _refused(replay.ExportRecord, rpb.ExportRecordRequest(game_id=table_a), metadata=())
+    assert refused.code() == grpc.StatusCode.PERMISSION_DENIED
+    _close(served, waiting)
+    assert replay.ExportRecord(rpb.ExportRecordRequest(game_id=table_a)).complete
+
+
+def test_a_game_with_its_own_seed_is_public_at_its_end(served: ThreadedServer) -> None:
+    """A game dealt from a seed of the server's own (or a supplied seed no other game
+    shares) is public once it ends, whatever else runs."""
+    client = stub(served.address)
+    replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(served.address))
+    own, _ = _new(served, b"")
+    alone, _ = _new(served, bytes(32))
+    _new(served, SEED)  # runs on
+    for game_id in (own, alone):
+        _close(served, game_id)
+        assert replay.ExportRecord(rpb.ExportRecordRequest(game_id=game_id)).complete
+        view = view_of(client.GetView(pb.GetViewRequest(game_id=game_id)))
+        assert all("hand" in s for s in view["seats"])
+
+
+def test_release_says_why_a_finished_game_is_still_hidden() -> None:
+    """The policy's words: 'while the game runs', or, held back, until its duplicates end."""
+    assert Release(over=True).public and not Release(over=False).public
+    assert not Release(over=True, held=True).public
+    with pytest.raises(Hidden, match=RUNNING):
+        behind_screen(SPECTATOR, Release(False), "export its record")
+    with pytest.raises(Hidden, match=HELD):
+        behind_screen(Viewer.of_seat(0), Release(True, held=True), "export its record")
+    behind_screen(ARBITER, Release(True, held=True), "export its record")
+    with pytest.raises(Hidden, match=HELD):
+        look_as(SPECTATOR, ARBITER, Release(True, held=True))
+    assert look_as(SPECTATOR, ARBITER, Release(True)) == ARBITER
+
+
+def test_store_counts_the_duplicates_not_ended(tmp_path: Path) -> None:
+    """``twins_running`` counts the other games of the same seed with no seed reveal."""
+    server = ThreadedServer(tmp_path / "twins.duckdb")
+    try:
+        a, _ = _new(server, SEED)
+        b, _ = _new(server, SEED)
+        _new(server, SEED, seat_entropy=True)
+        _new(server, bytes(32))
+
+        def twins(game_id: str) -> int:
+            found: int = server.call(
+                server.running.db.read(lambda store: store.twins_running(game_id))
+            )
+            return found
+
+        assert twins(a) == 2
+        _close(server, b)
+        assert twins(a) == 1 and twins(b) == 2
+    finally:
+        server.stop()
