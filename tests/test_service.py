@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -529,7 +530,7 @@ def test_who_asks_and_which_game_come_before_the_games_state(served: ThreadedSer
         )
     assert error_info(caught.value).reason == "GAME_ALREADY_STARTED"
     channel = grpc.insecure_channel(served.address)
-    calls = [
+    calls: list[tuple[Any, Any]] = [
         (apb_grpc.AuditServiceStub(channel).VerifyGame, apb.VerifyGameRequest(game_id="")),
         (rpb_grpc.ReplayServiceStub(channel).ExportRecord, rpb.ExportRecordRequest(game_id="")),
     ]
