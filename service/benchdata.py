@@ -64,7 +64,7 @@ def build(
     seed = bytes([seed_byte]) * 32
     pack_bytes = engine.default_pack_bytes()
     pack = engine.load_pack(pack_bytes)
-    names = list(names) if names is not None else NAMES[:players]
+    names = tuple(names) if names is not None else NAMES[:players]
     game_id = game_id or f"g_test{seed_byte:02d}{players}"
     created_at = f"2026-01-01T00:00:{seed_byte:02d}Z"
     genesis = new_genesis(
