@@ -213,6 +213,10 @@ class Reads(ABC):
         game.known_public = release.public
         return release
 
+    def _named(self, game_id: str) -> None:
+        """BadRequest naming game_id unless the request names a game (``asked_for``)."""
+        asked_for(game_id)
+
     async def _count(self, kind: str) -> int:
         """How many games have rows (of one kind, or all)."""
         games, _ = await self._read(lambda store: store.count_games(kind))
@@ -285,7 +289,7 @@ class Reads(ABC):
 
     async def export(self, caller: Caller, game_id: str) -> Exported:
         """A game's portable record; a running game's (no seed) for the arbiter only."""
-        asked_for(game_id)
+        self._named(game_id)
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
         release = await self._stored_release(game_id, stored)
@@ -296,7 +300,7 @@ class Reads(ABC):
     async def verify(self, caller: Caller, game_id: str) -> AuditReport:
         """Verify a game from its stored record (the seed lets a running game's states be
         checked too); its fault messages, which may name hidden things, as the policy says."""
-        asked_for(game_id)
+        self._named(game_id)
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
         report = await self._fold(audit_stored, stored)
