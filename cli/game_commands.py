@@ -19,7 +19,7 @@ from feastlog.cli.output import echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
-from feastlog.service.limits import FIELD_BOUNDS
+from feastlog.service.bounds import FIELD_BOUNDS
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 

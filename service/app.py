@@ -38,7 +38,7 @@ from feastlog.service.errors import (
 )
 from feastlog.service.limits import Refolds, RefusalBudget
 from feastlog.service.live import LiveGame, LiveGames
-from feastlog.service.reads import Reads
+from feastlog.service.reads import Reads, asked_for
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store_api import EventStore
 from feastlog.service.writer import Database
@@ -185,6 +185,8 @@ class Application(Reads):
 
     async def join(self, caller: Caller, game_id: str, entropy: bytes) -> tuple[bool, list[int]]:
         """Take one seat's entropy; begin the game when every seat has sent its own."""
+        asked_for(game_id)
+        actor = caller.actor(game_id)  # who asks comes first: no token, UNAUTHENTICATED
         pending = self.room.get(game_id)
         if pending is None and self.live.shared:  # made on another node?
             pending = await self._waiting(game_id)
@@ -192,7 +194,6 @@ class Application(Reads):
             game = await self._game(game_id)  # NOT_FOUND for an unknown game
             when = "ended" if game.over else "started"  # (perhaps voided before it began)
             raise AlreadyStarted(f"this game has {when}: seat entropy comes before the deal")
-        actor = caller.actor(game_id)
         if actor == "arbiter":
             raise PermissionDenied("seat entropy comes from the seats, with their tokens")
         if not 1 <= len(entropy) <= 1024:

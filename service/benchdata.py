@@ -14,6 +14,7 @@ import random
 import time
 import zlib
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,16 +53,18 @@ def build(
     game_id: str | None = None,
     rulings: dict[int, record_pb2.ArbiterCommand] | None = None,
     version: int = CURRENT_VERSION,
+    names: Sequence[str] | None = None,
 ) -> Built:
     """Play random legal commands from a fixed seed; rulings go in after the given seq.
 
-    ``version`` is the record format the rows are written in.
+    ``version`` is the record format the rows are written in; ``names`` the seats' (by
+    default the first of ``NAMES``), as given: a test may make a record no server would.
     """
     engine = games.engine(kind)
     seed = bytes([seed_byte]) * 32
     pack_bytes = engine.default_pack_bytes()
     pack = engine.load_pack(pack_bytes)
-    names = NAMES[:players]
+    names = tuple(names) if names is not None else NAMES[:players]
     game_id = game_id or f"g_test{seed_byte:02d}{players}"
     created_at = f"2026-01-01T00:00:{seed_byte:02d}Z"
     genesis = new_genesis(

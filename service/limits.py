@@ -37,6 +37,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from feastlog.service.auth import CALLER, Credentials
+from feastlog.service.bounds import FIELD_BOUNDS, KIB
 from feastlog.service.errors import (
     FieldTooLong,
     RequestTooLarge,
@@ -65,31 +66,9 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
     )
 )
 
-KIB = 1024
 T = TypeVar("T")
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
-# The longest value a request field takes, by field name in any request message:
-# characters for strings, bytes for bytes.  Ids are far shorter than their bounds
-# (game ids are 18 characters); texts are an arbiter's notes and reasons.
-FIELD_BOUNDS: dict[str, int] = {
-    "game_id": 64,
-    "command_id": 128,
-    "tournament_id": 64,
-    "players": 40,  # each player's name
-    "game_kind": 32,
-    "viewer": 32,
-    "actor": 32,
-    "text": 2000,
-    "reason": 500,
-    "seed": 32,
-    "name": 40,  # a named arbiter's
-    "entropy": 1024,
-    # an organiser's own pack: the shipped ones are 3-16 KB, 400 cards about 50 KB.  It is
-    # read on the event loop, and TOML is read at about 0.5 MB/s at worst (1 MB of small
-    # numbers took 2.3 s), so a larger one would stall every game meanwhile
-    "content_pack": 128 * KIB,
-}
 OPTION_BOUND = 64  # each rule option's key and value
 STRING_BOUND = 128  # any other string (card ids, ingredients, recipe names)
 BYTES_BOUND = 1024  # any other bytes

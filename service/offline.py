@@ -32,7 +32,7 @@ from feastlog.replay.history import first_genesis, refold
 from feastlog.replay.record import SEED_REVEAL
 from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
 from feastlog.service.live import LiveGame, live_from_folded
-from feastlog.service.reads import Reads
+from feastlog.service.reads import Reads, asked_for
 from feastlog.service.store import Rejection, StoredGame
 from feastlog.service.store_api import EventStore, exists, open_store
 from feastlog.v1 import record_pb2
@@ -167,6 +167,10 @@ class OfflineRecord(Offline):
 
     async def _count(self, kind: str) -> int:
         return 1 if kind in ("", self.game_kind) else 0
+
+    def _named(self, game_id: str) -> None:
+        if game_id:  # no id: the one game the record holds
+            asked_for(game_id)
 
     async def _twins_running(self, game_id: str) -> int:
         return 0  # an exported record stands alone: its seed is in it once revealed

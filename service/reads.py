@@ -213,6 +213,10 @@ class Reads(ABC):
         game.known_public = release.public
         return release
 
+    def _named(self, game_id: str) -> None:
+        """BadRequest naming game_id unless the request names a game (``asked_for``)."""
+        asked_for(game_id)
+
     async def _count(self, kind: str) -> int:
         """How many games have rows (of one kind, or all)."""
         games, _ = await self._read(lambda store: store.count_games(kind))
@@ -285,6 +289,7 @@ class Reads(ABC):
 
     async def export(self, caller: Caller, game_id: str) -> Exported:
         """A game's portable record; a running game's (no seed) for the arbiter only."""
+        self._named(game_id)
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
         release = await self._stored_release(game_id, stored)
@@ -295,6 +300,7 @@ class Reads(ABC):
     async def verify(self, caller: Caller, game_id: str) -> AuditReport:
         """Verify a game from its stored record (the seed lets a running game's states be
         checked too); its fault messages, which may name hidden things, as the policy says."""
+        self._named(game_id)
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
         report = await self._fold(audit_stored, stored)
@@ -474,6 +480,14 @@ def parse_actor(text: str, seats: int, field: str = "actor") -> str:
     if actor.role == "spectator":
         raise BadRequest(f"{field}: a spectator makes no moves; use seat:N or arbiter", field=field)
     return str(actor)
+
+
+def asked_for(game_id: str) -> None:
+    """BadRequest naming game_id unless one is given, in plain text (asked before whose
+    game it is: an empty id is a malformed request, not another game's)."""
+    if not game_id:
+        raise BadRequest("game_id is required", field="game_id")
+    plain_text(game_id, "game_id")
 
 
 def checked_seq(game: LiveGame, seq: int, field: str = "seq") -> int:

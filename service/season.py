@@ -28,11 +28,14 @@ from feastlog.replay.export import (
 )
 from feastlog.replay.history import refold
 from feastlog.replay.record import SEED_REVEAL
+from feastlog.replay.text import unprintable
 from feastlog.service import bulk, projection, store_api
+from feastlog.service.bounds import FIELD_BOUNDS
 from feastlog.service.errors import CannotOpenStore, ServiceError
 from feastlog.service.reads import audit_stored
 from feastlog.service.store import Batch, NewGame, StoredGame
 from feastlog.service.store_api import EventStore, exists
+from feastlog.v1 import record_pb2
 
 
 class ImportClash(ServiceError):
@@ -184,6 +187,37 @@ class Checked:
     projected: projection.Projected | None = None
 
 
+def not_as_created(genesis: record_pb2.Genesis) -> str:
+    """Why a verified record's names could not have come from CreateGame ('' if they
+    could): a game id, tournament id or seat name that is empty where it may not be, too
+    long, or not plain text (control, line-break, bidi or invisible format characters),
+    or seats of one name.  A server never writes such a record; taken in, its names would
+    reach every list and terminal that shows games."""
+    checks = [
+        ("game id", genesis.game_id, "game_id"),
+        ("tournament id", genesis.tournament_id, "tournament_id"),
+    ]
+    checks += [(f"seat {i}'s name", s.name, "players") for i, s in enumerate(genesis.seats)]
+    for what, text, bound in checks:
+        if not text.strip() and what != "tournament id":
+            return f"not imported: its {what} is empty, as no server makes one"
+        if len(text) > FIELD_BOUNDS[bound]:
+            return f"not imported: its {what} is over {FIELD_BOUNDS[bound]} characters"
+        found = unprintable(text)
+        if found is not None:
+            return f"not imported: its {what} holds {found}, as no server makes one"
+    names = [s.name.strip() for s in genesis.seats]
+    if len(set(names)) != len(names):
+        return "not imported: two seats have one name, as no server makes"
+    return ""
+
+
+def shown_id(game_id: str) -> str:
+    """A game id as a line may show it: escaped when it is not plain text, cut when long."""
+    text = game_id if unprintable(game_id) is None else game_id.encode("unicode_escape").decode()
+    return text[:80]
+
+
 def check_record(item: tuple[str, str]) -> Checked:
     """Verify one exported record (chain, seed, rules, states, claimed result)."""
     where, text = item
@@ -196,6 +230,9 @@ def check_record(item: tuple[str, str]) -> Checked:
         return Checked(where, report.game_id, report.summary())
     if record.server_seed is None:
         return Checked(where, report.game_id, RUNNING)
+    unlike = not_as_created(record_pb2.Genesis.FromString(record.rows[0].body))
+    if unlike:
+        return Checked(where, shown_id(report.game_id), unlike)
     stored = StoredGame(record.rows, record.server_seed, record.pack_bytes, ())
     return Checked(
         where,

@@ -244,3 +244,61 @@ def test_rows_no_file_could_hold_are_faults_of_the_record() -> None:
     report = verify(rows, finished().pack_bytes)
     assert (report.first_bad_seq, report.first_kinds) == (6, ("reordered",))
     assert any(f.kind == "hash" and f.seq == 2**64 for f in report.faults)
+
+
+def _named(edit: Callable[[Any], None]) -> Document:
+    """The finished record with its genesis's names edited, every row carried along (its
+    game id too) and sealed again: a record consistent in every hash, verified OK."""
+    genesis = genesis_of(finished().rows[0])
+    edit(genesis)
+    rows = [replace(r, game_id=genesis.game_id) for r in finished().rows]
+    rows[0] = replace(rows[0], body=genesis.SerializeToString(deterministic=True))
+    return exported(resealed(rows), finished().pack_bytes)
+
+
+def _seats(*names: str) -> Document:
+    """The record of a game played by seats of these names (they are in every state hash,
+    so the game is played with them, not edited in)."""
+    built = build(players=len(names), seed_byte=9, names=names)
+    return exported(list(built.rows), built.pack_bytes)
+
+
+def _genesis(edit: Callable[[Any], None]) -> Callable[[], Document]:
+    return lambda: _named(edit)
+
+
+NAMED: dict[str, tuple[Callable[[], Document], str]] = {
+    "a game id with an escape": (
+        _genesis(lambda g: setattr(g, "game_id", "g_\x1b[2J")),
+        "its game id holds U+001B",
+    ),
+    "an empty game id": (_genesis(lambda g: setattr(g, "game_id", "")), "its game id is empty"),
+    "a game id of 5,000 characters": (
+        _genesis(lambda g: setattr(g, "game_id", "g" * 5000)),
+        "its game id is over 64 characters",
+    ),
+    "a tournament id with a bidi override": (
+        _genesis(lambda g: setattr(g, "tournament_id", "cup\u202e")),
+        "its tournament id holds U+202E",
+    ),
+    "a seat without a name": (lambda: _seats(" ", "Ben"), "its seat 0's name is empty"),
+    "a seat name with a NUL": (lambda: _seats("Ana", "B\x00b"), "its seat 1's name holds U+0000"),
+    "two seats of one name": (lambda: _seats("Ana", "Ana"), "two seats have one name"),
+}
+
+
+@pytest.mark.parametrize("case", NAMED)
+def test_import_refuses_names_no_server_makes(case: str, tmp_path: Path) -> None:
+    """A record its author made consistent in every hash verifies, but one naming its game,
+    tournament or seats as CreateGame never would is not imported: those names would reach
+    every list and terminal that shows games."""
+    made, names = NAMED[case]
+    path = tmp_path / "named.json"
+    path.write_text(to_text(made()))
+    assert run("verify", str(path)).exit_code == 0
+    target = tmp_path / "in.duckdb"
+    done = run("import", str(path), "--db", str(target))
+    assert done.exit_code == FAILED, done.output
+    assert names in done.output and "1 of 1 record failed; nothing imported" in done.output
+    assert "\x1b" not in done.output and "\x00" not in done.output
+    assert not target.exists()

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
@@ -508,3 +509,34 @@ def test_a_calls_credentials_are_resolved_once_and_the_servicer_acts_for_that_ca
     assert [(c.role, c.seat) for c in resolved] == [("seat", 0), ("seat", 1)]
     rows = served.call(served.running.db.call(served.running.db.store.rows, game_id))
     assert [(r.seq, r.actor) for r in rows[1:]] == [(first.seq, "seat:0"), (second.seq, "seat:1")]
+
+
+def test_who_asks_and_which_game_come_before_the_games_state(served: ThreadedServer) -> None:
+    """JoinGame with no token is UNAUTHENTICATED whatever the game's state (not 'already
+    started'); VerifyGame and ExportRecord with no game id are INVALID_ARGUMENT naming
+    game_id for any caller (a seat's token is not taken as another game's)."""
+    from feastlog.v1 import audit_service_pb2 as apb
+    from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
+    from feastlog.v1 import replay_service_pb2 as rpb
+    from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+
+    game_id, tokens = new_game(served)  # started: no seat entropy
+    with pytest.raises(grpc.RpcError) as caught:
+        stub(served.address).JoinGame(pb.JoinGameRequest(game_id=game_id, entropy=b"x"))
+    assert caught.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    with pytest.raises(grpc.RpcError) as caught:
+        stub(served.address).JoinGame(
+            pb.JoinGameRequest(game_id=game_id, entropy=b"x"), metadata=bearer(tokens[0])
+        )
+    assert error_info(caught.value).reason == "GAME_ALREADY_STARTED"
+    channel = grpc.insecure_channel(served.address)
+    calls: list[tuple[Any, Any]] = [
+        (apb_grpc.AuditServiceStub(channel).VerifyGame, apb.VerifyGameRequest(game_id="")),
+        (rpb_grpc.ReplayServiceStub(channel).ExportRecord, rpb.ExportRecordRequest(game_id="")),
+    ]
+    for call, request in calls:
+        for token in (None, tokens[0], served.key):
+            with pytest.raises(grpc.RpcError) as caught:
+                call(request, metadata=bearer(token))
+            assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (call, token)
+            assert error_info(caught.value).metadata["field"] == "game_id"
