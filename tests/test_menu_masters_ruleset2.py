@@ -328,6 +328,45 @@ def test_MM_MENU_SOURCE_ruleset_3_still_folds_a_chained_completion_as_recorded()
     assert [f["menu"] for f in of_type(facts, "menu_completed")] == ["menu-05", "menu-01"]
 
 
+@pytest.mark.parametrize("ruleset", ["1", "2", "3"])
+def test_MM_MENU_SOURCE_rulesets_1_to_3_a_refused_guess_tells_nothing_of_the_deck(
+    ruleset: str,
+) -> None:
+    """MM-MENU-SOURCE (rulesets 1 to 3, in games still running under them): a command
+    naming a Menu its chef does not see is still taken when legal in all (the chained
+    completion), but refused, it is refused under this rule in a wrong guess's words
+    whichever Menu is on the deck's top (it was MM-MENU-INGREDIENTS when the guess was
+    the top: a free read of the face-down deck)."""
+    state, _, _ = chained_menus(ruleset)
+    top = state.menu_deck[0]
+    empty = give(state, 0, basket=[])
+    seen = set(empty.community) | set(empty.chefs[0].menus)
+    answers = {}
+    for menu in (m.id for m in PACK.menus if m.id not in seen):
+        guess = complete(
+            completion("menu-05", tomato="produce-08"), completion(menu, salmon="butcher-01")
+        )
+        with pytest.raises(RuleViolation) as caught:
+            fold.play(ENGINE, empty, 0, guess)
+        answers[menu] = (
+            caught.value.rule_id,
+            caught.value.message.replace(PACK.menu(menu).name, "X"),
+        )
+    assert top in answers and len(answers) > 5
+    assert set(answers.values()) == {
+        ("MM-MENU-SOURCE", "X is neither Ann's secret Menu nor a community Menu")
+    }
+    # a guess first, the visible Menu second: the guess is named either way
+    for menu in (top, next(m for m in answers if m != top)):
+        guess = complete(
+            completion(menu, salmon="butcher-01"), completion("menu-05", tomato="produce-08")
+        )
+        with pytest.raises(RuleViolation) as caught:
+            fold.play(ENGINE, empty, 0, guess)
+        assert caught.value.rule_id == "MM-MENU-SOURCE"
+        assert caught.value.message.startswith(PACK.menu(menu).name)
+
+
 def test_a_ruleset_1_genesis_folds_with_ruleset_1_state_and_options():
     """A recorded game folds under the ruleset version it was recorded with."""
     seats = [record_pb2.SeatInfo(name=n) for n in NAMES[:3]]

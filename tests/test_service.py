@@ -540,3 +540,35 @@ def test_who_asks_and_which_game_come_before_the_games_state(served: ThreadedSer
                 call(request, metadata=bearer(token))
             assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (call, token)
             assert error_info(caught.value).metadata["field"] == "game_id"
+
+
+def test_an_organisers_pack_is_read_while_other_calls_are_answered(
+    served: ThreadedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CreateGame with the organiser's own pack reads and checks it off the event loop:
+    here the check waits until another call has been answered, which could never happen
+    if it held the loop (the call would time out and the game not be made)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from feastlog.replay.games import engine as engine_of
+    from feastlog.service import commands
+
+    answered = threading.Event()
+    opened = commands.open_game
+
+    def open_slowly(*args: Any) -> Any:
+        assert answered.wait(timeout=20), "no other call was answered while the pack was read"
+        return opened(*args)
+
+    game_id, _ = new_game(served)
+    monkeypatch.setattr(commands, "open_game", open_slowly)
+    pack = engine_of("bon-appetit").default_pack_bytes()
+    request = pb.CreateGameRequest(game_kind="bon-appetit", players=PLAYERS, content_pack=pack)
+    with ThreadPoolExecutor(1) as pool:
+        creating = pool.submit(
+            stub(served.address).CreateGame, request, metadata=bearer(served.key), timeout=30
+        )
+        view = stub(served.address).GetView(pb.GetViewRequest(game_id=game_id), timeout=10)
+        answered.set()
+        assert view.seq >= 1 and creating.result(timeout=30).game_id

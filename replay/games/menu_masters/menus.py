@@ -156,7 +156,39 @@ def menus_in_reach(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -
     command name it, so a refusal told whether a guessed Menu was the deck's top (this
     rule, or the ingredients of the Menu guessed), and a chef could read the deck by
     guessing.  Now a revealed Menu is completed by a later command (the turn goes on).
+
+    Rulesets 1 to 3 still take such a command when it is legal in all (their records
+    hold them), but a refusal no longer tells the deck: a command naming a Menu its chef
+    does not see when it is sent, refused for any reason (here or by a later check), is
+    refused here, naming the first such Menu, in the words a wrong guess gets.
     """
+    refusal = _in_reach(state, seat, move)
+    if state.version >= 4:
+        return refusal
+    unseen = _first_unseen(state, seat, move)
+    if unseen is None:
+        return refusal  # (None: every Menu named is in sight)
+    later = (cards_show, power_foods, menus_fulfilled)
+    if refusal is None and not any(check(state, seat, move) for check in later):
+        return None  # legal in all: rulesets 1 to 3 take it
+    chef = state.chefs[seat].name
+    return f"{unseen.name} is neither {chef}'s secret Menu nor a community Menu"
+
+
+def _first_unseen(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> MenuCard | None:
+    """The first Menu a command names that its chef does not see now (beyond its secret
+    Menus and the community row, each named once), or None."""
+    seen = Counter([*state.chefs[seat].menus, *state.community])
+    for completion in move.menus:
+        if seen[completion.menu_id] <= 0:
+            return state.pack.menu(completion.menu_id)
+        seen[completion.menu_id] -= 1
+    return None
+
+
+def _in_reach(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> str | None:
+    """Each Menu named is the chef's secret Menu or in the community row (as it is replaced
+    by each completion: from ruleset 4 by nothing this command may name)."""
     chef = state.chefs[seat]
     secret, community, deck = list(chef.menus), list(state.community), list(state.menu_deck)
     for completion in move.menus:
