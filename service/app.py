@@ -291,8 +291,7 @@ class Application(Reads):
                     self.live.start(game)
                     self.live.settle(game)
                     viewer = sent.caller.viewer(game_id)
-                    public = (await self.released(game)).public
-                    return _accepted(game, done.rows[0], viewer, False, public)
+                    return await self._accepted(game, done.rows[0], viewer, False)
             self.room.drop(game_id)
         return await self._submit(await self._game(game_id), sent)
 
@@ -408,14 +407,25 @@ class Application(Reads):
         actor, viewer = sent.caller.actor(game.game_id), sent.caller.viewer(game.game_id)
         earlier = commands.retried(game, actor, sent.command_id, sent.body)
         if earlier is not None:
-            return _accepted(game, earlier, viewer, True, (await self.released(game)).public)
+            return await self._accepted(game, earlier, viewer, True)
         done = commands.advance(
             game, actor, sent.expected_seq, sent.command, sent.body, sent.command_id, utc_now()
         )
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
         self.live.settle(game)
-        return _accepted(game, done.rows[0], viewer, False, (await self.released(game)).public)
+        return await self._accepted(game, done.rows[0], viewer, False)
+
+    async def _accepted(self, game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accepted:
+        """A recorded command as its sender may see it (everything once the record is
+        public: the game is over, and not held back).  Whether it is public is asked only
+        when the answer depends on it: a fact of the row its sender would not see while
+        the game runs, in a game that is over."""
+        facts = game.facts[row.seq - 1]
+        shown = facts_for(viewer, facts, public=False)
+        if len(shown) < len(facts) and game.over:
+            shown = facts_for(viewer, facts, (await self.released(game)).public)
+        return Accepted(row, shown, game.over, replayed, typed.member_of(game.engine.spec.kind))
 
     async def _reject(self, game: LiveGame, sent: Sent, error: Exception) -> None:
         """Store a refusal, unless its sender is past its budget (then only counted).
@@ -507,13 +517,6 @@ def ends(command: record_pb2.Command) -> bool:
 def _next_of(_: EventStore, games: Iterator[StoredGame]) -> StoredGame | None:
     """The next game of a scan, on the read thread (None at its end)."""
     return next(games, None)
-
-
-def _accepted(game: LiveGame, row: Row, viewer: Viewer, replayed: bool, public: bool) -> Accepted:
-    """A recorded command as its sender may see it (everything once the record is public:
-    the game is over, and not held back)."""
-    facts = facts_for(viewer, game.facts[row.seq - 1], public)
-    return Accepted(row, facts, game.over, replayed, typed.member_of(game.engine.spec.kind))
 
 
 async def _follow(
