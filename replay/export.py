@@ -322,7 +322,11 @@ def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
 
 def verify_document(text: str) -> AuditReport:
     """Verify an export with nothing but itself: header, chain, seed, rules, states, result."""
-    document, record = read_export(text)
+    return verify_read(*read_export(text))
+
+
+def verify_read(document: Any, record: Record) -> AuditReport:
+    """``verify_document`` of an export already read (``read_export``): read it once."""
     report = verify(record.rows, record.pack_bytes, record.server_seed, record.claimed)
     faults = header_faults(document, record.rows)
     if not faults:

@@ -22,9 +22,9 @@ from feastlog.replay.engine import MalformedCommand, RuleViolation
 from feastlog.replay.export import (
     BadExport,
     export_record,
-    load_record,
+    read_export,
     records_in,
-    verify_document,
+    verify_read,
 )
 from feastlog.replay.history import refold
 from feastlog.replay.record import SEED_REVEAL
@@ -222,8 +222,8 @@ def check_record(item: tuple[str, str]) -> Checked:
     """Verify one exported record (chain, seed, rules, states, claimed result)."""
     where, text = item
     try:
-        record = load_record(text)
-        report = verify_document(text)
+        document, record = read_export(text)  # read once, for the check and the import
+        report = verify_read(document, record)
     except BadExport as bad:
         return Checked(where, "", str(bad))
     if not report.ok:

@@ -239,3 +239,26 @@ def test_store_counts_the_duplicates_not_ended(tmp_path: Path) -> None:
         assert twins(a) == 1 and twins(b) == 2
     finally:
         server.stop()
+
+
+def test_the_web_pages_of_a_held_table_show_no_seed(tmp_path: Path) -> None:
+    """The spectator's replay page and its live events (``serve --http``) of a finished
+    table whose duplicate still plays carry no seed; once the duplicate ends they do."""
+    from tests.webutil import WebServer, request
+
+    server = WebServer(tmp_path / "pages.duckdb")
+    try:
+        table_a, _ = _new(server, SEED)
+        table_b, _ = _new(server, SEED)
+        _close(server, table_a)
+        page = request(server, "GET", f"/games/{table_a}")
+        events = request(server, "GET", f"/games/{table_a}/events")
+        assert page.status == 200 and events.status == 200
+        assert "seed_reveal" in events.body  # the stream went to the end
+        assert SEED.hex() not in page.body and SEED.hex() not in events.body
+        _close(server, table_b)
+        page = request(server, "GET", f"/games/{table_a}")
+        events = request(server, "GET", f"/games/{table_a}/events")
+        assert SEED.hex() in page.body and SEED.hex() in events.body
+    finally:
+        server.stop()
