@@ -55,8 +55,6 @@ class LiveGame:
     command_ids: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     watchers: set[asyncio.Queue[int]] = field(default_factory=set)
-    # once its record is known public it stays so (its seed is out): no need to ask again
-    known_public: bool = False
 
     @property
     def game_id(self) -> str:

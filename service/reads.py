@@ -205,13 +205,10 @@ class Reads(ABC):
         return await self._release(game_id, genesis, over)
 
     async def released(self, game: LiveGame) -> Release:
-        """How open a folded game's record is now (public once is public for good: a
-        duplicate created after its end is dealt from a seed already out)."""
-        if game.known_public:
-            return Release(True)
-        release = await self._release(game.game_id, game.genesis, game.over)
-        game.known_public = release.public
-        return release
+        """How open a folded game's record is now, decided as for a stored one: a game
+        created with a seed already out (every earlier game dealt from it public) holds
+        them back again while it runs, on every path alike."""
+        return await self._release(game.game_id, game.genesis, game.over)
 
     def _named(self, game_id: str) -> None:
         """BadRequest naming game_id unless the request names a game (``asked_for``)."""

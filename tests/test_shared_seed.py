@@ -262,3 +262,25 @@ def test_the_web_pages_of_a_held_table_show_no_seed(tmp_path: Path) -> None:
         assert SEED.hex() in page.body and SEED.hex() in events.body
     finally:
         server.stop()
+
+
+def test_a_game_made_later_from_a_seed_already_out_holds_the_others_again(
+    served: ThreadedServer,
+) -> None:
+    """A seed whose games have all ended is out (README: supply a fresh one).  A game made
+    with it later holds those records back again while it runs, the folded game's view and
+    the stored record's export alike (one decision on every path)."""
+    client = stub(served.address)
+    replay = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(served.address))
+    table_a, _ = _new(served, SEED)
+    _close(served, table_a)
+    assert replay.ExportRecord(rpb.ExportRecordRequest(game_id=table_a)).complete
+    public = view_of(client.GetView(pb.GetViewRequest(game_id=table_a)))
+    assert all("hand" in s for s in public["seats"])
+    late, _ = _new(served, SEED)
+    refused = _refused(replay.ExportRecord, rpb.ExportRecordRequest(game_id=table_a), metadata=())
+    assert refused.code() == grpc.StatusCode.PERMISSION_DENIED
+    view = view_of(client.GetView(pb.GetViewRequest(game_id=table_a)))
+    assert not any("hand" in s for s in view["seats"])
+    _close(served, late)
+    assert replay.ExportRecord(rpb.ExportRecordRequest(game_id=table_a)).complete
