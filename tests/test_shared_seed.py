@@ -40,8 +40,10 @@ def served(store_target: str) -> Iterator[ThreadedServer]:
     server.stop()
 
 
-def _new(served: ThreadedServer, seed: bytes, **options: Any) -> tuple[str, list[str]]:
-    request = pb.CreateGameRequest(game_kind="bon-appetit", players=PLAYERS, seed=seed, **options)
+def _new(
+    served: ThreadedServer, seed: bytes, kind: str = "bon-appetit", **options: Any
+) -> tuple[str, list[str]]:
+    request = pb.CreateGameRequest(game_kind=kind, players=PLAYERS, seed=seed, **options)
     game = stub(served.address).CreateGame(request, metadata=bearer(served.key))
     return game.game_id, [t.token for t in game.seat_tokens]
 
@@ -142,14 +144,15 @@ def test_a_finished_table_stays_private_while_its_duplicate_plays(served: Thread
         assert public.complete and SEED.hex().encode() in public.content
 
 
+@pytest.mark.parametrize("kind", ["bon-appetit", "menu-masters", "picky-eaters"])
 def test_the_last_move_of_a_duplicate_table_tells_its_sender_no_more(
-    served: ThreadedServer,
+    served: ThreadedServer, kind: str
 ) -> None:
     """The seat whose command ends table A while B plays gets the facts a running game's
     seat gets (none private to another seat, no seed), and the game_over result."""
     client = stub(served.address)
-    table_a, tokens_a = _new(served, SEED)
-    _new(served, SEED)
+    table_a, tokens_a = _new(served, SEED, kind)
+    _new(served, SEED, kind)
     sent = 0
     while True:
         view = view_of(client.GetView(pb.GetViewRequest(game_id=table_a)))
