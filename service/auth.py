@@ -146,12 +146,11 @@ class Caller:
 
     @property
     def holder(self) -> str:
-        """Whose credential this is, named the same in every game (never the credential)."""
+        """Whose credential this is, named the same in every game (never the credential):
+        the request log's name, a seat's with its game."""
         if self.role == "seat":
             return f"seat:{self.seat} of game {self.game_id}"
-        if self.role == "arbiter":
-            return f"arbiter:{self.name}"
-        return self.role
+        return self.log_name()
 
     def log_name(self) -> str:
         """The caller as the request log names it (never the credential)."""

@@ -28,7 +28,7 @@ from feastlog.replay.engine import ARBITER, Viewer, capped
 from feastlog.replay.explain import explain, table_view, what_if
 from feastlog.replay.export import export_record, to_text
 from feastlog.replay.fold import wrap_command
-from feastlog.replay.history import refold
+from feastlog.replay.history import genesis_of, refold
 from feastlog.replay.page import Live
 from feastlog.replay.record import COMMAND, SEED_REVEAL
 from feastlog.replay.standings import Standing
@@ -199,7 +199,7 @@ class Reads(ABC):
         damaged file, is taken as supplied: the store is asked)."""
         over = stored.rows[-1].kind == SEED_REVEAL
         try:
-            genesis = record_pb2.Genesis.FromString(stored.rows[0].body)
+            genesis = genesis_of(stored.rows[0])
         except DecodeError:
             genesis = record_pb2.Genesis(seed_supplied=True)
         return await self._release(game_id, genesis, over)

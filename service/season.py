@@ -26,9 +26,9 @@ from feastlog.replay.export import (
     records_in,
     verify_read,
 )
-from feastlog.replay.history import refold
+from feastlog.replay.history import genesis_of, refold
 from feastlog.replay.record import SEED_REVEAL
-from feastlog.replay.text import unprintable
+from feastlog.replay.text import escaped, unprintable
 from feastlog.service import bulk, projection, store_api
 from feastlog.service.bounds import FIELD_BOUNDS
 from feastlog.service.errors import CannotOpenStore, ServiceError
@@ -194,12 +194,12 @@ def not_as_created(genesis: record_pb2.Genesis) -> str:
     or seats of one name.  A server never writes such a record; taken in, its names would
     reach every list and terminal that shows games."""
     checks = [
-        ("game id", genesis.game_id, "game_id"),
-        ("tournament id", genesis.tournament_id, "tournament_id"),
+        ("game id", genesis.game_id, "game_id", True),
+        ("tournament id", genesis.tournament_id, "tournament_id", False),
     ]
-    checks += [(f"seat {i}'s name", s.name, "players") for i, s in enumerate(genesis.seats)]
-    for what, text, bound in checks:
-        if not text.strip() and what != "tournament id":
+    checks += [(f"seat {i}'s name", s.name, "players", True) for i, s in enumerate(genesis.seats)]
+    for what, text, bound, required in checks:
+        if required and not text.strip():
             return f"not imported: its {what} is empty, as no server makes one"
         if len(text) > FIELD_BOUNDS[bound]:
             return f"not imported: its {what} is over {FIELD_BOUNDS[bound]} characters"
@@ -214,8 +214,7 @@ def not_as_created(genesis: record_pb2.Genesis) -> str:
 
 def shown_id(game_id: str) -> str:
     """A game id as a line may show it: escaped when it is not plain text, cut when long."""
-    text = game_id if unprintable(game_id) is None else game_id.encode("unicode_escape").decode()
-    return text[:80]
+    return escaped(game_id)[:80]
 
 
 def check_record(item: tuple[str, str]) -> Checked:
@@ -230,7 +229,7 @@ def check_record(item: tuple[str, str]) -> Checked:
         return Checked(where, report.game_id, report.summary())
     if record.server_seed is None:
         return Checked(where, report.game_id, RUNNING)
-    unlike = not_as_created(record_pb2.Genesis.FromString(record.rows[0].body))
+    unlike = not_as_created(genesis_of(record.rows[0]))
     if unlike:
         return Checked(where, shown_id(report.game_id), unlike)
     stored = StoredGame(record.rows, record.server_seed, record.pack_bytes, ())
