@@ -208,6 +208,38 @@ def pack_source(data: bytes) -> dict[str, Any]:
     return raw
 
 
+# The keys a game's packs may hold, as each pack module declares them in ``PACK_KEYS``:
+# for each key, None (a value the game reads as it is) or the keys of the table it holds,
+# or of each table of the array of tables it holds.
+PackKeys = Mapping[str, "PackKeys | None"]
+
+
+def unknown_pack_key(
+    raw: Mapping[str, Any], keys: PackKeys, title: str, card: str = "(pack)", field: str = ""
+) -> None:
+    """PackError naming the first key of a parsed pack that ``keys`` does not list (the
+    card as ``pack_text`` names it: ``dish #3`` for the third table of ``[[dish]]``).
+
+    A game reads only the keys it knows, so a misspelt one (``pionts``) would otherwise
+    be dropped without a word and the card played with its default or refused for a
+    missing field far from the typo.
+    """
+    for key, value in raw.items():
+        named = f"{field}.{key}" if field else str(key)
+        if key not in keys:
+            known = ", ".join(sorted(keys))
+            raise PackError(card, named, f"is no field of a {title} pack here (it has {known})")
+        inner = keys[key]
+        if inner is None:
+            continue
+        if isinstance(value, dict):
+            unknown_pack_key(value, inner, title, card, named)
+        elif isinstance(value, list) and card == "(pack)":
+            for i, table in enumerate(value):
+                if isinstance(table, dict):
+                    unknown_pack_key(table, inner, title, f"{key} #{i + 1}")
+
+
 def bounded(card: str, field: str, value: Any, most: int = PACK_NAME) -> Any:
     """``value`` when it is no string (its own check says what it must be) or a string of
     at most ``most`` characters; else PackError naming the card and field."""
@@ -452,6 +484,9 @@ class Engine:
     load_pack: Callable[[bytes], Any]  # PackError naming the bad card and field
     default_pack_bytes: Callable[[], bytes]  # hashed into the genesis row
     projection: Projection
+    # every key a new pack may hold (``unknown_pack_key``); None: the game's load_pack
+    # refuses unknown keys itself
+    pack_keys: PackKeys | None = None
 
     def setup(
         self,
@@ -536,7 +571,7 @@ def assemble(
 
     ``flow``: setup, is_over, outcome; ``moves``: MOVES, to_act, out_of_turn; ``view``:
     legal_commands, view, command_public, narrate; ``pack``: load_pack,
-    default_pack_bytes; ``projection``: PROJECTION (see docs/architecture.md).
+    default_pack_bytes, PACK_KEYS; ``projection``: PROJECTION (see docs/architecture.md).
     """
     return Engine(
         spec=spec,
@@ -553,4 +588,5 @@ def assemble(
         load_pack=pack.load_pack,
         default_pack_bytes=pack.default_pack_bytes,
         projection=projection.PROJECTION,
+        pack_keys=pack.PACK_KEYS,
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from feastlog.replay import fold
-from feastlog.replay.engine import Fact, PackError, pack_source
+from feastlog.replay.engine import Engine, Fact, PackError, pack_source, unknown_pack_key
 from feastlog.replay.fold import Table, state_hash
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.history import begin, new_genesis, record_version
@@ -80,10 +80,10 @@ def open_game(
     if seed and len(seed) != 32:
         raise BadRequest("a supplied seed is 32 bytes", field="seed")
     supplied = bool(pack_bytes)
+    if supplied:
+        new_pack(engine, pack_bytes)
     pack_bytes = pack_bytes or engine.default_pack_bytes()
     pack = engine.load_pack(pack_bytes)
-    if supplied:
-        pack_text(pack_bytes)
     server_seed = seed or secrets.token_bytes(32)
     game_id = "g_" + secrets.token_hex(8)
     genesis = new_genesis(
@@ -114,11 +114,24 @@ def open_game(
     return Opening(genesis, tokens, stored, pack, server_seed, None if seat_entropy else game)
 
 
-def pack_text(pack_bytes: bytes) -> None:
+def new_pack(engine: Engine, pack_bytes: bytes) -> None:
+    """What an organiser's own pack must be beyond what its game loads: PackError naming
+    the card and field, else nothing.  Checked before the game's own ``load_pack``, so a
+    misspelt key is named as such, not as the field it leaves missing.
+
+    Every key is one its game reads (``Engine.pack_keys``: games recorded before this
+    check still load with theirs), and every word is plain text (``pack_text``).
+    """
+    raw = pack_source(pack_bytes)
+    if engine.pack_keys is not None:
+        unknown_pack_key(raw, engine.pack_keys, engine.spec.title)
+    pack_text(raw)
+
+
+def pack_text(raw: Mapping[str, Any]) -> None:
     """A supplied pack's words (its id, card names, every other string and key) are shown
     to players and printed on terminals: plain text, as names are.  PackError naming the
     card (a table of a list: ``dish #3``) and the field, else nothing."""
-    raw = pack_source(pack_bytes)  # it is TOML: load_pack read it first
     for card, field, text in _pack_strings(raw):
         found = unprintable(text)
         if found is not None:

@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from feastlog.replay import games
-from feastlog.replay.engine import PackError, pack_source
+from feastlog.replay.engine import PackError, pack_source, unknown_pack_key
 from feastlog.service import reads
 from feastlog.service.auth import Credentials
 from feastlog.service.errors import FieldTooLong, Unauthenticated, UnknownFields
@@ -572,3 +572,70 @@ def test_ids_with_control_or_format_characters_are_invalid_argument(
             call()
         assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT, caught.value.details()
         assert error_info(caught.value).metadata["field"] == field
+
+
+# A misspelt key in an organiser's own pack: (game, text, its replacement, card, field).
+MISSPELT_KEYS = [
+    (
+        "bon-appetit",
+        'name = "Fugu Platter"\ntype = "Side Dish"\npoints = 5',
+        'name = "Fugu Platter"\ntype = "Side Dish"\npionts = 5',
+        "dish #2",
+        "pionts",
+    ),
+    (
+        "bon-appetit",
+        'ability = { kind = "gem", target = "green", bonus = 2 }',
+        'ability = { kind = "gem", target = "green", bonsu = 2 }',
+        "dish #3",
+        "ability.bonsu",
+    ),
+    ("bon-appetit", 'id = "bon-appetit-default-1"', 'id = "b"\ntitle = "t"', "(pack)", "title"),
+    (
+        "menu-masters",
+        'title = "Menu Masters, composed default pack"',
+        'titel = "Menu Masters"',
+        "(pack)",
+        "titel",
+    ),
+    ("menu-masters", 'name = "Salmon Toast"', 'nmae = "Salmon Toast"', "menu_card #1", "nmae"),
+    (
+        "menu-masters",
+        'id = "produce-01"\ndeck = "produce-stand"',
+        'id = "produce-01"\ndeck = "produce-stand"\nnote = "a note"',
+        "ingredient_card #1",
+        "note",
+    ),
+    ("picky-eaters", 'text = "Put on an', 'txet = "Put on an', "item #1", "txet"),
+]
+
+
+@pytest.mark.parametrize(("kind", "old", "new", "card", "field"), MISSPELT_KEYS)
+def test_create_game_names_a_key_no_game_reads_in_an_organisers_pack(
+    served: tuple[ThreadedServer, Targets], kind: str, old: str, new: str, card: str, field: str
+) -> None:
+    """Bon Appetit! and Menu Masters read only the keys they know: a misspelt one was
+    dropped without a word, and the card played with it missing or refused for the field
+    it left out.  A new pack with a key its game does not read is refused naming it,
+    before the game's own checks (Picky Eaters' own check said the same in other words)."""
+    server, _ = served
+    error = pack_refused(server, kind, old, new, card, field)
+    assert "is no field of a" in (error.details() or "")
+
+
+def test_a_stored_pack_with_a_key_its_game_does_not_read_still_loads() -> None:
+    """Only new packs are held to their game's keys: a game recorded with such a pack
+    (before the check) folds as it did, so its pack still loads."""
+    for kind, old, new, _, _ in MISSPELT_KEYS:
+        engine = games.engine(kind)
+        if kind == "picky-eaters" or "pionts" in new or "nmae" in new or "bonsu" in new:
+            continue  # a key the game needs, misspelt, leaves it missing: never loaded
+        text = engine.default_pack_bytes().decode().replace(old, new, 1)
+        engine.load_pack(text.encode())
+
+
+def test_the_bundled_packs_hold_only_keys_their_games_read() -> None:
+    for kind in games.SHIPPED:
+        engine = games.engine(kind)
+        assert engine.pack_keys is not None, kind
+        unknown_pack_key(pack_source(engine.default_pack_bytes()), engine.pack_keys, kind)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PACK_TEXT, PackError, bounded, pack_source
+from feastlog.replay.engine import PACK_TEXT, PackError, PackKeys, bounded, pack_source
 
 COLOURS = ("blue", "green", "red", "yellow")
 DISH_TYPES = ("Main Course", "Side Dish", "Dessert", "Drink")
@@ -69,6 +69,21 @@ def describe_ability(ability: Ability) -> str:
     if ability.kind == "dish_name":
         return f"+{ability.bonus} when bidding for the {ability.target}"
     return "no special ability"
+
+
+# Every key a Bon Appetit! pack may hold (see ``engine.unknown_pack_key``).
+PACK_KEYS: PackKeys = {
+    "id": None,
+    "dish": {
+        "name": None,
+        "type": None,
+        "points": None,
+        "ability": {"kind": None, "target": None, "bonus": None},
+        "printed": None,
+        "composed": None,
+        "note": None,
+    },
+}
 
 
 def default_pack_bytes() -> bytes:

@@ -36,7 +36,7 @@ from functools import cached_property
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PACK_TEXT, PackError, bounded, pack_source
+from feastlog.replay.engine import PACK_TEXT, PackError, PackKeys, bounded, pack_source
 
 DECKS = ("produce-stand", "butcher-shop", "bakery")
 PLAYING_CARDS = 124  # the box's count; a custom pack may differ
@@ -165,6 +165,23 @@ def make_pack(
         "menus": [dataclasses.asdict(m) for m in menus],
     }
     return Pack(pack_id, json.dumps(content, sort_keys=True, separators=(",", ":")))
+
+
+# Every key a Menu Masters pack may hold (see ``engine.unknown_pack_key``); ``_stores``
+# checks the decks [stores] names.
+PACK_KEYS: PackKeys = {
+    "id": None,
+    "title": None,
+    "stores": None,
+    "ingredient_card": {
+        "id": None,
+        "deck": None,
+        "ingredients": None,
+        "stars": None,
+        "printed": None,
+    },
+    "menu_card": {"id": None, "name": None, "ingredients": None, "printed": None},
+}
 
 
 def default_pack_bytes() -> bytes:

@@ -21,7 +21,7 @@ from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PACK_NAME, PACK_TEXT, PackError, bounded, pack_source
+from feastlog.replay.engine import PACK_NAME, PACK_TEXT, PackError, PackKeys, bounded, pack_source
 
 INGREDIENT, RECIPE, ITEM = "ingredient", "recipe", "item"
 EXTRA_SEASONING = "extra-seasoning"
@@ -173,6 +173,14 @@ _FIELDS = {
     "recipe": {"name", "ingredients", "printed", "composed"},
     "item": {"name", "effect", "text", "count", "printed", "composed"},
     "guest": {"name", "role", *CATEGORIES, "printed", "composed"},
+}
+
+# Every key a Picky Eaters pack may hold; ``load_pack`` refuses any other itself (a
+# stored game's pack never held one), so a new pack is checked the same way as the others'.
+PACK_KEYS: PackKeys = {
+    "id": None,
+    "title": None,
+    **{kind: dict.fromkeys(sorted(fields)) for kind, fields in _FIELDS.items()},
 }
 
 
