@@ -15,7 +15,7 @@ from typing import Any
 
 from feastlog.replay import fold
 from feastlog.replay.engine import Engine, Fact, PackError, pack_source, unknown_pack_key
-from feastlog.replay.fold import Table, state_hash
+from feastlog.replay.fold import Table, loaded_pack, state_hash
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.history import begin, new_genesis, record_version
 from feastlog.replay.record import COMMAND, SEED_REVEAL, Row, make_row
@@ -83,7 +83,7 @@ def open_game(
     if supplied:
         new_pack(engine, pack_bytes)
     pack_bytes = pack_bytes or engine.default_pack_bytes()
-    pack = engine.load_pack(pack_bytes)
+    pack = loaded_pack(engine, pack_bytes)  # parsed once per pack: most games share one
     server_seed = seed or secrets.token_bytes(32)
     game_id = "g_" + secrets.token_hex(8)
     genesis = new_genesis(

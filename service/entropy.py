@@ -13,6 +13,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from feastlog.replay.fold import loaded_pack
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.record import CURRENT_VERSION
 from feastlog.service.commands import begin_game
@@ -69,7 +70,7 @@ class WaitingRoom:
         draft = record_pb2.Genesis.FromString(stored.draft)
         # none of its rows is written yet, so it starts in the current record format
         draft.record_version = draft.record_version or CURRENT_VERSION
-        pack = engine_of(draft.game_kind).load_pack(stored.pack_body)
+        pack = loaded_pack(engine_of(draft.game_kind), stored.pack_body)
         pending = Pending(draft, stored.server_seed, pack, dict(stored.entropy))
         self._pending[stored.game_id] = pending
         return pending
