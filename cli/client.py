@@ -47,6 +47,7 @@ from feastlog.replay.standings import exact
 from feastlog.service import offline
 from feastlog.service.auth import ORGANISER, OrganiserKeyError
 from feastlog.service.errors import KNOWN, BadRequest, describe
+from feastlog.service.reads import MAX_PAGE_SIZE
 from feastlog.service.servicers.convert import rejection_message
 from feastlog.service.store import CannotOpenStore, StoreLocked
 from feastlog.v1 import admin_service_pb2 as adpb
@@ -217,6 +218,23 @@ class Client:
 
     def standings(self, tournament: str) -> dict[str, Any]:
         """A tournament's standings."""
+        raise NotImplementedError
+
+    def game_list(self, kind: str, tournament: str, most: int) -> list[dict[str, Any]]:
+        """The game list, newest first: at most ``most`` games (0: all), page by page."""
+        found: list[dict[str, Any]] = []
+        token = ""
+        while True:
+            size = min(most - len(found), MAX_PAGE_SIZE) if most else MAX_PAGE_SIZE
+            page, token = self.game_list_page(kind, tournament, size, token)
+            found.extend(page)
+            if not token or (most and len(found) >= most):
+                return found
+
+    def game_list_page(
+        self, kind: str, tournament: str, size: int, token: str
+    ) -> tuple[list[dict[str, Any]], str]:
+        """One page of the game list (ListGames' fields) and the next page's token."""
         raise NotImplementedError
 
     def arbiters(self, action: str, name: str = "") -> Any:
@@ -475,6 +493,29 @@ class Online(Client):
             "games_running": int(reply.games_running),
         }
 
+    def game_list_page(
+        self, kind: str, tournament: str, size: int, token: str
+    ) -> tuple[list[dict[str, Any]], str]:
+        """A page of the server's ListGames."""
+        request = pb.ListGamesRequest(
+            game_kind=kind, tournament_id=tournament, page_size=size, page_token=token
+        )
+        reply = self.call(self.games.ListGames, request)
+        found = [
+            {
+                "game_id": g.game_id,
+                "game_kind": g.game_kind,
+                "players": list(g.players),
+                "last_seq": int(g.last_seq),
+                "over": g.over,
+                "created_at": g.created_at,
+                "waiting_for_entropy": g.waiting_for_entropy,
+                "tournament_id": g.tournament_id,
+            }
+            for g in reply.games
+        ]
+        return found, reply.next_page_token
+
     def arbiters(self, action: str, name: str = "") -> Any:
         """Named arbiters through the server."""
         if action == "add":
@@ -650,6 +691,15 @@ class Offline(Client):
             "games_finished": found.finished,
             "games_running": found.running,
         }
+
+    def game_list_page(
+        self, kind: str, tournament: str, size: int, token: str
+    ) -> tuple[list[dict[str, Any]], str]:
+        """A page of the file's game list, as the server would list it."""
+        if self.record:
+            raise usage("games lists a database's games (--db), not an exported record")
+        page = self.ask(lambda reads: reads.games(kind, size, tournament, token))
+        return [vars(g) for g in page.games], page.next_page_token
 
 
 def embedded(target: Target) -> Online:

@@ -68,6 +68,10 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.audit_commands:export_command",
         "Write a game's portable record (the seed only once revealed) to FILE.",
     ),
+    "games": Listed(
+        "feastlog.cli.listing:games_command",
+        "The games, newest first (--kind, --tournament): id, state, last seq, players.",
+    ),
     "import": Listed(
         "feastlog.cli.season:import_command",
         "Verify exported records (FILE.json, or .jsonl from export --all) and load them in bulk.",

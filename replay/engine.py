@@ -228,7 +228,7 @@ def unknown_pack_key(
         named = f"{field}.{key}" if field else str(key)
         if key not in keys:
             known = ", ".join(sorted(keys))
-            raise PackError(card, named, f"is no field of a {title} pack here (it has {known})")
+            raise PackError(card, named, f"is not a field of a {title} pack (fields here: {known})")
         inner = keys[key]
         if inner is None:
             continue

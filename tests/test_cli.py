@@ -259,8 +259,32 @@ def test_standings_through_the_server_and_offline_agree(tmp_path: Path) -> None:
         assert all(s["games"] == 3 for s in table["standings"])
         missing = CliRunner().invoke(cli, ["standings", "no-such-cup", "--server", server.address])
         assert missing.exit_code == 4 and "NOT_FOUND" in missing.output
+        listed = CliRunner().invoke(
+            cli, ["games", "--tournament", "spring-cup", "--server", server.address, "--json"]
+        )
+        assert listed.exit_code == 0, listed.output
+        games = json.loads(listed.output)
+        assert [(g["over"], g["last_seq"] > 1) for g in games] == [(False, False)] + [
+            (True, True)
+        ] * 3
+        assert all(g["players"] == ["Ann", "Brian", "Celia"] for g in games)
+        newest = CliRunner().invoke(cli, ["games", "--limit", "2", "--server", server.address])
+        lines = newest.output.splitlines()
+        assert newest.exit_code == 0 and len(lines) == 4, newest.output  # header, 2, hint
+        assert lines[1].startswith(games[0]["game_id"]) and " running " in lines[1]
+        assert lines[2].startswith(games[1]["game_id"]) and " over " in lines[2]
+        assert "--limit 0" in lines[3]
+        other = CliRunner().invoke(
+            cli, ["games", "--kind", "menu-masters", "--server", server.address, "--json"]
+        )
+        assert other.exit_code == 0 and json.loads(other.output) == []
     finally:
         server.stop()
+    every = CliRunner().invoke(
+        cli, ["games", "--limit", "0", "--db", str(tmp_path / "feastlog.duckdb"), "--json"]
+    )
+    assert every.exit_code == 0, every.output
+    assert json.loads(every.output) == games
     offline = CliRunner().invoke(
         cli, ["standings", "spring-cup", "--db", str(tmp_path / "feastlog.duckdb"), "--json"]
     )

@@ -220,6 +220,10 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("audit", "--all", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("stats", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("standings", "cup", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("games", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    (("games", "--server", NOWHERE), 3, "cannot reach"),
+    (("games", "--kind", "chess", "--db", "{db}"), 2, "not a game kind"),
+    (("games", "--limit", "-1", "--db", "{db}"), 2, "-1"),
     (("rejections", "g_x", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("export", "--all", "-o", "{folder}/x.jsonl", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("projection", "rebuild", "--db", "{folder}/none.duckdb"), 3, "no database"),
@@ -227,7 +231,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("stats", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
     *[((*command, "--db", "{folder}/empty.duckdb"), 3, "is not a feastlog database") for command in (
         ("replay", "g_x"), ("stats",), ("standings", "cup"), ("audit", "--all"), ("rejections", "g_x"),
-        ("export", "--all", "-o", "{folder}/x.jsonl"), ("projection", "rebuild"),
+        ("export", "--all", "-o", "{folder}/x.jsonl"), ("projection", "rebuild"), ("games",),
     )],
     # a folder where a file is written: exit 3, as a missing folder is
     (("export", "{finished}", "-o", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),

@@ -620,7 +620,7 @@ def test_create_game_names_a_key_no_game_reads_in_an_organisers_pack(
     before the game's own checks (Picky Eaters' own check said the same in other words)."""
     server, _ = served
     error = pack_refused(server, kind, old, new, card, field)
-    assert "is no field of a" in (error.details() or "")
+    assert "is not a field of a" in (error.details() or "")
 
 
 def test_a_stored_pack_with_a_key_its_game_does_not_read_still_loads() -> None:
