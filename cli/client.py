@@ -170,6 +170,12 @@ class Client:
         """Rows from_seq..to_seq as the caller sees them (RecordEvent messages)."""
         raise self._offline_only("watching a game")
 
+    def follow(self, game_id: str, token: str | None, arbiter: bool) -> Iterator[Any]:
+        """Every row of a game, the stored ones then each as it is recorded (RecordEvent
+        messages), as a spectator, as the seat of ``token``, or (``arbiter``) with the
+        target's key; until the caller stops."""
+        raise self._offline_only("watching a game")
+
     def play_bots(self, game_id: str, tokens: Sequence[str], seed: int) -> dict[str, Any]:
         """Bots play every seat to the end; the final view."""
         raise self._offline_only("playing")
@@ -287,9 +293,18 @@ class Online(Client):
             return CliError(f"{found.message} ({self.target.key_hint})", found.exit_code)
         return found
 
-    def stream(self, method: Any, request: Any, token: str | None = None) -> Iterator[Any]:
-        """A server stream's replies; errors as CliError."""
-        replies = method(request, metadata=bearer(token) if token else self.meta)
+    def stream(
+        self,
+        method: Any,
+        request: Any,
+        token: str | None = None,
+        metadata: Sequence[tuple[str, str]] | None = None,
+    ) -> Iterator[Any]:
+        """A server stream's replies (with ``token``, else ``metadata``, else the target's
+        key); errors as CliError."""
+        if metadata is None:
+            metadata = bearer(token) if token else self.meta
+        replies = method(request, metadata=metadata)
         try:
             yield from replies
         except grpc.RpcError as error:
@@ -346,6 +361,13 @@ class Online(Client):
             yield reply.event
             if reply.event.seq >= to_seq:
                 return
+
+    def follow(self, game_id: str, token: str | None, arbiter: bool) -> Iterator[Any]:
+        """WatchGame from the genesis on: a spectator sends no credentials at all."""
+        request = pb.WatchGameRequest(game_id=game_id, from_seq=1)
+        sent = None if arbiter else bearer(token) if token else ()
+        for reply in self.stream(self.games.WatchGame, request, metadata=sent):
+            yield reply.event
 
     def play_bots(self, game_id: str, tokens: Sequence[str], seed: int) -> dict[str, Any]:
         """Bots play every seat to the end (joining first when the game waits for entropy)."""

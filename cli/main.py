@@ -124,6 +124,10 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.verify:verify_command",
         "Verify exported records (.json, or export --all's .jsonl) alone; exit 1 if one fails.",
     ),
+    "watch": Listed(
+        "feastlog.cli.watch:watch_command",
+        "Follow a game live in plain words, as a spectator (or --token, --arbiter), to its end.",
+    ),
     "whatif": Listed(
         "feastlog.cli.audit_commands:whatif_command",
         "COMMAND (JSON) in place of row SEQ: legal or not (which rule), and its facts.",

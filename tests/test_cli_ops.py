@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
-from tests.serverutil import ThreadedServer, bearer, stub
+from tests.serverutil import ThreadedServer, bearer, play_to_end, stub
 from tests.tlsutil import make_pki
 
 SEED = "02" * 32
@@ -418,3 +419,54 @@ def test_the_web_pages_speak_tls_with_the_servers_certificate(tmp_path: Path) ->
             urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10)
     finally:
         server.stop()
+
+
+def test_watch_follows_a_game_live_as_a_spectator_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``feastlog watch`` beside the organiser's key file still asks as a spectator: the
+    story so far, then each row as it is recorded, told as ``replay --as spectator`` tells
+    it; it ends by itself at the seed reveal."""
+    monkeypatch.chdir(tmp_path)
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        made = json.loads(run("new", "bon-appetit", "--players", "Ann,Brian", "--json").output)
+        game_id, tokens = made["game_id"], [s["token"] for s in made["seats"]]
+        code = "from feastlog.cli.main import main; main()"
+        errors = tmp_path / "watch.err"
+        with errors.open("w") as err:
+            watcher = subprocess.Popen(
+                [sys.executable, "-c", code, "watch", game_id],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+                env={**os.environ, **NO_ENV},
+            )
+        stuck = threading.Timer(120, watcher.kill)  # a watcher that never ends fails, not hangs
+        stuck.start()
+        try:
+            assert watcher.stdout is not None
+            first = watcher.stdout.readline()  # it follows before any command is sent
+            assert first.startswith("Bon Appetit! — game " + game_id), first
+            sent = play_to_end(stub(server.address), game_id, tokens, seed=3)
+            rest = watcher.stdout.read()  # to its end: the watcher stops by itself
+            watcher.wait(timeout=120)
+        finally:
+            stuck.cancel()
+            watcher.kill()
+        assert watcher.returncode == 0, errors.read_text()
+        told = [first.rstrip("\n"), *rest.splitlines()]
+        assert told[-1] == "the game is over" and told[-2].startswith(f"[{sent + 2}] Seed revealed")
+        story = [re.sub(r"^\[\d+\] ", "", line) for line in told[:-1]]
+        replayed = run("replay", game_id, "--as", "spectator")
+        assert replayed.exit_code == 0, replayed.output
+        assert replayed.output.splitlines()[: len(story)] == story
+        # a seat watches with its token; the file alone cannot be watched
+        seat = run("watch", game_id, "--token", tokens[1], "--from", str(sent + 2))
+        assert seat.exit_code == 0 and seat.output.startswith(f"[{sent + 2}] Seed revealed")
+    finally:
+        server.stop()
+    offline = run("watch", game_id)
+    assert offline.exit_code == 3 and "needs a running server" in offline.output
+    both = run("watch", game_id, "--token", tokens[0], "--arbiter")
+    assert both.exit_code == 2 and "not both" in both.output

@@ -1,0 +1,70 @@
+"""``feastlog watch``: follow a game live from a terminal, in plain words, through a server.
+
+A spectator's screen beside a tournament table, or a seat's own: the story so far, then
+each row as it is recorded, until the seed is revealed at the game's end.  By default it
+asks as a spectator (no credentials, even beside the organiser's key file), so a screen
+the players can see shows only what the table shows; ``--token`` watches as that seat,
+``--arbiter`` with the organiser's or an arbiter's key.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from feastlog.cli.client import Offline, connected
+from feastlog.cli.errors import unreachable, usage
+from feastlog.cli.narrate import Narrator, Seen
+from feastlog.cli.output import echo_lines
+from feastlog.cli.target import connection_options, header_safe, target_of
+from feastlog.cli.wire import as_dict
+from feastlog.replay.record import GENESIS, SEED_REVEAL
+
+
+@click.command("watch")
+@click.argument("game_id")
+@click.option(
+    "--token", callback=header_safe, help="Watch as this seat (its token): its own hand too."
+)
+@click.option(
+    "--arbiter", is_flag=True, help="Watch with the organiser's or an arbiter's key: everything."
+)
+@click.option(
+    "--from",
+    "from_seq",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Tell the story from this seq on (the rows before it are read, not shown).",
+)
+@connection_options
+def watch_command(
+    game_id: str, token: str | None, arbiter: bool, from_seq: int, **connection: Any
+) -> None:
+    """Follow a game live in plain words, as a spectator (or --token, --arbiter), to its end."""
+    if token and arbiter:
+        raise usage("watch as a seat (--token) or as the arbiter (--arbiter), not both")
+    with connected(target_of(connection)) as client:
+        if isinstance(client, Offline):
+            raise unreachable(
+                f"watch needs a running server: no server holds {client.where} "
+                "(start feastlog serve beside it, or pass --server; "
+                "feastlog replay reads the file)"
+            )
+        narrator: Narrator | None = None
+        try:
+            for event in client.follow(game_id, token, arbiter):
+                if event.kind == GENESIS:
+                    narrator = Narrator(event.genesis)
+                    if from_seq <= 1:
+                        echo_lines(narrator.opening())
+                if narrator is not None and event.seq >= from_seq:
+                    facts = [as_dict(f) for f in event.facts]
+                    seen = Seen(event.seq, event.kind, event.actor, facts, {})
+                    echo_lines(f"[{event.seq}] {line}" for line in narrator.row(seen))
+                if event.kind == SEED_REVEAL:
+                    click.echo("the game is over")
+                    return
+        except KeyboardInterrupt:
+            click.echo("\nstopped watching (the game goes on)")
