@@ -328,6 +328,7 @@ class Online(Client):
             "seats": [
                 {"seat": t.seat, "name": t.name, "token": t.token} for t in reply.seat_tokens
             ],
+            "warnings": list(reply.warnings),
         }
 
     def join(self, game_id: str, token: str, entropy: bytes) -> tuple[bool, list[int]]:

@@ -15,7 +15,7 @@ import click
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
 from feastlog.cli.narrate import Narrator, table_lines
-from feastlog.cli.output import echo_json, echo_lines
+from feastlog.cli.output import echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
@@ -117,6 +117,7 @@ def new_command(
     }
     with connected(target_of(connection), writes=True) as client:
         made = client.create_game(**request)
+    warn(made)
     if as_json:
         echo_json(made)
         return
@@ -178,6 +179,7 @@ def demo_command(
             seat_entropy=seat_entropy,
             tournament_id=tournament,
         )
+        warn(made)
         bot_seed = int.from_bytes(seed_bytes[:8] or os.urandom(8), "big")
         tokens = [s["token"] for s in made["seats"]]
         view = client.play_bots(made["game_id"], tokens, bot_seed)
@@ -190,6 +192,13 @@ def demo_command(
         return
     click.echo(f"game {made['game_id']}")
     click.echo(format_scores(scores, winners, names))
+
+
+def warn(made: dict[str, Any]) -> None:
+    """The server's warnings about a game it made, on standard error (its output stays the
+    game's: text or JSON)."""
+    for warning in made.get("warnings", []):
+        echo_err(f"warning: {warning}")
 
 
 def format_scores(scores: Sequence[int], winners: Sequence[int], names: Sequence[str]) -> str:

@@ -96,6 +96,36 @@ class Release:
 Open = bool | Release  # a bare bool: the record is public (True) or not, no reason given
 
 
+@dataclass(frozen=True)
+class Dealt:
+    """A game dealt from a given server seed: when it was created, and when its seed was
+    revealed ('' while it runs or waits for seat entropy)."""
+
+    game_id: str
+    created_at: str
+    ended_at: str = ""
+
+
+def seed_out(dealt: Sequence[Dealt]) -> Dealt | None:
+    """The first game dealt from a seed whose record was public at its end, so that its
+    seed, and every deal made from it, is known to anyone who read it; None when no game
+    of the seed ended with no other running (every one held back till the last ends).
+
+    A game created later from that seed would be dealt in the open: CreateGame warns.
+    Times are the record's RFC 3339 UTC strings, which sort as the times do.
+    """
+    for game in sorted((d for d in dealt if d.ended_at), key=lambda d: d.ended_at):
+        end = game.ended_at
+        running = [
+            d
+            for d in dealt
+            if d is not game and d.created_at <= end and not (d.ended_at and d.ended_at <= end)
+        ]
+        if not running:
+            return game
+    return None
+
+
 def _opened(state: Open) -> tuple[bool, str]:
     """(public now, how long it stays hidden in words) of either spelling."""
     if isinstance(state, Release):

@@ -20,7 +20,7 @@ from feastlog.replay import typed
 from feastlog.replay.engine import Fact, MalformedCommand, RuleViolation, Viewer
 from feastlog.replay.page import final_result
 from feastlog.replay.record import Row
-from feastlog.replay.visibility import Step, facts_for, seen
+from feastlog.replay.visibility import Dealt, Step, facts_for, seed_out, seen
 from feastlog.service import commands
 from feastlog.service.auth import Caller, Credentials, new_arbiter_key, token_sha256
 from feastlog.service.entropy import Pending, WaitingRoom, begin_with
@@ -62,6 +62,7 @@ class Created:
 
     genesis: record_pb2.Genesis
     tokens: tuple[str, ...]
+    warnings: tuple[str, ...] = ()  # for the organiser: a seed already public
 
 
 @dataclass(frozen=True)
@@ -175,9 +176,24 @@ class Application(Reads):
             opening = await asyncio.to_thread(commands.open_game, *request, utc_now())
         else:
             opening = commands.open_game(*request, utc_now())
-        return await self.finishing.run(self._open(opening))
+        warnings = await self._seed_warnings(seed) if seed else ()
+        return await self.finishing.run(self._open(opening, warnings))
 
-    async def _open(self, opening: commands.Opening) -> Created:
+    async def _seed_warnings(self, seed: bytes) -> tuple[str, ...]:
+        """A supplied seed that a finished game made public: the new game's deal is known
+        to anyone who read that record (its seed commitment is the same, for all to see).
+        Taken all the same: a test or a demo may replay a known deal on purpose."""
+        dealt = await self.db.read(lambda store: store.dealt_from(seed))
+        out = seed_out([Dealt(*found) for found in dealt])
+        if out is None:
+            return ()
+        return (
+            f"this seed was revealed when game {out.game_id} ended ({out.ended_at}), with "
+            "no other game of it running: anyone who read that record knows this game's "
+            "deal; for a fair game supply a fresh random seed, or none",
+        )
+
+    async def _open(self, opening: commands.Opening, warnings: tuple[str, ...] = ()) -> Created:
         await self.db.commit(Batch(games=[opening.stored]))
         if opening.game is None:
             self.room.add(opening.genesis, opening.server_seed, opening.pack)
@@ -185,7 +201,7 @@ class Application(Reads):
             self.live.start(opening.game)
         for seat, token in enumerate(opening.tokens):
             self.credentials.add_seat(token, opening.genesis.game_id, seat)
-        return Created(opening.genesis, opening.tokens)
+        return Created(opening.genesis, opening.tokens, warnings)
 
     async def join(self, caller: Caller, game_id: str, entropy: bytes) -> tuple[bool, list[int]]:
         """Take one seat's entropy; begin the game when every seat has sent its own."""

@@ -122,6 +122,10 @@ class EventStore(Protocol):
         or waiting for seat entropy): while one has, a finished game with a supplied seed
         is held back (``replay.visibility.Release``)."""
 
+    def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:
+        """Every game dealt from this server seed, oldest first: (game id, created at, when
+        its seed was revealed, '' while it runs or waits for seat entropy)."""
+
     def projection_current(self) -> bool:
         """Whether the outcomes projection is there, of this version."""
 

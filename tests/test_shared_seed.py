@@ -10,6 +10,7 @@ seat entropy (``replay.visibility.Release``); its result is public as soon as it
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,10 +18,21 @@ from typing import Any
 
 import grpc
 import pytest
+from click.testing import CliRunner
 from google.protobuf.message import Message
 
+from feastlog.cli.main import cli
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.visibility import HELD, RUNNING, Hidden, Release, behind_screen, look_as
+from feastlog.replay.visibility import (
+    HELD,
+    RUNNING,
+    Dealt,
+    Hidden,
+    Release,
+    behind_screen,
+    look_as,
+    seed_out,
+)
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
@@ -287,3 +299,61 @@ def test_a_game_made_later_from_a_seed_already_out_holds_the_others_again(
     assert not any("hand" in s for s in view["seats"])
     _close(served, late)
     assert replay.ExportRecord(rpb.ExportRecordRequest(game_id=table_a)).complete
+
+
+def test_seed_out_is_the_first_game_that_ended_with_none_of_its_seed_running() -> None:
+    """A seed is out once a game dealt from it ended while no other game of it was running
+    (its record was public then); held back till the last ends, it is not."""
+    at = "2026-12-01T10:{:02d}:00.000000Z".format
+    a, b, c = Dealt("g_a", at(0), at(30)), Dealt("g_b", at(5), at(20)), Dealt("g_c", at(40))
+    assert seed_out([]) is None
+    assert seed_out([c]) is None  # running
+    assert seed_out([a]) == a
+    assert seed_out([a, b]) == a  # b ended first, held by a; a ended alone
+    assert seed_out([Dealt("g_a", at(0)), b]) is None  # b ended while a ran: a runs on
+    late = Dealt("g_d", at(25), at(50))  # made while a ran, ended after it
+    assert seed_out([Dealt("g_a", at(0), at(30)), late]) == late
+    assert seed_out([b, c]) == b  # c was made after b had ended: b's record was public
+
+
+def test_create_game_warns_of_a_seed_a_finished_game_made_public(served: ThreadedServer) -> None:
+    """A duplicate made while its twins run (or are held back) gets no warning; a game made
+    from a seed whose record went public does, naming that game, and is made all the same."""
+    client = stub(served.address)
+
+    def created(seed: bytes) -> pb.CreateGameResponse:
+        request = pb.CreateGameRequest(game_kind="bon-appetit", players=PLAYERS, seed=seed)
+        reply: pb.CreateGameResponse = client.CreateGame(request, metadata=bearer(served.key))
+        return reply
+
+    first = created(SEED)
+    second = created(SEED)
+    assert not first.warnings and not second.warnings
+    _close(served, first.game_id)  # held back: the second still runs
+    third = created(SEED)
+    assert not third.warnings
+    for game in (second, third):
+        _close(served, game.game_id)
+    late = created(SEED)
+    assert len(late.warnings) == 1 and third.game_id in late.warnings[0], late.warnings
+    assert "anyone who read that record knows this game's deal" in late.warnings[0]
+    assert late.seed_commitment == first.seed_commitment
+    assert not created(b"").warnings and not created(bytes(32)).warnings
+
+
+def test_new_prints_the_warning_on_standard_error(tmp_path: Path) -> None:
+    server = ThreadedServer(tmp_path / "warned.duckdb")
+    try:
+        done, _ = _new(server, SEED)
+        _close(server, done)
+        runner = CliRunner()
+        args = ["new", "bon-appetit", "--players", "Ann,Bo", "--seed", SEED.hex()]
+        connection = ["--server", server.address, "--organiser-key", server.key]
+        made = runner.invoke(cli, [*args, *connection, "--json"])
+        assert made.exit_code == 0, made.output
+        assert json.loads(made.stdout)["warnings"] and done in made.stderr
+        assert made.stderr.startswith("warning: this seed was revealed when game")
+        fresh = runner.invoke(cli, ["new", "bon-appetit", "--players", "Ann,Bo", *connection])
+        assert fresh.exit_code == 0 and fresh.stderr == ""
+    finally:
+        server.stop()

@@ -271,6 +271,7 @@ def created_message(created: Created) -> pb.CreateGameResponse:
         seat_tokens=tokens,
         ruleset_version=g.ruleset_version,
         pack_sha256=g.pack_sha256,
+        warnings=created.warnings,
         kind=kind_enum(g.game_kind),
     )
 

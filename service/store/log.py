@@ -26,10 +26,12 @@ from feastlog.service.store.errors import (
 from feastlog.service.store.opening import connect
 from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
 from feastlog.service.store.schema import (
+    DEALT_FROM,
     FORMAT_1_COLUMNS,
     GAMES_COLUMNS,
     OR_IGNORE,
     ORDER_OF_OLD_FILES,
+    REVEALED_AT,
     ROW_COLUMNS,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
@@ -468,6 +470,14 @@ class Store:
         query = TWINS_RUNNING if self.projection_current() else TWINS_RUNNING_BY_LOG
         found = self.con.execute(query, [game_id]).fetchone()
         return int(found[0]) if found else 0
+
+    @translated
+    def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:
+        """Every game dealt from this server seed, oldest first: (game id, created at, when
+        its seed was revealed, '' while it runs or waits for seat entropy)."""
+        found = self.con.execute(DEALT_FROM, [server_seed]).fetchall()
+        ended = (self.con.execute(REVEALED_AT, [g]).fetchone() for g, _ in found)
+        return [(g, at, str(e[0]) if e else "") for (g, at), e in zip(found, ended, strict=True)]
 
     def projection_current(self) -> bool:
         """Whether this file's outcomes projection is there, of this version."""

@@ -299,6 +299,15 @@ TWINS_RUNNING_BY_LOG = (
 )
 
 
+# Every game dealt from server seed ?, oldest first, and when one's seed was revealed (its
+# end: a point lookup by game, so a season's events are never scanned for it).
+DEALT_FROM = (
+    "SELECT s.game_id, l.created_at FROM seeds s JOIN games l ON l.game_id = s.game_id "
+    "WHERE s.server_seed = ? ORDER BY l.n"
+)
+REVEALED_AT = "SELECT recorded_at FROM events WHERE game_id = ? AND kind = 'seed_reveal'"
+
+
 def listed_of(found: Iterable[tuple[Any, ...]]) -> list[Listed]:
     """The game list's lines from the listing query's rows."""
     return [

@@ -18,6 +18,8 @@ from feastlog.service.store import Listed, PendingGame, Rejection, StoredGame
 from feastlog.service.store.outcomes import WIN_PARTS
 from feastlog.service.store.records import Batch
 from feastlog.service.store.schema import (
+    DEALT_FROM,
+    REVEALED_AT,
     ROW_COLUMNS,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
@@ -334,6 +336,17 @@ class PgStore:
         query = TWINS_RUNNING if self.projection_current() else TWINS_RUNNING_BY_LOG
         found = self._one(query.replace("?", "%s"), [game_id])
         return int(found[0]) if found else 0
+
+    @translated
+    def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:
+        """Every game dealt from this server seed, oldest first: (game id, created at, when
+        its seed was revealed, '' while it runs or waits for seat entropy)."""
+        found = self._all(DEALT_FROM.replace("?", "%s"), [server_seed])
+        dealt = []
+        for game_id, created_at in found:
+            ended = self._one(REVEALED_AT.replace("?", "%s"), [game_id])
+            dealt.append((str(game_id), str(created_at), str(ended[0]) if ended else ""))
+        return dealt
 
     @translated
     def projection_current(self) -> bool:

@@ -223,6 +223,11 @@ class StoreClient:
         is held back (``replay.visibility.Release``)."""
         return self._channel.ask("twins_running", game_id)
 
+    def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:
+        """Every game dealt from this server seed, oldest first: (game id, created at, when
+        its seed was revealed, '' while it runs or waits for seat entropy)."""
+        return self._channel.ask("dealt_from", server_seed)
+
     def projection_current(self) -> bool:
         """Whether the outcomes projection is there, of this version."""
         return self._channel.ask("projection_current")

@@ -41,6 +41,7 @@ METHODS = frozenset(
         "known_games",
         "tournament_games",
         "twins_running",
+        "dealt_from",
         "projection_current",
         "stats",
         "standings",

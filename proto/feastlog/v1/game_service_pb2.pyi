@@ -134,6 +134,7 @@ class CreateGameResponse(_message.Message):
     SEAT_TOKENS_FIELD_NUMBER: _builtins.int
     RULESET_VERSION_FIELD_NUMBER: _builtins.int
     PACK_SHA256_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     seed_commitment: _builtins.str
@@ -143,6 +144,13 @@ class CreateGameResponse(_message.Message):
     """The game kind created."""
     @_builtins.property
     def seat_tokens(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatToken]: ...
+    @_builtins.property
+    def warnings(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """What the organiser should know of this game, in words: the game is made all the same.
+        Today one: a supplied seed that a finished game already revealed (its seed commitment
+        is this game's too), so anyone who read that record knows this game's deal.
+        """
+
     def __init__(
         self,
         *,
@@ -151,11 +159,12 @@ class CreateGameResponse(_message.Message):
         seat_tokens: _abc.Iterable[Global___SeatToken] | None = ...,
         ruleset_version: _builtins.str = ...,
         pack_sha256: _builtins.str = ...,
+        warnings: _abc.Iterable[_builtins.str] | None = ...,
         kind: _view_pb2.GameKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "kind", b"kind", "pack_sha256", b"pack_sha256", "ruleset_version", b"ruleset_version", "seat_tokens", b"seat_tokens", "seed_commitment", b"seed_commitment"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "kind", b"kind", "pack_sha256", b"pack_sha256", "ruleset_version", b"ruleset_version", "seat_tokens", b"seat_tokens", "seed_commitment", b"seed_commitment", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
