@@ -46,7 +46,7 @@ from feastlog.replay.narrative import check_viewer
 from feastlog.replay.standings import exact
 from feastlog.service import offline
 from feastlog.service.auth import ORGANISER, OrganiserKeyError
-from feastlog.service.errors import KNOWN, BadRequest, describe
+from feastlog.service.errors import KNOWN, BadRequest, WaitingForEntropy, describe
 from feastlog.service.reads import MAX_PAGE_SIZE
 from feastlog.service.servicers.convert import rejection_message
 from feastlog.service.store import CannotOpenStore, StoreLocked
@@ -290,7 +290,9 @@ class Online(Client):
         found = from_rpc(error, self.where)
         denied = (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.PERMISSION_DENIED)
         if self.target.key_hint and error.code() in denied:
-            return CliError(f"{found.message} ({self.target.key_hint})", found.exit_code)
+            return CliError(
+                f"{found.message} ({self.target.key_hint})", found.exit_code, found.reason
+            )
         return found
 
     def stream(
@@ -379,9 +381,7 @@ class Online(Client):
         try:
             self.view(game_id)
         except CliError as waiting:
-            if "WAITING_FOR_SEAT_ENTROPY" not in str(waiting.message) and "entropy" not in str(
-                waiting.message
-            ):
+            if waiting.reason != WaitingForEntropy.reason:
                 raise
             for token in tokens:
                 self.join(game_id, token, os.urandom(32))

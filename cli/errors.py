@@ -55,9 +55,10 @@ EXIT_OF_STATUS = {
 class CliError(click.ClickException):
     """A failure in plain words, with the exit code that says what kind it is."""
 
-    def __init__(self, message: str, exit_code: int = REFUSED) -> None:
+    def __init__(self, message: str, exit_code: int = REFUSED, reason: str = "") -> None:
         super().__init__(message)
         self.exit_code = exit_code  # type: ignore[misc]  # click declares it per class
+        self.reason = reason  # a server's refusal: its ErrorInfo reason ('' if none)
 
 
 class ServerLog(logging.Handler):
@@ -130,4 +131,6 @@ def from_rpc(error: grpc.RpcError, where: str) -> CliError:
         return CliError(
             f"cannot reach {where}: {details.splitlines()[0] if details else ''}{hint}", exit_code
         )
-    return CliError(f"{code.name}: {details}", exit_code)
+    from feastlog.cli.wire import reason_of
+
+    return CliError(f"{code.name}: {details}", exit_code, reason_of(error))

@@ -45,7 +45,9 @@ def game_line(game: dict[str, Any]) -> str:
 )
 @click.option("--json", "as_json", is_flag=True)
 @connection_options
-def games_command(kind: str, tournament: str, limit: int, as_json: bool, **connection: Any) -> None:
+def games_command(
+    kind: str | None, tournament: str, limit: int, as_json: bool, **connection: Any
+) -> None:
     """The games, newest first (--kind, --tournament): id, state, last seq, players.
 
     Each line: the game id, its kind, running, over or waiting (for seat entropy), its

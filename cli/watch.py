@@ -9,17 +9,21 @@ the players can see shows only what the table shows; ``--token`` watches as that
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import click
 
-from feastlog.cli.client import Offline, connected
-from feastlog.cli.errors import unreachable, usage
+from feastlog.cli.client import Client, Offline, connected
+from feastlog.cli.errors import UNREACHABLE, CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen
 from feastlog.cli.output import echo_lines
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
 from feastlog.replay.record import GENESIS, SEED_REVEAL
+from feastlog.service.errors import WaitingForEntropy
+
+WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy
 
 
 @click.command("watch")
@@ -52,19 +56,36 @@ def watch_command(
                 "(start feastlog serve beside it, or pass --server; "
                 "feastlog replay reads the file)"
             )
-        narrator: Narrator | None = None
         try:
-            for event in client.follow(game_id, token, arbiter):
-                if event.kind == GENESIS:
-                    narrator = Narrator(event.genesis)
-                    if from_seq <= 1:
-                        echo_lines(narrator.opening())
-                if narrator is not None and event.seq >= from_seq:
-                    facts = [as_dict(f) for f in event.facts]
-                    seen = Seen(event.seq, event.kind, event.actor, facts, {})
-                    echo_lines(f"[{event.seq}] {line}" for line in narrator.row(seen))
-                if event.kind == SEED_REVEAL:
-                    click.echo("the game is over")
-                    return
+            told = False
+            while not follow(client, game_id, token, arbiter, from_seq):
+                if not told:  # a game made with --seat-entropy: nothing to tell yet
+                    click.echo("waiting for every seat's entropy: the story starts with the deal")
+                    told = True
+                time.sleep(WAIT_SECONDS)
+            click.echo("the game is over")
         except KeyboardInterrupt:
             click.echo("\nstopped watching (the game goes on)")
+
+
+def follow(client: Client, game_id: str, token: str | None, arbiter: bool, from_seq: int) -> bool:
+    """Tell the game's rows as they come, to its end (True); False while it has not begun
+    (it waits for seat entropy)."""
+    narrator: Narrator | None = None
+    try:
+        for event in client.follow(game_id, token, arbiter):
+            if event.kind == GENESIS:
+                narrator = Narrator(event.genesis)
+                if from_seq <= 1:
+                    echo_lines(narrator.opening())
+            if narrator is not None and event.seq >= from_seq:
+                facts = [as_dict(f) for f in event.facts]
+                seen = Seen(event.seq, event.kind, event.actor, facts, {})
+                echo_lines(f"[{event.seq}] {line}" for line in narrator.row(seen))
+            if event.kind == SEED_REVEAL:
+                return True
+    except CliError as refused:
+        if refused.reason == WaitingForEntropy.reason:
+            return False
+        raise
+    raise CliError("the server ended the stream before the game's end", UNREACHABLE)

@@ -470,3 +470,46 @@ def test_watch_follows_a_game_live_as_a_spectator_to_its_end(
     assert offline.exit_code == 3 and "needs a running server" in offline.output
     both = run("watch", game_id, "--token", tokens[0], "--arbiter")
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def test_watch_waits_for_a_game_that_waits_for_seat_entropy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A spectator who starts watching before every seat has sent its entropy is told so
+    once, and the story starts with the deal."""
+    monkeypatch.chdir(tmp_path)
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        made = json.loads(
+            run("new", "bon-appetit", "--players", "Ann,Brian", "--seat-entropy", "--json").output
+        )
+        game_id, tokens = made["game_id"], [s["token"] for s in made["seats"]]
+        code = "from feastlog.cli.main import main; main()"
+        watcher = subprocess.Popen(
+            [sys.executable, "-c", code, "watch", game_id],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, **NO_ENV},
+        )
+        stuck = threading.Timer(120, watcher.kill)
+        stuck.start()
+        try:
+            assert watcher.stdout is not None
+            assert watcher.stdout.readline().startswith("waiting for every seat's entropy")
+            client = stub(server.address)
+            for token in tokens:
+                join = pb.JoinGameRequest(game_id=game_id, entropy=os.urandom(32))
+                client.JoinGame(join, metadata=bearer(token))
+            assert watcher.stdout.readline().startswith("Bon Appetit! — game " + game_id)
+            play_to_end(client, game_id, tokens, seed=5)
+            rest = watcher.stdout.read()
+            watcher.wait(timeout=120)
+        finally:
+            stuck.cancel()
+            watcher.kill()
+        assert watcher.returncode == 0
+        assert "waiting" not in rest and rest.endswith("the game is over\n"), rest[-300:]
+        assert "Seat entropy mixed into the seed: Ann " in rest
+    finally:
+        server.stop()
