@@ -29,7 +29,9 @@ WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy
 @click.command("watch")
 @click.argument("game_id")
 @click.option(
-    "--token", callback=header_safe, help="Watch as this seat (its token): its own hand too."
+    "--token",
+    callback=header_safe,
+    help="Watch as this seat (its token): what only it is told, too.",
 )
 @click.option(
     "--arbiter", is_flag=True, help="Watch with the organiser's or an arbiter's key: everything."
