@@ -17,6 +17,7 @@ from typing import Any
 
 import grpc
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
@@ -233,8 +234,16 @@ async def waiting_for_entropy(stub: pb_grpc.GameServiceAsyncStub, game_id: str) 
 
 
 def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
-    """The ErrorInfo of a feastlog error (its reason, rule_id or field), if it carries one."""
-    status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    """The ErrorInfo of a feastlog error (its reason, rule_id or field), if it carries one.
+
+    None too for an error with no trailers to read, or whose rich status disagrees with
+    its code (``from_call`` raises ValueError then: a proxy in between may have rewritten
+    the code): what the CLI says of an error never depends on more than its code.
+    """
+    try:
+        status = rpc_status.from_call(error)  # type: ignore[arg-type]
+    except (AttributeError, ValueError, DecodeError):
+        return None
     info = error_details_pb2.ErrorInfo()
     if status is None or not status.details or not status.details[0].Unpack(info):
         return None

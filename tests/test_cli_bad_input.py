@@ -12,11 +12,16 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import grpc
 import pytest
 from click.testing import CliRunner
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
 
+from feastlog.cli.errors import from_rpc
 from feastlog.cli.main import cli
 from feastlog.replay import games
 from feastlog.replay.export import export_record, to_text
@@ -319,3 +324,37 @@ def test_export_all_to_a_folder_offline_names_the_folder(tmp_path: Path) -> None
     got, output = invoke("export", "--all", "-o", str(tmp_path / "out"), "--db", db)
     assert (got, "Traceback" in output) == (3, False), output
     assert f"cannot write {tmp_path / 'out'}: Is a directory" in output, output
+
+
+class _Refused(grpc.RpcError):
+    """A gRPC error as a client sees it, with the trailers given."""
+
+    def __init__(self, trailers: tuple[tuple[str, bytes], ...] | None) -> None:
+        self.trailers = trailers
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.FAILED_PRECONDITION
+
+    def details(self) -> str:
+        return "the game waits for seat entropy"
+
+    def trailing_metadata(self) -> Any:
+        return self.trailers
+
+
+def test_a_refusal_whose_rich_status_does_not_fit_is_still_one_clear_line() -> None:
+    """The CLI reads a refusal's ErrorInfo reason; a rich status that disagrees with the
+    code (a proxy rewrote it), that does not decode, or no trailers at all, leave the
+    reason empty and the refusal in words, never an exception."""
+    info = error_details_pb2.ErrorInfo(reason="WAITING_FOR_SEAT_ENTROPY", domain="feastlog")
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    words = "the game waits for seat entropy"
+    fitting = status_pb2.Status(code=9, message=words, details=[detail]).SerializeToString()
+    other = status_pb2.Status(code=5, message=words, details=[detail]).SerializeToString()
+    key = "grpc-status-details-bin"
+    assert from_rpc(_Refused(((key, fitting),)), "here").reason == "WAITING_FOR_SEAT_ENTROPY"
+    for trailers in (((key, other),), ((key, b"\xff\xff\xff"),), None, ()):
+        found = from_rpc(_Refused(trailers), "here")
+        assert found.reason == "" and found.exit_code == 4, trailers
+        assert found.message == "FAILED_PRECONDITION: the game waits for seat entropy"
