@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from google.protobuf import json_format
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 
 from feastlog.cli.errors import (
     REFUSED,
@@ -47,6 +47,7 @@ from feastlog.replay.standings import exact
 from feastlog.service import offline
 from feastlog.service.auth import ORGANISER, OrganiserKeyError
 from feastlog.service.errors import KNOWN, BadRequest, WaitingForEntropy, describe
+from feastlog.service.limits import check_fields
 from feastlog.service.reads import MAX_PAGE_SIZE
 from feastlog.service.servicers.convert import rejection_message
 from feastlog.service.store import CannotOpenStore, StoreLocked
@@ -570,7 +571,17 @@ class Offline(Client):
 
     def own(self, game_id: str) -> str:
         """The game asked for: an exported record's own game whatever its file is called."""
-        return "" if self.record else game_id
+        if self.record:
+            return ""
+        self.bounded(pb.GetViewRequest(game_id=game_id))
+        return game_id
+
+    def bounded(self, request: Message) -> None:
+        """The request the server would be sent, held to the bounds it holds every request
+        to (``service.limits.check_fields``): an over-long id is refused here as there
+        (INVALID_ARGUMENT, exit 2), not looked for."""
+        with self.reading():
+            check_fields(request)
 
     @property
     def reads(self) -> offline.Offline:
@@ -695,10 +706,12 @@ class Offline(Client):
 
     def stats(self, tournament: str) -> list[dict[str, Any]]:
         """SQL over the file's projection."""
+        self.bounded(tpb.GetStatsRequest(tournament_id=tournament))
         return [vars(k) for k in self.ask(lambda reads: reads.stats(tournament))]
 
     def standings(self, tournament: str) -> dict[str, Any]:
         """SQL over the file's projection: the same standings the server gives."""
+        self.bounded(tpb.GetStandingsRequest(tournament_id=tournament))
         found = self.ask(lambda reads: reads.standings(tournament))
         return {
             "standings": [
@@ -721,6 +734,7 @@ class Offline(Client):
         """A page of the file's game list, as the server would list it."""
         if self.record:
             raise usage("games lists a database's games (--db), not an exported record")
+        self.bounded(pb.ListGamesRequest(game_kind=kind, tournament_id=tournament))
         page = self.ask(lambda reads: reads.games(kind, size, tournament, token))
         return [vars(g) for g in page.games], page.next_page_token
 

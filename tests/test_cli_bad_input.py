@@ -358,3 +358,28 @@ def test_a_refusal_whose_rich_status_does_not_fit_is_still_one_clear_line() -> N
         found = from_rpc(_Refused(trailers), "here")
         assert found.reason == "" and found.exit_code == 4, trailers
         assert found.message == "FAILED_PRECONDITION: the game waits for seat entropy"
+
+
+# Ids over the bound the server holds requests to: (arguments without --db, the field).
+TOO_LONG = [
+    (("games", "--tournament", "t" * 65), "tournament_id"),
+    (("standings", "t" * 65), "tournament_id"),
+    (("stats", "--tournament", "t" * 65), "tournament_id"),
+    (("replay", "g_" + "0" * 63), "game_id"),
+    (("rejections", "g_" + "0" * 63), "game_id"),
+]
+
+
+def test_an_over_long_id_is_refused_the_same_offline_as_through_the_server(
+    place: Place, tmp_path: Path
+) -> None:
+    """Read from the file alone, an id longer than a request may hold was looked for and
+    not found (exit 0 'no games', or NOT_FOUND), where the server refuses the request:
+    now both refuse it, INVALID_ARGUMENT naming the field, exit 2."""
+    offline = str(tmp_path / "offline.duckdb")
+    assert invoke("demo", "bon-appetit", "--players", "2", "--db", offline)[0] == 0
+    for args, field in TOO_LONG:
+        for db in (place.db, offline):  # the server holds the first; none the second
+            got, output = invoke(*args, "--db", db)
+            assert got == 2 and f"{field} is 65 characters long" in output, (args, db, output)
+            assert "at most 64" in output and "Traceback" not in output
