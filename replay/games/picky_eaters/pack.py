@@ -192,7 +192,7 @@ def load_pack(data: bytes) -> Pack:
     if not isinstance(title, str):
         raise PackError("(pack)", "title", "must be a string")
     for key in raw:
-        if key not in ("id", "title", *_FIELDS):
+        if key not in PACK_KEYS:
             raise PackError("(pack)", key, "unknown section")
     ingredients = tuple(_ingredient(e) for e in _entries(raw, "ingredient"))
     known = {i.name for i in ingredients}
