@@ -6,6 +6,7 @@ import pytest
 
 from feastlog.replay.engine import PackError
 from feastlog.replay.games.picky_eaters import ENGINE
+from feastlog.service.commands import new_pack
 from tests.test_picky_eaters_helpers import PACK
 
 PRINTED_GUESTS = {
@@ -154,7 +155,7 @@ def broken(old: str, new: str) -> bytes:
         (
             'name = "Extra Seasoning"',
             'name = "Extra Seasoning"\ncolour = "red"',
-            "item-extra-seasoning",
+            "item #1",  # a key no card reads: named as CreateGame's check names it
             "colour",
         ),
     ],
@@ -164,6 +165,22 @@ def test_broken_pack_names_the_card_and_field(old, new, card, field):
     with pytest.raises(PackError) as caught:
         ENGINE.load_pack(broken(old, new))
     assert (caught.value.card, caught.value.field) == (card, field)
+
+
+def test_a_key_no_card_reads_is_refused_in_the_words_of_create_games_check():
+    """The game's own load and CreateGame's check of a new pack (``new_pack``) read one
+    key list and say the same thing, so an organiser meets one wording whichever comes
+    first."""
+    for old, new in (
+        ('name = "Extra Seasoning"', 'name = "Extra Seasoning"\ncolour = "red"'),
+        ('id = "picky-eaters-default-1"', 'id = "picky-eaters-default-1"\nedition = 2'),
+    ):
+        with pytest.raises(PackError) as loaded:
+            ENGINE.load_pack(broken(old, new))
+        with pytest.raises(PackError) as created:
+            new_pack(ENGINE, broken(old, new))
+        assert str(loaded.value) == str(created.value)
+        assert "is not a field of a Picky Eaters pack" in str(loaded.value)
 
 
 def test_a_pack_of_more_than_400_cards_names_the_card_past_them():
