@@ -452,8 +452,9 @@ class Application(Reads):
         sender = sent.caller.label(game.game_id)
         unstored = self.refusals.take(sent.caller.holder)
         if unstored is not None:
+            foreign = sent.caller.from_another_game(game.game_id)
             refused = commands.refusal(
-                game, sender, sent.command_id, sent.body, error, unstored, utc_now()
+                game, sender, sent.command_id, sent.body, error, unstored, utc_now(), foreign
             )
             await self.db.commit(Batch(rejections=[refused]))
 

@@ -309,12 +309,21 @@ def body_is_whole(body: bytes) -> bool:
     return len(body) < REFUSED_BODY_KEPT
 
 
-def stored_refusal(body: bytes, message: str, unstored: int) -> tuple[bytes, str]:
-    """The body and message a refusal's row keeps: bounded, saying what was cut or skipped."""
+def stored_refusal(
+    body: bytes, message: str, unstored: int, foreign: bool = False
+) -> tuple[bytes, str]:
+    """The body and message a refusal's row keeps: bounded, saying what was cut or skipped.
+
+    ``foreign``: sent with a seat token of another game, whose hidden cards the command
+    may name (a sealed bid, a secret Menu): not kept at all, nor any digest of it.
+    """
     notes = []
     if len(message) > REFUSED_MESSAGE_KEPT:
         message = message[:REFUSED_MESSAGE_KEPT] + "…"
-    if not body_is_whole(body):
+    if foreign:
+        notes.append("command not kept: it was sent with a seat token of another game")
+        body = b""
+    elif not body_is_whole(body):
         digest = hashlib.sha256(body).hexdigest()
         notes.append(
             f"command cut: {len(body)} bytes, sha256 {digest}; "

@@ -540,6 +540,64 @@ def test_one_seat_token_sent_to_many_games_is_stored_within_one_budget(tmp_path:
         server.stop()
 
 
+def test_a_command_sent_with_another_games_token_never_shows_that_games_secrets(
+    tmp_path: Path,
+) -> None:
+    """A client with a stale game id sends its seat's sealed bid to another table: refused,
+    and kept in that table's refusals.  That table's refusals become public when it ends,
+    while the sender's game may still run: the bid (from the sender's hidden gems) was
+    there for anyone to read.  The command is now kept without its body, and the refusal
+    is the arbiter's alone, before and after the table it was sent to ends."""
+    server = ThreadedServer(tmp_path / "foreign.duckdb")
+    try:
+        client = stub(server.address)
+        audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+        org = bearer(server.key)
+
+        def new(players: list[str]) -> pb.CreateGameResponse:
+            request = pb.CreateGameRequest(game_kind="bon-appetit", players=players)
+            reply: pb.CreateGameResponse = client.CreateGame(request, metadata=org)
+            return reply
+
+        sender, table = new(["Eve", "Mal"]), new(["Ann", "Bob"])
+        bid = ba.BonAppetitBid(gems=[ba.BON_APPETIT_GEM_BLUE, ba.BON_APPETIT_GEM_BLUE])
+        command = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=bid))
+        request = pb.SubmitCommandRequest(
+            game_id=table.game_id, command_id="eves-bid", command=command
+        )
+        with pytest.raises(grpc.RpcError) as caught:
+            client.SubmitCommand(request, metadata=bearer(sender.seat_tokens[0].token))
+        assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+        def refused(metadata: tuple[tuple[str, str], ...]) -> list[apb.Rejection]:
+            asked = apb.ListRejectionsRequest(game_id=table.game_id)
+            return list(audit.ListRejections(asked, metadata=metadata).rejections)
+
+        close = record_pb2.ArbiterCommand(reason="over", close_game=record_pb2.CloseGame())
+        for phase in ("running", "closed"):
+            (kept,) = refused(org)  # the arbiter sees it, without the command
+            assert kept.actor == f"seat:0 of game {sender.game_id}", phase
+            assert not kept.HasField("command") and "command not kept" in kept.message
+            for metadata in ((), bearer(table.seat_tokens[0].token)):
+                assert refused(metadata) == [], phase
+            if phase == "running":
+                client.SubmitCommand(
+                    pb.SubmitCommandRequest(
+                        game_id=table.game_id,
+                        command_id="close",
+                        command=record_pb2.Command(arbiter=close),
+                    ),
+                    metadata=org,
+                )
+        # its own table's refusals still become public when it ends
+        own = pb.SubmitCommandRequest(game_id=table.game_id, command_id="late", command=command)
+        with pytest.raises(grpc.RpcError):
+            client.SubmitCommand(own, metadata=bearer(table.seat_tokens[0].token))
+        assert [r.actor for r in refused(())] == ["seat:0"]
+    finally:
+        server.stop()
+
+
 def test_ids_with_control_or_format_characters_are_invalid_argument(
     served: tuple[ThreadedServer, Targets],
 ) -> None:
