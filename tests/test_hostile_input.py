@@ -15,7 +15,7 @@ from feastlog.replay import games
 from feastlog.replay.engine import PackError, pack_source, unknown_pack_key
 from feastlog.service import reads
 from feastlog.service.auth import Credentials
-from feastlog.service.errors import FieldTooLong, Unauthenticated, UnknownFields
+from feastlog.service.errors import FieldTooLong, Unauthenticated, UndecodableRequest, UnknownFields
 from feastlog.service.limits import (
     REFUSED_BODY_KEPT,
     RefusalBudget,
@@ -112,6 +112,33 @@ def test_a_short_request_skips_the_walk_but_not_the_unknown_field_check() -> Non
     assert read(clean.SerializeToString()) == clean
     # the smallest bound of a type is one of its fields' (here game_kind's, 32)
     assert smallest_bound(pb.CreateGameRequest.DESCRIPTOR) == 32
+
+
+def test_a_known_field_sent_as_the_wrong_type_is_named_as_such() -> None:
+    """Protobuf sets a known field sent with another wire type aside with the unknown
+    ones: it was refused as "field number 1, which this server does not know", when the
+    server knows field 1 well (game_id).  It is named, with the type it takes."""
+    read = checked_deserializer(pb.SubmitCommandRequest)
+    cases = [
+        (bytes([0x08, 5]), "game_id", "a string"),  # field 1 as a varint
+        (bytes([0x20, 1]), "command", "a Command message"),  # field 4 as a varint
+        (
+            pb.SubmitCommandRequest(
+                game_id="g_1",
+                command=record_pb2.Command.FromString(bytes([0x08, 0x01])),
+            ).SerializeToString(),
+            "command.bon_appetit",  # field 1 of Command, as a varint
+            "a BonAppetitCommand message",
+        ),
+    ]
+    for raw, field, words in cases:
+        refused = read(raw)
+        assert isinstance(refused, Refused), field
+        assert isinstance(refused.error, UndecodableRequest), field
+        assert refused.error.metadata["field"] == field
+        assert f"is sent as the wrong type: it is {words}" in str(refused.error)
+    refused = read(bytes([0xF8, 0x07, 1]))  # field 127: unknown, and still said so
+    assert isinstance(refused, Refused) and isinstance(refused.error, UnknownFields)
 
 
 @pytest.mark.parametrize(
