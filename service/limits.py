@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 import grpc
 from google.protobuf import message_factory
@@ -138,7 +138,7 @@ def check_fields(message: Message, path: str = "") -> None:
     """Refuse unknown fields and over-long values anywhere in ``message``."""
     found = UnknownFieldSet(message)
     unknown = sorted({found[i].field_number for i in range(len(found))})
-    known = message.DESCRIPTOR.fields_by_number
+    known = cast(dict[int, FieldDescriptor], message.DESCRIPTOR.fields_by_number)
     mistyped = [known[n] for n in unknown if n in known]
     if mistyped:  # a field this server knows, sent as another type: protobuf sets it aside
         field = mistyped[0]
