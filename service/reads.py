@@ -457,15 +457,18 @@ class Listing:
         return number
 
 
-def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
+def parse_viewer(
+    text: str,
+    seats: int,
+    field: str = "viewer",
+    named: str = "seat:N (N in digits 0-9), spectator or arbiter",
+) -> Viewer:
     """A viewer named in a request (``seat:N``, ``spectator``, ``arbiter``) of a game of
-    ``seats`` seats, or BadRequest naming the field."""
+    ``seats`` seats, or BadRequest naming the field (and ``named``: what it may be)."""
     try:
         viewer = Viewer.parse(text)
     except ValueError as bad:
-        raise BadRequest(
-            f"{field} {text!r} is not seat:N (N in digits 0-9), spectator or arbiter", field=field
-        ) from bad
+        raise BadRequest(f"{field} {text!r} is not {named}", field=field) from bad
     if viewer.seat is not None and not 0 <= viewer.seat < seats:
         raise BadRequest(f"{field} {text!r}: this game has seats 0 to {seats - 1}", field=field)
     return viewer
@@ -473,7 +476,7 @@ def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
 
 def parse_actor(text: str, seats: int, field: str = "actor") -> str:
     """An actor named in a request (``seat:N`` or ``arbiter``), in the record's spelling."""
-    actor = parse_viewer(text, seats, field)
+    actor = parse_viewer(text, seats, field, "seat:N (N in digits 0-9) or arbiter")
     if actor.role == "spectator":
         raise BadRequest(f"{field}: a spectator makes no moves; use seat:N or arbiter", field=field)
     return str(actor)

@@ -15,7 +15,13 @@ from feastlog.replay import games
 from feastlog.replay.engine import PackError, pack_source, unknown_pack_key
 from feastlog.service import reads
 from feastlog.service.auth import Credentials
-from feastlog.service.errors import FieldTooLong, Unauthenticated, UndecodableRequest, UnknownFields
+from feastlog.service.errors import (
+    BadRequest,
+    FieldTooLong,
+    Unauthenticated,
+    UndecodableRequest,
+    UnknownFields,
+)
 from feastlog.service.limits import (
     REFUSED_BODY_KEPT,
     RefusalBudget,
@@ -724,3 +730,18 @@ def test_the_bundled_packs_hold_only_keys_their_games_read() -> None:
         engine = games.engine(kind)
         assert engine.pack_keys is not None, kind
         unknown_pack_key(pack_source(engine.default_pack_bytes()), engine.pack_keys, kind)
+
+
+def test_an_actor_is_told_what_it_may_be() -> None:
+    """What-if's actor is a seat or the arbiter: a bad one was told "seat:N, spectator or
+    arbiter", and ``spectator`` then refused as making no moves."""
+    for text in ("seat:x", "bogus"):
+        with pytest.raises(BadRequest) as bad:
+            reads.parse_actor(text, 3)
+        assert str(bad.value).endswith("is not seat:N (N in digits 0-9) or arbiter")
+        assert bad.value.metadata["field"] == "actor"
+    with pytest.raises(BadRequest, match="a spectator makes no moves"):
+        reads.parse_actor("spectator", 3)
+    assert reads.parse_actor("seat:2", 3) == "seat:2"
+    with pytest.raises(BadRequest, match="spectator or arbiter"):
+        reads.parse_viewer("bogus", 3)
