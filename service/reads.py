@@ -261,8 +261,8 @@ class Reads(ABC):
         game = await self._game(game_id)
         release = await self.released(game)
         seen_as = self._look_as(caller, game, viewer, release)
+        first = first_seq(from_seq)
         last = checked_seq(game, to_seq, "to_seq")
-        first = max(from_seq, 1)
         if first > last:
             raise BadRequest(
                 f"from_seq {from_seq} is after to_seq {last}: nothing to replay", field="from_seq"
@@ -488,6 +488,16 @@ def asked_for(game_id: str) -> None:
     if not game_id:
         raise BadRequest("game_id is required", field="game_id")
     plain_text(game_id, "game_id")
+
+
+def first_seq(from_seq: int) -> int:
+    """Where a stream of rows starts: ``from_seq``, 0 and 1 both the genesis; a negative
+    one is BadRequest (as a negative seq is everywhere else)."""
+    if from_seq < 0:
+        raise BadRequest(
+            f"from_seq {from_seq} is not a seq: 0 or 1 starts at the genesis", field="from_seq"
+        )
+    return max(from_seq, 1)
 
 
 def checked_seq(game: LiveGame, seq: int, field: str = "seq") -> int:

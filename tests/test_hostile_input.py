@@ -745,3 +745,27 @@ def test_an_actor_is_told_what_it_may_be() -> None:
     assert reads.parse_actor("seat:2", 3) == "seat:2"
     with pytest.raises(BadRequest, match="spectator or arbiter"):
         reads.parse_viewer("bogus", 3)
+
+
+def test_a_negative_from_seq_is_refused_as_a_negative_seq_is(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    """GetStateAt refused seq -1 while WatchGame and StreamReplay took from_seq -1 as the
+    genesis: each now refuses it, naming from_seq; 0 and 1 still start at the genesis."""
+    server, targets = served
+    game = targets.running
+    client = stub(server.address)
+    replays = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(server.address))
+    streams = {
+        "WatchGame": lambda n: client.WatchGame(pb.WatchGameRequest(game_id=game, from_seq=n)),
+        "StreamReplay": lambda n: replays.StreamReplay(
+            rpb.StreamReplayRequest(game_id=game, from_seq=n)
+        ),
+    }
+    for name, open_stream in streams.items():
+        with pytest.raises(grpc.RpcError) as bad:
+            next(iter(open_stream(-1)))
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT, name
+        assert error_info(bad.value).metadata["field"] == "from_seq", name
+        for start in (0, 1):
+            assert next(iter(open_stream(start))).event.seq == 1, name
