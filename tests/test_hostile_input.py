@@ -4,7 +4,7 @@ refusals stored bounded and rate limited, expensive RPCs kept for the organiser.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -756,7 +756,7 @@ def test_a_negative_from_seq_is_refused_as_a_negative_seq_is(
     game = targets.running
     client = stub(server.address)
     replays = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(server.address))
-    streams = {
+    streams: dict[str, Callable[[int], Iterator[Any]]] = {
         "WatchGame": lambda n: client.WatchGame(pb.WatchGameRequest(game_id=game, from_seq=n)),
         "StreamReplay": lambda n: replays.StreamReplay(
             rpb.StreamReplayRequest(game_id=game, from_seq=n)
