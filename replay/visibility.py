@@ -13,6 +13,9 @@ runs:
   engine calls it public; a sealed bid is hidden from all but its owner until revealed;
   rulings are public;
 - refusals: the arbiter sees every refused command, a seat its own, a spectator none;
+  a command sent with a seat token of another game (``sender_of_another_game``) is kept
+  without its body and seen by the arbiter alone, even once this game is public: it
+  was made in that other game, whose hidden cards it may name while it still runs;
 - behind the screen (explain, what-if, the audit's fault messages, the export of a
   running game): the arbiter alone;
 - replays as another viewer: a seat or a spectator may ask for its own or the
@@ -191,8 +194,22 @@ def table_viewer(viewer: Viewer, public: bool) -> Viewer:
     return ARBITER if public else viewer
 
 
+OTHER_GAME = " of game "  # how a refused command's sender from another game is named
+
+
+def sender_of_another_game(seat: int, game_id: str) -> str:
+    """How a refused command sent with seat ``seat``'s token of game ``game_id`` names its
+    sender in the game it was sent to (``seat:2 of game g_…``)."""
+    return f"seat:{seat}{OTHER_GAME}{game_id}"
+
+
 def sees_refusal(viewer: Viewer, actor: str, over: Open) -> bool:
-    """Whether ``viewer`` may see a command refused to ``actor``."""
+    """Whether ``viewer`` may see a command refused to ``actor``.
+
+    A command sent with another game's seat token belongs to that game: the arbiter's
+    alone (files written before such commands were kept without their body hold it)."""
+    if OTHER_GAME in actor:
+        return viewer.role == "arbiter"
     return sees_all(viewer, over) or (viewer.role == "seat" and actor == str(viewer))
 
 

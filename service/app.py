@@ -38,7 +38,7 @@ from feastlog.service.errors import (
 )
 from feastlog.service.limits import Refolds, RefusalBudget
 from feastlog.service.live import LiveGame, LiveGames
-from feastlog.service.reads import Reads, asked_for
+from feastlog.service.reads import Reads, asked_for, first_seq
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store_api import EventStore
 from feastlog.service.writer import Database
@@ -452,15 +452,17 @@ class Application(Reads):
         sender = sent.caller.label(game.game_id)
         unstored = self.refusals.take(sent.caller.holder)
         if unstored is not None:
+            foreign = sent.caller.from_another_game(game.game_id)
             refused = commands.refusal(
-                game, sender, sent.command_id, sent.body, error, unstored, utc_now()
+                game, sender, sent.command_id, sent.body, error, unstored, utc_now(), foreign
             )
             await self.db.commit(Batch(rejections=[refused]))
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""
+        first = first_seq(from_seq)
         game = await self._game(game_id)
-        steps = _follow(game, caller.viewer(game_id), from_seq, self._holding(caller), self)
+        steps = _follow(game, caller.viewer(game_id), first, self._holding(caller), self)
         return Watching(
             game.genesis, game.pack, typed.member_of(game.engine.spec.kind), steps, game
         )
@@ -548,7 +550,7 @@ async def _follow(
     queue: asyncio.Queue[int] = asyncio.Queue()
     game.watchers.add(queue)
     try:
-        next_seq = max(from_seq, 1)
+        next_seq = from_seq
         public: bool | None = None  # asked once the game is over (its last rows depend on it)
         while True:
             while next_seq <= game.last_seq:

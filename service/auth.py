@@ -16,6 +16,7 @@ from pathlib import Path
 
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
 from feastlog.replay.text import fits_header
+from feastlog.replay.visibility import sender_of_another_game
 from feastlog.service.errors import PermissionDenied, Unauthenticated
 from feastlog.service.files import exposed, make_private_folder, mode_text, write_new_private_file
 from feastlog.service.store_api import is_postgres
@@ -149,7 +150,7 @@ class Caller:
         """Whose credential this is, named the same in every game (never the credential):
         the request log's name, a seat's with its game."""
         if self.role == "seat":
-            return f"seat:{self.seat} of game {self.game_id}"
+            return sender_of_another_game(self.seat, self.game_id)
         return self.log_name()
 
     def log_name(self) -> str:
@@ -181,11 +182,15 @@ class Caller:
 
     def label(self, game_id: str) -> str:
         """How a refused command's sender is recorded: its actor, or whose token it was."""
-        if self.role == "seat" and self.game_id != game_id:
-            return f"seat:{self.seat} of game {self.game_id}"
+        if self.from_another_game(game_id):
+            return sender_of_another_game(self.seat, self.game_id)
         return {"organiser": "arbiter", "arbiter": "arbiter", "anonymous": "anonymous"}.get(
             self.role
         ) or (f"seat:{self.seat}")
+
+    def from_another_game(self, game_id: str) -> bool:
+        """Whether this is a seat token of a game other than ``game_id``."""
+        return self.role == "seat" and self.game_id != game_id
 
     def actor(self, game_id: str) -> str:
         """The record's actor name for a command from this caller in ``game_id``."""

@@ -281,10 +281,12 @@ def refusal(
     error: Exception,
     unstored: int,
     now: str,
+    foreign: bool = False,
 ) -> Rejection:
-    """A refused command as the store keeps it: bounded, with its status and rule."""
+    """A refused command as the store keeps it: bounded, with its status and rule
+    (``foreign``: sent with another game's seat token, kept without its body)."""
     code, reason, message, metadata = describe(error)
-    body, message = stored_refusal(body, message, unstored)
+    body, message = stored_refusal(body, message, unstored, foreign)
     return Rejection(
         game.game_id,
         game.last_seq,

@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
 import grpc
 from google.protobuf import message_factory
@@ -138,6 +138,15 @@ def check_fields(message: Message, path: str = "") -> None:
     """Refuse unknown fields and over-long values anywhere in ``message``."""
     found = UnknownFieldSet(message)
     unknown = sorted({found[i].field_number for i in range(len(found))})
+    known = cast(dict[int, FieldDescriptor], message.DESCRIPTOR.fields_by_number)
+    mistyped = [known[n] for n in unknown if n in known]
+    if mistyped:  # a field this server knows, sent as another type: protobuf sets it aside
+        field = mistyped[0]
+        where = f"{path}.{field.name}" if path else field.name
+        raise UndecodableRequest(
+            f"{where} (field {field.number}) is sent as the wrong type: it is {_type_words(field)}",
+            field=where,
+        )
     if unknown:
         where = path or "the request"
         numbers = ", ".join(str(n) for n in unknown)
@@ -153,6 +162,26 @@ def check_fields(message: Message, path: str = "") -> None:
             _check_list(field, value, where)
         else:
             _check_value(field, value, where, _bound(field))
+
+
+def _type_words(field: FieldDescriptor) -> str:
+    """A field's type in words: ``a string``, ``a BonAppetitBid message``, ``a list of …``."""
+    if field.message_type is not None:
+        one = f"a {field.message_type.name} message"
+    elif field.enum_type is not None:
+        one = f"a {field.enum_type.name} value"
+    else:
+        one = _SCALAR_WORDS.get(field.type, "a whole number")
+    return f"a list, each {one}" if field.is_repeated else one
+
+
+_SCALAR_WORDS = {
+    FieldDescriptor.TYPE_STRING: "a string",
+    FieldDescriptor.TYPE_BYTES: "bytes",
+    FieldDescriptor.TYPE_BOOL: "true or false",
+    FieldDescriptor.TYPE_DOUBLE: "a number",
+    FieldDescriptor.TYPE_FLOAT: "a number",
+}
 
 
 def smallest_bound(descriptor: Descriptor) -> int:
@@ -309,12 +338,21 @@ def body_is_whole(body: bytes) -> bool:
     return len(body) < REFUSED_BODY_KEPT
 
 
-def stored_refusal(body: bytes, message: str, unstored: int) -> tuple[bytes, str]:
-    """The body and message a refusal's row keeps: bounded, saying what was cut or skipped."""
+def stored_refusal(
+    body: bytes, message: str, unstored: int, foreign: bool = False
+) -> tuple[bytes, str]:
+    """The body and message a refusal's row keeps: bounded, saying what was cut or skipped.
+
+    ``foreign``: sent with a seat token of another game, whose hidden cards the command
+    may name (a sealed bid, a secret Menu): not kept at all, nor any digest of it.
+    """
     notes = []
     if len(message) > REFUSED_MESSAGE_KEPT:
         message = message[:REFUSED_MESSAGE_KEPT] + "…"
-    if not body_is_whole(body):
+    if foreign:
+        notes.append("command not kept: it was sent with a seat token of another game")
+        body = b""
+    elif not body_is_whole(body):
         digest = hashlib.sha256(body).hexdigest()
         notes.append(
             f"command cut: {len(body)} bytes, sha256 {digest}; "

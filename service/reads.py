@@ -261,8 +261,8 @@ class Reads(ABC):
         game = await self._game(game_id)
         release = await self.released(game)
         seen_as = self._look_as(caller, game, viewer, release)
+        first = first_seq(from_seq)
         last = checked_seq(game, to_seq, "to_seq")
-        first = max(from_seq, 1)
         if first > last:
             raise BadRequest(
                 f"from_seq {from_seq} is after to_seq {last}: nothing to replay", field="from_seq"
@@ -457,15 +457,18 @@ class Listing:
         return number
 
 
-def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
+def parse_viewer(
+    text: str,
+    seats: int,
+    field: str = "viewer",
+    named: str = "seat:N (N in digits 0-9), spectator or arbiter",
+) -> Viewer:
     """A viewer named in a request (``seat:N``, ``spectator``, ``arbiter``) of a game of
-    ``seats`` seats, or BadRequest naming the field."""
+    ``seats`` seats, or BadRequest naming the field (and ``named``: what it may be)."""
     try:
         viewer = Viewer.parse(text)
     except ValueError as bad:
-        raise BadRequest(
-            f"{field} {text!r} is not seat:N (N in digits 0-9), spectator or arbiter", field=field
-        ) from bad
+        raise BadRequest(f"{field} {text!r} is not {named}", field=field) from bad
     if viewer.seat is not None and not 0 <= viewer.seat < seats:
         raise BadRequest(f"{field} {text!r}: this game has seats 0 to {seats - 1}", field=field)
     return viewer
@@ -473,7 +476,7 @@ def parse_viewer(text: str, seats: int, field: str = "viewer") -> Viewer:
 
 def parse_actor(text: str, seats: int, field: str = "actor") -> str:
     """An actor named in a request (``seat:N`` or ``arbiter``), in the record's spelling."""
-    actor = parse_viewer(text, seats, field)
+    actor = parse_viewer(text, seats, field, "seat:N (N in digits 0-9) or arbiter")
     if actor.role == "spectator":
         raise BadRequest(f"{field}: a spectator makes no moves; use seat:N or arbiter", field=field)
     return str(actor)
@@ -485,6 +488,16 @@ def asked_for(game_id: str) -> None:
     if not game_id:
         raise BadRequest("game_id is required", field="game_id")
     plain_text(game_id, "game_id")
+
+
+def first_seq(from_seq: int) -> int:
+    """Where a stream of rows starts: ``from_seq``, 0 and 1 both the genesis; a negative
+    one is BadRequest (as a negative seq is everywhere else)."""
+    if from_seq < 0:
+        raise BadRequest(
+            f"from_seq {from_seq} is not a seq: 0 or 1 starts at the genesis", field="from_seq"
+        )
+    return max(from_seq, 1)
 
 
 def checked_seq(game: LiveGame, seq: int, field: str = "seq") -> int:

@@ -4,7 +4,7 @@ refusals stored bounded and rate limited, expensive RPCs kept for the organiser.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,13 @@ from feastlog.replay import games
 from feastlog.replay.engine import PackError, pack_source, unknown_pack_key
 from feastlog.service import reads
 from feastlog.service.auth import Credentials
-from feastlog.service.errors import FieldTooLong, Unauthenticated, UnknownFields
+from feastlog.service.errors import (
+    BadRequest,
+    FieldTooLong,
+    Unauthenticated,
+    UndecodableRequest,
+    UnknownFields,
+)
 from feastlog.service.limits import (
     REFUSED_BODY_KEPT,
     RefusalBudget,
@@ -112,6 +118,33 @@ def test_a_short_request_skips_the_walk_but_not_the_unknown_field_check() -> Non
     assert read(clean.SerializeToString()) == clean
     # the smallest bound of a type is one of its fields' (here game_kind's, 32)
     assert smallest_bound(pb.CreateGameRequest.DESCRIPTOR) == 32
+
+
+def test_a_known_field_sent_as_the_wrong_type_is_named_as_such() -> None:
+    """Protobuf sets a known field sent with another wire type aside with the unknown
+    ones: it was refused as "field number 1, which this server does not know", when the
+    server knows field 1 well (game_id).  It is named, with the type it takes."""
+    read = checked_deserializer(pb.SubmitCommandRequest)
+    cases = [
+        (bytes([0x08, 5]), "game_id", "a string"),  # field 1 as a varint
+        (bytes([0x20, 1]), "command", "a Command message"),  # field 4 as a varint
+        (
+            pb.SubmitCommandRequest(
+                game_id="g_1",
+                command=record_pb2.Command.FromString(bytes([0x08, 0x01])),
+            ).SerializeToString(),
+            "command.bon_appetit",  # field 1 of Command, as a varint
+            "a BonAppetitCommand message",
+        ),
+    ]
+    for raw, field, words in cases:
+        refused = read(raw)
+        assert isinstance(refused, Refused), field
+        assert isinstance(refused.error, UndecodableRequest), field
+        assert refused.error.metadata["field"] == field
+        assert f"is sent as the wrong type: it is {words}" in str(refused.error)
+    refused = read(bytes([0xF8, 0x07, 1]))  # field 127: unknown, and still said so
+    assert isinstance(refused, Refused) and isinstance(refused.error, UnknownFields)
 
 
 @pytest.mark.parametrize(
@@ -540,6 +573,64 @@ def test_one_seat_token_sent_to_many_games_is_stored_within_one_budget(tmp_path:
         server.stop()
 
 
+def test_a_command_sent_with_another_games_token_never_shows_that_games_secrets(
+    tmp_path: Path,
+) -> None:
+    """A client with a stale game id sends its seat's sealed bid to another table: refused,
+    and kept in that table's refusals.  That table's refusals become public when it ends,
+    while the sender's game may still run: the bid (from the sender's hidden gems) was
+    there for anyone to read.  The command is now kept without its body, and the refusal
+    is the arbiter's alone, before and after the table it was sent to ends."""
+    server = ThreadedServer(tmp_path / "foreign.duckdb")
+    try:
+        client = stub(server.address)
+        audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
+        org = bearer(server.key)
+
+        def new(players: list[str]) -> pb.CreateGameResponse:
+            request = pb.CreateGameRequest(game_kind="bon-appetit", players=players)
+            reply: pb.CreateGameResponse = client.CreateGame(request, metadata=org)
+            return reply
+
+        sender, table = new(["Eve", "Mal"]), new(["Ann", "Bob"])
+        bid = ba.BonAppetitBid(gems=[ba.BON_APPETIT_GEM_BLUE, ba.BON_APPETIT_GEM_BLUE])
+        command = record_pb2.Command(bon_appetit=ba.BonAppetitCommand(bid=bid))
+        request = pb.SubmitCommandRequest(
+            game_id=table.game_id, command_id="eves-bid", command=command
+        )
+        with pytest.raises(grpc.RpcError) as caught:
+            client.SubmitCommand(request, metadata=bearer(sender.seat_tokens[0].token))
+        assert caught.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+        def refused(metadata: tuple[tuple[str, str], ...]) -> list[apb.Rejection]:
+            asked = apb.ListRejectionsRequest(game_id=table.game_id)
+            return list(audit.ListRejections(asked, metadata=metadata).rejections)
+
+        close = record_pb2.ArbiterCommand(reason="over", close_game=record_pb2.CloseGame())
+        for phase in ("running", "closed"):
+            (kept,) = refused(org)  # the arbiter sees it, without the command
+            assert kept.actor == f"seat:0 of game {sender.game_id}", phase
+            assert not kept.HasField("command") and "command not kept" in kept.message
+            for metadata in ((), bearer(table.seat_tokens[0].token)):
+                assert refused(metadata) == [], phase
+            if phase == "running":
+                client.SubmitCommand(
+                    pb.SubmitCommandRequest(
+                        game_id=table.game_id,
+                        command_id="close",
+                        command=record_pb2.Command(arbiter=close),
+                    ),
+                    metadata=org,
+                )
+        # its own table's refusals still become public when it ends
+        own = pb.SubmitCommandRequest(game_id=table.game_id, command_id="late", command=command)
+        with pytest.raises(grpc.RpcError):
+            client.SubmitCommand(own, metadata=bearer(table.seat_tokens[0].token))
+        assert [r.actor for r in refused(())] == ["seat:0"]
+    finally:
+        server.stop()
+
+
 def test_ids_with_control_or_format_characters_are_invalid_argument(
     served: tuple[ThreadedServer, Targets],
 ) -> None:
@@ -639,3 +730,42 @@ def test_the_bundled_packs_hold_only_keys_their_games_read() -> None:
         engine = games.engine(kind)
         assert engine.pack_keys is not None, kind
         unknown_pack_key(pack_source(engine.default_pack_bytes()), engine.pack_keys, kind)
+
+
+def test_an_actor_is_told_what_it_may_be() -> None:
+    """What-if's actor is a seat or the arbiter: a bad one was told "seat:N, spectator or
+    arbiter", and ``spectator`` then refused as making no moves."""
+    for text in ("seat:x", "bogus"):
+        with pytest.raises(BadRequest) as bad:
+            reads.parse_actor(text, 3)
+        assert str(bad.value).endswith("is not seat:N (N in digits 0-9) or arbiter")
+        assert bad.value.metadata["field"] == "actor"
+    with pytest.raises(BadRequest, match="a spectator makes no moves"):
+        reads.parse_actor("spectator", 3)
+    assert reads.parse_actor("seat:2", 3) == "seat:2"
+    with pytest.raises(BadRequest, match="spectator or arbiter"):
+        reads.parse_viewer("bogus", 3)
+
+
+def test_a_negative_from_seq_is_refused_as_a_negative_seq_is(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    """GetStateAt refused seq -1 while WatchGame and StreamReplay took from_seq -1 as the
+    genesis: each now refuses it, naming from_seq; 0 and 1 still start at the genesis."""
+    server, targets = served
+    game = targets.running
+    client = stub(server.address)
+    replays = rpb_grpc.ReplayServiceStub(grpc.insecure_channel(server.address))
+    streams: dict[str, Callable[[int], Iterator[Any]]] = {
+        "WatchGame": lambda n: client.WatchGame(pb.WatchGameRequest(game_id=game, from_seq=n)),
+        "StreamReplay": lambda n: replays.StreamReplay(
+            rpb.StreamReplayRequest(game_id=game, from_seq=n)
+        ),
+    }
+    for name, open_stream in streams.items():
+        with pytest.raises(grpc.RpcError) as bad:
+            next(iter(open_stream(-1)))
+        assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT, name
+        assert error_info(bad.value).metadata["field"] == "from_seq", name
+        for start in (0, 1):
+            assert next(iter(open_stream(start))).event.seq == 1, name

@@ -174,5 +174,16 @@ def test_pages_cover_every_game_exactly_once_while_games_are_created(tmp_path: P
             client.ListGames(pb.ListGamesRequest(page_token="not-a-token"))
         assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert error_info(bad.value).metadata["field"] == "page_token"
+        # a negative page size is named as the field it came in: an older client's limit
+        for request, field in (
+            (pb.ListGamesRequest(limit=-1), "limit"),
+            (pb.ListGamesRequest(page_size=-1), "page_size"),
+            (pb.ListGamesRequest(page_size=-1, limit=5), "page_size"),
+        ):
+            with pytest.raises(grpc.RpcError) as bad:
+                client.ListGames(request)
+            assert bad.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+            assert error_info(bad.value).metadata["field"] == field
+        assert len(client.ListGames(pb.ListGamesRequest(limit=2)).games) == 2
     finally:
         server.stop()

@@ -30,6 +30,7 @@ from feastlog.replay.visibility import (
     sees_command,
     sees_fact,
     sees_refusal,
+    sender_of_another_game,
     table_viewer,
     viewers_of,
 )
@@ -171,6 +172,11 @@ def test_lists_follow_the_single_rules() -> None:
     assert refusals_for(SPECTATOR, refused, over=False) == []
     assert refusals_for(ARBITER, refused, over=False) == refused
     assert refusals_for(SPECTATOR, refused, over=True) == refused
+    # sent with a seat token of another game: that game's business, the arbiter's alone
+    foreign = [Refused(sender_of_another_game(0, "g_other")), *refused]
+    assert refusals_for(ARBITER, foreign, over=False) == foreign
+    assert refusals_for(SPECTATOR, foreign, over=True) == refused
+    assert refusals_for(OWNER, foreign, over=True) == refused
     assert sees_all(SPECTATOR, over=True) and not sees_all(OWNER, over=False)
     assert [str(v) for v in viewers_of(3)] == ["seat:0", "seat:1", "seat:2", "spectator", "arbiter"]
 

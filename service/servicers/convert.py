@@ -227,6 +227,8 @@ def rejection_message(rejection: Rejection) -> apb.Rejection:
         message=rejection.message,
         typed_actor=participant(rejection.actor),
     )
+    if not rejection.body:  # none sent, or not kept (sent with another game's seat token)
+        return out
     try:
         out.command.ParseFromString(rejection.body)
     except DecodeError:  # a malformed command is refused as such; its bytes may not decode

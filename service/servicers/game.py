@@ -8,7 +8,7 @@ import grpc
 
 from feastlog.replay import typed
 from feastlog.service.app import Application
-from feastlog.service.errors import streaming, unary
+from feastlog.service.errors import BadRequest, streaming, unary
 from feastlog.service.servicers.base import Servicer
 from feastlog.service.servicers.convert import (
     accepted,
@@ -96,6 +96,8 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListGamesResponse:
         kind = kind_text(request.game_kind, request.kind)
+        if request.limit < 0 and not request.page_size:  # an older client's page size
+            raise BadRequest("limit is 0 (the default) or more", field="limit")
         found = await self.app.games(
             kind, request.page_size or request.limit, request.tournament_id, request.page_token
         )

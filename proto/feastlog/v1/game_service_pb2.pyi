@@ -420,7 +420,7 @@ class WatchGameRequest(_message.Message):
     FROM_SEQ_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_seq: _builtins.int
-    """First seq to send (1 = from genesis)."""
+    """First seq to send (0 or 1 = from genesis; a negative one is INVALID_ARGUMENT)."""
     def __init__(
         self,
         *,

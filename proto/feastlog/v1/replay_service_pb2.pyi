@@ -107,7 +107,7 @@ class StreamReplayRequest(_message.Message):
     TYPED_VIEWER_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     from_seq: _builtins.int
-    """First seq to send (0 or 1 = from genesis)."""
+    """First seq to send (0 or 1 = from genesis; a negative one is INVALID_ARGUMENT)."""
     to_seq: _builtins.int
     """Last seq to send (0 = the last row stored when the call starts)."""
     viewer: _builtins.str

@@ -162,6 +162,9 @@ def menus_in_reach(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -
     does not see when it is sent, refused for any reason (here or by a later check), is
     refused here, naming the first such Menu, in the words a wrong guess gets.
     """
+    twice = _named_twice(state, move)
+    if twice is not None:  # never in reach twice, whatever the deck holds: no guess told
+        return f"{twice.name} is named twice; each Menu is completed once"
     refusal = _in_reach(state, seat, move)
     if state.version >= 4:
         return refusal
@@ -173,6 +176,17 @@ def menus_in_reach(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -
         return None  # legal in all: rulesets 1 to 3 take it
     chef = state.chefs[seat].name
     return f"{unseen.name} is neither {chef}'s secret Menu nor a community Menu"
+
+
+def _named_twice(state: State, move: pb.MenuMastersCompleteMenus) -> MenuCard | None:
+    """The first Menu a command names a second time, or None (Menu ids are unique in a
+    pack, and a Menu once completed leaves the row and the chef's hand)."""
+    named: set[str] = set()
+    for completion in move.menus:
+        if completion.menu_id in named:
+            return state.pack.menu(completion.menu_id)
+        named.add(completion.menu_id)
+    return None
 
 
 def _first_unseen(state: State, seat: int, move: pb.MenuMastersCompleteMenus) -> MenuCard | None:
