@@ -5,6 +5,9 @@ role (``organiser``, ``arbiter:NAME``, ``seat:N``, ``anonymous`` or ``unknown`` 
 credentials that were refused), the status it ended with and its duration in
 milliseconds. Nothing else of the request is written: never a token, a key, a seed, a
 command or a note.
+
+gRPC's own log lines are held to the same: ``quiet_metadata_values`` keeps a call's
+metadata values (a bearer token among them) out of the one gRPC writes itself.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TextIO, TypeAlias
@@ -131,3 +135,30 @@ def _status(context: grpc.aio.ServicerContext, default: str) -> str:
         return grpc.StatusCode(code).name
     except ValueError:
         return str(code)
+
+
+# gRPC's Python layer logs a metadata value it cannot decode as UTF-8 whole, with a
+# traceback ("Invalid encoding on b'Bearer <token>\xff'"), then answers the call (here
+# UNAUTHENTICATED: the guard refuses what it cannot read).  A token with one stray byte
+# would be written out nearly whole.
+GRPC_LOGGER = "grpc._cython.cygrpc"
+UNDECODABLE = "Invalid encoding on"
+
+
+class _QuietMetadata(logging.Filter):
+    """Rewrites gRPC's line about an undecodable metadata value without the value."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and record.msg.startswith(UNDECODABLE):
+            record.msg = "a call's metadata held a value that is not UTF-8 (not written here)"
+            record.args = None
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+def quiet_metadata_values() -> None:
+    """Install the filter on gRPC's logger, once per process."""
+    logger = logging.getLogger(GRPC_LOGGER)
+    if not any(isinstance(f, _QuietMetadata) for f in logger.filters):
+        logger.addFilter(_QuietMetadata())

@@ -23,7 +23,7 @@ from feastlog.replay.text import plain_number
 from feastlog.service import announce, limits, reflection, runtime
 from feastlog.service.app import Application
 from feastlog.service.auth import Credentials, OrganiserKeyError, organiser_key
-from feastlog.service.requestlog import RequestLog
+from feastlog.service.requestlog import RequestLog, quiet_metadata_values
 from feastlog.service.servicers import add_servicers
 from feastlog.service.store import CannotOpenStore
 from feastlog.service.store_api import EventStore, is_postgres, open_store
@@ -117,6 +117,7 @@ async def create_server(
     (one line each) and leave nothing open.
     """
     check_port_free(address)  # before any file is opened or made
+    quiet_metadata_values()
     try:
         server_credentials = tls.server_credentials() if tls else None
     except (TlsFileError, ValueError) as bad:
