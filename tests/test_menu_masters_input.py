@@ -58,10 +58,16 @@ MALFORMED = [
     ("discard.card_id", discard("")),
     ("complete_menus.menus", complete()),
     ("complete_menus.menus[0].menu_id", complete(completion("menu-99", tomato="produce-08"))),
-    ("fulfilments[0].ingredient", complete(completion("menu-05", caviar="produce-08"))),
-    ("fulfilments[0].card_id", complete(completion("menu-05", tomato="nope"))),
     (
-        "fulfilments[0].power_food.card_ids",
+        "complete_menus.menus[0].fulfilments[0].ingredient",
+        complete(completion("menu-05", caviar="produce-08")),
+    ),
+    (
+        "complete_menus.menus[0].fulfilments[0].card_id",
+        complete(completion("menu-05", tomato="nope")),
+    ),
+    (
+        "complete_menus.menus[0].fulfilments[0].power_food.card_ids[1]",
         complete(completion("menu-05", tomato=("broccoli", "produce-01", ""))),
     ),
 ]

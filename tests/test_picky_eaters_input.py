@@ -42,14 +42,14 @@ def start():
         (take("ingredient-unicorn-1"), "take_from_market.card"),
         (take(""), "take_from_market.card"),
         (prepare("recipe-unicorn"), "prepare_recipe.recipe"),
-        (prepare("recipe-moussaka", ["ingredient-unicorn-1"]), "prepare_recipe.ingredients"),
+        (prepare("recipe-moussaka", ["ingredient-unicorn-1"]), "prepare_recipe.ingredients[0]"),
         (
             prepare("recipe-moussaka", MOUSSAKA[:2], [("saffron", filler(3))]),
-            "prepare_recipe.substitutions.ingredient",
+            "prepare_recipe.substitutions[0].ingredient",
         ),
         (
             prepare("recipe-moussaka", MOUSSAKA[:2], [("tomato", ["nonsense", *filler(2)])]),
-            "prepare_recipe.substitutions.cards",
+            "prepare_recipe.substitutions[0].cards[0]",
         ),
         (
             prepare("recipe-moussaka", MOUSSAKA, replaces="recipe-unicorn"),
@@ -57,10 +57,10 @@ def start():
         ),
         (item("item-unicorn-1"), "play_item.item"),
         (item("item-extra-seasoning-1", "recipe-unicorn"), "play_item.recipe"),
-        (draw("nonsense", ing("corn")), "discard_to_draw.cards"),
+        (draw("nonsense", ing("corn")), "discard_to_draw.cards[0]"),
         (
             Command(discard_down=pb.PickyEatersDiscardDown(cards=["guest-billie"])),
-            "discard_down.cards",
+            "discard_down.cards[0]",
         ),
     ],
 )

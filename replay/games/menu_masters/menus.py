@@ -67,8 +67,8 @@ def read_fulfilment(pack: Pack, fulfilment: pb.MenuMastersFulfilment, field: str
         raise MalformedCommand(
             f"{field}.power_food.ingredient", f"no ingredient {power.ingredient!r}"
         )
-    for card_id in power.card_ids:
-        _known_card(pack, card_id, f"{field}.power_food.card_ids")
+    for j, card_id in enumerate(power.card_ids):
+        _known_card(pack, card_id, f"{field}.power_food.card_ids[{j}]")
 
 
 def card_refusal(pack: Pack, fulfilment: pb.MenuMastersFulfilment) -> str | None:
@@ -139,9 +139,10 @@ def read_completions(
         except KeyError:
             field = f"complete_menus.menus[{k}].menu_id"
             raise MalformedCommand(field, f"no Menu card {completion.menu_id!r}") from None
-    for completion in move.menus:
+    for i, completion in enumerate(move.menus):
         for k, fulfilment in enumerate(completion.fulfilments):
-            read_fulfilment(state.pack, fulfilment, f"fulfilments[{k}]")
+            where = f"complete_menus.menus[{i}].fulfilments[{k}]"
+            read_fulfilment(state.pack, fulfilment, where)
     return move
 
 

@@ -67,40 +67,46 @@ def out_of_turn(state: State, seat: int) -> RuleViolation:
 
 
 def _ids(state: State, field: str, cards: Sequence[str]) -> None:
-    """MalformedCommand for an id that is no Food card of the pack."""
-    for card in cards:
-        if state.pack.kind_of(card) is None:
-            raise MalformedCommand(field, f"{card!r} is not a Food card of this pack")
+    """MalformedCommand for an id of a list that is no Food card of the pack, naming
+    its place (``discard_to_draw.cards[2]``)."""
+    for i, card in enumerate(cards):
+        _id(state, f"{field}[{i}]", card)
+
+
+def _id(state: State, field: str, card: str) -> None:
+    """MalformedCommand when ``card`` is no Food card of the pack."""
+    if state.pack.kind_of(card) is None:
+        raise MalformedCommand(field, f"{card!r} is not a Food card of this pack")
 
 
 def read_take(state: State, take: pb.PickyEatersTakeFromMarket) -> Any:
     """A Food card of the pack."""
-    _ids(state, "take_from_market.card", [take.card])
+    _id(state, "take_from_market.card", take.card)
     return take
 
 
 def read_prepare(state: State, prep: pb.PickyEatersPrepareRecipe) -> Any:
     """Food cards of the pack, and ingredients the pack knows."""
-    _ids(state, "prepare_recipe.recipe", [prep.recipe])
+    _id(state, "prepare_recipe.recipe", prep.recipe)
     _ids(state, "prepare_recipe.ingredients", prep.ingredients)
     known = {i.name for i in state.pack.ingredients}
-    for sub in prep.substitutions:
+    for k, sub in enumerate(prep.substitutions):
+        where = f"prepare_recipe.substitutions[{k}]"
         if sub.ingredient not in known:
             raise MalformedCommand(
-                "prepare_recipe.substitutions.ingredient",
-                f"{sub.ingredient!r} is not an ingredient of this pack",
+                f"{where}.ingredient", f"{sub.ingredient!r} is not an ingredient of this pack"
             )
-        _ids(state, "prepare_recipe.substitutions.cards", sub.cards)
+        _ids(state, f"{where}.cards", sub.cards)
     if prep.replaces:
-        _ids(state, "prepare_recipe.replaces", [prep.replaces])
+        _id(state, "prepare_recipe.replaces", prep.replaces)
     return prep
 
 
 def read_item(state: State, play: pb.PickyEatersPlayItem) -> Any:
     """An Item and, when named, a Recipe: Food cards of the pack."""
-    _ids(state, "play_item.item", [play.item])
+    _id(state, "play_item.item", play.item)
     if play.recipe:
-        _ids(state, "play_item.recipe", [play.recipe])
+        _id(state, "play_item.recipe", play.recipe)
     return play
 
 
