@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from feastlog.cli.client import command_from_json, connected
-from feastlog.cli.errors import FAILED, OK, CliError, cannot_write, usage
+from feastlog.cli.errors import FAILED, OK, CliError, cannot_write, output_file, usage
 from feastlog.cli.output import echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
@@ -72,6 +72,7 @@ def export_command(
     """
     if bool(game_id) == all_games:
         raise click.UsageError("give a GAME_ID or --all")
+    output_file(output)
     target = target_of(connection)
     if all_games:
         with connected(target) as client:
