@@ -106,6 +106,8 @@ def new_command(
             f"{pack.name} is larger than a content pack may be ({most // 1024} KiB)",
             param_hint="--pack",
         )
+    if pack and not content_pack:  # on the wire, no pack at all: the game's bundled one
+        raise click.BadParameter(f"{pack.name} is empty: a pack needs an id", param_hint="--pack")
     request = {
         "game_kind": kind,
         "players": names,

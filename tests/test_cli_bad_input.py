@@ -99,6 +99,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         nested = menus.replace('ingredients = ["broccoli"]', 'ingredients = [["broccoli"]]', 1)
         (folder / "nested.toml").write_text(nested)
         (folder / "large.toml").write_text('id = "p"\n' + "# a comment\n" * 12_000)
+        (folder / "empty.toml").write_bytes(b"")
         yield Place(
             db,
             made["game_id"],
@@ -164,6 +165,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{db}"), 2, "'produce-01', field 'ingredients'"),
     (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/large.toml", "--db", "{db}"), 2, "larger than a content pack may be (128 KiB)"),
     (("new", "bon-appetit", "--players", "A,B", "--pack", "/dev/zero", "--db", "{db}"), 2, "larger than a content pack may be"),
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/empty.toml", "--db", "{db}"), 2, "empty.toml is empty: a pack needs an id"),
     # the same through a server the command starts on a file no server holds
     (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/deep.toml", "--db", "{folder}/own.duckdb"), 2, "nest more than 10 deep"),
     (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{folder}/own.duckdb"), 2, "'produce-01', field 'ingredients'"),
@@ -174,6 +176,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("demo", "bon-appetit", "--players", "1", "--db", "{db}"), 2, "2 to 4 players"),
     (("join", "{waiting}", "--token", "{token}", "--entropy", "zz", "--db", "{db}"), 2, "hex"),
     (("arbiter", "add", "Not A Name", "--db", "{db}"), 2, "lowercase"),
+    (("arbiter", "add", "organiser", "--db", "{db}"), 2, "names a role in the record"),
+    (("games", "--server", "127.0.0.1:99999"), 2, "'99999' is not a port"),
+    (("replay", "g_x", "--server", "[::1]:0"), 2, "'0' is not a port"),
     (("audit", "--db", "{db}"), 2, "GAME_ID or --all"),
     (("export", "-o", "{folder}/x.json", "--db", "{db}"), 2, "GAME_ID or --all"),
     (("rules", "chess"), 2, "chess"),
