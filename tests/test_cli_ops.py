@@ -116,6 +116,21 @@ def test_a_stale_announcement_is_ignored(tmp_path: Path, monkeypatch: pytest.Mon
     assert announce.read("feastlog.duckdb") is None
     done = run("replay", game_id)
     assert done.exit_code == 0 and "Seed revealed" in done.output
+    # damaged or copied: a pid past any pid ended `games` in OverflowError (exit 70), init's
+    # or a process group's counted as alive, a copy's sent commands to the original's server
+    here = str(Path("feastlog.duckdb").resolve())
+    for pid, database in ((10**30, here), (1, here), (-1, here), (os.getpid(), "/else.duckdb")):
+        announce.write(
+            "feastlog.duckdb", announce.Announcement("127.0.0.1:9", pid, "0" * 32, False, database)
+        )
+        assert announce.read("feastlog.duckdb") is None, (pid, database)
+        listed = run("games")
+        assert listed.exit_code == 0 and game_id in listed.output, (pid, listed.output)
+    mine = os.getpid()  # alive, the file's own: only its address is damaged
+    announce.write(
+        "feastlog.duckdb", announce.Announcement("\x1b[2J:9", mine, "0" * 32, False, here)
+    )
+    assert announce.read("feastlog.duckdb") is None
 
 
 def test_the_key_file_goes_only_to_its_own_server(
