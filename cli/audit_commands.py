@@ -237,7 +237,7 @@ def rule_command(
     The record says who ruled: the organiser, or the named arbiter whose key was used.
     """
     ruling = ruling_of(what, reason, seat, points, text)
-    with connected(target_of(connection), writes=True) as client:
+    with connected(target_of(connection), writes=True, creates=False) as client:
         seq, digest = client.rule(game_id, ruling)
     click.echo(f"ruling recorded at seq {seq} (hash {digest})")
 

@@ -235,6 +235,10 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("games", "--kind", "chess", "--db", "{db}"), 2, "not a game kind"),
     (("games", "--limit", "-1", "--db", "{db}"), 2, "-1"),
     (("rejections", "g_x", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    # a ruling or the arbiters of a file that is not there: no database, folder or key made
+    (("rule", "g_x", "note", "--reason", "r", "--db", "{folder}/none/sub/r.duckdb"), 3, "no database"),
+    (("arbiter", "list", "--db", "{folder}/none/sub/a.duckdb"), 3, "no database"),
+    (("arbiter", "revoke", "bob", "--db", "{folder}/none/sub/a.duckdb"), 3, "no database"),
     (("export", "--all", "-o", "{folder}/x.jsonl", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("projection", "rebuild", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("replay", "g_x", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
@@ -287,6 +291,7 @@ def test_bad_input_gets_one_line_and_its_exit_code(
     got, output = invoke(*filled)
     assert "Traceback" not in output
     assert got == code, (filled, output)
+    assert not Path(place.folder, "none").exists(), filled  # nothing made to say there is none
     if code:
         errors = [line for line in output.splitlines() if line.startswith("Error")]
         assert errors or code == 1, output
