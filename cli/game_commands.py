@@ -7,6 +7,7 @@ itself when no server holds it (``cli/target.py``, ``cli/client.py``).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,11 +15,13 @@ import click
 
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
+from feastlog.cli.errors import FAILED
 from feastlog.cli.narrate import Narrator, table_lines
 from feastlog.cli.output import echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
+from feastlog.replay.audit import summary_line
 from feastlog.service.bounds import FIELD_BOUNDS
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
@@ -247,10 +250,16 @@ def replay_command(
     if html_file:
         with connected(target, record=record) as client:
             click.echo(write_replay_html(client, game_id, html_file, viewer))
-        return
-    with connected(target, record=record) as client:
-        found = client.replay(game_id, at, viewer)
-    echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
+            checked = client.audit("") if record else None
+    else:
+        with connected(target, record=record) as client:
+            found = client.replay(game_id, at, viewer)
+            checked = client.audit("") if record else None
+        echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
+    if checked is not None and not checked["ok"]:
+        # a file is anyone's to edit: its story is told, and that it does not verify
+        echo_lines([f"warning: {game_id} does not verify: {summary_line(checked)}"], err=True)
+        sys.exit(FAILED)
 
 
 def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]:

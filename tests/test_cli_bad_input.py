@@ -90,6 +90,9 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         edited = dict(document)
         edited["server_seed"] = "ab" * 32
         (folder / "edited.json").write_text(json.dumps(edited))
+        rehashed = json.loads(json.dumps(document))  # rules kept, one row's hash replaced
+        rehashed["rows"][3]["hash"] = "ab" * 32
+        (folder / "rehashed.json").write_text(json.dumps(rehashed))
         (folder / "garbage.duckdb").write_bytes(b"not a database at all" * 100)
         duckdb.connect(str(folder / "empty.duckdb")).close()  # a database, not feastlog's
         (folder / "garbage.jsonl").write_text("not json\n")
@@ -200,6 +203,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     # a record that does not verify, files that are not records
     (("verify", "{folder}/edited.json"), 1, "FAILED"),
     (("replay", "{folder}/edited.json"), 1, "not a record that replays"),
+    # a record whose rows still replay, but whose chain is broken: told, after its story
+    (("replay", "{folder}/rehashed.json"), 1, "does not verify: g_"),
+    (("replay", "{folder}/rehashed.json", "--html", "{folder}/r.html"), 1, "FAILED at seq 4"),
     (("verify", "{folder}/breaks.json"), 1, "FAILED"),
     (("replay", "{folder}/breaks.json"), 1, "not a record that replays"),
     (("replay", "{folder}/breaks.json", "--html", "{folder}/x.html"), 1, "not a record that"),
