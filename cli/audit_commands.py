@@ -15,31 +15,11 @@ import click
 
 from feastlog.cli.client import command_from_json, connected
 from feastlog.cli.errors import FAILED, OK, CliError, cannot_write, output_file, usage
-from feastlog.cli.output import echo_json, echo_lines, show_reports
+from feastlog.cli.output import Bounded, echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
 from feastlog.replay.engine import Viewer, how_many
 from feastlog.v1 import record_pb2
-
-
-# What the wire can carry (int64 seqs, int32 seats and points): a larger number is the
-# user's mistake, refused by click naming the option, never a crash in protobuf.
-class Bounded(click.ParamType):
-    """An integer from ``low`` to ``high``, refused in words: "x>=1", or "too large"."""
-
-    name = "integer"
-
-    def __init__(self, low: int, high: int) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        number: int = click.INT.convert(value, param, ctx)
-        if number < self.low:
-            self.fail(f"{number} is not x>={self.low}", param, ctx)
-        if number > self.high:
-            self.fail(f"{number} is too large (at most {self.high})", param, ctx)
-        return number
-
 
 SEQ = Bounded(1, 2**63 - 1)
 SEAT = Bounded(0, 2**31 - 1)

@@ -17,7 +17,7 @@ from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
 from feastlog.cli.errors import FAILED
 from feastlog.cli.narrate import Narrator, table_lines
-from feastlog.cli.output import echo_err, echo_json, echo_lines
+from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
@@ -158,7 +158,7 @@ def join_command(game_id: str, token: str, entropy: str | None, **connection: An
 
 @click.command("demo")
 @kind_argument()
-@click.option("--players", "count", default=3, show_default=True, type=click.IntRange(1, 6))
+@click.option("--players", "count", default=3, show_default=True, type=Bounded(1, 6))
 @click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
 @click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
 @click.option("--tournament", default="", help="The tournament this game counts for.")

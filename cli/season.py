@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
-from feastlog.cli.output import echo_lines
+from feastlog.cli.output import Bounded, echo_lines
 from feastlog.replay.engine import how_many
 from feastlog.service import bulk, season
 from feastlog.service.errors import CannotOpenStore
@@ -40,7 +40,7 @@ def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """--workers: processes to spread the games over (default: every core)."""
     return click.option(
         "--workers",
-        type=click.IntRange(min=1),
+        type=Bounded(1, 2**63 - 1),
         default=None,
         help="Processes to spread the games over (default: every core; at most 4 a core, "
         "and no more than the games).",

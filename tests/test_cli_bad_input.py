@@ -240,6 +240,12 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("games", "--server", NOWHERE), 3, "cannot reach"),
     (("games", "--kind", "chess", "--db", "{db}"), 2, "not a game kind"),
     (("games", "--limit", "-1", "--db", "{db}"), 2, "-1"),
+    # int() takes other scripts' digits and a sign or a space: each refused, named
+    (("games", "--limit", "٣", "--db", "{db}"), 2, "is not a whole number in ASCII digits"),
+    (("games", "--limit", "+3", "--db", "{db}"), 2, "is not a whole number in ASCII digits"),
+    (("replay", "{finished}", "--at", " 3", "--db", "{db}"), 2, "is not a whole number in ASCII digits"),
+    (("rule", "{running}", "forfeit", "--seat", "١", "--reason", "r", "--db", "{db}"), 2, "ASCII digits"),
+    (("demo", "bon-appetit", "--players", "٢", "--db", "{db}"), 2, "ASCII digits"),
     (("rejections", "g_x", "--db", "{folder}/none.duckdb"), 3, "no database"),
     # a ruling or the arbiters of a file that is not there: no database, folder or key made
     (("rule", "g_x", "note", "--reason", "r", "--db", "{folder}/none/sub/r.duckdb"), 3, "no database"),
@@ -399,3 +405,14 @@ def test_an_over_long_id_is_refused_the_same_offline_as_through_the_server(
             got, output = invoke(*args, "--db", db)
             assert got == 2 and f"{field} is 65 characters long" in output, (args, db, output)
             assert "at most 64" in output and "Traceback" not in output
+
+
+def test_plays_menu_takes_a_choice_in_ascii_digits_only() -> None:
+    """`play`'s menu took "٣" (another script's 3) as move 3 and recorded it."""
+    from feastlog.cli.play import pick
+
+    moves = [record_pb2.Command(), record_pb2.Command(), record_pb2.Command()]
+    moves[2].bon_appetit.bid.gems.append(bpb.BON_APPETIT_GEM_RED)
+    answers = iter(["٣", "+3", "4", "3"])
+    assert pick(moves, lambda _: next(answers)) is moves[2]
+    assert next(answers, None) is None  # the first three were asked again
