@@ -182,6 +182,17 @@ def ruling_of(
         )
     if what == "adjust" and points is None:
         raise usage("an adjust ruling needs --points (negative to take points away)")
+    unused = [
+        option
+        for option, given, takes in (
+            ("--seat", seat is not None, ("adjust", "forfeit")),
+            ("--points", points is not None, ("adjust",)),
+            ("--text", bool(text), ("note",)),
+        )
+        if given and what not in takes
+    ]
+    if unused:  # dropped without a word, a typo's ruling would be recorded as another
+        raise usage(f"a {what} ruling takes no {' or '.join(unused)}")
     if what == "note":
         ruling.note.text = text or reason
     elif what == "adjust":

@@ -112,6 +112,9 @@ def output_file(path: str) -> str:
     from feastlog.service.announce import SUFFIX  # the service only when an output is named
     from feastlog.service.auth import KEY_FILE
 
+    if not path:
+        raise usage("an output file needs a name (it was empty)")
+
     file = Path(path)
     base = next((path[: -len(s)] for s in (".wal", SUFFIX) if path.endswith(s)), None)
     store = _is_duckdb(file) or (base is not None and _is_duckdb(Path(base)))

@@ -247,7 +247,7 @@ def replay_command(
     viewer = parse_viewer(as_viewer)
     record = game_id if is_record_file(game_id) else ""
     target = target_of(connection, local=not record)
-    if html_file:
+    if html_file is not None:  # --html '' is refused as an empty name, not ignored
         with connected(target, record=record) as client:
             click.echo(write_replay_html(client, game_id, html_file, viewer))
             checked = client.audit("") if record else None

@@ -156,6 +156,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("whatif", "{finished}", "3", '{{"bid": {{}}}}', "--as", "seat:7", "--db", "{db}"), 2, "seat"),
     (("rule", "{running}", "adjust", "--seat", "1", "--reason", "r", "--db", "{db}"), 2, "--points"),
     (("rule", "{running}", "forfeit", "--reason", "r", "--db", "{db}"), 2, "--seat"),
+    (("rule", "{running}", "note", "--seat", "5", "--reason", "r", "--db", "{db}"), 2, "a note ruling takes no --seat"),
+    (("rule", "{running}", "close", "--points", "3", "--reason", "r", "--db", "{db}"), 2, "a close ruling takes no --points"),
+    (("rule", "{running}", "forfeit", "--seat", "0", "--text", "t", "--reason", "r", "--db", "{db}"), 2, "takes no --text"),
     (("rule", "{running}", "adjust", "--seat", "7", "--points", "1", "--reason", "r", "--db", "{db}"), 4, "no seat 7"),
     (("replay", "{finished}", "--at", "99999999999999999999999", "--db", "{db}"), 2, "--at"),
     (("explain", "{finished}", "99999999999999999999999", "--db", "{db}"), 2, "SEQ"),
@@ -264,6 +267,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("replay", "{finished}", "--html", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),
     (("export", "--all", "-o", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),
     (("export", "{finished}", "-o", "{folder}/missing/x.json", "--db", "{db}"), 3, "No such file"),
+    (("export", "{finished}", "-o", "", "--db", "{db}"), 2, "an output file needs a name"),
+    (("replay", "{finished}", "--html", "", "--db", "{db}"), 2, "an output file needs a name"),
     (("serve", "--request-log", "{folder}", "--db", "{folder}/s.duckdb", "--port", "0"), 3, "request log"),
     # a folder where the database should be: exit 3 from every command, serve included
     *[((*command, "--db", "{folder}"), 3, "is a folder, not a database file") for command in (
