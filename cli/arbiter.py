@@ -41,7 +41,7 @@ def arbiter_add_command(name: str, as_json: bool, **connection: Any) -> None:
 @connection_options
 def arbiter_revoke_command(name: str, **connection: Any) -> None:
     """Revoke arbiter NAME's key: refused from the next call on."""
-    with connected(target_of(connection), writes=True) as client:
+    with connected(target_of(connection), writes=True, creates=False) as client:
         revoked = client.arbiters("revoke", name)
     click.echo(f"arbiter {revoked['name']} revoked at {revoked['revoked_at']}")
 
@@ -51,7 +51,7 @@ def arbiter_revoke_command(name: str, **connection: Any) -> None:
 @connection_options
 def arbiter_list_command(as_json: bool, **connection: Any) -> None:
     """Every named arbiter, with when it was added and revoked (never a key)."""
-    with connected(target_of(connection), writes=True) as client:
+    with connected(target_of(connection), writes=True, creates=False) as client:
         found = client.arbiters("list")
     if as_json:
         echo_json(found)

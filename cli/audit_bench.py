@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 import grpc
 
+from feastlog.cli.output import Bounded
 from feastlog.replay.engine import Viewer
 from feastlog.replay.visibility import seen
 from feastlog.service.benchdata import Built, build, build_store, store_games
@@ -121,10 +122,10 @@ def measure(folder: Path, count: int, workers: int) -> list[str]:
 
 
 @click.command("bench-audit")
-@click.option("--games", "count", default=2000, show_default=True, type=click.IntRange(min=1))
+@click.option("--games", "count", default=2000, show_default=True, type=Bounded(1, 2**63 - 1))
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=Bounded(1, 2**63 - 1),
     default=None,
     help="For audit --all beside one worker (default: every core).",
 )

@@ -14,32 +14,12 @@ from typing import Any
 import click
 
 from feastlog.cli.client import command_from_json, connected
-from feastlog.cli.errors import FAILED, OK, CliError, cannot_write, usage
-from feastlog.cli.output import echo_json, echo_lines, show_reports
+from feastlog.cli.errors import FAILED, OK, CliError, cannot_write, output_file, usage
+from feastlog.cli.output import Bounded, echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
 from feastlog.replay.engine import Viewer, how_many
 from feastlog.v1 import record_pb2
-
-
-# What the wire can carry (int64 seqs, int32 seats and points): a larger number is the
-# user's mistake, refused by click naming the option, never a crash in protobuf.
-class Bounded(click.ParamType):
-    """An integer from ``low`` to ``high``, refused in words: "x>=1", or "too large"."""
-
-    name = "integer"
-
-    def __init__(self, low: int, high: int) -> None:
-        self.low, self.high = low, high
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        number: int = click.INT.convert(value, param, ctx)
-        if number < self.low:
-            self.fail(f"{number} is not x>={self.low}", param, ctx)
-        if number > self.high:
-            self.fail(f"{number} is too large (at most {self.high})", param, ctx)
-        return number
-
 
 SEQ = Bounded(1, 2**63 - 1)
 SEAT = Bounded(0, 2**31 - 1)
@@ -72,6 +52,7 @@ def export_command(
     """
     if bool(game_id) == all_games:
         raise click.UsageError("give a GAME_ID or --all")
+    output_file(output)
     target = target_of(connection)
     if all_games:
         with connected(target) as client:
@@ -201,6 +182,17 @@ def ruling_of(
         )
     if what == "adjust" and points is None:
         raise usage("an adjust ruling needs --points (negative to take points away)")
+    unused = [
+        option
+        for option, given, takes in (
+            ("--seat", seat is not None, ("adjust", "forfeit")),
+            ("--points", points is not None, ("adjust",)),
+            ("--text", bool(text), ("note",)),
+        )
+        if given and what not in takes
+    ]
+    if unused:  # dropped without a word, a typo's ruling would be recorded as another
+        raise usage(f"a {what} ruling takes no {' or '.join(unused)}")
     if what == "note":
         ruling.note.text = text or reason
     elif what == "adjust":
@@ -236,7 +228,7 @@ def rule_command(
     The record says who ruled: the organiser, or the named arbiter whose key was used.
     """
     ruling = ruling_of(what, reason, seat, points, text)
-    with connected(target_of(connection), writes=True) as client:
+    with connected(target_of(connection), writes=True, creates=False) as client:
         seq, digest = client.rule(game_id, ruling)
     click.echo(f"ruling recorded at seq {seq} (hash {digest})")
 

@@ -35,7 +35,7 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from feastlog.cli.output import counts
+from feastlog.cli.output import Bounded, counts
 from feastlog.cli.wire import bearer, new_game, open_channel, play_with_bots, spawn_server
 from feastlog.replay.games import kinds
 from feastlog.replay.history import refold
@@ -331,7 +331,7 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
 
 @click.command("bench")
 @click.option("--kind", default="bon-appetit", show_default=True, type=click.Choice(kinds()))
-@click.option("--players", default=3, show_default=True, type=click.IntRange(2, 6))
+@click.option("--players", default=3, show_default=True, type=Bounded(2, 6))
 @click.option(
     "--games",
     "levels",
@@ -340,19 +340,21 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
     callback=counts,
     help="Concurrent games per level, comma-separated.",
 )
-@click.option("--seed", default=1, show_default=True, type=int, help="Bots' choices.")
+@click.option(
+    "--seed", default=1, show_default=True, type=Bounded(-(2**63), 2**63 - 1), help="Bots' choices."
+)
 @click.option(
     "--submit-games",
     default=64,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=Bounded(1, 2**63 - 1),
     help="Games at once, submit-only.",
 )
 @click.option(
     "--rounds",
     default=3,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=Bounded(1, 2**63 - 1),
     help="Games each submit-only lane plays one after another.",
 )
 def bench_command(

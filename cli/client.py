@@ -769,13 +769,22 @@ def embedded(target: Target) -> Online:
     return client
 
 
-def open_client(target: Target, writes: bool = False, record: str = "") -> Client:
-    """The client for a command: a server's, the file's, or an exported record's."""
+def open_client(
+    target: Target, writes: bool = False, record: str = "", creates: bool = True
+) -> Client:
+    """The client for a command: a server's, the file's, or an exported record's.
+
+    ``creates``: a command that writes may make the file (new, demo, arbiter add); one
+    that needs what a file already holds (a ruling on its game, its arbiters) is refused
+    when there is none, rather than making a database, its folder and a key to say so.
+    """
     if record:
         return Offline(record=record)
     if target.server:
         return Online(target)
     if writes:
+        if not creates:
+            require_file(target.db)
         return embedded(target)
     return Offline(db=target.db)
 
@@ -800,9 +809,11 @@ def command_text(command: record_pb2.Command) -> str:
 
 
 @contextmanager
-def connected(target: Target, writes: bool = False, record: str = "") -> Iterator[Client]:
+def connected(
+    target: Target, writes: bool = False, record: str = "", creates: bool = True
+) -> Iterator[Client]:
     """``open_client`` for the length of a ``with``; closed whatever happens."""
-    client = open_client(target, writes, record)
+    client = open_client(target, writes, record, creates)
     try:
         yield client
     finally:

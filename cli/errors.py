@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -99,6 +100,37 @@ def cannot_read(path: str, error: OSError | UnicodeDecodeError) -> CliError:
     else:
         why = error.strerror or str(error)
     return unreachable(f"cannot read {path}: {why}")
+
+
+def output_file(path: str) -> str:
+    """``path``, unless writing there would destroy a store: a DuckDB database, its
+    write-ahead log or announcement, or an organiser key file (exit 2, nothing written).
+
+    ``export GAME -o games.duckdb --db games.duckdb`` replaced the live database with
+    the JSON of one game.
+    """
+    from feastlog.service.announce import SUFFIX  # the service only when an output is named
+    from feastlog.service.auth import KEY_FILE
+
+    if not path:
+        raise usage("an output file needs a name (it was empty)")
+
+    file = Path(path)
+    base = next((path[: -len(s)] for s in (".wal", SUFFIX) if path.endswith(s)), None)
+    store = _is_duckdb(file) or (base is not None and _is_duckdb(Path(base)))
+    if store or file.name == KEY_FILE:
+        what = "a DuckDB database's file" if store else "an organiser key file"
+        raise usage(f"{path} is {what}: writing there would destroy it; pick another file")
+    return path
+
+
+def _is_duckdb(file: Path) -> bool:
+    """Whether ``file`` is a DuckDB database (its header says so)."""
+    try:
+        with file.open("rb") as opened:
+            return opened.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
 
 
 def cannot_write(path: str, error: OSError) -> CliError:

@@ -7,6 +7,7 @@ itself when no server holds it (``cli/target.py``, ``cli/client.py``).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,11 +15,13 @@ import click
 
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
+from feastlog.cli.errors import FAILED
 from feastlog.cli.narrate import Narrator, table_lines
-from feastlog.cli.output import echo_err, echo_json, echo_lines
+from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
+from feastlog.replay.audit import summary_line
 from feastlog.service.bounds import FIELD_BOUNDS
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
@@ -106,6 +109,8 @@ def new_command(
             f"{pack.name} is larger than a content pack may be ({most // 1024} KiB)",
             param_hint="--pack",
         )
+    if pack and not content_pack:  # on the wire, no pack at all: the game's bundled one
+        raise click.BadParameter(f"{pack.name} is empty: a pack needs an id", param_hint="--pack")
     request = {
         "game_kind": kind,
         "players": names,
@@ -153,7 +158,7 @@ def join_command(game_id: str, token: str, entropy: str | None, **connection: An
 
 @click.command("demo")
 @kind_argument()
-@click.option("--players", "count", default=3, show_default=True, type=click.IntRange(1, 6))
+@click.option("--players", "count", default=3, show_default=True, type=Bounded(1, 6))
 @click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
 @click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
 @click.option("--tournament", default="", help="The tournament this game counts for.")
@@ -242,13 +247,19 @@ def replay_command(
     viewer = parse_viewer(as_viewer)
     record = game_id if is_record_file(game_id) else ""
     target = target_of(connection, local=not record)
-    if html_file:
+    if html_file is not None:  # --html '' is refused as an empty name, not ignored
         with connected(target, record=record) as client:
             click.echo(write_replay_html(client, game_id, html_file, viewer))
-        return
-    with connected(target, record=record) as client:
-        found = client.replay(game_id, at, viewer)
-    echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
+            checked = client.audit("") if record else None
+    else:
+        with connected(target, record=record) as client:
+            found = client.replay(game_id, at, viewer)
+            checked = client.audit("") if record else None
+        echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
+    if checked is not None and not checked["ok"]:
+        # a file is anyone's to edit: its story is told, and that it does not verify
+        echo_lines([f"warning: {game_id} does not verify: {summary_line(checked)}"], err=True)
+        sys.exit(FAILED)
 
 
 def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]:

@@ -12,7 +12,7 @@ import click
 
 from feastlog.cli.client import connected
 from feastlog.cli.game_commands import GameKind
-from feastlog.cli.output import echo_json, echo_lines
+from feastlog.cli.output import Bounded, echo_json, echo_lines
 from feastlog.cli.target import connection_options, target_of
 
 
@@ -40,7 +40,7 @@ def game_line(game: dict[str, Any]) -> str:
     "--limit",
     default=50,
     show_default=True,
-    type=click.IntRange(min=0),
+    type=Bounded(0, 2**63 - 1),
     help="At most this many games, newest first (0: every game).",
 )
 @click.option("--json", "as_json", is_flag=True)

@@ -4,6 +4,7 @@ stderr, audit reports in one shape for ``audit`` and ``verify``."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -61,3 +62,31 @@ def counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
     if not found or any(n < 1 for n in found):
         raise click.BadParameter(f"{value!r}: give whole numbers of 1 or more, like 16,64")
     return found
+
+
+# What the wire can carry (int64 seqs, int32 seats and points): a larger number is the
+# user's mistake, refused by click naming the option, never a crash in protobuf.  Every
+# whole-number option and argument is one of these.
+PLAIN_INTEGER = re.compile(r"-?[0-9]{1,30}")
+
+
+class Bounded(click.ParamType):
+    """An integer from ``low`` to ``high``, refused in words: "x>=1", or "too large"."""
+
+    name = "integer"
+
+    def __init__(self, low: int, high: int) -> None:
+        self.low, self.high = low, high
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):  # a default
+            number = value
+        elif isinstance(value, str) and PLAIN_INTEGER.fullmatch(value):
+            number = int(value)
+        else:  # int() takes "+3", " 3" and other scripts' digits ("٣"): a typo, or a trick
+            self.fail(f"{value!r} is not a whole number in ASCII digits", param, ctx)
+        if number < self.low:
+            self.fail(f"{number} is not x>={self.low}", param, ctx)
+        if number > self.high:
+            self.fail(f"{number} is too large (at most {self.high})", param, ctx)
+        return number

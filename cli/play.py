@@ -17,6 +17,7 @@ from feastlog.cli.narrate import Narrator, Seen, command_words, view_lines
 from feastlog.cli.output import echo_lines
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
+from feastlog.replay.text import plain_number
 from feastlog.v1 import record_pb2
 
 WAIT_SECONDS = 0.5
@@ -62,8 +63,9 @@ def pick(choices: list[record_pb2.Command], answer: Callable[[str], str]) -> rec
     """Ask the player for a number from the list, or a command as JSON."""
     while True:
         text = answer("your move (number, or a command as JSON)").strip()
-        if text.isdigit() and 1 <= int(text) <= len(choices):
-            return choices[int(text) - 1]
+        number = plain_number(text)  # ASCII digits: "٣" is another script's 3, not a choice
+        if number is not None and 1 <= number <= len(choices):
+            return choices[number - 1]
         try:
             return json_format.Parse(text, record_pb2.Command())
         except json_format.ParseError:

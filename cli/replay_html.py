@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from feastlog.cli.client import Client, Offline, Online
-from feastlog.cli.errors import cannot_write
+from feastlog.cli.errors import cannot_write, output_file
 from feastlog.cli.wire import as_dict
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, Fact, Viewer
@@ -101,6 +101,7 @@ def page_offline(client: Offline, game_id: str, viewer: Viewer) -> str:
 
 def write_replay_html(client: Client, game_id: str, output: str, viewer: Viewer | None) -> str:
     """Write the page to ``output``; returns a line saying what was written."""
+    output_file(output)
     if isinstance(client, Online):
         page = page_from_server(client, game_id, viewer)
     else:

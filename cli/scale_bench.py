@@ -30,7 +30,7 @@ from typing import Any
 
 import click
 
-from feastlog.cli.output import counts
+from feastlog.cli.output import Bounded, counts
 from feastlog.cli.season import audit_all, export_all
 from feastlog.cli.wire import open_channel, spawn_server
 from feastlog.service import bulk
@@ -228,7 +228,7 @@ def table(found: list[dict[str, Any]]) -> list[str]:
 )
 @click.option(
     "--workers",
-    type=click.IntRange(min=1),
+    type=Bounded(1, 2**63 - 1),
     default=None,
     help="For audit --all (default: every core).",
 )

@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
-from feastlog.cli.output import echo_lines
+from feastlog.cli.output import Bounded, echo_lines
 from feastlog.replay.engine import how_many
 from feastlog.service import bulk, season
 from feastlog.service.errors import CannotOpenStore
@@ -40,9 +40,10 @@ def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """--workers: processes to spread the games over (default: every core)."""
     return click.option(
         "--workers",
-        type=click.IntRange(min=1),
+        type=Bounded(1, 2**63 - 1),
         default=None,
-        help="Processes to spread the games over (default: every core).",
+        help="Processes to spread the games over (default: every core; at most 4 a core, "
+        "and no more than the games).",
     )(command)
 
 
@@ -101,7 +102,7 @@ def import_command(files: Sequence[str], db_path: str, workers: int | None) -> N
         raise cannot_read(" ".join(files), bad_text) from None
     start = time.perf_counter()
     with progress(len(items), "verifying") as bar:
-        checked = season.verify_records(items, workers or bulk.default_workers(), bar.update)
+        checked = season.verify_records(items, bulk.workers_for(workers, len(items)), bar.update)
     running = [c for c in checked if c.problem == RUNNING]
     echo_lines((f"{c.where}: {c.game_id}: {RUNNING}" for c in running), err=True)
     checked = [c for c in checked if c.problem != RUNNING]
@@ -133,7 +134,7 @@ def projection_rebuild_command(db_path: str, workers: int | None) -> None:
     with offline_file():
         games, _ = season.count(db_path)
     start = time.perf_counter()
-    chosen = workers or bulk.default_workers()
+    chosen = bulk.workers_for(workers, games)
     try:
         with progress(games, "projecting") as bar:
             done = bulk.rebuild_projection(db_path, chosen, bar.update)

@@ -18,6 +18,7 @@ from typing import Any
 import click
 
 from feastlog.cli.errors import INTERRUPTED, unreachable, usage
+from feastlog.cli.output import Bounded
 from feastlog.cli.target import DEFAULT_DB
 from feastlog.service.auth import OrganiserKeyError
 from feastlog.service.errors import CannotOpenStore
@@ -61,14 +62,14 @@ def host_form(ctx: click.Context, param: click.Parameter, value: str) -> str:
     "--port",
     default=50051,
     show_default=True,
-    type=click.IntRange(0, 65535),
+    type=Bounded(0, 65535),
     envvar="FEASTLOG_PORT",
     help="0 picks a free port (or $FEASTLOG_PORT).",
 )
 @click.option(
     "--http",
     "http_port",
-    type=click.IntRange(0, 65535),
+    type=Bounded(0, 65535),
     help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
 )
 @click.option("--tls-cert", envvar="FEASTLOG_TLS_CERT", help="Serve TLS with this certificate.")

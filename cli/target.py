@@ -121,6 +121,7 @@ def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option(
             "--server",
             envvar=SERVER_ENV,
+            callback=server_address,
             help=f"A server's host:port (or ${SERVER_ENV}); default: the one holding --db.",
         ),
         click.option(
@@ -170,6 +171,18 @@ def require_file(db: str) -> str:
     if not os.path.exists(db):
         raise unreachable(f"no server holds {db} and there is no database there")
     return db  # a folder or a file that is not a database: the store says so (exit 3)
+
+
+def server_address(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A server's host:port whose port is one (1 to 65535, ASCII digits), else a usage
+    error: gRPC takes port 99999 as 34463, and the organiser key went to whatever
+    listened there."""
+    if value:
+        host, colon, port = value.rpartition(":")
+        digits = colon and host and port and all(c.isdigit() for c in port)
+        if digits and not (port.isascii() and 1 <= int(port) <= 65535):
+            raise click.BadParameter(f"{port!r} is not a port (1 to 65535, in ASCII digits)")
+    return value
 
 
 def header_safe(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -17,7 +17,7 @@ import click
 from feastlog.cli.client import Client, Offline, connected
 from feastlog.cli.errors import UNREACHABLE, CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen
-from feastlog.cli.output import echo_lines
+from feastlog.cli.output import Bounded, echo_lines
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
 from feastlog.replay.record import GENESIS, SEED_REVEAL
@@ -41,7 +41,7 @@ WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy
     "from_seq",
     default=1,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=Bounded(1, 2**63 - 1),
     help="Tell the story from this seq on (the rows before it are read, not shown).",
 )
 @connection_options

@@ -66,7 +66,10 @@ def remove(db_path: str, pid: int) -> None:
 
 
 def alive(pid: int) -> bool:
-    """Whether a process with this id runs."""
+    """Whether a process with this id runs (not init, not a process group: a pid of 1,
+    0 or below, or past any pid, is a damaged announcement's)."""
+    if not 1 < pid < 2**31:
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -99,6 +102,14 @@ def read(db_path: str, check_alive: bool = True) -> Announcement | None:
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+    if (
+        not announced.address.isascii()
+        or not announced.address.isprintable()
+        or (" " in announced.address or len(announced.address) > 300)
+    ):
+        return None  # no server's address: a damaged file's, printed in messages otherwise
     if check_alive and not alive(announced.pid):
         return None
+    if announced.database and announced.database != str(Path(db_path).resolve()):
+        return None  # a copy of the file and its announcement: that server holds the original
     return announced

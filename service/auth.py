@@ -226,6 +226,9 @@ def no_seats(digest: str) -> tuple[str, int] | None:
 ArbiterLookup = Callable[[str], "str | None"]
 ARBITER_PREFIX = "arb_"
 ARBITER_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,39}")
+# Who a record names by role (a ruling's ``ruled_by`` is the organiser's role or an
+# arbiter's name): no arbiter takes one of these names.
+ROLE_NAMES = frozenset({"organiser", "arbiter", "server", "spectator", "anonymous"})
 
 
 def no_arbiters(digest: str) -> str | None:
@@ -238,12 +241,17 @@ def new_arbiter_key() -> str:
     return ARBITER_PREFIX + secrets.token_urlsafe(32)
 
 
-def check_arbiter_name(name: str) -> str:
+def check_arbiter_name(name: str, new: bool = False) -> str:
     """An arbiter's name: 1-40 lowercase letters, digits, '_', '.', '-' (a letter or digit
-    first); ValueError otherwise."""
+    first), and for a ``new`` arbiter no role's name; ValueError otherwise."""
     if not ARBITER_NAME.fullmatch(name):
         raise ValueError(
             f"an arbiter's name is 1 to 40 lowercase letters, digits, '_', '.' or '-', not {name!r}"
+        )
+    if new and name in ROLE_NAMES:  # one added before this check can still be revoked
+        raise ValueError(
+            f"{name!r} names a role in the record, not an arbiter: a ruling by an arbiter "
+            f"so named would read as one by the {name}; pick another name"
         )
     return name
 

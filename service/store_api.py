@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote
 
 if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value picks
     from feastlog.replay.record import Row
@@ -144,17 +144,47 @@ def is_postgres(target: str) -> bool:
     return target.startswith(POSTGRES_SCHEMES)
 
 
+SECRET_PARAMETERS = ("password", "sslpassword")  # a DSN's query may carry these
+
+
 def shown(target: str) -> str:
-    """A ``--db`` value as it may be printed: a DSN's password left out."""
+    """A ``--db`` value as it may be printed: a DSN's password left out, before the host
+    and in its query (``?password=``), whatever else is wrong with it (a port out of
+    range, a broken IPv6 host: it is printed in the message that says so)."""
     if not is_postgres(target):
         return target
-    parts = urlsplit(target)
-    if parts.password is None:
-        return target
-    host = parts.hostname or ""
-    user = f"{parts.username}@" if parts.username else ""
-    port = f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=f"{user}{host}{port}"))
+    scheme, _, rest = target.partition("://")
+    ends = [i for i in (rest.find(c) for c in "/?#") if i >= 0]
+    authority, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
+    userinfo, at, host = authority.rpartition("@")
+    if at:
+        authority = f"{userinfo.partition(':')[0]}@{host}"
+    path, question, query = tail.partition("?")
+    if question:
+        query, hash_mark, fragment = query.partition("#")
+        kept = [p for p in query.split("&") if not _is_secret(p)]
+        tail = f"{path}?{'&'.join(kept)}{hash_mark}{fragment}" if kept else path
+    return f"{scheme}://{authority}{tail}"
+
+
+def _is_secret(parameter: str) -> bool:
+    key, equals, _ = parameter.partition("=")
+    return bool(equals) and unquote(key).strip().lower() in SECRET_PARAMETERS
+
+
+def redacted(text: str, target: str) -> str:
+    """``text`` (a driver's message about ``target``) with the DSN's passwords left out:
+    psycopg quotes a DSN it cannot parse ('invalid percent-encoded token: "pw%zz"')."""
+    if not is_postgres(target):
+        return text
+    rest = target.partition("://")[2]
+    userinfo, at, _ = rest.split("/", 1)[0].rpartition("@")
+    found = [userinfo.partition(":")[2]] if at else []
+    query = target.partition("?")[2].partition("#")[0]
+    found += [p.partition("=")[2] for p in query.split("&") if _is_secret(p)]
+    for secret in sorted({v for f in found for v in (f, unquote(f)) if v}, key=len, reverse=True):
+        text = text.replace(secret, "…")
+    return text
 
 
 def exists(target: str) -> bool:

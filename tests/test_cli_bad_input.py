@@ -90,6 +90,9 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         edited = dict(document)
         edited["server_seed"] = "ab" * 32
         (folder / "edited.json").write_text(json.dumps(edited))
+        rehashed = json.loads(json.dumps(document))  # rules kept, one row's hash replaced
+        rehashed["rows"][3]["hash"] = "ab" * 32
+        (folder / "rehashed.json").write_text(json.dumps(rehashed))
         (folder / "garbage.duckdb").write_bytes(b"not a database at all" * 100)
         duckdb.connect(str(folder / "empty.duckdb")).close()  # a database, not feastlog's
         (folder / "garbage.jsonl").write_text("not json\n")
@@ -99,6 +102,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         nested = menus.replace('ingredients = ["broccoli"]', 'ingredients = [["broccoli"]]', 1)
         (folder / "nested.toml").write_text(nested)
         (folder / "large.toml").write_text('id = "p"\n' + "# a comment\n" * 12_000)
+        (folder / "empty.toml").write_bytes(b"")
         yield Place(
             db,
             made["game_id"],
@@ -152,6 +156,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("whatif", "{finished}", "3", '{{"bid": {{}}}}', "--as", "seat:7", "--db", "{db}"), 2, "seat"),
     (("rule", "{running}", "adjust", "--seat", "1", "--reason", "r", "--db", "{db}"), 2, "--points"),
     (("rule", "{running}", "forfeit", "--reason", "r", "--db", "{db}"), 2, "--seat"),
+    (("rule", "{running}", "note", "--seat", "5", "--reason", "r", "--db", "{db}"), 2, "a note ruling takes no --seat"),
+    (("rule", "{running}", "close", "--points", "3", "--reason", "r", "--db", "{db}"), 2, "a close ruling takes no --points"),
+    (("rule", "{running}", "forfeit", "--seat", "0", "--text", "t", "--reason", "r", "--db", "{db}"), 2, "takes no --text"),
     (("rule", "{running}", "adjust", "--seat", "7", "--points", "1", "--reason", "r", "--db", "{db}"), 4, "no seat 7"),
     (("replay", "{finished}", "--at", "99999999999999999999999", "--db", "{db}"), 2, "--at"),
     (("explain", "{finished}", "99999999999999999999999", "--db", "{db}"), 2, "SEQ"),
@@ -164,6 +171,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{db}"), 2, "'produce-01', field 'ingredients'"),
     (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/large.toml", "--db", "{db}"), 2, "larger than a content pack may be (128 KiB)"),
     (("new", "bon-appetit", "--players", "A,B", "--pack", "/dev/zero", "--db", "{db}"), 2, "larger than a content pack may be"),
+    (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/empty.toml", "--db", "{db}"), 2, "empty.toml is empty: a pack needs an id"),
     # the same through a server the command starts on a file no server holds
     (("new", "bon-appetit", "--players", "A,B", "--pack", "{folder}/deep.toml", "--db", "{folder}/own.duckdb"), 2, "nest more than 10 deep"),
     (("new", "menu-masters", "--players", "A,B", "--pack", "{folder}/nested.toml", "--db", "{folder}/own.duckdb"), 2, "'produce-01', field 'ingredients'"),
@@ -174,6 +182,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("demo", "bon-appetit", "--players", "1", "--db", "{db}"), 2, "2 to 4 players"),
     (("join", "{waiting}", "--token", "{token}", "--entropy", "zz", "--db", "{db}"), 2, "hex"),
     (("arbiter", "add", "Not A Name", "--db", "{db}"), 2, "lowercase"),
+    (("arbiter", "add", "organiser", "--db", "{db}"), 2, "names a role in the record"),
+    (("games", "--server", "127.0.0.1:99999"), 2, "'99999' is not a port"),
+    (("replay", "g_x", "--server", "[::1]:0"), 2, "'0' is not a port"),
     (("audit", "--db", "{db}"), 2, "GAME_ID or --all"),
     (("export", "-o", "{folder}/x.json", "--db", "{db}"), 2, "GAME_ID or --all"),
     (("rules", "chess"), 2, "chess"),
@@ -195,6 +206,9 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     # a record that does not verify, files that are not records
     (("verify", "{folder}/edited.json"), 1, "FAILED"),
     (("replay", "{folder}/edited.json"), 1, "not a record that replays"),
+    # a record whose rows still replay, but whose chain is broken: told, after its story
+    (("replay", "{folder}/rehashed.json"), 1, "does not verify: g_"),
+    (("replay", "{folder}/rehashed.json", "--html", "{folder}/r.html"), 1, "FAILED at seq 4"),
     (("verify", "{folder}/breaks.json"), 1, "FAILED"),
     (("replay", "{folder}/breaks.json"), 1, "not a record that replays"),
     (("replay", "{folder}/breaks.json", "--html", "{folder}/x.html"), 1, "not a record that"),
@@ -229,7 +243,17 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("games", "--server", NOWHERE), 3, "cannot reach"),
     (("games", "--kind", "chess", "--db", "{db}"), 2, "not a game kind"),
     (("games", "--limit", "-1", "--db", "{db}"), 2, "-1"),
+    # int() takes other scripts' digits and a sign or a space: each refused, named
+    (("games", "--limit", "٣", "--db", "{db}"), 2, "is not a whole number in ASCII digits"),
+    (("games", "--limit", "+3", "--db", "{db}"), 2, "is not a whole number in ASCII digits"),
+    (("replay", "{finished}", "--at", " 3", "--db", "{db}"), 2, "is not a whole number in ASCII digits"),
+    (("rule", "{running}", "forfeit", "--seat", "١", "--reason", "r", "--db", "{db}"), 2, "ASCII digits"),
+    (("demo", "bon-appetit", "--players", "٢", "--db", "{db}"), 2, "ASCII digits"),
     (("rejections", "g_x", "--db", "{folder}/none.duckdb"), 3, "no database"),
+    # a ruling or the arbiters of a file that is not there: no database, folder or key made
+    (("rule", "g_x", "note", "--reason", "r", "--db", "{folder}/none/sub/r.duckdb"), 3, "no database"),
+    (("arbiter", "list", "--db", "{folder}/none/sub/a.duckdb"), 3, "no database"),
+    (("arbiter", "revoke", "bob", "--db", "{folder}/none/sub/a.duckdb"), 3, "no database"),
     (("export", "--all", "-o", "{folder}/x.jsonl", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("projection", "rebuild", "--db", "{folder}/none.duckdb"), 3, "no database"),
     (("replay", "g_x", "--db", "{folder}/garbage.duckdb"), 3, "garbage.duckdb"),
@@ -243,6 +267,8 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("replay", "{finished}", "--html", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),
     (("export", "--all", "-o", "{folder}", "--db", "{db}"), 3, "cannot write {folder}: Is a directory"),
     (("export", "{finished}", "-o", "{folder}/missing/x.json", "--db", "{db}"), 3, "No such file"),
+    (("export", "{finished}", "-o", "", "--db", "{db}"), 2, "an output file needs a name"),
+    (("replay", "{finished}", "--html", "", "--db", "{db}"), 2, "an output file needs a name"),
     (("serve", "--request-log", "{folder}", "--db", "{folder}/s.duckdb", "--port", "0"), 3, "request log"),
     # a folder where the database should be: exit 3 from every command, serve included
     *[((*command, "--db", "{folder}"), 3, "is a folder, not a database file") for command in (
@@ -282,6 +308,7 @@ def test_bad_input_gets_one_line_and_its_exit_code(
     got, output = invoke(*filled)
     assert "Traceback" not in output
     assert got == code, (filled, output)
+    assert not Path(place.folder, "none").exists(), filled  # nothing made to say there is none
     if code:
         errors = [line for line in output.splitlines() if line.startswith("Error")]
         assert errors or code == 1, output
@@ -383,3 +410,14 @@ def test_an_over_long_id_is_refused_the_same_offline_as_through_the_server(
             got, output = invoke(*args, "--db", db)
             assert got == 2 and f"{field} is 65 characters long" in output, (args, db, output)
             assert "at most 64" in output and "Traceback" not in output
+
+
+def test_plays_menu_takes_a_choice_in_ascii_digits_only() -> None:
+    """`play`'s menu took "٣" (another script's 3) as move 3 and recorded it."""
+    from feastlog.cli.play import pick
+
+    moves = [record_pb2.Command(), record_pb2.Command(), record_pb2.Command()]
+    moves[2].bon_appetit.bid.gems.append(bpb.BON_APPETIT_GEM_RED)
+    answers = iter(["٣", "+3", "4", "3"])
+    assert pick(moves, lambda _: next(answers)) is moves[2]
+    assert next(answers, None) is None  # the first three were asked again

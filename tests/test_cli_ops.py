@@ -74,6 +74,38 @@ def test_every_command_finds_the_server_that_holds_the_file(
     assert offline.exit_code == 0 and "Seed revealed" in offline.output
 
 
+def test_no_output_file_is_written_over_a_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`export GAME -o games.duckdb --db games.duckdb` replaced the live database with one
+    game's JSON (through its server, and offline).  An output that is a DuckDB database,
+    its write-ahead log or announcement, or an organiser key file is refused (exit 2),
+    through the server and from the file, and nothing is written."""
+    monkeypatch.chdir(tmp_path)
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        game_id = game_of(run("demo", "bon-appetit", "--players", "2", "--seed", SEED, "--json"))
+        announcement = f"feastlog.duckdb{announce.SUFFIX}"
+        kept = {
+            name: Path(name).read_bytes()
+            for name in ("feastlog.duckdb", "feastlog-organiser.key", announcement)
+            if Path(name).exists()
+        }
+        assert "feastlog.duckdb" in kept and announcement in kept
+        for output in [*kept, "feastlog.duckdb.wal"]:
+            for args in (("export", game_id, "-o", output), ("replay", game_id, "--html", output)):
+                done = run(*args)
+                assert done.exit_code == 2, (args, done.output)
+                assert "writing there would destroy it" in done.output, args
+        assert {name: Path(name).read_bytes() for name in kept} == kept
+        assert run("export", game_id, "-o", "game.json").exit_code == 0  # any other file
+    finally:
+        server.stop()
+    before = Path("feastlog.duckdb").read_bytes()
+    offline = run("export", "--all", "-o", "feastlog.duckdb")
+    assert offline.exit_code == 2 and Path("feastlog.duckdb").read_bytes() == before
+
+
 def test_a_stale_announcement_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     game_id = game_of(run("demo", "bon-appetit", "--players", "2", "--json"))
@@ -84,6 +116,21 @@ def test_a_stale_announcement_is_ignored(tmp_path: Path, monkeypatch: pytest.Mon
     assert announce.read("feastlog.duckdb") is None
     done = run("replay", game_id)
     assert done.exit_code == 0 and "Seed revealed" in done.output
+    # damaged or copied: a pid past any pid ended `games` in OverflowError (exit 70), init's
+    # or a process group's counted as alive, a copy's sent commands to the original's server
+    here = str(Path("feastlog.duckdb").resolve())
+    for pid, database in ((10**30, here), (1, here), (-1, here), (os.getpid(), "/else.duckdb")):
+        announce.write(
+            "feastlog.duckdb", announce.Announcement("127.0.0.1:9", pid, "0" * 32, False, database)
+        )
+        assert announce.read("feastlog.duckdb") is None, (pid, database)
+        listed = run("games")
+        assert listed.exit_code == 0 and game_id in listed.output, (pid, listed.output)
+    mine = os.getpid()  # alive, the file's own: only its address is damaged
+    announce.write(
+        "feastlog.duckdb", announce.Announcement("\x1b[2J:9", mine, "0" * 32, False, here)
+    )
+    assert announce.read("feastlog.duckdb") is None
 
 
 def test_the_key_file_goes_only_to_its_own_server(

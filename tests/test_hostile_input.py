@@ -14,7 +14,7 @@ import pytest
 from feastlog.replay import games
 from feastlog.replay.engine import PackError, pack_source, unknown_pack_key
 from feastlog.service import reads
-from feastlog.service.auth import Credentials
+from feastlog.service.auth import Credentials, check_arbiter_name
 from feastlog.service.errors import (
     BadRequest,
     FieldTooLong,
@@ -769,3 +769,14 @@ def test_a_negative_from_seq_is_refused_as_a_negative_seq_is(
         assert error_info(bad.value).metadata["field"] == "from_seq", name
         for start in (0, 1):
             assert next(iter(open_stream(start))).event.seq == 1, name
+
+
+def test_no_new_arbiter_takes_a_roles_name() -> None:
+    """An arbiter named ``organiser`` made rulings the record told as the organiser's
+    (``ruled_by: organiser``).  No new arbiter takes a role's name; one added before the
+    check can still be named to revoke it."""
+    for role in ("organiser", "arbiter", "server", "spectator", "anonymous"):
+        with pytest.raises(ValueError, match="names a role in the record"):
+            check_arbiter_name(role, new=True)
+        assert check_arbiter_name(role) == role
+    assert check_arbiter_name("organiser-2", new=True) == "organiser-2"

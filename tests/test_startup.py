@@ -385,6 +385,20 @@ def not_a_database(tmp_path: Path) -> Path:
     return db
 
 
+def a_json_file(tmp_path: Path) -> Path:
+    """A file DuckDB reads as data: given it, DuckDB opened an in-memory database, and a
+    server took games on it that were gone when it stopped."""
+    db = tmp_path / "games.json"
+    db.write_text('{"a": 1}\n')
+    return db
+
+
+def a_csv_file(tmp_path: Path) -> Path:
+    db = tmp_path / "games.csv"
+    db.write_text("Ann,Brian,Celia\n")
+    return db
+
+
 def a_folder(tmp_path: Path) -> Path:
     db = tmp_path / "games.duckdb"
     db.mkdir()
@@ -408,6 +422,8 @@ UNUSABLE: dict[str, tuple[Callable[[Path], Path], str]] = {
     "corrupt WAL": (corrupt_wal, "the write-ahead log"),
     "zero-length": (zero_length, "is empty (0 bytes)"),
     "not a database": (not_a_database, "is not a DuckDB database file"),
+    "a JSON file": (a_json_file, "is not a DuckDB database file"),
+    "a CSV file": (a_csv_file, "is not a DuckDB database file"),
     "a folder": (a_folder, "is a folder, not a database file"),
     "read-only": (read_only, "is read-only (mode 0444)"),
     "under a file": (under_a_file, "is a file, not a folder"),
@@ -426,6 +442,31 @@ def test_feastlog_serve_refuses_a_store_it_cannot_use_in_one_line_with_exit_code
     assert str(db) in line or str(db.parent) in line
     if db.parent.is_dir():  # nothing made or removed beside it
         assert sorted(p.name for p in db.parent.iterdir()) == before
+
+
+@pytest.mark.parametrize("make", [a_json_file, a_csv_file])
+def test_a_file_duckdb_reads_as_data_is_no_store_for_any_command(
+    tmp_path: Path, make: Callable[[Path], Path]
+) -> None:
+    """`new` and `games` on a .json or .csv file: DuckDB opened an in-memory
+    database for them, so `new` printed a game id for a game stored nowhere (and made the
+    file owner-only).  Each is refused in one line, exit 3, the file left as it was."""
+    db = make(tmp_path)
+    before = (db.read_bytes(), db.stat().st_mode)
+    runner = CliRunner()
+    commands = [
+        ["new", "bon-appetit", "--players", "Ann,Bob", "--db", str(db)],
+        ["games", "--db", str(db)],
+    ]
+    for args in commands:
+        result = runner.invoke(cli, args, env={"FEASTLOG_ORGANISER_KEY": KEY})
+        assert result.exit_code == 3, (args, result.output)
+        assert result.stderr.strip() == (
+            f"Error: {db} is not a DuckDB database file: move it away to start a new store "
+            "there, or pass --db with the right file"
+        ), args
+    assert (db.read_bytes(), db.stat().st_mode) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [db.name]  # no key, no log made
 
 
 def test_offline_replay_of_a_damaged_file_is_one_line_too(tmp_path: Path) -> None:

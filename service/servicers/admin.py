@@ -15,10 +15,10 @@ from feastlog.v1 import admin_service_pb2 as pb
 from feastlog.v1 import admin_service_pb2_grpc as pb_grpc
 
 
-def arbiter_name(name: str) -> str:
-    """A well-formed arbiter name, or BadRequest naming the field."""
+def arbiter_name(name: str, new: bool = False) -> str:
+    """A well-formed arbiter name (``new``: no role's name), or BadRequest naming the field."""
     try:
-        return check_arbiter_name(name)
+        return check_arbiter_name(name, new)
     except ValueError as bad:
         raise BadRequest(str(bad), field="name") from bad
 
@@ -30,7 +30,7 @@ class AdminService(Servicer, pb_grpc.AdminServiceServicer):
     async def AddArbiter(
         self, request: pb.AddArbiterRequest, context: grpc.aio.ServicerContext
     ) -> pb.AddArbiterResponse:
-        name = arbiter_name(request.name)
+        name = arbiter_name(request.name, new=True)
         key = await self.app.add_arbiter(self.caller(context), name)
         return pb.AddArbiterResponse(name=name, key=key)
 

@@ -123,6 +123,17 @@ def read_at_start(method: Callable[[Store], T]) -> Callable[[Store], T]:
     return read
 
 
+def not_a_database(file: Path) -> CannotOpenStore:
+    """A file that is there and is no DuckDB database (a read-only open of a file DuckDB
+    reads as data asks for an in-memory database, and says so)."""
+    empty = file.is_file() and file.stat().st_size == 0
+    what = "is empty (0 bytes)" if empty else "is not a DuckDB database file"
+    return CannotOpenStore(
+        f"{file} {what}: move it away to start a new store there, or pass --db with the right file",
+        path=str(file),
+    )
+
+
 def open_error(file: Path, error: duckdb.Error) -> CannotOpenStore:
     """A DuckDB error on opening ``file``, in one line that says what to do."""
     text = (str(error).splitlines() or [type(error).__name__])[0]
@@ -133,14 +144,8 @@ def open_error(file: Path, error: duckdb.Error) -> CannotOpenStore:
             "writer per file): stop that server, or talk to it with --server",
             path=str(file),
         )
-    if "not a valid duckdb database" in lowered:
-        empty = file.is_file() and file.stat().st_size == 0
-        what = "is empty (0 bytes)" if empty else "is not a DuckDB database file"
-        return CannotOpenStore(
-            f"{file} {what}: move it away to start a new store there, or pass --db with "
-            "the right file",
-            path=str(file),
-        )
+    if "not a valid duckdb database" in lowered or "in-memory database" in lowered:
+        return not_a_database(file)
     damaged = {
         "could not read enough bytes": "is truncated (it ends before its last block)",
         "corrupt": "is corrupt (a checksum does not match)",

@@ -13,7 +13,7 @@ import duckdb
 
 from feastlog.service import projection
 from feastlog.service.files import make_private_folder, mode_text, tighten
-from feastlog.service.store.errors import CannotOpenStore, open_error
+from feastlog.service.store.errors import CannotOpenStore, not_a_database, open_error
 from feastlog.service.store.schema import INDEXES, MIGRATIONS, SCHEMA
 
 log = logging.getLogger("feastlog.store")
@@ -33,6 +33,8 @@ def connect(file: Path, read_only: bool, threads: int = 0) -> duckdb.DuckDBPyCon
     _check_path(file, read_only)
     con = _connect_when_free(file, read_only)
     try:
+        if _in_memory(con):
+            raise not_a_database(file)
         if threads:
             con.execute(f"SET threads TO {int(threads)}")
         if not read_only:
@@ -79,6 +81,16 @@ def _held_by_orphan(error: str) -> bool:
     except (ValueError, IndexError):
         return False  # another program holds the file
     return f"\nPPid:\t{parent}\n" not in status  # else its server lives: the file is in use
+
+
+def _in_memory(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether DuckDB opened no file at all: given an existing file it reads as data (a
+    ``.json``, ``.csv`` or ``.parquet`` file), it opens an in-memory database instead, and
+    every game written there would be lost when it closes."""
+    found = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+    ).fetchone()
+    return found is None or found[0] is None
 
 
 def _check_path(file: Path, read_only: bool) -> None:

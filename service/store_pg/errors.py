@@ -11,6 +11,7 @@ import psycopg
 
 from feastlog.service.incidents import new_incident_id
 from feastlog.service.store import CannotOpenStore, StoreConflict, StoreUnavailable
+from feastlog.service.store_api import redacted
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,9 +57,10 @@ def store_error(where: str, error: psycopg.Error) -> StoreUnavailable:
     return StoreUnavailable(message, incident_id=incident)
 
 
-def open_error(shown_as: str, error: psycopg.Error) -> CannotOpenStore:
-    """A psycopg error on opening the store, in one line that says what to do."""
-    text = (str(error).strip().splitlines() or [type(error).__name__])[0]
+def open_error(shown_as: str, error: psycopg.Error, dsn: str = "") -> CannotOpenStore:
+    """A psycopg error on opening the store, in one line that says what to do (without
+    the DSN's password, which psycopg may quote)."""
+    text = redacted((str(error).strip().splitlines() or [type(error).__name__])[0], dsn)
     lowered = text.lower()
     if "password authentication failed" in lowered or "no password supplied" in lowered:
         hint = "check the user and password in the DSN"

@@ -66,7 +66,7 @@ class PgStore:
                 else:
                     prepare(con, self.path)
             except psycopg.Error as error:
-                raise open_error(self.path, error) from error
+                raise open_error(self.path, error, dsn) from error
 
         def configure(con: psycopg.Connection[Any]) -> None:
             con.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(SCHEMA_NAME)))

@@ -29,7 +29,7 @@ def first_connection(dsn: str, shown_as: str) -> Iterator[psycopg.Connection[Any
     try:
         con = psycopg.connect(dsn, autocommit=True, connect_timeout=CONNECT_TIMEOUT)
     except psycopg.Error as error:
-        raise open_error(shown_as, error) from error
+        raise open_error(shown_as, error, dsn) from error
     try:
         yield con
     finally:
