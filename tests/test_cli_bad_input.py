@@ -184,6 +184,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("arbiter", "add", "Not A Name", "--db", "{db}"), 2, "lowercase"),
     (("arbiter", "add", "organiser", "--db", "{db}"), 2, "names a role in the record"),
     (("games", "--server", "127.0.0.1:99999"), 2, "'99999' is not a port"),
+    (("games", "--server", "", "--db", "{db}"), 2, "names no server"),
     (("replay", "g_x", "--server", "[::1]:0"), 2, "'0' is not a port"),
     (("audit", "--db", "{db}"), 2, "GAME_ID or --all"),
     (("export", "-o", "{folder}/x.json", "--db", "{db}"), 2, "GAME_ID or --all"),
