@@ -177,6 +177,8 @@ def server_address(ctx: click.Context, param: click.Parameter, value: str | None
     """A server's host:port whose port is one (1 to 65535, ASCII digits), else a usage
     error: gRPC takes port 99999 as 34463, and the organiser key went to whatever
     listened there."""
+    if value == "":  # given, and empty: not "no server" (which is the option left out)
+        raise click.BadParameter("names no server: give host:port, or leave --server out")
     if value:
         host, colon, port = value.rpartition(":")
         digits = colon and host and port and all(c.isdigit() for c in port)

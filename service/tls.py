@@ -8,6 +8,7 @@ asks, its own certificate and key.
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,32 @@ def _read(path: str | None, what: str) -> bytes | None:
     return data
 
 
+def _parse(cert: str | None, key: str | None, ca: str | None) -> None:
+    """TlsFileError unless the PEM files hold what they are named for: gRPC takes any
+    bytes here, then fails to listen (told as a port taken) or to connect, after lines of
+    its own on stderr."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    if cert and key:
+        try:  # an encrypted key: no password to give it (gRPC takes none either)
+            context.load_cert_chain(cert, key, password=lambda: b"")
+        except (ssl.SSLError, ValueError) as bad:
+            raise TlsFileError(
+                f"{cert} and {key} are not a PEM certificate and its private key (a key "
+                f"protected by a password cannot be used){_detail(bad)}"
+            ) from None
+    if ca:
+        try:
+            context.load_verify_locations(cafile=ca)
+        except (ssl.SSLError, ValueError) as bad:
+            raise TlsFileError(f"the CA file {ca} holds no PEM certificate{_detail(bad)}") from None
+
+
+def _detail(error: Exception) -> str:
+    """OpenSSL's reason, when it gives one that says more than where it failed."""
+    reason = getattr(error, "reason", None)
+    return f": {reason.lower().replace('_', ' ')}" if reason and reason != "PEM_LIB" else ""
+
+
 @dataclass(frozen=True)
 class Tls:
     """PEM bytes: this side's certificate and key, and the CA it trusts for the other side."""
@@ -45,7 +72,9 @@ class Tls:
             return None
         if bool(cert) != bool(key):
             raise TlsFileError("--tls-cert and --tls-key go together")
-        return cls(_read(cert, "certificate"), _read(key, "private key"), _read(ca, "CA file"))
+        found = cls(_read(cert, "certificate"), _read(key, "private key"), _read(ca, "CA file"))
+        _parse(cert, key, ca)
+        return found
 
     def server_credentials(self) -> grpc.ServerCredentials:
         """For a server: its certificate; with a CA, client certificates are required."""

@@ -103,6 +103,9 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Place]:
         (folder / "nested.toml").write_text(nested)
         (folder / "large.toml").write_text('id = "p"\n' + "# a comment\n" * 12_000)
         (folder / "empty.toml").write_bytes(b"")
+        (folder / "bad.pem").write_text(
+            "-----BEGIN CERTIFICATE-----\nnot base64\n-----END CERTIFICATE-----\n"
+        )
         yield Place(
             db,
             made["game_id"],
@@ -184,6 +187,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("arbiter", "add", "Not A Name", "--db", "{db}"), 2, "lowercase"),
     (("arbiter", "add", "organiser", "--db", "{db}"), 2, "names a role in the record"),
     (("games", "--server", "127.0.0.1:99999"), 2, "'99999' is not a port"),
+    (("games", "--server", "", "--db", "{db}"), 2, "names no server"),
     (("replay", "g_x", "--server", "[::1]:0"), 2, "'0' is not a port"),
     (("audit", "--db", "{db}"), 2, "GAME_ID or --all"),
     (("export", "-o", "{folder}/x.json", "--db", "{db}"), 2, "GAME_ID or --all"),
@@ -286,6 +290,10 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("arbiter", "list", "--server", "{server}"), 4, "UNAUTHENTICATED"),
     (("audit", "--all", "--server", "{server}"), 4, "UNAUTHENTICATED"),
     (("replay", "g_x", "--server", NOWHERE, "--ca", "{folder}/missing.pem"), 3, "missing.pem"),
+    # PEM-shaped but no certificate: gRPC took the bytes, then told a port taken, or failed
+    # to connect, after lines of its own
+    (("replay", "g_x", "--server", NOWHERE, "--ca", "{folder}/bad.pem"), 3, "holds no PEM certificate"),
+    (("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--tls-cert", "{folder}/bad.pem", "--tls-key", "{folder}/bad.pem"), 3, "are not a PEM certificate and its private key"),
     (("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--tls-cert", "{folder}/missing.pem", "--tls-key", "{folder}/missing.pem"), 3, "missing.pem"),
 ]  # fmt: skip
 
