@@ -47,6 +47,7 @@ from feastlog.replay.standings import exact
 from feastlog.service import offline
 from feastlog.service.auth import ORGANISER, OrganiserKeyError
 from feastlog.service.errors import KNOWN, BadRequest, WaitingForEntropy, describe
+from feastlog.service.files import read_record_file
 from feastlog.service.limits import check_fields
 from feastlog.service.reads import MAX_PAGE_SIZE
 from feastlog.service.servicers.convert import rejection_message
@@ -589,7 +590,7 @@ class Offline(Client):
         if self._reads is None:
             if self.record:
                 try:
-                    text = Path(self.record).read_text()
+                    text = read_record_file(self.record)
                 except (OSError, UnicodeDecodeError) as bad:
                     raise cannot_read(self.record, bad) from bad
                 try:

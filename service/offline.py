@@ -31,6 +31,7 @@ from feastlog.replay.export import BadExport, load_record
 from feastlog.replay.history import first_genesis, refold
 from feastlog.replay.record import SEED_REVEAL
 from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
+from feastlog.service.files import read_record_file
 from feastlog.service.live import LiveGame, live_from_folded
 from feastlog.service.reads import Reads, asked_for
 from feastlog.service.store import Rejection, StoredGame
@@ -208,5 +209,5 @@ def open_offline(source: str) -> Offline:
     """The offline reads of ``source``: an exported record (``.json``) or a DuckDB file."""
     path = Path(source)
     if source.endswith(".json") and path.is_file():
-        return OfflineRecord(path.read_text(), source)
+        return OfflineRecord(read_record_file(source), source)
     return OfflineFile(source)

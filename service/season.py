@@ -32,6 +32,7 @@ from feastlog.replay.text import escaped, unprintable
 from feastlog.service import bulk, projection, store_api
 from feastlog.service.bounds import FIELD_BOUNDS
 from feastlog.service.errors import CannotOpenStore, ServiceError
+from feastlog.service.files import read_record_file
 from feastlog.service.reads import audit_stored
 from feastlog.service.store import Batch, NewGame, StoredGame
 from feastlog.service.store_api import EventStore, exists
@@ -179,7 +180,7 @@ def record_texts(paths: Sequence[str]) -> list[tuple[str, str]]:
     """(where, text) of every record in the files: a .jsonl holds one record a line."""
     found = []
     for path in paths:
-        found += records_in(path, Path(path).read_text())
+        found += records_in(path, read_record_file(path))
     return found
 
 
