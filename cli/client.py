@@ -42,12 +42,12 @@ from feastlog.cli.target import Target, require_file
 from feastlog.cli.wire import as_dict, bearer, open_blocking_channel
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, MalformedCommand, PackError, RuleViolation, Viewer
+from feastlog.replay.export import read_record_file
 from feastlog.replay.narrative import check_viewer
 from feastlog.replay.standings import exact
 from feastlog.service import offline
 from feastlog.service.auth import ORGANISER, OrganiserKeyError
 from feastlog.service.errors import KNOWN, BadRequest, WaitingForEntropy, describe
-from feastlog.service.files import read_record_file
 from feastlog.service.limits import check_fields
 from feastlog.service.reads import MAX_PAGE_SIZE
 from feastlog.service.servicers.convert import rejection_message

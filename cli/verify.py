@@ -11,8 +11,7 @@ import click
 
 from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable
 from feastlog.cli.output import show_reports
-from feastlog.replay.export import BadExport, records_in, verify_document
-from feastlog.service.files import read_record_file
+from feastlog.replay.export import BadExport, read_record_file, records_in, verify_document
 
 
 @click.command("verify")

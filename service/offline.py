@@ -27,11 +27,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from feastlog.replay.export import BadExport, load_record
+from feastlog.replay.export import BadExport, load_record, read_record_file
 from feastlog.replay.history import first_genesis, refold
 from feastlog.replay.record import SEED_REVEAL
 from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
-from feastlog.service.files import read_record_file
 from feastlog.service.live import LiveGame, live_from_folded
 from feastlog.service.reads import Reads, asked_for
 from feastlog.service.store import Rejection, StoredGame

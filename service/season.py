@@ -23,6 +23,7 @@ from feastlog.replay.export import (
     BadExport,
     export_record,
     read_export,
+    read_record_file,
     records_in,
     verify_read,
 )
@@ -32,7 +33,6 @@ from feastlog.replay.text import escaped, unprintable
 from feastlog.service import bulk, projection, store_api
 from feastlog.service.bounds import FIELD_BOUNDS
 from feastlog.service.errors import CannotOpenStore, ServiceError
-from feastlog.service.files import read_record_file
 from feastlog.service.reads import audit_stored
 from feastlog.service.store import Batch, NewGame, StoredGame
 from feastlog.service.store_api import EventStore, exists
