@@ -42,6 +42,7 @@ from feastlog.cli.target import Target, require_file
 from feastlog.cli.wire import as_dict, bearer, open_blocking_channel
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, MalformedCommand, PackError, RuleViolation, Viewer
+from feastlog.replay.export import read_record_file
 from feastlog.replay.narrative import check_viewer
 from feastlog.replay.standings import exact
 from feastlog.service import offline
@@ -589,7 +590,7 @@ class Offline(Client):
         if self._reads is None:
             if self.record:
                 try:
-                    text = Path(self.record).read_text()
+                    text = read_record_file(self.record)
                 except (OSError, UnicodeDecodeError) as bad:
                     raise cannot_read(self.record, bad) from bad
                 try:

@@ -6,13 +6,12 @@ Its own module so that it imports neither: no gRPC, no DuckDB, only the fold.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable
 from feastlog.cli.output import show_reports
-from feastlog.replay.export import BadExport, records_in, verify_document
+from feastlog.replay.export import BadExport, read_record_file, records_in, verify_document
 
 
 @click.command("verify")
@@ -30,7 +29,7 @@ def verify_command(files: tuple[str, ...], as_json: bool) -> None:
     reports = []
     for file in files:
         try:
-            text = Path(file).read_text()
+            text = read_record_file(file)
         except (OSError, UnicodeDecodeError) as bad:
             raise cannot_read(file, bad) from bad
         found = records_in(file, text)

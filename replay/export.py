@@ -15,6 +15,7 @@ whatever else is wrong with it is then a fault of its record, found by ``verify`
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from collections.abc import Sequence
@@ -123,6 +124,29 @@ def export_record(
 def to_text(document: dict[str, Any]) -> str:
     """The file's text: sorted keys, one-space indent, a final newline."""
     return json.dumps(document, sort_keys=True, indent=1, ensure_ascii=True) + "\n"
+
+
+# The longest line an exported record's file may hold: a record of one game is one line
+# of export --all's file (about 30 KB; its content pack at most 256 KB of hex), and a
+# .json export is many short lines.  A file past it (/dev/zero, a binary) is refused as
+# it is read, not read whole into memory first.
+MOST_RECORD_LINE = 64 * 1024 * 1024
+
+
+def read_record_file(path: str) -> str:
+    """An exported record's file as text, read a line at a time up to MOST_RECORD_LINE;
+    OSError (EFBIG) for a longer line, UnicodeDecodeError for bytes that are not UTF-8."""
+    lines = []
+    with open(path, "rb") as file:
+        while line := file.readline(MOST_RECORD_LINE + 1):
+            if len(line) > MOST_RECORD_LINE:
+                raise OSError(
+                    errno.EFBIG,
+                    f"a line is longer than a record may be ({MOST_RECORD_LINE // 2**20} MiB)",
+                    path,
+                )
+            lines.append(line)
+    return b"".join(lines).decode()
 
 
 def records_in(path: str, text: str) -> list[tuple[str, str]]:

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from feastlog.replay.export import BadExport, load_record
+from feastlog.replay.export import BadExport, load_record, read_record_file
 from feastlog.replay.history import first_genesis, refold
 from feastlog.replay.record import SEED_REVEAL
 from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
@@ -208,5 +208,5 @@ def open_offline(source: str) -> Offline:
     """The offline reads of ``source``: an exported record (``.json``) or a DuckDB file."""
     path = Path(source)
     if source.endswith(".json") and path.is_file():
-        return OfflineRecord(path.read_text(), source)
+        return OfflineRecord(read_record_file(source), source)
     return OfflineFile(source)

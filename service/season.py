@@ -23,6 +23,7 @@ from feastlog.replay.export import (
     BadExport,
     export_record,
     read_export,
+    read_record_file,
     records_in,
     verify_read,
 )
@@ -179,7 +180,7 @@ def record_texts(paths: Sequence[str]) -> list[tuple[str, str]]:
     """(where, text) of every record in the files: a .jsonl holds one record a line."""
     found = []
     for path in paths:
-        found += records_in(path, Path(path).read_text())
+        found += records_in(path, read_record_file(path))
     return found
 
 

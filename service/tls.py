@@ -14,6 +14,8 @@ from pathlib import Path
 
 import grpc
 
+MOST_PEM = 1024 * 1024  # a certificate chain, a key or a CA bundle is a few KB
+
 
 class TlsFileError(Exception):
     """A certificate, key or CA file that cannot be read: one line."""
@@ -23,9 +25,12 @@ def _read(path: str | None, what: str) -> bytes | None:
     if not path:
         return None
     try:
-        data = Path(path).read_bytes()
+        with Path(path).open("rb") as file:
+            data = file.read(MOST_PEM + 1)  # no more: it may be /dev/zero
     except OSError as failed:
         raise TlsFileError(f"cannot read the {what} {path}: {failed.strerror or failed}") from None
+    if len(data) > MOST_PEM:
+        raise TlsFileError(f"the {what} {path} is larger than a PEM file may be (1 MiB)")
     if b"-----BEGIN" not in data:
         raise TlsFileError(f"the {what} {path} is not a PEM file")
     return data

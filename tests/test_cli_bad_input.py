@@ -224,6 +224,10 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("verify", "{folder}/not-utf8.json"), 3, "not-utf8.json"),
     (("verify", "{folder}/folder.json"), 3, "folder.json: Is a directory"),
     (("verify", "{folder}/not-utf8.json"), 3, "not UTF-8 text"),
+    # no end to it: refused as it is read, not read whole first (3 GB in 3 s)
+    (("verify", "/dev/zero"), 3, "a line is longer than a record may be"),
+    (("import", "/dev/zero", "--db", "{folder}/i.duckdb"), 3, "a line is longer than a record may be"),
+    (("replay", "g_x", "--server", NOWHERE, "--ca", "/dev/zero"), 3, "larger than a PEM file may be"),
     (("import", "{folder}/missing.json", "--db", "{folder}/i.duckdb"), 3, "missing.json"),
     (("import", "{folder}/folder.json", "--db", "{folder}/i.duckdb"), 3, "folder.json: Is a directory"),
     (("import", "{folder}/not-utf8.json", "--db", "{folder}/i.duckdb"), 3, "not UTF-8 text"),
