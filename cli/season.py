@@ -40,7 +40,7 @@ def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """--workers: processes to spread the games over (default: every core)."""
     return click.option(
         "--workers",
-        type=Bounded(1, 2**63 - 1),
+        type=Bounded(1),
         default=None,
         help="Processes to spread the games over (default: every core; at most 4 a core, "
         "and no more than the games).",
