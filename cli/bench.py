@@ -35,7 +35,7 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from feastlog.cli.output import Bounded, counts
+from feastlog.cli.output import INT64, Bounded, counts
 from feastlog.cli.wire import bearer, new_game, open_channel, play_with_bots, spawn_server
 from feastlog.replay.games import kinds
 from feastlog.replay.history import refold
@@ -341,20 +341,20 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
     help="Concurrent games per level, comma-separated.",
 )
 @click.option(
-    "--seed", default=1, show_default=True, type=Bounded(-(2**63), 2**63 - 1), help="Bots' choices."
+    "--seed", default=1, show_default=True, type=Bounded(-INT64 - 1), help="Bots' choices."
 )
 @click.option(
     "--submit-games",
     default=64,
     show_default=True,
-    type=Bounded(1, 2**63 - 1),
+    type=Bounded(1),
     help="Games at once, submit-only.",
 )
 @click.option(
     "--rounds",
     default=3,
     show_default=True,
-    type=Bounded(1, 2**63 - 1),
+    type=Bounded(1),
     help="Games each submit-only lane plays one after another.",
 )
 def bench_command(

@@ -247,15 +247,13 @@ def replay_command(
     viewer = parse_viewer(as_viewer)
     record = game_id if is_record_file(game_id) else ""
     target = target_of(connection, local=not record)
-    if html_file is not None:  # --html '' is refused as an empty name, not ignored
-        with connected(target, record=record) as client:
+    with connected(target, record=record) as client:
+        if html_file is not None:  # --html '' is refused as an empty name, not ignored
             click.echo(write_replay_html(client, game_id, html_file, viewer))
-            checked = client.audit("") if record else None
-    else:
-        with connected(target, record=record) as client:
+        else:
             found = client.replay(game_id, at, viewer)
-            checked = client.audit("") if record else None
-        echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
+            echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
+        checked = client.audit("") if record else None
     if checked is not None and not checked["ok"]:
         # a file is anyone's to edit: its story is told, and that it does not verify
         echo_lines([f"warning: {game_id} does not verify: {summary_line(checked)}"], err=True)

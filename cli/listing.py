@@ -40,7 +40,7 @@ def game_line(game: dict[str, Any]) -> str:
     "--limit",
     default=50,
     show_default=True,
-    type=Bounded(0, 2**63 - 1),
+    type=Bounded(0),
     help="At most this many games, newest first (0: every game).",
 )
 @click.option("--json", "as_json", is_flag=True)

@@ -68,6 +68,7 @@ def counts(ctx: click.Context, param: click.Parameter, value: str) -> list[int]:
 # user's mistake, refused by click naming the option, never a crash in protobuf.  Every
 # whole-number option and argument is one of these.
 PLAIN_INTEGER = re.compile(r"-?[0-9]{1,30}")
+INT64 = 2**63 - 1  # the widest whole number the wire and the store carry
 
 
 class Bounded(click.ParamType):
@@ -75,7 +76,7 @@ class Bounded(click.ParamType):
 
     name = "integer"
 
-    def __init__(self, low: int, high: int) -> None:
+    def __init__(self, low: int, high: int = INT64) -> None:
         self.low, self.high = low, high
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:

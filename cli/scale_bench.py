@@ -228,7 +228,7 @@ def table(found: list[dict[str, Any]]) -> list[str]:
 )
 @click.option(
     "--workers",
-    type=Bounded(1, 2**63 - 1),
+    type=Bounded(1),
     default=None,
     help="For audit --all (default: every core).",
 )

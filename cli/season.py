@@ -40,7 +40,7 @@ def workers_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """--workers: processes to spread the games over (default: every core)."""
     return click.option(
         "--workers",
-        type=Bounded(1, 2**63 - 1),
+        type=Bounded(1),
         default=None,
         help="Processes to spread the games over (default: every core; at most 4 a core, "
         "and no more than the games).",
@@ -69,8 +69,10 @@ def audit_all(
     with a progress bar."""
     with offline_file():
         games, _ = season.count(db_path)
-        with progress(-(-games // every), "verifying") as bar:
-            return season.audit_all(db_path, workers, bar.update, game_kind, baseline, every)
+        sampled = -(-games // every)
+        chosen = bulk.workers_for(workers, sampled)
+        with progress(sampled, "verifying") as bar:
+            return season.audit_all(db_path, chosen, bar.update, game_kind, baseline, every)
 
 
 def export_all(
@@ -79,8 +81,10 @@ def export_all(
     """Every game's record (``every``: every k-th) to a JSON Lines file, with a progress bar."""
     with offline_file():
         games, _ = season.count(db_path)
-        with progress(-(-games // every), "exporting") as bar:
-            return season.export_all(db_path, output, workers, bar.update, every)
+        sampled = -(-games // every)
+        chosen = bulk.workers_for(workers, sampled)
+        with progress(sampled, "exporting") as bar:
+            return season.export_all(db_path, output, chosen, bar.update, every)
 
 
 @click.command("import")

@@ -41,7 +41,7 @@ WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy
     "from_seq",
     default=1,
     show_default=True,
-    type=Bounded(1, 2**63 - 1),
+    type=Bounded(1),
     help="Tell the story from this seq on (the rows before it are read, not shown).",
 )
 @connection_options

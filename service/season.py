@@ -58,16 +58,6 @@ def count(db_path: str) -> tuple[int, int]:
         store.close()
 
 
-def _sampled_games(db_path: str, game_kind: str, every: int) -> int:
-    """How many games a bulk pass over a file takes (every ``every``-th of a kind, or all)."""
-    store = open_store(db_path, read_only=True)
-    try:
-        games, _ = store.count_games(game_kind)
-    finally:
-        store.close()
-    return -(-games // max(every, 1))
-
-
 def open_store(db_path: str, read_only: bool) -> EventStore:
     """The file (or PostgreSQL database) opened; CannotOpenStore when it is missing (to
     read) or a server holds the file."""
@@ -124,7 +114,7 @@ def audit_all(
     ``every=k`` verifies every k-th game only (benchmarks of large files), the baseline
     reading the same games.
     """
-    chosen = bulk.workers_for(workers, _sampled_games(db_path, game_kind, every))
+    chosen = workers or bulk.default_workers()
     start = time.perf_counter()
     reports = list(bulk.over_games(db_path, audit_report, chosen, game_kind, advance, every))
     seconds = time.perf_counter() - start
@@ -165,8 +155,9 @@ def export_all(
     """
     written = complete = broken = 0
     with Path(output).open("w") as out:
-        chosen = bulk.workers_for(workers, _sampled_games(db_path, "", every))
-        for line in bulk.over_games(db_path, export_line, chosen, "", advance, every):
+        for line in bulk.over_games(
+            db_path, export_line, workers or bulk.default_workers(), "", advance, every
+        ):
             if not line:
                 broken += 1
                 continue
