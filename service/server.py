@@ -292,16 +292,23 @@ def listen(
     return port
 
 
-async def serve_forever(running: Running) -> None:
-    """Serve until SIGINT or SIGTERM, then shut down gracefully.
-
-    The process collects its garbage as ``service.runtime`` says: no full collection
-    pauses a command.
-    """
+def stop_on_signals() -> asyncio.Event:
+    """An event SIGINT and SIGTERM set from now on (before anything says the server is up:
+    a SIGTERM sent as soon as "listening" was read ended the process without a drain)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def serve_forever(running: Running, stop: asyncio.Event | None = None) -> None:
+    """Serve until SIGINT or SIGTERM (``stop``), then shut down gracefully.
+
+    The process collects its garbage as ``service.runtime`` says: no full collection
+    pauses a command.
+    """
+    stop = stop or stop_on_signals()
     runtime.steady_collection()
     collecting = asyncio.create_task(runtime.collect_now_and_then())
     await stop.wait()
