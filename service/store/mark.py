@@ -32,7 +32,7 @@ import os
 import re
 import shutil
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -209,10 +209,12 @@ def read(file: str | Path) -> Kept | None:
             path=str(file),
         ) from failed
     try:
-        kept = json.loads(text.decode().rstrip())
-        body = {k: v for k, v in kept.items() if k != "check"}
-        if kept.get("format") != FORMAT or kept["check"] != _check_of(body):
+        line, _, check = text.rstrip().rpartition(b" ")
+        if hashlib.sha256(line).hexdigest().encode() != check:
             raise ValueError("check")
+        body = json.loads(line)
+        if body["format"] != FORMAT:
+            raise ValueError("format")
         game_id, seq, digest = body["last_row"]
         tally = Tally(
             rows=int(body["rows"]),
@@ -231,17 +233,22 @@ def read(file: str | Path) -> Kept | None:
         ) from damaged
 
 
-def _check_of(body: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
-
-
 def encoded(tally: Tally, files: Files) -> bytes:
-    """The mark's bytes: one JSON line with its own checksum, padded to ``SIZE``."""
-    body: dict[str, Any] = {"format": FORMAT, **asdict(tally)}
-    body["last_row"] = list(tally.last_row)
-    body["arbiters"] = list(tally.arbiters)
-    body["files"] = [files.wal_bytes, files.db_size, files.db_mtime_ns]
-    line = json.dumps({**body, "check": _check_of(body)}, sort_keys=True).encode()
+    """The mark's bytes: one line, its JSON and the JSON's sha256, padded to ``SIZE``."""
+    body = json.dumps(
+        {
+            "format": FORMAT,
+            "rows": tally.rows,
+            "games": tally.games,
+            "refusals": tally.refusals,
+            "entropy": tally.entropy,
+            "last_row": tally.last_row,
+            "arbiters": tally.arbiters,
+            "files": (files.wal_bytes, files.db_size, files.db_mtime_ns),
+        },
+        separators=(",", ":"),
+    ).encode()
+    line = body + b" " + hashlib.sha256(body).hexdigest().encode()
     if len(line) >= SIZE:  # a game id is at most 64 bytes: the line stays far below
         raise ValueError("the commit mark outgrew its size")
     return line + b" " * (SIZE - 1 - len(line)) + b"\n"
