@@ -5,7 +5,11 @@ entry's checksum fails.  But it reads a log whose header it cannot parse, and a 
 short, as a crash in the middle of a write: it replays what it can (nothing, for a
 damaged header or a file of random bytes) and opens the file without a word.  The
 commits in the rest are gone, and the next write or checkpoint deletes the evidence.
-``tests/store_tests/test_damaged_wal.py`` pins which damages DuckDB itself refuses.
+DuckDB's replay swallows a serialization error as a torn write and rethrows every other
+error (``wal_replay.cpp``; its ``abort_on_wal_failure`` cannot be set from SQL or
+Python, duckdb/duckdb#25432), and truncates the log to what it replayed at its first
+write (duckdb/duckdb#14785).  ``tests/test_damaged_wal.py`` damages a real server's log
+every way and holds each open to "every acknowledged game, or refused, nothing touched".
 
 So the store keeps, in ``FILE.commits`` beside the database, a *tally* of what its
 append-only tables held after its last commit (rows, games listed, refusals, seat
