@@ -25,9 +25,10 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 
+from feastlog.replay import fold
 from feastlog.replay.audit import FAULT_KINDS, HASH, PACK, SEED, AuditReport, Fault, verify
-from feastlog.replay.engine import Outcome
-from feastlog.replay.history import record_version, revealed_seed
+from feastlog.replay.engine import MalformedCommand, Outcome, PackError, RuleViolation
+from feastlog.replay.history import record_version, refold, revealed_seed
 from feastlog.replay.record import (
     COMMAND,
     FORMAT_1,
@@ -98,15 +99,16 @@ def _pack_entry(pack_bytes: bytes) -> dict[str, str]:
         return {"hex": pack_bytes.hex()}
 
 
-def export_record(
-    rows: Sequence[Row], pack_bytes: bytes, outcome: Outcome | None = None
-) -> dict[str, Any]:
-    """The export document of a record; the seed appears only if the record reveals it."""
+def export_record(rows: Sequence[Row], pack_bytes: bytes) -> dict[str, Any]:
+    """The export document of a record; the seed appears only if the record reveals it,
+    and the result is what the rows fold to (``folded_result``).  DecodeError for a row
+    whose body does not decode (its ``decoded`` entry cannot be written)."""
     seed = revealed_seed(rows)
     genesis = record_pb2.Genesis.FromString(rows[0].body)
     version = record_version(genesis)
+    outcome = folded_result(rows, pack_bytes)
     result = None
-    if outcome is not None and seed is not None:
+    if outcome is not None:
         result = {"points": list(outcome.points), "winners": list(outcome.winners)}
     return {
         "format": FORMAT,
@@ -119,6 +121,21 @@ def export_record(
         "result": result,
         "rows": [row_entry(r, version) for r in rows],
     }
+
+
+def folded_result(rows: Sequence[Row], pack_bytes: bytes) -> Outcome | None:
+    """The result a record claims: the final points (with the arbiter's adjustments) and
+    winners its rows fold to once its seed is revealed; None while it runs, for a void
+    game or one the arbiter closed before it ended, and for a record that does not fold
+    (it is exported as stored, claiming no result: verifying it names what is wrong)."""
+    seed = revealed_seed(rows)
+    if seed is None:
+        return None
+    try:
+        folded = refold(rows, seed, pack_bytes)
+    except (DecodeError, MalformedCommand, PackError, RuleViolation, ValueError):
+        return None
+    return fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
 
 
 def to_text(document: dict[str, Any]) -> str:
@@ -308,11 +325,12 @@ def _claimed(result: Any) -> Outcome:
 
 
 def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
-    """Every header field of the file checked against the record it carries.
+    """Every header field of the file checked against the genesis and the reveal row.
 
     The header (``game_id``, ``game_kind``, ``ruleset_version``, ``version``,
     ``content_pack.sha256``, ``server_seed``) is for readers; a verifier trusts the rows,
-    so a header that says anything else is a fault.
+    so a header that says anything else is a fault.  ``result`` is checked against the
+    fold (``verify``'s ``claimed``), the pack's bytes against the genesis's sha256.
     """
     try:
         genesis = record_pb2.Genesis.FromString(rows[0].body)

@@ -28,7 +28,7 @@ from feastlog.replay.engine import ARBITER, Viewer, capped
 from feastlog.replay.explain import explain, table_view, what_if
 from feastlog.replay.export import export_record, to_text
 from feastlog.replay.fold import wrap_command
-from feastlog.replay.history import genesis_of, refold
+from feastlog.replay.history import genesis_of
 from feastlog.replay.page import Live
 from feastlog.replay.record import COMMAND, SEED_REVEAL
 from feastlog.replay.standings import Standing
@@ -523,11 +523,7 @@ def shown_report(viewer: Viewer, report: AuditReport, release: Open) -> AuditRep
 
 def export_text(stored: StoredGame) -> str:
     """The export file of a stored game (the seed and the result only once revealed)."""
-    outcome = None
-    if stored.rows[-1].kind == SEED_REVEAL:
-        folded = refold(stored.rows, stored.server_seed, stored.pack_body)
-        outcome = fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
-    return to_text(export_record(stored.rows, stored.pack_body, outcome))
+    return to_text(export_record(stored.rows, stored.pack_body))
 
 
 def what_if_for(
