@@ -368,7 +368,12 @@ def verify_document(text: str) -> AuditReport:
 
 
 def verify_read(document: Any, record: Record) -> AuditReport:
-    """``verify_document`` of an export already read (``read_export``): read it once."""
+    """``verify_document`` of an export already read (``read_export``): read it once.
+
+    The one check of a file, whoever asks (``verify``, ``import``, an offline ``replay``
+    or audit of it): every header field against the rows, the result against the fold
+    (``null`` claims that the game has none).
+    """
     report = verify(record.rows, record.pack_bytes, record.server_seed, record.claimed)
     faults = header_faults(document, record.rows)
     if not faults:

@@ -300,15 +300,20 @@ class Reads(ABC):
         self._named(game_id)
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
-        report = await self._fold(audit_stored, stored)
+        report = await self._fold(self._audit, stored)
         return shown_report(viewer, report, await self._stored_release(game_id, stored))
+
+    def _audit(self, stored: StoredGame) -> AuditReport:
+        """A game's audit from its record as stored (an exported record's source adds its
+        file's header, see ``service.offline.OfflineRecord``)."""
+        return audit_stored(stored)
 
     async def verify_all(self, caller: Caller, kind: str = "") -> AsyncIterator[Verified]:
         """Verify every game (the organiser's), one at a time from one scan of the log."""
         caller.require_organiser()
         total = await self._count(kind)
         async for stored in self._scan(kind):
-            report = await self._fold(audit_stored, stored)
+            report = await self._fold(self._audit, stored)
             yield Verified(shown_report(caller.viewer(report.game_id), report, report.over), total)
 
     async def explain(self, caller: Caller, game_id: str, seq: int) -> Explained:
