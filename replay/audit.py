@@ -193,6 +193,16 @@ def check_chain(rows: Sequence[Row], version: int) -> list[Fault]:
     return faults
 
 
+def check_game_ids(rows: Sequence[Row], game_id: str) -> list[Fault]:
+    """Every row is its genesis's game's: the game id in each row's hashed fields and its
+    salt is the genesis's (an export's rows take it from there; a store's are kept under it)."""
+    return [
+        Fault(r.seq, HASH, f"the row's game_id is {r.game_id!r}, its genesis's is {game_id!r}")
+        for r in rows
+        if r.game_id != game_id
+    ]
+
+
 def _intact(row: Row, version: int) -> bool:
     """Whether a row's hash is the hash of its content (never with a prev_hash that is no hex)."""
     try:
@@ -361,7 +371,7 @@ def verify(
     if version not in VERSIONS:
         fault = Fault(1, RULE, f"record format version {version} is unknown to this build")
         return AuditReport(genesis.game_id, genesis.game_kind, len(rows), 0, False, False, (fault,))
-    faults = check_chain(rows, version)
+    faults = check_chain(rows, version) + check_game_ids(rows, genesis.game_id)
     seed, seed_faults = _seed_for(rows, genesis, server_seed)
     faults += seed_faults
     notes: list[str] = []

@@ -219,7 +219,21 @@ def read_export(text: str) -> tuple[dict[str, Any], Record]:
         seed = bytes.fromhex(_hex(document, "server_seed"))
     claimed = None if document.get("result") is None else _claimed(document["result"])
     rows = tuple(_row(game_id, entry, f"rows[{i}]") for i, entry in enumerate(entries))
-    return document, Record(rows, pack_bytes, seed, claimed)
+    return document, Record(_of_genesis_game(rows), pack_bytes, seed, claimed)
+
+
+def _of_genesis_game(rows: tuple[Row, ...]) -> tuple[Row, ...]:
+    """The rows with their genesis's game id: an export's rows carry none, and the id in
+    each row's hashed fields and salt is the genesis's, not the file's ``game_id`` (which
+    ``header_faults`` holds to it).  Rows that start with no genesis that decodes keep the
+    file's (the verifier reports that genesis)."""
+    if not rows or rows[0].kind != GENESIS:
+        return rows
+    try:
+        game_id = record_pb2.Genesis.FromString(rows[0].body).game_id
+    except DecodeError:
+        return rows
+    return tuple(replace(r, game_id=game_id) for r in rows)
 
 
 def load_record(text: str) -> Record:
