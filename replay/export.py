@@ -42,7 +42,9 @@ from feastlog.replay.record import (
 from feastlog.v1 import record_pb2
 
 FORMAT = "feastlog-record"
-_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")  # bytes.fromhex would take spaces between too
+# lower-case, as every export has written them (bytes.fromhex would take upper-case and
+# spaces between too: then two spellings of one body, or one seed, would read the same)
+_HEX = re.compile(r"(?:[0-9a-f]{2})*")
 _MESSAGES: dict[str, type[Message]] = {
     GENESIS: record_pb2.Genesis,
     COMMAND: record_pb2.Command,
@@ -273,11 +275,12 @@ def _text(entry: Any, key: str, where: str = "") -> str:
 
 
 def _hex(entry: Any, key: str, where: str = "") -> str:
-    """A field of hex digits, two a byte (either case: a hash that is not as recorded is
-    the verifier's fault to find, not the reader's)."""
+    """A field of lower-case hex digits, two a byte: an upper-case digit is refused here, as
+    no export ever wrote one (``body`` and the pack's ``hex`` are read as bytes, so no
+    check after this one could tell ``AB`` from ``ab``)."""
     value = _given(entry, key, where)
     if not isinstance(value, str) or not _HEX.fullmatch(value):
-        raise _unreadable(f"{_name(where, key)} is not a hex string")
+        raise _unreadable(f"{_name(where, key)} is not a hex string (lower-case, two a byte)")
     return value
 
 
