@@ -44,7 +44,7 @@ from feastlog.replay.record import COMMAND, FORMAT_1, FORMAT_2, ZERO_HASH, Row, 
 from feastlog.service.auth import ORGANISER
 from feastlog.service.offline import answer, open_offline
 from feastlog.v1 import record_pb2
-from tests.recordutil import Built, build
+from tests.recordutil import Built, build, store_games
 
 Document = dict[str, Any]
 
@@ -285,6 +285,20 @@ def test_a_stored_row_kept_under_another_game_id_is_refused() -> None:
     assert not report.ok and report.first_bad_seq == 5
     message = f"the row's game_id is 'g_elsewhere', its genesis's is {built.rows[0].game_id!r}"
     assert report.faults[0].message == message
+
+
+def test_audit_of_a_store_holds_its_rows_to_their_genesiss_game_id(tmp_path: Path) -> None:
+    """``feastlog audit`` of a DuckDB file: a game whose genesis names another game than
+    the one its rows are kept (and chained) under does not verify."""
+    built = finished()
+    rows = resealed(_genesis_named(built.rows, "g_other"), built.seed)
+    moved = Built(rows, built.seed, built.pack_bytes, built.table, built.names)
+    path = tmp_path / "games.duckdb"
+    store_games(path, [moved])
+    done = run("audit", built.rows[0].game_id, "--db", str(path))
+    assert done.exit_code == FAILED
+    said = f"the row's game_id is {built.rows[0].game_id!r}, its genesis's is 'g_other'"
+    assert f"FAILED at seq 1: hash: {said}" in done.output
 
 
 def _salted_by_characters(rows: list[Row], seed: bytes) -> list[Row]:
