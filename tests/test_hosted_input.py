@@ -12,6 +12,7 @@ answered as before.
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from collections import Counter
@@ -115,11 +116,19 @@ def ask(channel: grpc.Channel, path: str, raw: bytes, timeout: float = 10.0) -> 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ThreadedServer, Path]]:
     folder = tmp_path_factory.mktemp("hosted")
-    server = ThreadedServer(folder / "games.duckdb")
-    try:
-        yield server, folder
-    finally:
-        server.stop()
+    log_path = folder / "requests.log"
+    with log_path.open("w") as log:
+        server = ThreadedServer(folder / "games.duckdb", request_log=log)
+        try:
+            yield server, log_path
+        finally:
+            server.stop()
+
+
+def logged(log_path: Path) -> set[tuple[str, str, str]]:
+    """The request log's (rpc, role, status) lines so far."""
+    lines = [json.loads(line) for line in log_path.read_text().splitlines()]
+    return {(line["rpc"], line["role"], line["status"]) for line in lines}
 
 
 def test_every_service_the_server_hosts_is_guarded(served: tuple[ThreadedServer, Path]) -> None:
@@ -144,7 +153,7 @@ def test_every_service_the_server_hosts_is_guarded(served: tuple[ThreadedServer,
 def test_undecodable_bytes_to_health_and_reflection_are_invalid_argument_in_plain_words(
     served: tuple[ThreadedServer, Path], caplog: pytest.LogCaptureFixture
 ) -> None:
-    server, _ = served
+    server, log_path = served
     channel = grpc.insecure_channel(server.address)
     for path, (kind, _) in HOSTED.items():
         name = hosted_requests()[path][1]
@@ -155,6 +164,9 @@ def test_undecodable_bytes_to_health_and_reflection_are_invalid_argument_in_plai
             # a stream answers the request before the refused one, and ends at it
             assert reply.replies == (1 if kind == "both streams" else 0), (path, raw)
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+    seen = logged(log_path)
+    for rpc in ("Check", "List", "Watch", "ServerReflectionInfo"):
+        assert (rpc, "anonymous", "INVALID_ARGUMENT") in seen, rpc
 
 
 def test_health_and_reflection_refuse_requests_over_their_size(
@@ -174,7 +186,7 @@ def test_health_and_reflection_refuse_requests_over_their_size(
 
 
 def test_valid_requests_are_still_answered(served: tuple[ThreadedServer, Path]) -> None:
-    server, _ = served
+    server, log_path = served
     channel = grpc.insecure_channel(server.address)
     check: Any = channel.unary_unary(
         f"{HEALTH}/Check",
@@ -206,6 +218,15 @@ def test_valid_requests_are_still_answered(served: tuple[ThreadedServer, Path]) 
         assert len(replies) == 2, path
         names = {s.name for s in replies[0].list_services_response.service}
         assert names == set(SERVICE_NAMES), path
+    seen = logged(log_path)
+    for line in (
+        ("Check", "anonymous", "OK"),
+        ("Check", "organiser", "OK"),
+        ("Check", "unknown", "OK"),
+        ("Watch", "anonymous", "CANCELLED"),
+        ("ServerReflectionInfo", "anonymous", "OK"),
+    ):
+        assert line in seen, line
 
 
 def _decodes(request_type: Any, raw: bytes) -> bool:
