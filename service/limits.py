@@ -339,17 +339,14 @@ class Guard(grpc.aio.ServerInterceptor):
         if isinstance(request, Refused):
             await context.abort_with_status(to_status(request.error))
 
-    def _checked(
+    async def _checked(
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
     ) -> AsyncIterator[Any]:
-        """A stream's requests, the call ended with its status at the first one refused."""
-
-        async def checked() -> AsyncIterator[Any]:
-            async for request in requests:
-                await self._admit(request, context, own=False)
-                yield request
-
-        return checked()
+        """A stream's requests, the call ended with its status at the first one refused
+        (for a servicer that reads them as an iterator, as reflection's does)."""
+        async for request in requests:
+            await self._admit(request, context, own=False)
+            yield request
 
     def _unary(
         self, behaviour: Callable[..., Awaitable[Any]], own: bool
