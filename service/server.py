@@ -1,7 +1,8 @@
 """The gRPC server: create_server opens the store and binds a port, serve_forever serves.
 
-The servicers (``service.servicers``) sit on the application (``service.app``), behind
-the guard (``service.limits``), beside health and reflection.
+The servicers (``service.servicers``) sit on the application (``service.app``), beside
+health and reflection (their libraries' servicers), all behind the guard
+(``service.limits``).
 """
 
 from __future__ import annotations
