@@ -248,11 +248,17 @@ class Refused:
     error: ServiceError
 
 
-def checked_deserializer(request_type: Any, name: str = "") -> Callable[[bytes], Message | Refused]:
+def checked_deserializer(
+    request_type: Any, name: str = "", strict: bool = True
+) -> Callable[[bytes], Message | Refused]:
     """Parse request bytes, or a ``Refused`` saying in plain words why not.
 
     ``name``: the request type's name in the refusal, when its callers know it by
-    another (reflection v1's requests are read as v1alpha's).
+    another (reflection v1's requests are read as v1alpha's).  ``strict``: refuse unknown
+    fields and over-long values too (feastlog's own requests); a hosted service's
+    request (health, reflection) is held to its size and to being its message, and its
+    unknown fields are dropped as protobuf would: a newer health or reflection client
+    (a load balancer's probe) may send fields this library does not know.
     """
     name = name or request_type.DESCRIPTOR.full_name
     limit = request_limit(request_type.DESCRIPTOR)
@@ -268,7 +274,9 @@ def checked_deserializer(request_type: Any, name: str = "") -> Callable[[bytes],
             )
         try:
             request: Message = request_type.FromString(raw)
-            if len(raw) >= short:
+            if not strict:
+                request.DiscardUnknownFields()
+            elif len(raw) >= short:
                 check_fields(request)
             elif _has_unknown_fields(request):
                 check_fields(request_type.FromString(raw))  # names them, and refuses
@@ -313,8 +321,8 @@ class Guard(grpc.aio.ServerInterceptor):
         return guarded
 
     def _guard(self, path: str, handler: Handler) -> Handler:
-        deserializer = checked_deserializer(*self._requests[path])
         own = path in self._own
+        deserializer = checked_deserializer(*self._requests[path], strict=own)
         kinds = {
             "unary_unary": self._unary,
             "unary_stream": self._streaming,

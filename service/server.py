@@ -150,7 +150,7 @@ async def create_server(
         options=[*limits.server_options(), *SERVER_OPTIONS],
     )
     add_servicers(server, app)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = Health()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable((*FEASTLOG_SERVICES, health.SERVICE_NAME), server)  # v1 and v1alpha
     try:
@@ -169,6 +169,20 @@ async def create_server(
     if announce_it:
         await announce_running(running, address, key)
     return running
+
+
+class Health(health.aio.HealthServicer):
+    """grpcio-health-checking's asyncio servicer, with the List its 1.85 registers but does
+    not answer (a valid List got UNIMPLEMENTED, and a traceback on the server's stderr)."""
+
+    async def List(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        """Every service's status, as Check would answer for each."""
+        # the library's own table of statuses (grpcio-health-checking is pinned); its
+        # stubs know neither it nor the List messages
+        table: dict[str, Any] = getattr(self, "_server_status")  # noqa: B009
+        listing: Any = getattr(health_pb2, "HealthListResponse")  # noqa: B009
+        statuses = {n: health_pb2.HealthCheckResponse(status=s) for n, s in table.items()}
+        return listing(statuses=statuses)
 
 
 def open_served_store(db_path: str, store_process: bool) -> EventStore:
