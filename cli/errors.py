@@ -104,19 +104,21 @@ def cannot_read(path: str, error: OSError | UnicodeDecodeError) -> CliError:
 
 def output_file(path: str) -> str:
     """``path``, unless writing there would destroy a store: a DuckDB database, its
-    write-ahead log or announcement, or an organiser key file (exit 2, nothing written).
+    write-ahead log, commit mark or announcement, or an organiser key file (exit 2,
+    nothing written).
 
     ``export GAME -o games.duckdb --db games.duckdb`` replaced the live database with
     the JSON of one game.
     """
     from feastlog.service.announce import SUFFIX  # the service only when an output is named
     from feastlog.service.auth import KEY_FILE
+    from feastlog.service.store.mark import SUFFIX as MARK
 
     if not path:
         raise usage("an output file needs a name (it was empty)")
 
     file = Path(path)
-    base = next((path[: -len(s)] for s in (".wal", SUFFIX) if path.endswith(s)), None)
+    base = next((path[: -len(s)] for s in (".wal", SUFFIX, MARK) if path.endswith(s)), None)
     store = _is_duckdb(file) or (base is not None and _is_duckdb(Path(base)))
     if store or file.name == KEY_FILE:
         what = "a DuckDB database's file" if store else "an organiser key file"

@@ -92,6 +92,10 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.season:projection_group",
         "The outcomes projection (SQL tables of finished games' results) of a file.",
     ),
+    "recover": Listed(
+        "feastlog.cli.recover:recover_command",
+        "Keep a damaged write-ahead log aside and open what the database holds without it.",
+    ),
     "rejections": Listed(
         "feastlog.cli.audit_commands:rejections_command",
         "Refused commands of a game: seat, time, rule id and message.",

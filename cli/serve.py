@@ -29,6 +29,7 @@ from feastlog.service.server import (
     create_server,
     listen_problem,
     serve_forever,
+    stop_on_signals,
 )
 from feastlog.service.store_api import is_postgres, shown
 from feastlog.service.tls import Tls, TlsFileError
@@ -123,6 +124,7 @@ def serve_command(
             secure = web_tls(tls_cert, tls_key)
             bound = await start_pages(running, host, http_port, secure)
             pages = f"web pages on http{'s' if secure else ''}://{host}:{bound}/"
+        stop = stop_on_signals()
         click.echo(f"feastlog listening on {host}:{running.port}{' (TLS)' if tls else ''}")
         shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
         click.echo(f"database: {shown_db}")
@@ -132,7 +134,7 @@ def serve_command(
         if pages:
             click.echo(pages)
         sys.stdout.flush()
-        await serve_forever(running)
+        await serve_forever(running, stop)
 
     try:
         asyncio.run(run())

@@ -23,7 +23,8 @@ def verify_command(files: tuple[str, ...], as_json: bool) -> None:
     No server and no database.  A file of export --all (a .jsonl, or saved under another
     name) is read one record a line; any other file is one record.
     Every header field of a record (game id, kind, ruleset, format version, the content
-    pack's sha256, the server seed) is checked against the rows it carries too.  A file,
+    pack's sha256, the server seed) is checked against the rows it carries too, and its
+    result against the fold (null only for a running, void or closed-early game).  A file,
     or a line of export --all's file, that is not a record at all: exit 3, naming it.
     """
     reports = []

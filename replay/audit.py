@@ -21,15 +21,19 @@ The report names the first bad seq and every kind of fault found there:
 - ``pack``: the content pack does not match the sha256 in the genesis;
 - ``rule``: a command breaks a rule when re-checked (or a row cannot be applied at all);
 - ``state``: the recomputed state hash differs from the recorded one;
-- ``score``: the claimed final result differs from the refolded one.
+- ``score``: the claimed final result differs from the refolded one: other points or
+  winners, a result claimed for a game that has none (running, void, or closed by the
+  arbiter before it ended) or none claimed for one that has (``claimed=None``: a file's
+  ``result: null``); a stored game's audit claims nothing (``UNCLAIMED``).
 """
 
 from __future__ import annotations
 
+import enum
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final, Literal
 
 from google.protobuf.message import DecodeError
 
@@ -60,6 +64,16 @@ RULE = "rule"
 STATE = "state"
 SCORE = "score"
 FAULT_KINDS = (MISSING, REORDERED, HASH, SEED, PACK, RULE, STATE, SCORE)
+
+
+class _Claim(enum.Enum):
+    UNCLAIMED = "unclaimed"
+
+
+# ``verify``'s ``claimed`` when nothing is claimed of the result (a stored game's audit):
+# None is a claim too, that the game has no result (a file's ``"result": null``).
+UNCLAIMED: Final = _Claim.UNCLAIMED
+Claimed = Outcome | None | Literal[_Claim.UNCLAIMED]
 
 
 @dataclass(frozen=True)
@@ -179,6 +193,16 @@ def check_chain(rows: Sequence[Row], version: int) -> list[Fault]:
     return faults
 
 
+def check_game_ids(rows: Sequence[Row], game_id: str) -> list[Fault]:
+    """Every row is its genesis's game's: the game id in each row's hashed fields and its
+    salt is the genesis's (an export's rows take it from there; a store's are kept under it)."""
+    return [
+        Fault(r.seq, HASH, f"the row's game_id is {r.game_id!r}, its genesis's is {game_id!r}")
+        for r in rows
+        if r.game_id != game_id
+    ]
+
+
 def _intact(row: Row, version: int) -> bool:
     """Whether a row's hash is the hash of its content (never with a prev_hash that is no hex)."""
     try:
@@ -280,22 +304,42 @@ def _ending(
     rows: Sequence[Row],
     genesis: record_pb2.Genesis,
     table: Table,
-    claimed: Outcome | None,
+    claimed: Claimed,
     folded_clean: bool,
 ) -> tuple[Outcome | None, list[Fault]]:
     """The refolded outcome, and its faults: a game over with no reveal (when every row
-    folded cleanly), a claimed result that differs."""
+    folded cleanly), a claimed result that is not the refolded one (``result_faults``)."""
     engine = fold.engine_of(genesis)
     outcome = fold.outcome(engine, table)
     faults = []
     if folded_clean and fold.is_over(engine, table) and rows[-1].kind != SEED_REVEAL:
         faults.append(Fault(rows[-1].seq + 1, MISSING, "the game ended; no seed reveal"))
-    if claimed is not None and (
-        outcome is None or (claimed.points, claimed.winners) != outcome_key(outcome)
-    ):
-        said = f"claimed {result_text(claimed)}, refolded {result_text(outcome)}"
-        faults.append(Fault(rows[-1].seq, SCORE, said))
+    why = "the game has not ended"
+    if table.voided or table.closed:
+        why = "the game was voided" if table.voided else "the arbiter closed it before it ended"
+    faults += result_faults(rows, claimed, outcome, why)
     return outcome, faults
+
+
+def result_faults(
+    rows: Sequence[Row], claimed: Claimed, outcome: Outcome | None, why_none: str = ""
+) -> list[Fault]:
+    """A ``score`` fault at the last seq when the result claimed is not the record's.
+
+    ``outcome`` is the record's (refolded) result; None when it has none, ``why_none``
+    saying why (void, not ended, closed before its end, or a running record not folded).
+    """
+    if claimed is UNCLAIMED:
+        return []
+    if claimed is None and outcome is None:
+        return []
+    if claimed is not None and outcome is not None and outcome_key(claimed) == outcome_key(outcome):
+        return []
+    said = "null" if claimed is None else result_text(claimed)
+    found = result_text(outcome) if outcome is not None else f"null: {why_none}"
+    return [
+        Fault(rows[-1].seq, SCORE, f"the claimed result ({said}) is not the record's ({found})")
+    ]
 
 
 def _why(bad: Exception) -> str:
@@ -310,9 +354,10 @@ def verify(
     rows: Sequence[Row],
     pack_bytes: bytes,
     server_seed: bytes | None = None,
-    claimed: Outcome | None = None,
+    claimed: Claimed = UNCLAIMED,
 ) -> AuditReport:
-    """Verify a record; ``server_seed`` lets the server check a game still running."""
+    """Verify a record; ``server_seed`` lets the server check a game still running;
+    ``claimed`` is the result said of it (None: that it has none), checked against the fold."""
     if not rows or rows[0].kind != GENESIS:
         fault = Fault(1, MISSING, "the record does not start with its genesis row")
         game_id = rows[0].game_id if rows else ""
@@ -326,7 +371,7 @@ def verify(
     if version not in VERSIONS:
         fault = Fault(1, RULE, f"record format version {version} is unknown to this build")
         return AuditReport(genesis.game_id, genesis.game_kind, len(rows), 0, False, False, (fault,))
-    faults = check_chain(rows, version)
+    faults = check_chain(rows, version) + check_game_ids(rows, genesis.game_id)
     seed, seed_faults = _seed_for(rows, genesis, server_seed)
     faults += seed_faults
     notes: list[str] = []
@@ -346,6 +391,8 @@ def verify(
         )
     elif seed is None:
         notes.append("states not checked: the seed is not revealed")
+        if rows[-1].kind != SEED_REVEAL:  # (a reveal that does not open: no result to judge)
+            faults += result_faults(rows, claimed, None, "the game is running, no seed reveal")
     else:
         table, checked, fold_faults = _fold(rows, genesis, seed, pack_bytes)
         faults += fold_faults

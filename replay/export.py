@@ -25,9 +25,10 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 
+from feastlog.replay import fold
 from feastlog.replay.audit import FAULT_KINDS, HASH, PACK, SEED, AuditReport, Fault, verify
-from feastlog.replay.engine import Outcome
-from feastlog.replay.history import record_version, revealed_seed
+from feastlog.replay.engine import MalformedCommand, Outcome, PackError, RuleViolation
+from feastlog.replay.history import record_version, refold, revealed_seed
 from feastlog.replay.record import (
     COMMAND,
     FORMAT_1,
@@ -41,7 +42,9 @@ from feastlog.replay.record import (
 from feastlog.v1 import record_pb2
 
 FORMAT = "feastlog-record"
-_HEX = re.compile(r"(?:[0-9a-fA-F]{2})*")  # bytes.fromhex would take spaces between too
+# lower-case, as every export has written them (bytes.fromhex would take upper-case and
+# spaces between too: then two spellings of one body, or one seed, would read the same)
+_HEX = re.compile(r"(?:[0-9a-f]{2})*")
 _MESSAGES: dict[str, type[Message]] = {
     GENESIS: record_pb2.Genesis,
     COMMAND: record_pb2.Command,
@@ -98,15 +101,16 @@ def _pack_entry(pack_bytes: bytes) -> dict[str, str]:
         return {"hex": pack_bytes.hex()}
 
 
-def export_record(
-    rows: Sequence[Row], pack_bytes: bytes, outcome: Outcome | None = None
-) -> dict[str, Any]:
-    """The export document of a record; the seed appears only if the record reveals it."""
+def export_record(rows: Sequence[Row], pack_bytes: bytes) -> dict[str, Any]:
+    """The export document of a record; the seed appears only if the record reveals it,
+    and the result is what the rows fold to (``folded_result``).  DecodeError for a row
+    whose body does not decode (its ``decoded`` entry cannot be written)."""
     seed = revealed_seed(rows)
     genesis = record_pb2.Genesis.FromString(rows[0].body)
     version = record_version(genesis)
+    outcome = folded_result(rows, pack_bytes)
     result = None
-    if outcome is not None and seed is not None:
+    if outcome is not None:
         result = {"points": list(outcome.points), "winners": list(outcome.winners)}
     return {
         "format": FORMAT,
@@ -119,6 +123,21 @@ def export_record(
         "result": result,
         "rows": [row_entry(r, version) for r in rows],
     }
+
+
+def folded_result(rows: Sequence[Row], pack_bytes: bytes) -> Outcome | None:
+    """The result a record claims: the final points (with the arbiter's adjustments) and
+    winners its rows fold to once its seed is revealed; None while it runs, for a void
+    game or one the arbiter closed before it ended, and for a record that does not fold
+    (it is exported as stored, claiming no result: verifying it names what is wrong)."""
+    seed = revealed_seed(rows)
+    if seed is None:
+        return None
+    try:
+        folded = refold(rows, seed, pack_bytes)
+    except (DecodeError, MalformedCommand, PackError, RuleViolation, ValueError):
+        return None
+    return fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
 
 
 def to_text(document: dict[str, Any]) -> str:
@@ -202,7 +221,21 @@ def read_export(text: str) -> tuple[dict[str, Any], Record]:
         seed = bytes.fromhex(_hex(document, "server_seed"))
     claimed = None if document.get("result") is None else _claimed(document["result"])
     rows = tuple(_row(game_id, entry, f"rows[{i}]") for i, entry in enumerate(entries))
-    return document, Record(rows, pack_bytes, seed, claimed)
+    return document, Record(_of_genesis_game(rows), pack_bytes, seed, claimed)
+
+
+def _of_genesis_game(rows: tuple[Row, ...]) -> tuple[Row, ...]:
+    """The rows with their genesis's game id: an export's rows carry none, and the id in
+    each row's hashed fields and salt is the genesis's, not the file's ``game_id`` (which
+    ``header_faults`` holds to it).  Rows that start with no genesis that decodes keep the
+    file's (the verifier reports that genesis)."""
+    if not rows or rows[0].kind != GENESIS:
+        return rows
+    try:
+        game_id = record_pb2.Genesis.FromString(rows[0].body).game_id
+    except DecodeError:
+        return rows
+    return tuple(replace(r, game_id=game_id) for r in rows)
 
 
 def load_record(text: str) -> Record:
@@ -242,11 +275,12 @@ def _text(entry: Any, key: str, where: str = "") -> str:
 
 
 def _hex(entry: Any, key: str, where: str = "") -> str:
-    """A field of hex digits, two a byte (either case: a hash that is not as recorded is
-    the verifier's fault to find, not the reader's)."""
+    """A field of lower-case hex digits, two a byte: an upper-case digit is refused here, as
+    no export ever wrote one (``body`` and the pack's ``hex`` are read as bytes, so no
+    check after this one could tell ``AB`` from ``ab``)."""
     value = _given(entry, key, where)
     if not isinstance(value, str) or not _HEX.fullmatch(value):
-        raise _unreadable(f"{_name(where, key)} is not a hex string")
+        raise _unreadable(f"{_name(where, key)} is not a hex string (lower-case, two a byte)")
     return value
 
 
@@ -308,11 +342,12 @@ def _claimed(result: Any) -> Outcome:
 
 
 def header_faults(document: dict[str, Any], rows: Sequence[Row]) -> list[Fault]:
-    """Every header field of the file checked against the record it carries.
+    """Every header field of the file checked against the genesis and the reveal row.
 
     The header (``game_id``, ``game_kind``, ``ruleset_version``, ``version``,
     ``content_pack.sha256``, ``server_seed``) is for readers; a verifier trusts the rows,
-    so a header that says anything else is a fault.
+    so a header that says anything else is a fault.  ``result`` is checked against the
+    fold (``verify``'s ``claimed``), the pack's bytes against the genesis's sha256.
     """
     try:
         genesis = record_pb2.Genesis.FromString(rows[0].body)
@@ -350,7 +385,12 @@ def verify_document(text: str) -> AuditReport:
 
 
 def verify_read(document: Any, record: Record) -> AuditReport:
-    """``verify_document`` of an export already read (``read_export``): read it once."""
+    """``verify_document`` of an export already read (``read_export``): read it once.
+
+    The one check of a file, whoever asks (``verify``, ``import``, an offline ``replay``
+    or audit of it): every header field against the rows, the result against the fold
+    (``null`` claims that the game has none).
+    """
     report = verify(record.rows, record.pack_bytes, record.server_seed, record.claimed)
     faults = header_faults(document, record.rows)
     if not faults:

@@ -1,15 +1,18 @@
-"""Bounded input: what every feastlog RPC checks before its servicer runs.
+"""Bounded input: what every RPC the server hosts checks before its servicer runs.
 
 One interceptor (``Guard``) wraps the handler of every method of the feastlog services,
-found by its path, so a new RPC is covered without edits here:
+and of the services the server hosts from their libraries (health, reflection v1 and
+v1alpha), each found by its path, so a new RPC is covered without edits here:
 
-- the caller's credentials are resolved on every call: a malformed or unknown bearer
-  token is refused with UNAUTHENTICATED even where a spectator may call;
+- the caller's credentials are resolved on every feastlog call: a malformed or unknown
+  bearer token is refused with UNAUTHENTICATED even where a spectator may call (health
+  and reflection read no credentials);
 - the request bytes go through a checked deserializer: bytes over the RPC's size limit
   (RESOURCE_EXHAUSTED), bytes that are not the request type (INVALID_ARGUMENT,
   UNDECODABLE_REQUEST), fields this server does not know anywhere in the message
   (UNKNOWN_FIELDS: they would ride inside a command into the chain) and strings, bytes or
-  lists longer than their bound (FIELD_TOO_LONG, naming the field) are refused.
+  lists longer than their bound (FIELD_TOO_LONG, naming the field) are refused.  A stream
+  of requests (reflection's) ends at the first one refused, with its status.
 
 Every refusal is one of the errors of ``service.errors`` and leaves through its table.
 Requests refused here never reach a game, so they are not stored as rejections.
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar, cast
 
 import grpc
-from google.protobuf import message_factory
+from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor, ServiceDescriptor
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
@@ -88,6 +91,27 @@ def request_limit(request_type: Descriptor) -> int:
 def methods() -> list[tuple[str, Any]]:
     """Every guarded method as (``/package.Service/Method`` path, method descriptor)."""
     return [(f"/{s.full_name}/{m.name}", m) for s in SERVICES for m in s.methods]
+
+
+def hosted_requests() -> dict[str, tuple[Any, str]]:
+    """The methods of the services hosted beside feastlog's (health, reflection v1 and
+    v1alpha), by path: the request type their library's servicer reads, and its name as
+    the method's callers know it."""
+    # only the server's guard asks: the client, which checks requests with check_fields,
+    # loads neither library
+    from grpc_health.v1 import health
+
+    from feastlog.service import reflection
+
+    service = descriptor_pool.Default().FindServiceByName(health.SERVICE_NAME)
+    found = {
+        f"/{service.full_name}/{m.name}": (
+            message_factory.GetMessageClass(m.input_type),
+            m.input_type.full_name,
+        )
+        for m in service.methods
+    }
+    return found | reflection.requests()
 
 
 def server_options() -> list[tuple[str, int]]:
@@ -152,7 +176,7 @@ def check_fields(message: Message, path: str = "") -> None:
         numbers = ", ".join(str(n) for n in unknown)
         raise UnknownFields(
             f"{where} carries field number(s) {numbers}, which this server does not know; "
-            "send only the fields of feastlog.v1",
+            f"send only the fields of {message.DESCRIPTOR.file.package}",
             field=path or "request",
             unknown_fields=",".join(f"{path or message.DESCRIPTOR.name}#{n}" for n in unknown),
         )
@@ -224,9 +248,19 @@ class Refused:
     error: ServiceError
 
 
-def checked_deserializer(request_type: Any) -> Callable[[bytes], Message | Refused]:
-    """Parse request bytes, or a ``Refused`` saying in plain words why not."""
-    name = request_type.DESCRIPTOR.full_name
+def checked_deserializer(
+    request_type: Any, name: str = "", strict: bool = True
+) -> Callable[[bytes], Message | Refused]:
+    """Parse request bytes, or a ``Refused`` saying in plain words why not.
+
+    ``name``: the request type's name in the refusal, when its callers know it by
+    another (reflection v1's requests are read as v1alpha's).  ``strict``: refuse unknown
+    fields and over-long values too (feastlog's own requests); a hosted service's
+    request (health, reflection) is held to its size and to being its message, and its
+    unknown fields are dropped as protobuf would: a newer health or reflection client
+    (a load balancer's probe) may send fields this library does not know.
+    """
+    name = name or request_type.DESCRIPTOR.full_name
     limit = request_limit(request_type.DESCRIPTOR)
     short = smallest_bound(request_type.DESCRIPTOR)
 
@@ -240,7 +274,9 @@ def checked_deserializer(request_type: Any) -> Callable[[bytes], Message | Refus
             )
         try:
             request: Message = request_type.FromString(raw)
-            if len(raw) >= short:
+            if not strict:
+                request.DiscardUnknownFields()
+            elif len(raw) >= short:
                 check_fields(request)
             elif _has_unknown_fields(request):
                 check_fields(request_type.FromString(raw))  # names them, and refuses
@@ -256,16 +292,17 @@ def checked_deserializer(request_type: Any) -> Callable[[bytes], Message | Refus
 
 
 class Guard(grpc.aio.ServerInterceptor):
-    """Checks credentials and request bytes on every feastlog RPC (see the module doc)."""
+    """Checks credentials and request bytes on every feastlog RPC, and the request bytes
+    of every hosted one (see the module doc)."""
 
     def __init__(self, credentials: Credentials) -> None:
-        streamed = [path for path, method in methods() if method.client_streaming]
-        if streamed:  # fail at start, not at the first call, when an RPC needs more
-            raise NotImplementedError(f"the guard checks unary requests; {streamed[0]} streams")
         self.credentials = credentials
-        self._request_types = {
-            path: message_factory.GetMessageClass(method.input_type) for path, method in methods()
+        own = {
+            path: (message_factory.GetMessageClass(m.input_type), m.input_type.full_name)
+            for path, m in methods()
         }
+        self._requests = {**hosted_requests(), **own}
+        self._own = set(own)  # the feastlog methods: their credentials are checked too
         self._guarded: dict[str, Handler] = {}
 
     async def intercept_service(
@@ -273,10 +310,10 @@ class Guard(grpc.aio.ServerInterceptor):
         continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
         handler_call_details: grpc.HandlerCallDetails,
     ) -> Handler | None:
-        """The method's handler, guarded when it is a feastlog method."""
+        """The method's handler, guarded when it is a feastlog or hosted method."""
         handler = await continuation(handler_call_details)
         path = handler_call_details.method
-        if handler is None or path not in self._request_types:
+        if handler is None or path not in self._requests:
             return handler
         guarded = self._guarded.get(path)
         if guarded is None:
@@ -284,45 +321,86 @@ class Guard(grpc.aio.ServerInterceptor):
         return guarded
 
     def _guard(self, path: str, handler: Handler) -> Handler:
-        deserializer = checked_deserializer(self._request_types[path])
-        if handler.unary_stream is not None:
-            return handler._replace(  # type: ignore[attr-defined]
-                request_deserializer=deserializer,
-                unary_stream=self._streaming(handler.unary_stream),
-            )
-        if handler.unary_unary is not None:
-            return handler._replace(  # type: ignore[attr-defined]
-                request_deserializer=deserializer, unary_unary=self._unary(handler.unary_unary)
-            )
-        raise NotImplementedError(f"{path}: the guard checks unary requests only")  # see __init__
+        own = path in self._own
+        deserializer = checked_deserializer(*self._requests[path], strict=own)
+        kinds = {
+            "unary_unary": self._unary,
+            "unary_stream": self._streaming,
+            "stream_unary": self._unary_in_stream,
+            "stream_stream": self._streaming_in_stream,
+        }
+        for kind, guard in kinds.items():
+            behaviour = getattr(handler, kind)
+            if behaviour is not None:
+                return handler._replace(  # type: ignore[attr-defined]
+                    request_deserializer=deserializer, **{kind: guard(behaviour, own)}
+                )
+        raise NotImplementedError(f"{path}: a handler of no kind gRPC has")
 
-    async def _admit(self, request: Any, context: grpc.aio.ServicerContext) -> None:
-        """Abort the call unless its credentials and request pass."""
-        try:
-            CALLER.set(self.credentials.caller(tuple(context.invocation_metadata() or ())))
-        except ServiceError as error:
-            await context.abort_with_status(to_status(error))
+    async def _admit(self, request: Any, context: grpc.aio.ServicerContext, own: bool) -> None:
+        """Abort the call unless its credentials (a feastlog call's) and request pass."""
+        if own:
+            try:
+                CALLER.set(self.credentials.caller(tuple(context.invocation_metadata() or ())))
+            except ServiceError as error:
+                await context.abort_with_status(to_status(error))
         if isinstance(request, Refused):
             await context.abort_with_status(to_status(request.error))
 
-    def _unary(self, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+    async def _checked(
+        self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[Any]:
+        """A stream's requests, the call ended with its status at the first one refused
+        (for a servicer that reads them as an iterator, as reflection's does)."""
+        async for request in requests:
+            await self._admit(request, context, own=False)
+            yield request
+
+    def _unary(
+        self, behaviour: Callable[..., Awaitable[Any]], own: bool
+    ) -> Callable[..., Awaitable[Any]]:
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            await self._admit(request, context)
+            await self._admit(request, context, own)
             return await behaviour(request, context)
 
         return guarded
 
-    def _streaming(self, behaviour: Callable[..., Any]) -> Callable[..., AsyncIterator[Any]]:
+    def _streaming(self, behaviour: Callable[..., Any], own: bool) -> Callable[..., Any]:
         async def guarded(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            await self._admit(request, context)
-            replies = behaviour(request, context)
-            if inspect.isawaitable(replies):  # a handler that writes through the context
-                await replies
-                return
-            async for reply in replies:
+            await self._admit(request, context, own)
+            async for reply in _replies(behaviour(request, context)):
                 yield reply
 
         return guarded
+
+    def _unary_in_stream(
+        self, behaviour: Callable[..., Awaitable[Any]], own: bool
+    ) -> Callable[..., Awaitable[Any]]:
+        async def guarded(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:
+            await self._admit(None, context, own)
+            return await behaviour(self._checked(requests, context), context)
+
+        return guarded
+
+    def _streaming_in_stream(self, behaviour: Callable[..., Any], own: bool) -> Callable[..., Any]:
+        async def guarded(
+            requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
+        ) -> AsyncIterator[Any]:
+            await self._admit(None, context, own)
+            async for reply in _replies(behaviour(self._checked(requests, context), context)):
+                yield reply
+
+        return guarded
+
+
+async def _replies(replies: Any) -> AsyncIterator[Any]:
+    """A streaming handler's replies: those it yields, or none when it writes them through
+    the context itself (health's Watch) and returns an awaitable."""
+    if inspect.isawaitable(replies):
+        await replies
+        return
+    async for reply in replies:
+        yield reply
 
 
 # A refused command's row keeps at most this many bytes of the command.  A longer one

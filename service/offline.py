@@ -27,7 +27,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-from feastlog.replay.export import BadExport, load_record, read_record_file
+from feastlog.replay.audit import AuditReport
+from feastlog.replay.export import BadExport, read_export, read_record_file, verify_read
 from feastlog.replay.history import first_genesis, refold
 from feastlog.replay.record import SEED_REVEAL
 from feastlog.service.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
@@ -130,15 +131,17 @@ class OfflineFile(Offline):
 class OfflineRecord(Offline):
     """The read use cases over one exported record (``feastlog export``): one game, no
     refusals (an export holds none); a running game's record has no seed, so it can be
-    verified and exported again but not replayed."""
+    verified and exported again but not replayed.  Its verification is ``feastlog
+    verify``'s: the file's header and claimed result too, not only its rows."""
 
     def __init__(self, text: str, source: str = "the record") -> None:
         super().__init__()
         self.source = source
         try:
-            record = load_record(text)
+            self._document, record = read_export(text)
         except BadExport as bad:
             raise BadRequest(f"{source}: {bad}", field="record") from bad
+        self._read_record = record
         genesis = first_genesis(record.rows)  # as a fold of it would say: it does not replay
         names = tuple(s.name for s in genesis.seats)
         self.game_id, self.game_kind = genesis.game_id, genesis.game_kind
@@ -154,6 +157,9 @@ class OfflineRecord(Offline):
 
     async def _game(self, game_id: str) -> LiveGame:
         return self.folded(game_id or self.game_id)
+
+    def _audit(self, stored: StoredGame) -> AuditReport:
+        return verify_read(self._document, self._read_record)
 
     async def _rejections(self, game_id: str) -> list[Rejection]:
         self.stored(game_id)

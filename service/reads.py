@@ -28,7 +28,7 @@ from feastlog.replay.engine import ARBITER, Viewer, capped
 from feastlog.replay.explain import explain, table_view, what_if
 from feastlog.replay.export import export_record, to_text
 from feastlog.replay.fold import wrap_command
-from feastlog.replay.history import genesis_of, refold
+from feastlog.replay.history import genesis_of
 from feastlog.replay.page import Live
 from feastlog.replay.record import COMMAND, SEED_REVEAL
 from feastlog.replay.standings import Standing
@@ -300,15 +300,20 @@ class Reads(ABC):
         self._named(game_id)
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
-        report = await self._fold(audit_stored, stored)
+        report = await self._fold(self._audit, stored)
         return shown_report(viewer, report, await self._stored_release(game_id, stored))
+
+    def _audit(self, stored: StoredGame) -> AuditReport:
+        """A game's audit from its record as stored (an exported record's source adds its
+        file's header, see ``service.offline.OfflineRecord``)."""
+        return audit_stored(stored)
 
     async def verify_all(self, caller: Caller, kind: str = "") -> AsyncIterator[Verified]:
         """Verify every game (the organiser's), one at a time from one scan of the log."""
         caller.require_organiser()
         total = await self._count(kind)
         async for stored in self._scan(kind):
-            report = await self._fold(audit_stored, stored)
+            report = await self._fold(self._audit, stored)
             yield Verified(shown_report(caller.viewer(report.game_id), report, report.over), total)
 
     async def explain(self, caller: Caller, game_id: str, seq: int) -> Explained:
@@ -523,11 +528,7 @@ def shown_report(viewer: Viewer, report: AuditReport, release: Open) -> AuditRep
 
 def export_text(stored: StoredGame) -> str:
     """The export file of a stored game (the seed and the result only once revealed)."""
-    outcome = None
-    if stored.rows[-1].kind == SEED_REVEAL:
-        folded = refold(stored.rows, stored.server_seed, stored.pack_body)
-        outcome = fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
-    return to_text(export_record(stored.rows, stored.pack_body, outcome))
+    return to_text(export_record(stored.rows, stored.pack_body))
 
 
 def what_if_for(

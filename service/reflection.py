@@ -6,12 +6,17 @@ two protocols are the same messages under another package name: every field keep
 number and type, so the bytes on the wire are identical. The v1 service is the v1alpha
 servicer reached under the v1 name, and the v1 file is added to the descriptor pool so
 reflection can describe itself under both names.
+
+Both streams' requests pass the guard (``service.limits``) as feastlog's do: a request that
+is not one ends the stream with INVALID_ARGUMENT (``requests`` says what it reads).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import grpc
-from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from grpc_reflection.v1alpha import reflection
 from grpc_reflection.v1alpha import reflection_pb2 as v1alpha
 
@@ -20,6 +25,20 @@ V1_FILE = "grpc/reflection/v1/reflection.proto"
 V1_SERVICE_NAME = f"{V1_PACKAGE}.ServerReflection"
 V1ALPHA_SERVICE_NAME: str = reflection.SERVICE_NAME
 SERVICE_NAMES = (V1_SERVICE_NAME, V1ALPHA_SERVICE_NAME)
+
+
+def requests() -> dict[str, tuple[Any, str]]:
+    """Each reflection method by path, v1 and v1alpha: the request type the servicer reads
+    (v1alpha's, under both names) and its name as that version's callers know it."""
+    service = descriptor_pool.Default().FindServiceByName(V1ALPHA_SERVICE_NAME)
+    return {
+        f"/{name}/{m.name}": (
+            message_factory.GetMessageClass(m.input_type),
+            f"{name.rpartition('.')[0]}.{m.input_type.name}",
+        )
+        for name in SERVICE_NAMES
+        for m in service.methods
+    }
 
 
 def _v1_file() -> descriptor_pb2.FileDescriptorProto:

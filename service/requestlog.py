@@ -1,10 +1,10 @@
 """The request log: one JSON line per RPC, for operators.
 
-Each line holds the time the call began (UTC), the RPC, the game it names, the caller's
-role (``organiser``, ``arbiter:NAME``, ``seat:N``, ``anonymous`` or ``unknown`` for
-credentials that were refused), the status it ended with and its duration in
-milliseconds. Nothing else of the request is written: never a token, a key, a seed, a
-command or a note.
+Each line holds the time the call began (UTC), the RPC (health checks and reflection
+included), the game it names, the caller's role (``organiser``, ``arbiter:NAME``,
+``seat:N``, ``anonymous`` or ``unknown`` for credentials that were refused), the status it
+ended with and its duration in milliseconds. Nothing else of the request is written:
+never a token, a key, a seed, a command or a note.
 
 gRPC's own log lines are held to the same: ``quiet_metadata_values`` keeps a call's
 metadata values (a bearer token among them) out of the one gRPC writes itself.
@@ -44,7 +44,7 @@ class RequestLog(grpc.aio.ServerInterceptor):
         """The method's handler, with its calls logged."""
         handler = await continuation(handler_call_details)
         path = handler_call_details.method
-        if handler is None or path.startswith("/grpc."):  # health and reflection: not logged
+        if handler is None:
             return handler
         wrapped = self._wrapped.get(path)
         if wrapped is None:
@@ -57,6 +57,10 @@ class RequestLog(grpc.aio.ServerInterceptor):
             return handler._replace(unary_unary=self._unary(rpc, handler.unary_unary))  # type: ignore[attr-defined]
         if handler.unary_stream is not None:
             return handler._replace(unary_stream=self._streaming(rpc, handler.unary_stream))  # type: ignore[attr-defined]
+        if handler.stream_unary is not None:  # a stream of requests names no one game
+            return handler._replace(stream_unary=self._unary(rpc, handler.stream_unary))  # type: ignore[attr-defined]
+        if handler.stream_stream is not None:  # reflection
+            return handler._replace(stream_stream=self._streaming(rpc, handler.stream_stream))  # type: ignore[attr-defined]
         return handler
 
     def role(self, context: grpc.aio.ServicerContext) -> str:

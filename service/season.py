@@ -17,8 +17,6 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from feastlog.replay import fold
-from feastlog.replay.engine import MalformedCommand, RuleViolation
 from feastlog.replay.export import (
     BadExport,
     export_record,
@@ -27,8 +25,7 @@ from feastlog.replay.export import (
     records_in,
     verify_read,
 )
-from feastlog.replay.history import genesis_of, refold
-from feastlog.replay.record import SEED_REVEAL
+from feastlog.replay.history import genesis_of
 from feastlog.replay.text import escaped, unprintable
 from feastlog.service import bulk, projection, store_api
 from feastlog.service.bounds import FIELD_BOUNDS
@@ -126,16 +123,10 @@ def audit_all(
 
 
 def export_line(stored: StoredGame) -> str:
-    """A game's export document on one line (the seed only once revealed)."""
-    outcome = None
-    if stored.rows[-1].kind == SEED_REVEAL:
-        try:
-            folded = refold(stored.rows, stored.server_seed, stored.pack_body)
-            outcome = fold.outcome(fold.engine_of(folded.genesis), folded.tables[-1])
-        except (DecodeError, RuleViolation, MalformedCommand, ValueError):
-            pass  # a record that does not fold is exported as stored, claiming no result
+    """A game's export document on one line (the seed only once revealed; a record that
+    does not fold is exported as stored, claiming no result)."""
     try:
-        document = export_record(stored.rows, stored.pack_body, outcome)
+        document = export_record(stored.rows, stored.pack_body)
     except DecodeError:
         return ""  # a row body that does not decode: nothing to export (audit names it)
     return json.dumps(document, sort_keys=True)

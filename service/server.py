@@ -1,7 +1,8 @@
 """The gRPC server: create_server opens the store and binds a port, serve_forever serves.
 
-The servicers (``service.servicers``) sit on the application (``service.app``), behind
-the guard (``service.limits``), beside health and reflection.
+The servicers (``service.servicers``) sit on the application (``service.app``), beside
+health and reflection (their libraries' servicers), all behind the guard
+(``service.limits``).
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ async def create_server(
         options=[*limits.server_options(), *SERVER_OPTIONS],
     )
     add_servicers(server, app)
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = Health()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable((*FEASTLOG_SERVICES, health.SERVICE_NAME), server)  # v1 and v1alpha
     try:
@@ -168,6 +169,20 @@ async def create_server(
     if announce_it:
         await announce_running(running, address, key)
     return running
+
+
+class Health(health.aio.HealthServicer):
+    """grpcio-health-checking's asyncio servicer, with the List its 1.85 registers but does
+    not answer (a valid List got UNIMPLEMENTED, and a traceback on the server's stderr)."""
+
+    async def List(self, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        """Every service's status, as Check would answer for each."""
+        # the library's own table of statuses (grpcio-health-checking is pinned); its
+        # stubs know neither it nor the List messages
+        table: dict[str, Any] = getattr(self, "_server_status")  # noqa: B009
+        listing: Any = getattr(health_pb2, "HealthListResponse")  # noqa: B009
+        statuses = {n: health_pb2.HealthCheckResponse(status=s) for n, s in table.items()}
+        return listing(statuses=statuses)
 
 
 def open_served_store(db_path: str, store_process: bool) -> EventStore:
@@ -292,16 +307,23 @@ def listen(
     return port
 
 
-async def serve_forever(running: Running) -> None:
-    """Serve until SIGINT or SIGTERM, then shut down gracefully.
-
-    The process collects its garbage as ``service.runtime`` says: no full collection
-    pauses a command.
-    """
+def stop_on_signals() -> asyncio.Event:
+    """An event SIGINT and SIGTERM set from now on (before anything says the server is up:
+    a SIGTERM sent as soon as "listening" was read ended the process without a drain)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    return stop
+
+
+async def serve_forever(running: Running, stop: asyncio.Event | None = None) -> None:
+    """Serve until SIGINT or SIGTERM (``stop``), then shut down gracefully.
+
+    The process collects its garbage as ``service.runtime`` says: no full collection
+    pauses a command.
+    """
+    stop = stop or stop_on_signals()
     runtime.steady_collection()
     collecting = asyncio.create_task(runtime.collect_now_and_then())
     await stop.wait()

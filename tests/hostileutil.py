@@ -3,7 +3,9 @@
 ``populate`` puts a few games on a server (one running with a seat to act, another game,
 one waiting for seat entropy, one finished, all in one tournament); ``TEMPLATES`` holds a
 valid request per RPC aimed at them; ``call_raw`` sends any bytes to any RPC and returns
-the status it got.  The fuzz test and the authorisation matrix share them.
+the status it got; ``hostile_payloads`` is the fuzz corpus for any request type, and
+``UNDECODABLE`` bytes no request type decodes.  The fuzz tests (feastlog's RPCs, health
+and reflection) and the authorisation matrix share them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from google.protobuf.message import Message
 from feastlog.cli.wire import as_dict
 from feastlog.cli.wire import error_info as client_error_info
 from feastlog.replay import games
-from feastlog.service.limits import methods
+from feastlog.service.limits import methods, request_limit
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
@@ -362,6 +364,69 @@ def mutate(raw: bytes, rng: random.Random) -> bytes:
     else:
         data += b"\x0a" + bytes([0x7F])  # a length that runs past the end
     return bytes(data)
+
+
+# Bytes that are no message of any type: a length that runs past the end (0a ff ff: field
+# 1's length, a varint cut short, as hostile clients sent to health), a tag cut short.
+UNDECODABLE = (b"\x0a\xff\xff", b"\xff\xff\xff", b"\x0a\x7f")
+
+
+def varint(value: int) -> bytes:
+    """A protobuf varint."""
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def text_fields(message: Message) -> list[Any]:
+    """A message's single string fields."""
+    return [
+        f
+        for f in message.DESCRIPTOR.fields
+        if f.type == FieldDescriptor.TYPE_STRING and not f.is_repeated
+    ]
+
+
+def hostile_payloads(
+    request_type: Descriptor, template: Callable[[], Message], rng: random.Random, ids: list[str]
+) -> Iterator[tuple[str, bytes]]:
+    """The fuzz corpus for one request type, as (kind of attack, request bytes): random
+    bytes, random messages built from the descriptor, damaged valid requests (``template``
+    makes one), oversized and unicode fields, requests over the RPC's size and over the
+    server's, unknown fields; last, the valid request itself (``valid request``)."""
+    for _ in range(8):
+        yield "random bytes", rng.randbytes(rng.randint(1, 300))
+    for _ in range(16):
+        yield "random message", random_message(request_type, rng, ids).SerializeToString()
+    for _ in range(16):
+        yield "damaged valid request", mutate(template().SerializeToString(), rng)
+    base: Any = template()
+    for f in text_fields(base)[:3]:
+        long = message_class(request_type)()
+        long.CopyFrom(base)
+        setattr(long, f.name, "ü" * 5000)
+        yield "oversized field", long.SerializeToString()
+        unicode = message_class(request_type)()
+        unicode.CopyFrom(base)
+        setattr(unicode, f.name, "\u202e名\u0000😀" + rng.choice(["", "seat:1", "\ufeff"]))
+        yield "unicode field", unicode.SerializeToString()
+    raw = base.SerializeToString()
+    for size in (request_limit(request_type), 3 * 1024 * 1024):
+        filler = size - len(raw)  # one unknown bytes field fills it
+        yield "oversized request", raw + b"\x9a\x05" + varint(filler) + b"z" * filler
+    yield "unknown field", raw + unknown_field()
+    if "command" in base.DESCRIPTOR.fields_by_name and base.HasField("command"):
+        which = base.command.WhichOneof("game") or ""
+        inner = getattr(base.command, which)
+        damaged = type(inner).FromString(inner.SerializeToString() + unknown_field(77))
+        nested = message_class(request_type)()
+        nested.CopyFrom(base)
+        getattr(nested.command, which).CopyFrom(damaged)
+        yield "unknown field in command", nested.SerializeToString()
+    yield "valid request", raw
 
 
 def refused(call: Any, *args: Any, **kwargs: Any) -> grpc.RpcError:

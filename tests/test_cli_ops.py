@@ -18,6 +18,7 @@ from click.testing import CliRunner, Result
 
 from feastlog.cli.main import cli
 from feastlog.service import announce
+from feastlog.service.store.mark import SUFFIX as MARK_SUFFIX
 from feastlog.service.tls import Tls
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
@@ -79,19 +80,20 @@ def test_no_output_file_is_written_over_a_store(
 ) -> None:
     """`export GAME -o games.duckdb --db games.duckdb` replaced the live database with one
     game's JSON (through its server, and offline).  An output that is a DuckDB database,
-    its write-ahead log or announcement, or an organiser key file is refused (exit 2),
+    its write-ahead log, commit mark or announcement, or an organiser key file is refused (exit 2),
     through the server and from the file, and nothing is written."""
     monkeypatch.chdir(tmp_path)
     server = ThreadedServer(tmp_path / "feastlog.duckdb")
     try:
         game_id = game_of(run("demo", "bon-appetit", "--players", "2", "--seed", SEED, "--json"))
         announcement = f"feastlog.duckdb{announce.SUFFIX}"
+        mark = f"feastlog.duckdb{MARK_SUFFIX}"
         kept = {
             name: Path(name).read_bytes()
-            for name in ("feastlog.duckdb", "feastlog-organiser.key", announcement)
+            for name in ("feastlog.duckdb", "feastlog-organiser.key", announcement, mark)
             if Path(name).exists()
         }
-        assert "feastlog.duckdb" in kept and announcement in kept
+        assert "feastlog.duckdb" in kept and announcement in kept and mark in kept
         for output in [*kept, "feastlog.duckdb.wal"]:
             for args in (("export", game_id, "-o", output), ("replay", game_id, "--html", output)):
                 done = run(*args)

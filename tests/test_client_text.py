@@ -332,7 +332,7 @@ def hostile_record(path: Path) -> str:
                 server_seed=seed,
             )
         )
-    path.write_text(to_text(export_record(rows, pack_bytes, None)))
+    path.write_text(to_text(export_record(rows, pack_bytes)))
     return str(path)
 
 

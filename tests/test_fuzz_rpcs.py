@@ -13,13 +13,11 @@ from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
 import grpc
-from google.protobuf.descriptor import FieldDescriptor, MethodDescriptor
+from google.protobuf.descriptor import MethodDescriptor
 from google.protobuf.message import Message
 
-from feastlog.service.limits import request_limit
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
@@ -33,12 +31,12 @@ from tests.hostileutil import (
     Answer,
     Targets,
     call_raw,
+    hostile_payloads,
     message_class,
-    mutate,
     populate,
     random_message,
     rpc_paths,
-    unknown_field,
+    varint,
 )
 from tests.serverutil import ProcessServer, bearer, stub
 
@@ -77,60 +75,31 @@ def _template(path: str, method: MethodDescriptor, targets: Targets, rng: random
     return random_message(method.input_type, rng, list(targets.tokens))
 
 
-def _text_fields(message: Message) -> list[Any]:
-    return [
-        f
-        for f in message.DESCRIPTOR.fields
-        if f.type == FieldDescriptor.TYPE_STRING and not f.is_repeated
-    ]
+# Who sends each kind of attack (the others: any of CALLERS).
+SENDERS = {
+    "oversized field": "organiser",
+    "unicode field": "organiser",
+    "oversized request": "organiser",
+    "unknown field": "own",
+    "unknown field in command": "own",
+}
 
 
 def hostile_requests(
     path: str, method: MethodDescriptor, targets: Targets, rng: random.Random
 ) -> Iterator[tuple[str, bytes, str]]:
-    """(kind of attack, request bytes, principal) for one RPC."""
+    """(kind of attack, request bytes, principal) for one RPC: the corpus, and the valid
+    request with wrong credentials."""
     ids = list(targets.tokens)
-    for _ in range(8):
-        yield "random bytes", rng.randbytes(rng.randint(1, 300)), rng.choice(CALLERS)
-    for _ in range(16):
-        message = random_message(method.input_type, rng, ids)
-        yield "random message", message.SerializeToString(), rng.choice(CALLERS)
-    for _ in range(16):
-        raw = _template(path, method, targets, rng).SerializeToString()
-        yield "damaged valid request", mutate(raw, rng), rng.choice(CALLERS)
-    template: Any = _template(path, method, targets, rng)
-    for f in _text_fields(template)[:3]:
-        long = message_class(method.input_type)()
-        long.CopyFrom(template)
-        setattr(long, f.name, "ü" * 5000)
-        yield "oversized field", long.SerializeToString(), "organiser"
-        unicode = message_class(method.input_type)()
-        unicode.CopyFrom(template)
-        setattr(unicode, f.name, "\u202e名\u0000😀" + rng.choice(["", "seat:1", "\ufeff"]))
-        yield "unicode field", unicode.SerializeToString(), "organiser"
-    for size in (request_limit(method.input_type), 3 * 1024 * 1024):
-        filler = size - len(template.SerializeToString())  # one unknown bytes field fills it
-        raw = template.SerializeToString() + b"\x9a\x05" + _varint(filler) + b"z" * filler
-        yield "oversized request", raw, "organiser"
-    yield "unknown field", template.SerializeToString() + unknown_field(), "own"
-    if "command" in template.DESCRIPTOR.fields_by_name and template.HasField("command"):
-        inner = getattr(template.command, template.command.WhichOneof("game") or "")
-        damaged = type(inner).FromString(inner.SerializeToString() + unknown_field(77))
-        nested = message_class(method.input_type)()
-        nested.CopyFrom(template)
-        getattr(nested.command, template.command.WhichOneof("game") or "").CopyFrom(damaged)
-        yield "unknown field in command", nested.SerializeToString(), "own"
-    for principal in ("malformed", "unknown"):
-        yield "wrong credentials", template.SerializeToString(), principal
-
-
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
+    corpus = hostile_payloads(
+        method.input_type, lambda: _template(path, method, targets, rng), rng, ids
+    )
+    for attack, raw in corpus:
+        if attack == "valid request":
+            for principal in ("malformed", "unknown"):
+                yield "wrong credentials", raw, principal
+        else:
+            yield attack, raw, SENDERS.get(attack) or rng.choice(CALLERS)
 
 
 def test_fuzz_every_rpc_against_a_real_server(tmp_path: Path) -> None:
@@ -241,7 +210,7 @@ def test_large_refusals_keep_the_servers_memory_and_file_bounded(tmp_path: Path)
             raw = request.SerializeToString()
             if i % 10 == 0:  # a request over the call's limit (1 MiB) or the server's (3 MiB)
                 filler = 3 * 2**20 if i % 20 else 2**20
-                raw += b"\x9a\x05" + _varint(filler) + b"z" * filler
+                raw += b"\x9a\x05" + varint(filler) + b"z" * filler
             return call_raw(channel, submit, raw, bearer(tokens[i % 3])).code
 
         with ThreadPoolExecutor(4) as pool:

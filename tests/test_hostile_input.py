@@ -45,6 +45,7 @@ from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from tests.hostileutil import (
     TOURNAMENT,
+    UNDECODABLE,
     Targets,
     call_raw,
     pack_refused,
@@ -347,11 +348,12 @@ def test_undecodable_bytes_are_invalid_argument_in_plain_words(
     server, _ = served
     channel = grpc.insecure_channel(server.address)
     for path, method in rpc_paths():
-        answer = call_raw(channel, method, b"\xff\xff\xff", bearer(server.key))
-        assert answer.code == grpc.StatusCode.INVALID_ARGUMENT, path
-        assert answer.reason == "UNDECODABLE_REQUEST", path
-        assert "DecodeError" not in answer.details and "Traceback" not in answer.details
-        assert method.input_type.full_name in answer.details
+        for raw in UNDECODABLE:
+            answer = call_raw(channel, method, raw, bearer(server.key))
+            assert answer.code == grpc.StatusCode.INVALID_ARGUMENT, (path, raw)
+            assert answer.reason == "UNDECODABLE_REQUEST", (path, raw)
+            assert "DecodeError" not in answer.details and "Traceback" not in answer.details
+            assert method.input_type.full_name in answer.details
 
 
 def test_bounded_fields_are_refused_and_change_nothing(

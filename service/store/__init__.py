@@ -29,6 +29,8 @@ errors; the service maps them to gRPC statuses in its error table.
 - ``records``: the plain values it reads and writes (``Batch``, ``StoredGame`` …);
 - ``schema``: the tables' DDL and a row's columns;
 - ``opening``: the path checked, the file opened, owner-only files;
+- ``mark``: the commit mark beside the file (what its last commit left), which a file
+  whose write-ahead log lost commits is refused against, and ``recover``;
 - ``outcomes``: the outcomes projection's SQL (insert, rebuild, stats, standings);
 - ``errors``: the store's errors and the translation of DuckDB's.
 """

@@ -41,6 +41,10 @@ class CannotOpenStore(StoreError):
     """The DuckDB file cannot be opened: missing, damaged, read-only, not a database."""
 
 
+class DamagedLog(CannotOpenStore):
+    """The file's write-ahead log cannot be replayed whole: opening it would lose commits."""
+
+
 class StoreLocked(CannotOpenStore):
     """The DuckDB file is held by another process."""
 
@@ -152,11 +156,16 @@ def open_error(file: Path, error: duckdb.Error) -> CannotOpenStore:
         "checksum": "is corrupt (a checksum does not match)",
     }
     found = next((what for words, what in damaged.items() if words in lowered), None)
+    if "replaying wal" in lowered:  # after a crash, DuckDB replays a second file: its log
+        return DamagedLog(
+            f"the write-ahead log {file}.wal {found or 'cannot be replayed'}; nothing was "
+            f"changed: feastlog recover --db {file} keeps it aside and opens what the "
+            "database holds without it (up to the damaged entry)",
+            path=str(file),
+        )
     if found:
-        # Replaying the write-ahead log after a crash reads a second file.
-        which = f"the write-ahead log {file}.wal" if "replaying wal" in lowered else str(file)
         return CannotOpenStore(
-            f"{which} {found}: restore it from a backup, or pass --db with another file",
+            f"{file} {found}: restore it from a backup, or pass --db with another file",
             path=str(file),
         )
     if "permission denied" in lowered:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import fields
+from contextlib import closing
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from feastlog.replay.record import Row
 from feastlog.replay.standings import Standing
 from feastlog.service import projection
 from feastlog.service.files import hold_private_umask, release_private_umask
-from feastlog.service.store import outcomes
+from feastlog.service.store import mark, outcomes
 from feastlog.service.store.errors import (
     CannotOpenStore,
     open_error,
@@ -63,6 +65,12 @@ class Store:
         """Open ``path``; ``threads`` caps DuckDB's worker threads (0: one per core)."""
         self.path = path
         self._writing = not read_only
+        self._mark: mark.Mark | None = None
+        if self._writing and Path(path).is_file():
+            # Opened for writing, DuckDB replays its log and may truncate it: the file as
+            # it would open is held to its mark first, read-only, touching nothing.
+            with closing(connect(Path(path), read_only=True)) as before:
+                mark.check(path, before)
         if self._writing:
             # DuckDB makes the WAL and spill files itself, at any time while it is open.
             hold_private_umask()
@@ -72,6 +80,12 @@ class Store:
             self._release_umask()
             raise
         self.read_only = read_only
+        if read_only:
+            try:
+                mark.check(path, self.con)  # before the tables: a lost log may hold them all
+            except CannotOpenStore:
+                self.con.close()
+                raise
         if read_only and not self._has_table("events"):
             # a DuckDB file feastlog never wrote (or a copy without its .wal): refused whole
             # here, rather than as a failed read of each table a command reaches for
@@ -86,6 +100,8 @@ class Store:
             if not read_only:
                 self._upgrade()
             self._next_n = self._count_listed() + 1
+            if not read_only:
+                self._mark = mark.Mark(path, mark.held_by(self.con))
             # point look-ups from the event loop (seat tokens) use their own connection
             self._lookups = self.con.cursor()
             self._appenders: dict[tuple[str, tuple[str, ...]], duckdb.Appender] = {}
@@ -94,6 +110,10 @@ class Store:
             self.con.close()
             self._release_umask()
             raise open_error(Path(path), error) from error
+        except CannotOpenStore:
+            self.con.close()
+            self._release_umask()
+            raise
 
     def _has_commitments(self) -> bool:
         """Whether the events table has its commitment column (a read-only older file has not)."""
@@ -104,11 +124,23 @@ class Store:
         return bool(found and found[0])
 
     def close(self) -> None:
-        """Close the file (checkpointing the write-ahead log)."""
+        """Close the file, its write-ahead log folded into it first.
+
+        DuckDB checkpoints on its own at close only when this connection wrote: a log it
+        replayed at open and nothing since would stay beside the file.
+        """
         self._appenders.clear()
-        self._lookups.close()
-        self.con.close()
-        self._release_umask()
+        try:
+            if self._mark is not None:
+                if os.path.exists(f"{self.path}.wal"):
+                    translated(lambda: self.con.execute("CHECKPOINT"))()
+                self._remark()
+                self._mark.close()
+                self._mark = None
+        finally:
+            self._lookups.close()
+            self.con.close()
+            self._release_umask()
 
     def _release_umask(self) -> None:
         if self._writing:
@@ -183,6 +215,10 @@ class Store:
                 for statement in statements.written:
                     self._run(statement)
         self._next_n += listed
+        if self._mark is not None:
+            rows = [g.genesis for g in batch.games if g.genesis is not None] + batch.rows
+            tally = self._mark.tally.after(rows, listed, len(batch.rejections), len(batch.entropy))
+            self._mark.write(tally)
 
     def _run(self, statement: tuple[str, list[Any]] | Appended) -> None:
         if isinstance(statement, Appended):
@@ -229,7 +265,13 @@ class Store:
         if held == 0 or held < least:
             return 0
         self.con.execute("CHECKPOINT")
+        self._remark()
         return held
+
+    def _remark(self) -> None:
+        """Mark the files as a write other than a batch has left them."""
+        if self._mark is not None:
+            self._mark.write(self._mark.tally)
 
     @translated
     def game_ids(self) -> list[str]:
@@ -392,7 +434,10 @@ class Store:
         ).fetchone()
         if found is not None and found[0] == "":
             return False
-        self.con.execute("INSERT OR REPLACE INTO arbiters VALUES (?, ?, ?, '')", [name, digest, at])
+        with self._arbiters_changing((name, at)):
+            self.con.execute(
+                "INSERT OR REPLACE INTO arbiters VALUES (?, ?, ?, '')", [name, digest, at]
+            )
         return True
 
     @translated
@@ -403,8 +448,25 @@ class Store:
         ).fetchone()
         if not found or not found[0]:
             return False
-        self.con.execute("UPDATE arbiters SET revoked_at = ? WHERE name = ?", [at, name])
+        with self._arbiters_changing((name, "", at)):
+            self.con.execute("UPDATE arbiters SET revoked_at = ? WHERE name = ?", [at, name])
         return True
+
+    @contextlib.contextmanager
+    def _arbiters_changing(self, change: tuple[str, ...]) -> Iterator[None]:
+        """Mark the arbiters as either before or after ``change`` while it commits."""
+        if self._mark is None:
+            yield
+            return
+        before = self._mark.tally
+        after = mark.arbiters_digest(self.con, change)
+        self._mark.write(replace(before, arbiters=(*before.arbiters[:1], after)))
+        try:
+            yield
+        except BaseException:
+            self._mark.write(before)
+            raise
+        self._mark.write(replace(before, arbiters=(after,)))
 
     @translated
     def arbiters(self) -> list[tuple[str, str, str]]:
@@ -509,6 +571,7 @@ class Store:
         with transaction(self.con):
             count = outcomes.adopt(self.con, paths)
             self._set_meta("projection", projection.VERSION)
+        self._remark()
         return count
 
     def reader(self) -> Store:
@@ -520,6 +583,7 @@ class Store:
         other.path, other.read_only, other._next_n = self.path, True, self._next_n
         other.row_columns = self.row_columns
         other._writing = False  # the umask is held by the store that opened the file
+        other._mark = None  # and the mark written by it
         return other
 
     @translated
@@ -528,6 +592,7 @@ class Store:
         with transaction(self.con):
             count = outcomes.rebuild(self.con, projected)
             self._set_meta("projection", projection.VERSION)
+        self._remark()
         return count
 
 
