@@ -24,11 +24,11 @@ import grpc
 from feastlog.cli.output import Bounded
 from feastlog.replay.engine import Viewer
 from feastlog.replay.visibility import seen
-from feastlog.service.benchdata import Built, build, build_store, store_games
-from feastlog.service.bulk import default_workers, read_and_decode
-from feastlog.service.offline import OfflineFile
-from feastlog.service.season import audit_all
-from feastlog.service.server import create_server
+from feastlog.service.app.bulk import default_workers, read_and_decode
+from feastlog.service.app.offline import OfflineFile
+from feastlog.service.app.season import audit_all
+from feastlog.service.bench.data import Built, build, build_store, store_games
+from feastlog.service.grpc.server import create_server
 from feastlog.v1 import replay_service_pb2, replay_service_pb2_grpc
 
 

@@ -40,7 +40,7 @@ from feastlog.cli.wire import bearer, new_game, open_channel, play_with_bots, sp
 from feastlog.replay.games import kinds
 from feastlog.replay.history import refold
 from feastlog.replay.record import COMMAND
-from feastlog.service.benchdata import build, stored_games
+from feastlog.service.bench.data import build, stored_games
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2

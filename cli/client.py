@@ -40,17 +40,17 @@ from feastlog.cli.errors import (
 from feastlog.cli.narrate import Seen
 from feastlog.cli.target import Target, require_file
 from feastlog.cli.wire import as_dict, bearer, open_blocking_channel
+from feastlog.presentation.narrative import check_viewer
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, MalformedCommand, PackError, RuleViolation, Viewer
 from feastlog.replay.export import read_record_file
-from feastlog.replay.narrative import check_viewer
 from feastlog.replay.standings import exact
-from feastlog.service import offline
-from feastlog.service.auth import ORGANISER, OrganiserKeyError
-from feastlog.service.errors import KNOWN, BadRequest, WaitingForEntropy, describe
-from feastlog.service.limits import check_fields
-from feastlog.service.reads import MAX_PAGE_SIZE
-from feastlog.service.servicers.convert import rejection_message
+from feastlog.service.app import offline
+from feastlog.service.app.auth import ORGANISER, OrganiserKeyError
+from feastlog.service.app.errors import KNOWN, BadRequest, WaitingForEntropy, describe
+from feastlog.service.app.reads import MAX_PAGE_SIZE
+from feastlog.service.grpc.guard import check_fields
+from feastlog.service.grpc.servicers.convert import rejection_message
 from feastlog.service.store import CannotOpenStore, StoreLocked
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
@@ -65,7 +65,7 @@ from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
 if TYPE_CHECKING:
-    from feastlog.service.server import Running
+    from feastlog.service.grpc.server import Running
 
 T = TypeVar("T")
 
@@ -743,7 +743,7 @@ class Offline(Client):
 def embedded(target: Target) -> Online:
     """An Online client over a server started here on the target's file (port 0)."""
     # only a command that writes to a file no server holds needs the server's modules
-    from feastlog.service.server import CannotListen, create_server
+    from feastlog.service.grpc.server import CannotListen, create_server
 
     # its log is the user's terminal: an incident in one line, not a page of traceback
     log = ServerLog()

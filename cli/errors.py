@@ -111,8 +111,8 @@ def output_file(path: str) -> str:
     the JSON of one game.
     """
     from feastlog.service.announce import SUFFIX  # the service only when an output is named
-    from feastlog.service.auth import KEY_FILE
-    from feastlog.service.store.mark import SUFFIX as MARK
+    from feastlog.service.app.auth import KEY_FILE
+    from feastlog.service.store.duckdb.mark import SUFFIX as MARK
 
     if not path:
         raise usage("an output file needs a name (it was empty)")

@@ -22,7 +22,7 @@ from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
 from feastlog.replay.audit import summary_line
-from feastlog.service.bounds import FIELD_BOUNDS
+from feastlog.service.app.bounds import FIELD_BOUNDS
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 

@@ -18,13 +18,13 @@ from typing import Any
 from feastlog.cli.client import Client, Offline, Online
 from feastlog.cli.errors import cannot_write, output_file
 from feastlog.cli.wire import as_dict
+from feastlog.presentation.page import page_data, render_page
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, Fact, Viewer
-from feastlog.replay.page import page_data, render_page
 from feastlog.replay.record import Row
 from feastlog.replay.visibility import refusals_for
-from feastlog.service.auth import ORGANISER
-from feastlog.service.offline import OfflineRecord, answer
+from feastlog.service.app.auth import ORGANISER
+from feastlog.service.app.offline import OfflineRecord, answer
 from feastlog.service.store import Rejection
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import replay_service_pb2 as rpb

@@ -33,8 +33,9 @@ import click
 from feastlog.cli.output import Bounded, counts
 from feastlog.cli.season import audit_all, export_all
 from feastlog.cli.wire import open_channel, spawn_server
-from feastlog.service import bulk
-from feastlog.service.benchdata import (
+from feastlog.service.app import bulk
+from feastlog.service.app.season import import_into, record_texts, verify_records
+from feastlog.service.bench.data import (
     PER_TOURNAMENT,
     Built,
     audit_report_of,
@@ -42,7 +43,6 @@ from feastlog.service.benchdata import (
     build_store,
     count_games,
 )
-from feastlog.service.season import import_into, record_texts, verify_records
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb

@@ -18,9 +18,9 @@ import click
 from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
 from feastlog.cli.output import Bounded, echo_lines
 from feastlog.replay.engine import how_many
-from feastlog.service import bulk, season
-from feastlog.service.errors import CannotOpenStore
-from feastlog.service.season import RUNNING, ImportClash
+from feastlog.service.app import bulk, season
+from feastlog.service.app.errors import CannotOpenStore
+from feastlog.service.app.season import RUNNING, ImportClash
 
 
 class SeasonError(CliError):

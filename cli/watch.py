@@ -21,7 +21,7 @@ from feastlog.cli.output import Bounded, echo_lines
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
 from feastlog.replay.record import GENESIS, SEED_REVEAL
-from feastlog.service.errors import WaitingForEntropy
+from feastlog.service.app.errors import WaitingForEntropy
 
 WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy
 

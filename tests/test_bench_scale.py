@@ -10,7 +10,7 @@ import pytest
 
 from feastlog.cli.scale_bench import served_figures, templates
 from feastlog.cli.wire import spawn_server
-from feastlog.service.benchdata import build_store
+from feastlog.service.bench.data import build_store
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 

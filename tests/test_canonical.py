@@ -23,7 +23,7 @@ from feastlog.replay import canonical, games
 from feastlog.replay.canonical import canonical_bytes, canonical_bytes_slow
 from feastlog.replay.history import refold
 from feastlog.replay.record import FORMAT_1, FORMAT_2, Row, commitment_of
-from feastlog.service.benchdata import build
+from feastlog.service.bench.data import build
 from feastlog.v1 import record_pb2
 from tests.test_fixtures import EVERY, load
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.service.auth import KEY_FILE
+from feastlog.service.app.auth import KEY_FILE
 from tests.serverutil import ThreadedServer
 
 SEED = "01" * 32

@@ -7,7 +7,7 @@ from pathlib import Path
 
 CLI = Path(__file__).resolve().parents[1] / "cli"
 # What only service/ may touch: the driver, the store, the application and its database.
-FORBIDDEN_MODULES = ("duckdb", "feastlog.service.app", "feastlog.service.live")
+FORBIDDEN_MODULES = ("duckdb", "feastlog.service.app.application", "feastlog.service.app.live")
 FORBIDDEN_NAMES = {"Store", "Database", "Games"}
 
 

@@ -18,8 +18,8 @@ from click.testing import CliRunner, Result
 
 from feastlog.cli.main import cli
 from feastlog.service import announce
-from feastlog.service.store.mark import SUFFIX as MARK_SUFFIX
-from feastlog.service.tls import Tls
+from feastlog.service.grpc.tls import Tls
+from feastlog.service.store.duckdb.mark import SUFFIX as MARK_SUFFIX
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
 from feastlog.v1 import game_service_pb2 as pb
@@ -453,7 +453,7 @@ def test_the_web_pages_speak_tls_with_the_servers_certificate(tmp_path: Path) ->
     import urllib.request
 
     from feastlog.cli.serve import web_tls
-    from feastlog.service.web import serve_http
+    from feastlog.service.web.server import serve_http
 
     pki = make_pki(tmp_path)
     tls = Tls.load(str(pki.server_cert), str(pki.server_key), None)

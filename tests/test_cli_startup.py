@@ -39,9 +39,9 @@ HEAVY = (
     "grpc",
     "duckdb",
     "psycopg",
-    "feastlog.service.server",
-    "feastlog.service.web",
-    "feastlog.service.benchdata",
+    "feastlog.service.grpc.server",
+    "feastlog.service.web.server",
+    "feastlog.service.bench.data",
     "feastlog.cli.bench",
     "feastlog.cli.audit_bench",
     "feastlog.cli.scale_bench",
@@ -57,8 +57,8 @@ OTHER_COMMANDS = (
     "feastlog.cli.play",
     "feastlog.cli.game_commands",
     "feastlog.cli.audit_commands",
-    "feastlog.service.benchdata",
-    "feastlog.service.season",
+    "feastlog.service.bench.data",
+    "feastlog.service.app.season",
 )
 
 
@@ -105,7 +105,7 @@ def test_the_group_and_its_help_import_no_command() -> None:
 def test_serve_imports_the_server_and_none_of_the_other_commands() -> None:
     code, output, modules = imported_by("serve", "--help")
     assert code == 0 and "--http" in output
-    assert "feastlog.service.server" in modules
+    assert "feastlog.service.grpc.server" in modules
     assert loaded(modules, OTHER_COMMANDS) == []
     assert "aiohttp" not in modules  # the web pages' server: only with --http
     assert "psycopg" not in modules  # PostgreSQL's driver: only for a shared store

@@ -22,7 +22,7 @@ from feastlog.replay.fold import state_hash, step
 from feastlog.replay.history import begin, new_genesis
 from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from feastlog.replay.text import escaped, plain_number, unprintable
-from feastlog.service.follow import parse
+from feastlog.service.store.postgres.follow import parse
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb

@@ -24,14 +24,8 @@ import pytest
 from feastlog.replay.fold import state_hash
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.history import begin, new_genesis
-from feastlog.service.store import (
-    Batch,
-    NewGame,
-    Rejection,
-    Store,
-    StoreConflict,
-    StoreUnavailable,
-)
+from feastlog.service.store import Batch, NewGame, Rejection, StoreConflict, StoreUnavailable
+from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from tests.botutil import KINDS, PLAYERS, Ack, check_stored, refolded_state_hash

@@ -7,7 +7,7 @@ deleted.  Then every way of opening the file (a server, an offline read, an offl
 write) either finds every acknowledged game, or refuses with the files byte for byte as
 they were; ``feastlog recover`` keeps the damaged log aside and says what was lost.
 
-What DuckDB does on its own (``service/store/mark.py``): it refuses a log in which an
+What DuckDB does on its own (``service/store/duckdb/mark.py``): it refuses a log in which an
 entry's checksum fails, and replays nothing, or a prefix, of a log whose header is
 damaged or that is cut short, without a word; the commit mark catches those.
 """
@@ -29,8 +29,9 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.service.store import CannotOpenStore, Store
-from feastlog.service.store.mark import mark_path, read, recover, wal_path
+from feastlog.service.store import CannotOpenStore
+from feastlog.service.store.duckdb import Store
+from feastlog.service.store.duckdb.mark import mark_path, read, recover, wal_path
 from tests.serverutil import ProcessServer, create, play_to_end, stub
 
 KEY = "org_" + "w" * 40

@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.service.store_api import redacted, shown
+from feastlog.service.store.port import redacted, shown
 
 SHOWN = [
     ("postgresql://u:SECRETPW@db:5432/x", "postgresql://u@db:5432/x"),

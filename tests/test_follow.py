@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import replace
 
-from feastlog.service.follow import Follower, parse
-from feastlog.service.live import live_from_store
+from feastlog.service.app.live import live_from_store
 from feastlog.service.store import Batch, StoredGame
-from feastlog.service.store_pg import PgStore
+from feastlog.service.store.postgres import PgStore
+from feastlog.service.store.postgres.follow import Follower, parse
 from tests.recordutil import build, games_batch
 
 

@@ -7,10 +7,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from feastlog.service import writer
-from feastlog.service.store import Batch, Rejection
-from feastlog.service.store_process import ProcessStore, games_to_register
-from feastlog.service.writer import Database
+from feastlog.service.store import Batch, Rejection, writer
+from feastlog.service.store.process import ProcessStore, games_to_register
+from feastlog.service.store.writer import Database
 from tests.recordutil import build, games_batch
 
 

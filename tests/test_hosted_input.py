@@ -29,8 +29,8 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2 as v1alpha
 
 from feastlog.cli.wire import error_info
-from feastlog.service.limits import hosted_requests, methods, request_limit, server_options
-from feastlog.service.server import FEASTLOG_SERVICES, SERVICE_NAMES
+from feastlog.service.grpc.guard import hosted_requests, methods, request_limit, server_options
+from feastlog.service.grpc.server import FEASTLOG_SERVICES, SERVICE_NAMES
 from tests.hostileutil import UNDECODABLE, hostile_payloads, varint
 from tests.serverutil import ProcessServer, ThreadedServer, bearer
 

@@ -13,16 +13,16 @@ import pytest
 
 from feastlog.replay import games
 from feastlog.replay.engine import PackError, pack_source, unknown_pack_key
-from feastlog.service import reads
-from feastlog.service.auth import Credentials, check_arbiter_name
-from feastlog.service.errors import (
+from feastlog.service.app import reads
+from feastlog.service.app.auth import Credentials, check_arbiter_name
+from feastlog.service.app.errors import (
     BadRequest,
     FieldTooLong,
     Unauthenticated,
     UndecodableRequest,
     UnknownFields,
 )
-from feastlog.service.limits import (
+from feastlog.service.grpc.guard import (
     REFUSED_BODY_KEPT,
     RefusalBudget,
     Refused,

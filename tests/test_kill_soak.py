@@ -24,7 +24,7 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.cli.wire import bearer, new_game, reason_of
-from feastlog.service.store import Store
+from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from tests.botutil import KINDS, PLAYERS, Ack, check_stored, next_move, submit_request

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from feastlog.service.requestlog import GRPC_LOGGER, quiet_metadata_values
+from feastlog.service.grpc.requestlog import GRPC_LOGGER, quiet_metadata_values
 
 
 def test_grpcs_line_about_an_undecodable_metadata_value_keeps_the_value_out(

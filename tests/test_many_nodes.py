@@ -23,7 +23,7 @@ from typing import TypeVar
 import grpc
 
 from feastlog.cli.wire import bearer, new_game, open_channel, reason_of
-from feastlog.service.store_pg import PgStore
+from feastlog.service.store.postgres import PgStore
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb

@@ -1,4 +1,4 @@
-"""Offline reads (service/offline.py): the application's read use cases over a DuckDB
+"""Offline reads (service/app/offline.py): the application's read use cases over a DuckDB
 file no server holds, or an exported record, with the same visibility policy."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 
 from feastlog.replay.export import export_record, to_text
 from feastlog.replay.visibility import Hidden
-from feastlog.service.auth import ORGANISER, Caller
-from feastlog.service.errors import GameNotFound, SealedRecord, Unauthenticated
-from feastlog.service.offline import OfflineFile, OfflineRecord, answer, answers, open_offline
+from feastlog.service.app.auth import ORGANISER, Caller
+from feastlog.service.app.errors import GameNotFound, SealedRecord, Unauthenticated
+from feastlog.service.app.offline import OfflineFile, OfflineRecord, answer, answers, open_offline
 from tests.recordutil import Built, build, store_games
 
 ANYONE = Caller("anonymous")

@@ -41,7 +41,7 @@ def test_the_wheel_installs_everything_under_feastlog(tmp_path: Path) -> None:
     for module in (
         "feastlog/v1/game_service_pb2.py",
         "feastlog/replay/fold.py",
-        "feastlog/service/server.py",
+        "feastlog/service/grpc/server.py",
         "feastlog/cli/main.py",
     ):
         assert module in names
@@ -52,6 +52,6 @@ def test_the_wheel_installs_everything_under_feastlog(tmp_path: Path) -> None:
         assert any(
             n.startswith(f"feastlog/replay/games/{game}/") and n.endswith(".toml") for n in names
         )
-    assert any(n.startswith("feastlog/replay/page/") and n.endswith(".js") for n in names)
+    assert any(n.startswith("feastlog/presentation/page/") and n.endswith(".js") for n in names)
     entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     assert "feastlog = feastlog.cli.entry:main" in zipfile.ZipFile(wheel).read(entry).decode()

@@ -19,17 +19,18 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
+from feastlog.presentation.page import apply_patch, csp_hash, view_patch
+from feastlog.presentation.page_cards import faces_for, strings_in
 from feastlog.replay import visibility
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
 from feastlog.replay.export import export_record, to_text
 from feastlog.replay.history import refold
-from feastlog.replay.page import apply_patch, csp_hash, view_patch
-from feastlog.replay.page_cards import faces_for, strings_in
-from feastlog.service.auth import ORGANISER
-from feastlog.service.live import live_from_folded
-from feastlog.service.offline import OfflineFile, answer
-from feastlog.service.pages import page_html
-from feastlog.service.store import Batch, Rejection, Store
+from feastlog.service.app.auth import ORGANISER
+from feastlog.service.app.live import live_from_folded
+from feastlog.service.app.offline import OfflineFile, answer
+from feastlog.service.store import Batch, Rejection
+from feastlog.service.store.duckdb import Store
+from feastlog.service.web.pages import page_html
 from feastlog.v1 import game_service_pb2 as pb
 from tests.recordutil import Built, build, store_games
 from tests.serverutil import create, play_to_end, stub, view_of

@@ -15,12 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
+from feastlog.presentation.narrative import row_lines
+from feastlog.presentation.page_cards import strings_in
 from feastlog.replay import visibility
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.narrative import row_lines
-from feastlog.replay.page_cards import strings_in
-from feastlog.service.offline import OfflineFile
-from feastlog.service.store import Batch, Rejection, Store
+from feastlog.service.app.offline import OfflineFile
+from feastlog.service.store import Batch, Rejection
+from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.pagecheck import READ, READ_EVERY_STEP, table_problems
 from tests.recordutil import Built, build, store_games

@@ -6,7 +6,7 @@ import pytest
 
 from feastlog.replay.engine import PackError
 from feastlog.replay.games.picky_eaters import ENGINE
-from feastlog.service.commands import new_pack
+from feastlog.service.app.commands import new_pack
 from tests.test_picky_eaters_helpers import PACK
 
 PRINTED_GUESTS = {

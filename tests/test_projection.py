@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from feastlog.cli.main import cli
 from feastlog.replay.history import refold
 from feastlog.replay.standings import exact, result_of, standings
-from feastlog.service import projection
-from feastlog.service.store import Store, outcomes
+from feastlog.service.store import projection
+from feastlog.service.store.duckdb import Store, outcomes
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb

@@ -41,8 +41,8 @@ from feastlog.replay.games.picky_eaters import flow as pe_flow
 from feastlog.replay.games.picky_eaters import moves as pe_moves
 from feastlog.replay.history import genesis_of, refold
 from feastlog.replay.record import COMMAND, FORMAT_1, FORMAT_2, ZERO_HASH, Row, commitment_of, seal
-from feastlog.service.auth import ORGANISER
-from feastlog.service.offline import answer, open_offline
+from feastlog.service.app.auth import ORGANISER
+from feastlog.service.app.offline import answer, open_offline
 from feastlog.v1 import record_pb2
 from tests.recordutil import Built, build, store_games
 

@@ -18,8 +18,8 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.replay.export import verify_document
-from feastlog.service.auth import token_sha256
-from feastlog.service.store import SCHEMA
+from feastlog.service.app.auth import token_sha256
+from feastlog.service.store.duckdb import SCHEMA
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb

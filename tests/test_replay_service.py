@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.cli.wire import as_dict
-from feastlog.service.store import Store
+from feastlog.service.store.duckdb import Store
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import bon_appetit_pb2 as ba

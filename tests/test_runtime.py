@@ -95,7 +95,7 @@ LIGHT = textwrap.dedent(
     import sys
     import feastlog.cli.entry
     assert "click" not in sys.modules and "grpc" not in sys.modules, "the script is heavy"
-    import feastlog.service.bulk, feastlog.service.season
+    import feastlog.service.app.bulk, feastlog.service.app.season
     assert "psycopg" not in sys.modules, "a DuckDB worker imports psycopg"
     assert "aiohttp" not in sys.modules and "click" not in sys.modules
     print("ok")

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.service import bulk
-from feastlog.service.benchdata import build, build_store, store_games
-from feastlog.service.season import audit_all
-from feastlog.service.store import Store
+from feastlog.service.app import bulk
+from feastlog.service.app.season import audit_all
+from feastlog.service.bench.data import build, build_store, store_games
+from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ThreadedServer, create, error_info, stub
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.replay import fold, games
-from feastlog.service import commands
+from feastlog.service.app import commands
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
@@ -466,7 +466,7 @@ def test_concurrent_commands_share_group_commits(tmp_path: Path) -> None:
 def test_finished_games_beyond_the_limit_are_folded_out_and_reload_identically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from feastlog.service import live
+    from feastlog.service.app import live
 
     monkeypatch.setattr(live, "FINISHED_KEPT", 2)
     server = ThreadedServer(tmp_path / "cache.duckdb")
@@ -556,7 +556,7 @@ def test_an_organisers_pack_is_read_while_other_calls_are_answered(
     from concurrent.futures import ThreadPoolExecutor
 
     from feastlog.replay.games import engine as engine_of
-    from feastlog.service import commands
+    from feastlog.service.app import commands
 
     answered = threading.Event()
     opened = commands.open_game

@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.service.auth import (
+from feastlog.service.app.auth import (
     KEY_ENV,
     KEY_FILE,
     KEY_MIN_LENGTH,
@@ -29,8 +29,8 @@ from feastlog.service.auth import (
     organiser_key,
 )
 from feastlog.service.files import write_new_private_file
-from feastlog.service.server import SERVER_OPTIONS, CannotListen, check_port_free, listen
-from feastlog.service.store import Store
+from feastlog.service.grpc.server import SERVER_OPTIONS, CannotListen, check_port_free, listen
+from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ProcessServer, create, play_to_end, stub
 

@@ -25,12 +25,11 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.replay.audit import verify
-from feastlog.service import projection
-from feastlog.service.errors import CannotOpenStore, StoreConflict
-from feastlog.service.store import Batch, NewGame, Rejection
-from feastlog.service.store_api import EventStore, open_store, shown
-from feastlog.service.store_pg import PgStore
-from feastlog.service.store_process import ProcessStore, games_to_register
+from feastlog.service.app.errors import CannotOpenStore, StoreConflict
+from feastlog.service.store import Batch, NewGame, Rejection, projection
+from feastlog.service.store.port import EventStore, open_store, shown
+from feastlog.service.store.postgres import PgStore
+from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.v1 import record_pb2
 from tests.pgutil import with_database
 from tests.recordutil import Built, build, games_batch

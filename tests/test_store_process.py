@@ -20,15 +20,14 @@ import pytest
 from feastlog.service.store import (
     Batch,
     CannotOpenStore,
-    Store,
     StoreConflict,
     StoreError,
     StoreLocked,
     StoreUnavailable,
-    opening,
 )
-from feastlog.service.store_process import ProcessStore, StoreGone, games_to_register
-from feastlog.service.writer import Database
+from feastlog.service.store.duckdb import Store, opening
+from feastlog.service.store.process import ProcessStore, StoreGone, games_to_register
+from feastlog.service.store.writer import Database
 from feastlog.v1 import game_service_pb2 as pb
 from tests.recordutil import Built, build, games_batch
 from tests.serverutil import ProcessServer, create, play_to_end, stub

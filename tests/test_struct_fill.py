@@ -13,7 +13,7 @@ from google.protobuf import struct_pb2
 
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, SPECTATOR
-from feastlog.service.servicers.convert import fill_struct, struct
+from feastlog.service.grpc.servicers.convert import fill_struct, struct
 from tests.test_typed_views import SEEDS, playout
 
 

@@ -10,8 +10,9 @@ import grpc
 import pytest
 
 from feastlog.cli.wire import as_dict
-from feastlog.replay import games, typed
-from feastlog.service.servicers.convert import KIND_OF_ENUM, participant, participant_text
+from feastlog.presentation import typed
+from feastlog.replay import games
+from feastlog.service.grpc.servicers.convert import KIND_OF_ENUM, participant, participant_text
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from feastlog.replay import fold, games, typed
+from feastlog.presentation import typed
+from feastlog.replay import fold, games
 from feastlog.replay.engine import ARBITER, SPECTATOR, Fact, Viewer
 from feastlog.v1 import record_pb2, view_pb2
 

@@ -49,7 +49,7 @@ from feastlog.replay.engine import (
 from feastlog.replay.fold import RECORD_RULES, Table
 from feastlog.replay.history import refold
 from feastlog.replay.rng import Rng
-from feastlog.service.projection import Ending, outcome_rows
+from feastlog.service.store.projection import Ending, outcome_rows
 from feastlog.v1 import record_pb2
 from tests.contract.kits import KITS
 from tests.recordutil import build
