@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from feastlog.cli.client import Client, Offline, Online
+from feastlog.cli.client import Client
 from feastlog.cli.errors import cannot_write, output_file
 from feastlog.cli.wire import as_dict
 from feastlog.presentation.page import page_data, render_page
@@ -64,7 +64,7 @@ def bundled_pack(genesis: Any) -> Any:
     )
 
 
-def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str:
+def page_from_server(client: Client, game_id: str, viewer: Viewer | None) -> str:
     """The page through a running server, as ``viewer`` (the caller's own view by default)."""
     asked = str(viewer) if viewer else ""
     now = client.call(
@@ -94,19 +94,13 @@ def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str
     return render_page(page_data(genesis, engine, chosen, seen, bundled_pack(genesis), refusals))
 
 
-def page_offline(client: Offline, game_id: str, viewer: Viewer) -> str:
-    """The page from a DuckDB file no server holds, or from an exported record."""
-    return client.page(game_id, viewer)
-
-
 def write_replay_html(client: Client, game_id: str, output: str, viewer: Viewer | None) -> str:
     """Write the page to ``output``; returns a line saying what was written."""
     output_file(output)
-    if isinstance(client, Online):
-        page = page_from_server(client, game_id, viewer)
+    if client.local:  # a DuckDB file no server holds, or an exported record
+        page = client.page(game_id, viewer or ARBITER)
     else:
-        assert isinstance(client, Offline)
-        page = page_offline(client, game_id, viewer or ARBITER)
+        page = page_from_server(client, game_id, viewer)
     data = page.encode("utf-8")
     try:
         Path(output).write_bytes(data)

@@ -31,7 +31,7 @@ from typing import Any
 import click
 
 from feastlog.cli.output import Bounded, counts
-from feastlog.cli.season import audit_all, export_all
+from feastlog.cli.season import audit_file, export_file
 from feastlog.cli.wire import open_channel, spawn_server
 from feastlog.service.app import bulk
 from feastlog.service.app.season import import_into, record_texts, verify_records
@@ -132,7 +132,7 @@ def audited(path: Path, workers: int, every: int) -> tuple[float, float]:
     scan of the same games: the mean of one just before and one just after the audit, so
     that a machine whose load changes weighs on both sides of the ratio alike."""
     rows, before = bulk.read_and_decode(str(path), "", every)
-    _, speed = audit_all(str(path), workers, every=every)
+    _, speed = audit_file(str(path), workers, every=every)
     return speed.rate, 2 * rows / (before + speed.read_seconds)
 
 
@@ -166,7 +166,7 @@ def measure(path: Path, games: int, rows: int, workers: int) -> dict[str, Any]:
     )
     with tempfile.TemporaryDirectory() as folder:
         bundle = Path(folder) / "export.jsonl"
-        export_all(str(path), str(bundle), workers, every=max(1, games // IMPORT_SAMPLE))
+        export_file(str(path), str(bundle), workers, every=max(1, games // IMPORT_SAMPLE))
         start = time.perf_counter()
         checked = verify_records(record_texts([str(bundle)]), workers, lambda _: None)
         _, imported, _ = import_into(str(Path(folder) / "import.duckdb"), checked)

@@ -58,7 +58,7 @@ def offline_file() -> Iterator[None]:
         raise unreachable(unusable.message) from unusable
 
 
-def audit_all(
+def audit_file(
     db_path: str,
     workers: int | None,
     game_kind: str = "",
@@ -75,7 +75,7 @@ def audit_all(
             return season.audit_all(db_path, chosen, bar.update, game_kind, baseline, every)
 
 
-def export_all(
+def export_file(
     db_path: str, output: str, workers: int | None, every: int = 1
 ) -> tuple[int, int, int]:
     """Every game's record (``every``: every k-th) to a JSON Lines file, with a progress bar."""

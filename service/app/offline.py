@@ -9,6 +9,8 @@ take it afterwards; games are folded in this process and kept while the object l
 
 Whoever holds a file holds its seeds already, so offline tools usually ask as the
 organiser (``service.auth.ORGANISER``); a finished game's record is public anyway.
+A record whose rows do not fold (a damaged file, an edited export) is ``DoesNotReplay``,
+whatever the fold raised, as a sealed record is ``SealedRecord``.
 
 The calls are the application's coroutines, but offline nothing in them waits: the
 loaders are plain calls and the folds run in place.  So ``answer`` (and ``answers`` for
@@ -27,11 +29,20 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+from google.protobuf.message import DecodeError
+
 from feastlog.replay.audit import AuditReport
+from feastlog.replay.engine import MalformedCommand, PackError, RuleViolation
 from feastlog.replay.export import BadExport, read_export, read_record_file, verify_read
 from feastlog.replay.history import first_genesis, refold
 from feastlog.replay.record import SEED_REVEAL
-from feastlog.service.app.errors import BadRequest, GameNotFound, SealedRecord, WaitingForEntropy
+from feastlog.service.app.errors import (
+    KNOWN,
+    BadRequest,
+    GameNotFound,
+    SealedRecord,
+    WaitingForEntropy,
+)
 from feastlog.service.app.live import LiveGame, live_from_folded
 from feastlog.service.app.reads import Reads, asked_for
 from feastlog.service.store import Rejection, StoredGame
@@ -40,9 +51,23 @@ from feastlog.v1 import record_pb2
 
 T = TypeVar("T")
 
+# What reading a record's rows raises when they do not fold: its own rows break a rule or
+# a pack, or do not decode (the same, raised by a request, is the request's refusal).
+FOLDING = (RuleViolation, MalformedCommand, PackError)
+UNREADABLE = (ValueError, KeyError, DecodeError, *FOLDING)
+
+
+class DoesNotReplay(SealedRecord):
+    """A record whose rows do not fold: a damaged file, an edited export.  Like a sealed
+    record, it cannot be replayed (FAILED_PRECONDITION), with a reason of its own."""
+
+    reason = "RECORD_DOES_NOT_REPLAY"
+
 
 class Offline(Reads):
     """The read use cases over games folded in this process (see the module doc)."""
+
+    source = "the record"  # the file, in words
 
     def __init__(self) -> None:
         self._folded: dict[str, LiveGame] = {}
@@ -66,17 +91,32 @@ class Offline(Reads):
             self._folded[game_id] = game
         return game
 
+    @contextlib.contextmanager
+    def replaying(self) -> Iterator[None]:
+        """Whatever reading the record's rows raises, when it is not a refusal of its own
+        (an unknown game kind, a game waiting for entropy), as DoesNotReplay."""
+        try:
+            yield
+        except UNREADABLE as bad:
+            if isinstance(bad, KNOWN) and not isinstance(bad, FOLDING):
+                raise
+            raise DoesNotReplay(f"{self.source}: not a record that replays: {bad}") from bad
+
     async def _game(self, game_id: str) -> LiveGame:
-        return self.folded(game_id)
+        with self.replaying():
+            return self.folded(game_id)
 
     async def _stored(self, game_id: str) -> StoredGame:
-        return self.stored(game_id)
+        with self.replaying():
+            return self.stored(game_id)
 
     async def _fold(self, fn: Callable[..., T], *args: Any) -> T:
-        return fn(*args)
+        with self.replaying():
+            return fn(*args)
 
     async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
-        return fn(*args)
+        with self.replaying():
+            return fn(*args)
 
 
 class OfflineFile(Offline):
@@ -84,7 +124,7 @@ class OfflineFile(Offline):
 
     def __init__(self, path: str) -> None:
         super().__init__()
-        self.path = path
+        self.path = self.source = path
 
     @contextlib.contextmanager
     def _store(self) -> Iterator[EventStore]:
@@ -156,7 +196,8 @@ class OfflineRecord(Offline):
         return self._record
 
     async def _game(self, game_id: str) -> LiveGame:
-        return self.folded(game_id or self.game_id)
+        with self.replaying():
+            return self.folded(game_id or self.game_id)
 
     def _audit(self, stored: StoredGame) -> AuditReport:
         return verify_read(self._document, self._read_record)
