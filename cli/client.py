@@ -167,27 +167,27 @@ class Client:
         return InProcessChannel(self.file, ORGANISER)
 
     @cached_property
-    def games(self) -> pb_grpc.GameServiceStub:
+    def game_service(self) -> pb_grpc.GameServiceStub:
         """feastlog.v1.GameService."""
         return pb_grpc.GameServiceStub(self.channel)
 
     @cached_property
-    def replays(self) -> rpb_grpc.ReplayServiceStub:
+    def replay_service(self) -> rpb_grpc.ReplayServiceStub:
         """feastlog.v1.ReplayService."""
         return rpb_grpc.ReplayServiceStub(self.channel)
 
     @cached_property
-    def audits(self) -> apb_grpc.AuditServiceStub:
+    def audit_service(self) -> apb_grpc.AuditServiceStub:
         """feastlog.v1.AuditService."""
         return apb_grpc.AuditServiceStub(self.channel)
 
     @cached_property
-    def tournaments(self) -> tpb_grpc.TournamentServiceStub:
+    def tournament_service(self) -> tpb_grpc.TournamentServiceStub:
         """feastlog.v1.TournamentService."""
         return tpb_grpc.TournamentServiceStub(self.channel)
 
     @cached_property
-    def admin(self) -> adpb_grpc.AdminServiceStub:
+    def admin_service(self) -> adpb_grpc.AdminServiceStub:
         """feastlog.v1.AdminService."""
         return adpb_grpc.AdminServiceStub(self.channel)
 
@@ -255,7 +255,7 @@ class Client:
                 "(or set FEASTLOG_ORGANISER_KEY)"
             )
             raise CliError(f"no organiser key: {hint}", REFUSED)  # as the server would
-        reply = self.call(self.games.CreateGame, pb.CreateGameRequest(**request))
+        reply = self.call(self.game_service.CreateGame, pb.CreateGameRequest(**request))
         return {
             "game_id": reply.game_id,
             "seed_commitment": reply.seed_commitment,
@@ -269,18 +269,18 @@ class Client:
     def join(self, game_id: str, token: str, entropy: bytes) -> tuple[bool, list[int]]:
         """Send a seat's entropy: whether the game started, and who it still waits for."""
         request = pb.JoinGameRequest(game_id=game_id, entropy=entropy)
-        reply = self.call(self.games.JoinGame, request, token)
+        reply = self.call(self.game_service.JoinGame, request, token)
         return reply.started, list(reply.waiting_for)
 
     def view(self, game_id: str, token: str | None = None) -> tuple[int, str, dict[str, Any]]:
         """The table now as the caller sees it: (seq, viewer, view)."""
-        reply = self.call(self.games.GetView, pb.GetViewRequest(game_id=game_id), token)
+        reply = self.call(self.game_service.GetView, pb.GetViewRequest(game_id=game_id), token)
         return reply.seq, reply.viewer, as_dict(reply.view)
 
     def legal(self, game_id: str, token: str) -> tuple[int, list[record_pb2.Command], bool]:
         """The seat's legal commands now: (seq, commands, partial)."""
         request = pb.ListLegalCommandsRequest(game_id=game_id)
-        reply = self.call(self.games.ListLegalCommands, request, token)
+        reply = self.call(self.game_service.ListLegalCommands, request, token)
         return reply.seq, list(reply.commands), reply.partial
 
     def submit(self, game_id: str, token: str, command: record_pb2.Command, seq: int) -> int:
@@ -288,7 +288,7 @@ class Client:
         request = pb.SubmitCommandRequest(
             game_id=game_id, command_id=uuid.uuid4().hex, command=command, expected_seq=seq
         )
-        return int(self.call(self.games.SubmitCommand, request, token).seq)
+        return int(self.call(self.game_service.SubmitCommand, request, token).seq)
 
     def watch(
         self,
@@ -304,7 +304,7 @@ class Client:
         credentials at all."""
         request = pb.WatchGameRequest(game_id=game_id, from_seq=from_seq)
         sent = None if arbiter else bearer(token)
-        for reply in self.stream(self.games.WatchGame, request, metadata=sent):
+        for reply in self.stream(self.game_service.WatchGame, request, metadata=sent):
             yield reply.event
             if to_seq and reply.event.seq >= to_seq:
                 return
@@ -342,7 +342,7 @@ class Client:
         # a file's reader is told which seats and seqs its record has, in the record's
         # words (a server's caller, the server's refusal of the request)
         first = self.call(
-            self.replays.GetStateAt,
+            self.replay_service.GetStateAt,
             rpb.GetStateAtRequest(game_id=game_id, seq=1, viewer="" if self.local else asked),
         )
         if self.local:
@@ -350,7 +350,7 @@ class Client:
         request = rpb.StreamReplayRequest(game_id=game_id, to_seq=at or 0, viewer=asked)
         rows = [
             Seen(e.seq, e.kind, e.actor, [as_dict(f) for f in e.facts], as_dict(e.view))
-            for e in (r.event for r in self.stream(self.replays.StreamReplay, request))
+            for e in (r.event for r in self.stream(self.replay_service.StreamReplay, request))
         ]
         return Replay(first.event.genesis, rows, asked or first.viewer, int(first.last_seq))
 
@@ -359,14 +359,14 @@ class Client:
         RPC draws one; through a server, ``cli.replay_html`` draws its replies)."""
         game_id = self.game(game_id)
         # the game is asked for as any call asks: its id checked, found, folded
-        self.call(self.replays.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, seq=1))
+        self.call(self.replay_service.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, seq=1))
         reads = self.file
         return self.here(lambda: offline.answer(reads.page(ORGANISER, game_id, str(viewer))))
 
     def export(self, game_id: str) -> tuple[str, bool]:
         """A game's export file and whether it is complete (seed revealed)."""
         request = rpb.ExportRecordRequest(game_id=self.game(game_id))
-        reply = self.call(self.replays.ExportRecord, request)
+        reply = self.call(self.replay_service.ExportRecord, request)
         return reply.content.decode(), reply.complete
 
     def export_all(self, output: str, workers: int | None) -> tuple[int, int, int]:
@@ -381,7 +381,7 @@ class Client:
         with Path(output).open("w") as out:
             while True:
                 request = pb.ListGamesRequest(page_size=MAX_PAGE_SIZE, page_token=page)
-                listed = self.call(self.games.ListGames, request)
+                listed = self.call(self.game_service.ListGames, request)
                 for game in listed.games:
                     if game.waiting_for_entropy:
                         continue  # no record yet: its genesis is written when it starts
@@ -395,7 +395,7 @@ class Client:
     def audit(self, game_id: str) -> dict[str, Any]:
         """One game's audit report."""
         request = apb.VerifyGameRequest(game_id=self.game(game_id))
-        return report_dict(self.call(self.audits.VerifyGame, request).report)
+        return report_dict(self.call(self.audit_service.VerifyGame, request).report)
 
     def audit_all(self, workers: int | None) -> list[dict[str, Any]]:
         """Every game's audit report, with a progress bar.  On a file, over ``workers``
@@ -412,7 +412,7 @@ class Client:
         found: list[dict[str, Any]] = []
         bar: Any = None
         try:
-            for each in self.stream(self.audits.VerifyAllGames, apb.VerifyAllGamesRequest()):
+            for each in self.stream(self.audit_service.VerifyAllGames, apb.VerifyAllGamesRequest()):
                 if bar is None:
                     bar = progress(int(each.total), "verifying").__enter__()
                 found.append(report_dict(each.report))
@@ -425,7 +425,7 @@ class Client:
     def explain(self, game_id: str, seq: int) -> tuple[dict[str, Any], list[str]]:
         """One row explained: as data and in words."""
         request = apb.ExplainEventRequest(game_id=self.game(game_id), seq=seq)
-        reply = self.call(self.audits.ExplainEvent, request)
+        reply = self.call(self.audit_service.ExplainEvent, request)
         return as_dict(reply.explanation), list(reply.lines)
 
     def what_if(
@@ -433,15 +433,17 @@ class Client:
     ) -> dict[str, Any]:
         """A command (made for the game's kind) in place of row ``seq``."""
         game_id = self.game(game_id)
-        first = self.call(self.replays.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, seq=1))
+        first = self.call(
+            self.replay_service.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, seq=1)
+        )
         made = command(first.event.genesis.game_kind)
         request = apb.WhatIfRequest(game_id=game_id, seq=seq, actor=actor, command=made)
-        return as_dict(self.call(self.audits.WhatIf, request).details)
+        return as_dict(self.call(self.audit_service.WhatIf, request).details)
 
     def rejections(self, game_id: str) -> list[dict[str, Any]]:
         """A game's refused commands the caller may see (on a file: every one)."""
         request = apb.ListRejectionsRequest(game_id=self.game(game_id))
-        reply = self.call(self.audits.ListRejections, request)
+        reply = self.call(self.audit_service.ListRejections, request)
         return [rejection_dict(r) for r in reply.rejections]
 
     def rule(self, game_id: str, ruling: record_pb2.ArbiterCommand) -> tuple[int, str]:
@@ -449,12 +451,14 @@ class Client:
         request = apb.SubmitRulingRequest(
             game_id=game_id, command_id=uuid.uuid4().hex, ruling=ruling
         )
-        reply = self.call(self.audits.SubmitRuling, request)
+        reply = self.call(self.audit_service.SubmitRuling, request)
         return int(reply.seq), reply.hash
 
     def stats(self, tournament: str) -> list[dict[str, Any]]:
         """Per game kind: games, win rate by seat, a figure."""
-        reply = self.call(self.tournaments.GetStats, tpb.GetStatsRequest(tournament_id=tournament))
+        reply = self.call(
+            self.tournament_service.GetStats, tpb.GetStatsRequest(tournament_id=tournament)
+        )
         return [
             {
                 "game_kind": k.game_kind,
@@ -469,7 +473,7 @@ class Client:
     def standings(self, tournament: str) -> dict[str, Any]:
         """A tournament's standings."""
         request = tpb.GetStandingsRequest(tournament_id=tournament)
-        reply = self.call(self.tournaments.GetStandings, request)
+        reply = self.call(self.tournament_service.GetStandings, request)
         return {
             "standings": [
                 {
@@ -494,7 +498,7 @@ class Client:
             request = pb.ListGamesRequest(
                 game_kind=kind, tournament_id=tournament, page_size=size, page_token=token
             )
-            reply = self.call(self.games.ListGames, request)
+            reply = self.call(self.game_service.ListGames, request)
             found += [
                 {
                     "game_id": g.game_id,
@@ -515,12 +519,14 @@ class Client:
     def arbiters(self, action: str, name: str = "") -> Any:
         """Named arbiters: add (their key), revoke, list."""
         if action == "add":
-            reply = self.call(self.admin.AddArbiter, adpb.AddArbiterRequest(name=name))
+            reply = self.call(self.admin_service.AddArbiter, adpb.AddArbiterRequest(name=name))
             return {"name": reply.name, "key": reply.key}
         if action == "revoke":
-            reply = self.call(self.admin.RevokeArbiter, adpb.RevokeArbiterRequest(name=name))
+            reply = self.call(
+                self.admin_service.RevokeArbiter, adpb.RevokeArbiterRequest(name=name)
+            )
             return {"name": reply.name, "revoked_at": reply.revoked_at}
-        reply = self.call(self.admin.ListArbiters, adpb.ListArbitersRequest())
+        reply = self.call(self.admin_service.ListArbiters, adpb.ListArbitersRequest())
         return [
             {"name": a.name, "added_at": a.added_at, "revoked_at": a.revoked_at or None}
             for a in reply.arbiters

@@ -68,9 +68,11 @@ def page_from_server(client: Client, game_id: str, viewer: Viewer | None) -> str
     """The page through a running server, as ``viewer`` (the caller's own view by default)."""
     asked = str(viewer) if viewer else ""
     now = client.call(
-        client.replays.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, viewer=asked)
+        client.replay_service.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, viewer=asked)
     )
-    refused = client.call(client.audits.ListRejections, apb.ListRejectionsRequest(game_id=game_id))
+    refused = client.call(
+        client.audit_service.ListRejections, apb.ListRejectionsRequest(game_id=game_id)
+    )
     chosen = Viewer.parse(now.viewer)
     rejections = [rejection_of(game_id, r) for r in refused.rejections]
     revealed = any(as_dict(f).get("type") == "seed_revealed" for f in now.event.facts)
@@ -79,7 +81,7 @@ def page_from_server(client: Client, game_id: str, viewer: Viewer | None) -> str
         record = OfflineRecord(text, game_id)
         return answer(record.page(ORGANISER, game_id, str(chosen)))
     request = rpb.StreamReplayRequest(game_id=game_id, viewer=asked)
-    events = [r.event for r in client.stream(client.replays.StreamReplay, request)]
+    events = [r.event for r in client.stream(client.replay_service.StreamReplay, request)]
     genesis = events[0].genesis
     seen = [
         EventStep(
