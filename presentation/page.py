@@ -248,7 +248,7 @@ def page_data(
 @lru_cache(maxsize=8)
 def asset(name: str) -> str:
     """A file of the page's package data (``page.css``, ``page.js``, ``board.js``)."""
-    return (resources.files("feastlog.replay") / "page" / name).read_text(encoding="utf-8")
+    return (resources.files("feastlog.presentation") / "page" / name).read_text(encoding="utf-8")
 
 
 def csp_hash(text: str) -> str:
