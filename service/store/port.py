@@ -26,6 +26,9 @@ if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value pic
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+# How a server's store process is started (``process/``), its parent's pid after it: the
+# DuckDB adapter knows by it a dead server's child still holding a file's lock.
+STORE_PROCESS = "feastlog.service.store.process.child"
 
 
 class EventStore(Protocol):

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from feastlog.replay import games
 from feastlog.service.incidents import new_incident_id
-from feastlog.service.store.duckdb.opening import STORE_PROCESS
 from feastlog.service.store.errors import CannotOpenStore, StoreUnavailable
+from feastlog.service.store.port import STORE_PROCESS
 from feastlog.service.store.process.wire import (
     CHANNELS,
     outcome,
@@ -259,7 +259,7 @@ class ProcessStore(StoreClient):
                 [
                     sys.executable,
                     "-m",
-                    STORE_PROCESS,  # the parent's pid follows: see opening._held_by_orphan
+                    STORE_PROCESS,  # the parent's pid follows: see duckdb/opening._held_by_orphan
                     str(os.getpid()),
                     *(str(s.fileno()) for s in theirs),
                 ],
