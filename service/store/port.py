@@ -15,7 +15,7 @@ the store failed, ``CannotOpenStore`` when it cannot be opened), once, in its mo
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
@@ -51,6 +51,13 @@ class EventStore(Protocol):
         Raises ``StoreConflict`` when a row's (game_id, seq), a sender's command_id in a
         game or another key is taken already: the writer's memory was behind the log.
         """
+
+    @property
+    def commit(self) -> Callable[[Batch], Awaitable[None]] | None:
+        """How the event loop commits a batch itself, as ``write`` would: set by a store
+        that lives in another process (a message sent and awaited, so that no thread of
+        this one has to win the interpreter lock for it); None, and the writer runs
+        ``write`` on the store's thread."""
 
     def checkpoint(self, least: int) -> int:
         """Fold a write-ahead log of ``least`` bytes or more into the store, in a quiet

@@ -58,6 +58,7 @@ class Store:
     """An open DuckDB file holding game records."""
 
     shared = False  # one writing process per file: this one
+    commit = None  # the writer commits on the store's thread
 
     def __init__(self, path: str, read_only: bool = False, threads: int = 0) -> None:
         """Open ``path``; ``threads`` caps DuckDB's worker threads (0: one per core)."""

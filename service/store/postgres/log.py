@@ -53,6 +53,8 @@ POOL_SIZE = 8
 class PgStore:
     """A PostgreSQL database holding game records, shared by every node that opens it."""
 
+    commit = None  # the writer commits on the store's thread (psycopg lets go of the lock)
+
     def __init__(self, dsn: str, read_only: bool = False, pool_size: int = POOL_SIZE) -> None:
         self.path = shown(dsn)
         self.dsn = dsn  # for the connection that listens to other nodes' commits

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from feastlog.replay import games
@@ -97,6 +97,7 @@ class StoreClient:
     """
 
     shared = False  # one writing process per file: the child of this one
+    commit: Callable[[Batch], Awaitable[None]] | None = None  # the reader's: none
 
     def __init__(self, path: str, read_only: bool, channel: Channel, lookups: Channel) -> None:
         self.path = path
