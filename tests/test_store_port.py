@@ -14,7 +14,8 @@ PACKAGE = "feastlog.service.store"
 ADAPTERS = ("duckdb", "process", "postgres")
 DRIVERS = ("duckdb", "psycopg", "psycopg_pool")
 
-# Everything of the port, and the store process's client: none may load a driver.
+# Everything of the port, the store in memory and the store process's client: none may
+# load a driver.
 DRIVERLESS = (
     PACKAGE,
     f"{PACKAGE}.port",
@@ -22,6 +23,7 @@ DRIVERLESS = (
     f"{PACKAGE}.errors",
     f"{PACKAGE}.projection",
     f"{PACKAGE}.sql",
+    f"{PACKAGE}.memory",
     f"{PACKAGE}.writer",
     f"{PACKAGE}.process",
     f"{PACKAGE}.process.client",
