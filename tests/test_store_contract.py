@@ -124,6 +124,9 @@ def test_a_taken_seq_is_a_conflict_and_changes_nothing(store: EventStore) -> Non
         store.write(Batch(rows=[fork]))
     assert store.rows(game_id(built)) == tuple(built.rows)
     later = replace(built.rows[-1], seq=len(built.rows) + 1, command_id="next")
+    with pytest.raises(StoreConflict):  # the next seq twice in one batch: neither is written
+        store.write(Batch(rows=[later, replace(later, command_id="other", hash="cd" * 32)]))
+    assert store.rows(game_id(built)) == tuple(built.rows)
     store.write(Batch(rows=[later]))  # the next seq is free
     assert store.last_seq(game_id(built)) == len(built.rows) + 1
 
@@ -237,6 +240,8 @@ def test_a_seats_entropy_is_taken_once(store: EventStore) -> None:
     store.write(Batch(games=[draft], entropy=[(game_id(built), 0, b"first")]))
     with pytest.raises(StoreConflict):
         store.write(Batch(entropy=[(game_id(built), 0, b"second")]))
+    with pytest.raises(StoreConflict):  # twice in one batch: neither is written
+        store.write(Batch(entropy=[(game_id(built), 1, b"one"), (game_id(built), 1, b"two")]))
     waiting = store.pending_game(game_id(built))
     assert waiting is not None and waiting.entropy == {0: b"first"}
     assert store.pending_game("g_nobody") is None
@@ -373,16 +378,27 @@ def test_every_tampering_of_the_audit_is_caught_on_each_store(
 # PostgreSQL only: what nodes sharing one database rely on besides the contract above.
 
 
-def test_each_senders_command_id_is_taken_once_per_game_by_the_database(postgres: str) -> None:
-    """A second node that missed a commit cannot append the same command again."""
+@pytest.mark.parametrize("adapter", ["postgresql", "memory"])
+def test_each_senders_command_id_is_taken_once_per_game_by_the_store(
+    adapter: str, request: pytest.FixtureRequest
+) -> None:
+    """A second node that missed a commit cannot append the same command again (nor a
+    writer of the store in memory, which keeps PostgreSQL's key)."""
     built = running(6)
-    store = PgStore(postgres)
+    if adapter == "postgresql":
+        store: EventStore = PgStore(request.getfixturevalue("postgres"))
+    else:
+        store = open_store(MEMORY)
     try:
         store.write(games_batch([built]))
         sent = built.rows[3]
         again = replace(sent, seq=len(built.rows) + 1)
         with pytest.raises(StoreConflict):
             store.write(Batch(rows=[again]))
+        fresh = replace(again, command_id="fresh")
+        with pytest.raises(StoreConflict):  # twice in one batch: neither is written
+            store.write(Batch(rows=[fresh, replace(fresh, seq=fresh.seq + 1)]))
+        assert store.last_seq(game_id(built)) == len(built.rows)
         other_seat = "seat:1" if sent.actor != "seat:1" else "seat:0"
         store.write(Batch(rows=[replace(again, actor=other_seat)]))  # ids are per sender
         assert store.last_seq(game_id(built)) == len(built.rows) + 1
