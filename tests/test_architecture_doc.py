@@ -104,7 +104,7 @@ def doc_tokens() -> list[tuple[str, str, int]]:
 def test_every_path_the_doc_names_exists() -> None:
     missing = []
     for token, base, number in doc_tokens():
-        if not PATH.match(token) or "/" not in token.rstrip("/") and not token.endswith(".py"):
+        if not PATH.match(token) or ("/" not in token.rstrip("/") and not token.endswith(".py")):
             continue
         if not any((ROOT / prefix / token).exists() for prefix in ("", base)):
             missing.append(f"line {number}: {token}")
@@ -119,9 +119,9 @@ def test_every_name_the_doc_names_is_defined() -> None:
             continue
         bare = token.removesuffix("()")
         dotted = "." in bare or token.endswith("()") or bare[:1].isupper()
-        if not dotted or bare.isupper():
-            if not (bare.isupper() and "_" in bare):
-                continue  # a plain word (a table, a column, a command); constants are checked
+        constant = bare.isupper() and "_" in bare
+        if not constant and (not dotted or bare.isupper()):
+            continue  # a plain word (a table, a column, a command); constants are checked
         unknown = [part for part in bare.split(".") if part not in names]
         if unknown:
             missing.append(f"line {number}: {token} ({', '.join(unknown)})")
