@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from feastlog.cli.bench import Planned, plan_games
+from feastlog.cli.benchmarks.serving import Planned, plan_games
 from feastlog.cli.wire import bearer, open_channel, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc

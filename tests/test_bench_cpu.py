@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from feastlog.cli.bench import CpuShare, cpu_seconds, cpu_share, submit_only, with_children
+from feastlog.cli.benchmarks.serving import (
+    CpuShare,
+    cpu_seconds,
+    cpu_share,
+    submit_only,
+    with_children,
+)
 from feastlog.cli.wire import spawn_server
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from feastlog.cli.scale_bench import served_figures, templates
+from feastlog.cli.benchmarks.scale import served_figures, templates
 from feastlog.cli.wire import spawn_server
 from feastlog.service.bench.data import build_store
 

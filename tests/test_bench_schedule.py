@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from feastlog.cli.bench import Submitted, next_slot
+from feastlog.cli.benchmarks.serving import Submitted, next_slot
 
 
 def test_a_command_on_time_goes_at_its_slot() -> None:

@@ -17,6 +17,7 @@ class Recording:
     """A store that records how many refusals each commit carried (one per batch here)."""
 
     shared = False
+    commit = None  # written on the store's thread, as a store in this process is
 
     def __init__(self) -> None:
         self.groups: list[int] = []

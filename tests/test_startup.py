@@ -110,7 +110,7 @@ def test_a_new_store_its_wal_its_key_and_its_folders_are_owner_only_whatever_the
 SPILL = """
 import json, os, sys
 from pathlib import Path
-from feastlog.service.store import Store
+from feastlog.service.store.duckdb import Store
 store = Store(sys.argv[1])
 store.con.execute("SET memory_limit = '8MB'; SET threads = 1; SET enable_progress_bar = false")
 store.con.execute("CREATE TEMP TABLE big AS SELECT range AS x, md5(range::VARCHAR) AS y "

@@ -1,8 +1,8 @@
 """The store contract: what the service needs of an event store, held by every adapter (a
 DuckDB file, the same file served by a child process as a server holds it, a PostgreSQL
-database) under the same tests, as eventsourcing runs one recorder test class against
-every backend. The PostgreSQL-only tests at the end are what many nodes on one database
-need besides: keys in the database, numbering, privileges."""
+database, this process's memory) under the same tests, as eventsourcing runs one recorder
+test class against every backend. The PostgreSQL-only tests at the end are what many nodes
+on one database need besides: keys in the database, numbering, privileges."""
 
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ from click.testing import CliRunner
 from feastlog.cli.main import cli
 from feastlog.replay.audit import verify
 from feastlog.service.app.errors import CannotOpenStore, StoreConflict
+from feastlog.service.bench.data import replica
 from feastlog.service.store import Batch, NewGame, Rejection, projection
-from feastlog.service.store.port import EventStore, open_store, shown
+from feastlog.service.store.port import MEMORY, EventStore, is_memory, open_store, shown
 from feastlog.service.store.postgres import PgStore
 from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.v1 import record_pb2
@@ -56,12 +57,14 @@ def other_in(version: int) -> Built:
     return build(players=2, seed_byte=5, version=version)
 
 
-@pytest.fixture(params=("duckdb", "duckdb-process", "postgresql"))
+@pytest.fixture(params=("duckdb", "duckdb-process", "postgresql", "memory"))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[EventStore]:
     """The store of each adapter, open for writing: a DuckDB file in this process or in a
-    child process of its own (as a server holds it), a PostgreSQL database."""
+    child process of its own (as a server holds it), a PostgreSQL database, memory."""
     if request.param == "postgresql":
         opened = open_store(request.getfixturevalue("postgres"))
+    elif request.param == "memory":
+        opened = open_store(MEMORY)
     elif request.param == "duckdb-process":
         opened = ProcessStore(str(tmp_path / "feastlog.duckdb"), games_to_register() or ())
     else:
@@ -121,6 +124,9 @@ def test_a_taken_seq_is_a_conflict_and_changes_nothing(store: EventStore) -> Non
         store.write(Batch(rows=[fork]))
     assert store.rows(game_id(built)) == tuple(built.rows)
     later = replace(built.rows[-1], seq=len(built.rows) + 1, command_id="next")
+    with pytest.raises(StoreConflict):  # the next seq twice in one batch: neither is written
+        store.write(Batch(rows=[later, replace(later, command_id="other", hash="cd" * 32)]))
+    assert store.rows(game_id(built)) == tuple(built.rows)
     store.write(Batch(rows=[later]))  # the next seq is free
     assert store.last_seq(game_id(built)) == len(built.rows) + 1
 
@@ -216,6 +222,71 @@ def test_a_game_waits_for_seat_entropy_then_starts(store: EventStore) -> None:
     assert loaded is not None and loaded.rows == (built.rows[0],)
 
 
+def test_a_seats_entropy_is_taken_once(store: EventStore) -> None:
+    """Two calls sending one seat's entropy at once: the store's key lets one write win."""
+    built = build(players=2, seed_byte=11, stop_after=0)
+    genesis = record_pb2.Genesis.FromString(built.rows[0].body)
+    draft = NewGame(
+        None,
+        [(n, token_of(n)) for n in built.names],
+        built.seed,
+        genesis.pack_sha256,
+        genesis.game_kind,
+        genesis.pack_id,
+        built.pack_bytes,
+        game_id(built),
+        built.rows[0].body,
+    )
+    store.write(Batch(games=[draft], entropy=[(game_id(built), 0, b"first")]))
+    with pytest.raises(StoreConflict):
+        store.write(Batch(entropy=[(game_id(built), 0, b"second")]))
+    with pytest.raises(StoreConflict):  # twice in one batch: neither is written
+        store.write(Batch(entropy=[(game_id(built), 1, b"one"), (game_id(built), 1, b"two")]))
+    waiting = store.pending_game(game_id(built))
+    assert waiting is not None and waiting.entropy == {0: b"first"}
+    assert store.pending_game("g_nobody") is None
+
+
+def test_named_arbiters_are_added_revoked_and_found_by_their_key(store: EventStore) -> None:
+    first, second = token_of("arb_first"), token_of("arb_second")
+    assert store.add_arbiter("ann", first, "2026-01-01T00:00:01Z")
+    assert not store.add_arbiter("ann", second, "2026-01-01T00:00:02Z")  # she holds one
+    assert store.arbiter_of_key(first) == "ann" and store.arbiter_of_key(second) is None
+    assert store.revoke_arbiter("ann", "2026-01-01T00:00:03Z")
+    assert not store.revoke_arbiter("ann", "2026-01-01T00:00:04Z")  # nothing left to revoke
+    assert not store.revoke_arbiter("bob", "2026-01-01T00:00:04Z")
+    assert store.arbiter_of_key(first) is None
+    assert store.arbiters() == [("ann", "2026-01-01T00:00:01Z", "2026-01-01T00:00:03Z")]
+    assert store.add_arbiter("ann", second, "2026-01-01T00:00:05Z")  # a new key, after
+    assert store.add_arbiter("bea", first, "2026-01-01T00:00:06Z")
+    assert (store.arbiter_of_key(second), store.arbiter_of_key(first)) == ("ann", "bea")
+    assert store.arbiters() == [
+        ("ann", "2026-01-01T00:00:05Z", ""),
+        ("bea", "2026-01-01T00:00:06Z", ""),
+    ]
+
+
+def test_games_dealt_from_one_seed_are_known_as_twins(store: EventStore) -> None:
+    """Two games of one server seed (a supplied seed): while one runs, the other's twin
+    is running; each is listed with when its seed was revealed."""
+    running_one = build(players=2, seed_byte=12, stop_after=4)
+    ended = build(players=3, seed_byte=12)
+    store.write(games_batch([running_one]))
+    store.write(games_batch([ended]))
+    assert running_one.seed == ended.seed
+    assert store.twins_running(game_id(ended)) == 1  # the running one
+    assert store.twins_running(game_id(running_one)) == 0  # its twin has ended
+    assert store.twins_running("g_nobody") == 0
+    created = record_pb2.Genesis.FromString(ended.rows[0].body).created_at
+    assert store.dealt_from(ended.seed) == [
+        (game_id(running_one), created, ""),
+        (game_id(ended), created, ended.rows[-1].recorded_at),
+    ]
+    assert store.dealt_from(b"\x00" * 32) == []
+    assert store.rows_after(game_id(ended), 3) == tuple(ended.rows[3:])
+    assert store.rows_after(game_id(ended), len(ended.rows)) == ()
+
+
 def test_the_game_list_pages_newest_first(store: EventStore) -> None:
     games = [finished(KINDS[i % 3], 30 + i) for i in range(5)]
     for built in games:
@@ -307,16 +378,27 @@ def test_every_tampering_of_the_audit_is_caught_on_each_store(
 # PostgreSQL only: what nodes sharing one database rely on besides the contract above.
 
 
-def test_each_senders_command_id_is_taken_once_per_game_by_the_database(postgres: str) -> None:
-    """A second node that missed a commit cannot append the same command again."""
+@pytest.mark.parametrize("adapter", ["postgresql", "memory"])
+def test_each_senders_command_id_is_taken_once_per_game_by_the_store(
+    adapter: str, request: pytest.FixtureRequest
+) -> None:
+    """A second node that missed a commit cannot append the same command again (nor a
+    writer of the store in memory, which keeps PostgreSQL's key)."""
     built = running(6)
-    store = PgStore(postgres)
+    if adapter == "postgresql":
+        store: EventStore = PgStore(request.getfixturevalue("postgres"))
+    else:
+        store = open_store(MEMORY)
     try:
         store.write(games_batch([built]))
         sent = built.rows[3]
         again = replace(sent, seq=len(built.rows) + 1)
         with pytest.raises(StoreConflict):
             store.write(Batch(rows=[again]))
+        fresh = replace(again, command_id="fresh")
+        with pytest.raises(StoreConflict):  # twice in one batch: neither is written
+            store.write(Batch(rows=[fresh, replace(fresh, seq=fresh.seq + 1)]))
+        assert store.last_seq(game_id(built)) == len(built.rows)
         other_seat = "seat:1" if sent.actor != "seat:1" else "seat:0"
         store.write(Batch(rows=[replace(again, actor=other_seat)]))  # ids are per sender
         assert store.last_seq(game_id(built)) == len(built.rows) + 1
@@ -400,8 +482,8 @@ def test_a_store_is_the_same_after_reopening(store_target: str, tmp_path: Path) 
         again.close()
 
 
-def test_both_stores_answer_the_same(postgres: str, tmp_path: Path) -> None:
-    """The same games in a DuckDB file and in PostgreSQL: the same stats, standings, list."""
+def games_with_rulings() -> list[Built]:
+    """Games of every kind and seat count, with a void one, a forfeit and an adjustment."""
     games = [finished(kind, 80 + i, 2 + i % 3) for i, kind in enumerate(KINDS * 2)]
     rulings = {
         4: record_pb2.ArbiterCommand(reason="dispute", void_game=record_pb2.VoidGame()),
@@ -412,18 +494,46 @@ def test_both_stores_answer_the_same(postgres: str, tmp_path: Path) -> None:
     }
     for seed_byte, (seq, ruling) in enumerate(rulings.items(), start=90):
         games.append(build(players=3, seed_byte=seed_byte, rulings={seq: ruling}))
+    return games
+
+
+@pytest.mark.parametrize("other", ["postgresql", "memory"])
+def test_every_store_answers_as_the_duckdb_file(
+    other: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The same games in a DuckDB file and in PostgreSQL or memory: the same stats (each
+    kind's figure too), standings, list and counts, of all games and of a tournament."""
+    games = games_with_rulings()
+    # the first eight again (the void one and the forfeit among them), as games of two
+    # tournaments: league-0000 (five) and league-0001 (three)
+    places = [0, 1, 2, 3, 4, 100, 101, 102]
+    leagues = [replica(g, n) for g, n in zip(games, places, strict=False)]
     answers = []
-    for target in (str(tmp_path / "same.duckdb"), postgres):
+    second = request.getfixturevalue("postgres") if other == "postgresql" else MEMORY
+    for target in (str(tmp_path / "same.duckdb"), second):
         store = open_store(target)
         try:
             store.write(games_batch(games))
+            for new, rows, outcomes in leagues:
+                store.write(Batch(games=[new], rows=rows[1:], outcomes=outcomes))
             answers.append(
-                (store.stats(), store.standings(""), store.listed(), store.count_games())
+                (
+                    store.stats(),
+                    store.standings(""),
+                    store.listed(),
+                    store.count_games(),
+                    store.stats("league-0000"),
+                    store.standings("league-0001"),
+                    store.listed(tournament_id="league-0001", before=106, limit=2),
+                )
             )
         finally:
             store.close()
     assert answers[0] == answers[1]
-    assert sum(s.games for s in answers[0][0]) == len(games) - 1  # the void one has no result
+    assert answers[0][5][1] == 3 and len(answers[0][6]) == 2
+    assert all(s.value is not None for s in answers[0][0])
+    # the void one has no result, nor its replica
+    assert sum(s.games for s in answers[0][0]) == len(games) - 1 + len(leagues) - 1
     assert answers[0][1][1] == len(games)
 
 
@@ -455,8 +565,8 @@ def test_a_checkpoint_folds_the_log_into_the_file_only_when_asked_for_its_size(
 ) -> None:
     games = [finished("bon-appetit", 3), running(6)]
     store.write(games_batch(games))
-    if store.shared:  # PostgreSQL checkpoints by itself: nothing for the service to do
-        assert store.checkpoint(0) == 0
+    if store.shared or is_memory(store.path):  # PostgreSQL checkpoints by itself, and
+        assert store.checkpoint(0) == 0  # memory has no log: nothing for the service to do
     else:
         log = Path(f"{store.path}.wal")
         held = log.stat().st_size

@@ -8,13 +8,18 @@ driver:
 - ``records``: the plain values that cross it (``Batch``, ``StoredGame``, ``Rejection``…);
 - ``errors``: its errors (``CannotOpenStore``, ``StoreConflict``, ``StoreUnavailable``…);
 - ``projection``: the outcomes projection's tables and a finished game's rows;
-- ``writer``: ``Database``, the store on its own thread and the group-commit writer.
+- ``sql``: the columns, queries and row readers both SQL adapters share (run by each
+  with its own driver);
+- ``writer``: ``Database``, the store on its own thread and the group-commit writer,
+  which commits through the port alone (``EventStore.commit``: how the event loop
+  commits to a store in another process).
 
 The adapters sit beside each other, each importing the port and never another adapter:
 ``duckdb/`` (a file, the embedded default), ``process/`` (a server's DuckDB file in a
-child process), ``postgres/`` (one log many nodes share) and ``memory`` (in this
-process, for tests of the use cases).  ``tests/test_store_contract.py`` holds every
-adapter to the same contract.
+child process, which opens the DuckDB adapter when it runs), ``postgres/`` (one log
+many nodes share) and ``memory`` (``--db memory:``, in this process, for tests of the
+use cases and embedded use).  ``tests/test_store_contract.py`` holds every adapter to
+the same contract, ``tests/test_store_port.py`` the port and adapters to their imports.
 """
 
 from feastlog.service.store.errors import (

@@ -1,11 +1,14 @@
 """What the service needs of an event store, and how a ``--db`` value picks one.
 
-Two adapters keep the same contract (``tests/test_store_contract.py`` runs the same
-suite on both):
+The adapters keep the same contract (``tests/test_store_contract.py`` runs the same
+suite on each):
 
-- ``service.store.Store``: a DuckDB file, the embedded default (one writing process);
-- ``service.store_pg.PgStore``: a PostgreSQL database (``--db postgresql://…``), which any
-  number of feastlog nodes share.
+- ``duckdb.Store``: a DuckDB file, the embedded default (one writing process);
+- ``process.ProcessStore``: a server's DuckDB file, opened by a child process of its own;
+- ``postgres.PgStore``: a PostgreSQL database (``--db postgresql://…``), which any
+  number of feastlog nodes share;
+- ``memory.MemoryStore``: this process's memory (``--db memory:``), new and empty at
+  each open, for tests and embedded use.
 
 The values they exchange with the service (``Batch``, ``Row``, ``StoredGame``…) are plain
 dataclasses; each adapter translates its driver's errors into the store's own
@@ -15,7 +18,7 @@ the store failed, ``CannotOpenStore`` when it cannot be opened), once, in its mo
 
 from __future__ import annotations
 
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
@@ -26,6 +29,10 @@ if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value pic
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+MEMORY = "memory:"  # the --db value of a store in memory (no file of that name is made)
+# How a server's store process is started (``process/``), its parent's pid after it: the
+# DuckDB adapter knows by it a dead server's child still holding a file's lock.
+STORE_PROCESS = "feastlog.service.store.process.child"
 
 
 class EventStore(Protocol):
@@ -48,6 +55,13 @@ class EventStore(Protocol):
         Raises ``StoreConflict`` when a row's (game_id, seq), a sender's command_id in a
         game or another key is taken already: the writer's memory was behind the log.
         """
+
+    @property
+    def commit(self) -> Callable[[Batch], Awaitable[None]] | None:
+        """How the event loop commits a batch itself, as ``write`` would: set by a store
+        that lives in another process (a message sent and awaited, so that no thread of
+        this one has to win the interpreter lock for it); None, and the writer runs
+        ``write`` on the store's thread."""
 
     def checkpoint(self, least: int) -> int:
         """Fold a write-ahead log of ``least`` bytes or more into the store, in a quiet
@@ -143,6 +157,11 @@ def is_postgres(target: str) -> bool:
     return target.startswith(POSTGRES_SCHEMES)
 
 
+def is_memory(target: str) -> bool:
+    """Whether a ``--db`` value asks for a store in memory rather than a DuckDB file."""
+    return target == MEMORY
+
+
 SECRET_PARAMETERS = ("password", "sslpassword")  # a DSN's query may carry these
 
 
@@ -192,11 +211,16 @@ def exists(target: str) -> bool:
 
 
 def open_store(target: str, read_only: bool = False) -> EventStore:
-    """The store a ``--db`` value names: a PostgreSQL DSN, or else a DuckDB file."""
+    """The store a ``--db`` value names: a PostgreSQL DSN, ``memory:`` (a new store in this
+    process's memory), or else a DuckDB file."""
     if is_postgres(target):
         from feastlog.service.store.postgres import PgStore
 
         return PgStore(target, read_only=read_only)
+    if is_memory(target):
+        from feastlog.service.store.memory import MemoryStore
+
+        return MemoryStore(read_only=read_only)
     from feastlog.service.store.duckdb import Store
 
     return Store(target, read_only=read_only)

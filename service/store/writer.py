@@ -3,8 +3,9 @@
 One writer task takes every batch that is waiting and commits it in one transaction
 (group commit), so throughput is not bound by one fsync per command; batches that create
 or end a game (several statements) go in a second transaction after the plain ones.  A
-command is acknowledged only after its row is committed.  A server's DuckDB file is served by a
-child process (``service.store_process``): the event loop sends each group there and
+command is acknowledged only after its row is committed.  A store that lives in another
+process (a server's DuckDB file, served by its child: ``process/``) says how the event
+loop commits to it (``EventStore.commit``): the event loop sends each group there and
 awaits the answer itself.  Other stores commit on the store's own thread.  Reads that
 may take a while go through a second connection on a thread of their own.  When nothing
 has been committed for a moment, the writer folds the write-ahead log into the file, so
@@ -22,7 +23,6 @@ from typing import Any, TypeVar
 
 from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store.port import EventStore
-from feastlog.service.store.process import ProcessStore
 
 T = TypeVar("T")
 
@@ -53,10 +53,10 @@ log = logging.getLogger("feastlog.store")
 class Database:
     """The store on its own thread, with a group-commit writer.
 
-    With a ``ProcessStore`` the thread only waits for the child's answers (it never runs
-    DuckDB itself), and group commits skip it.  Reads that may take a while (loading a
-    cold game, a page of the game list, stats) go through a second connection on a thread
-    of their own, so they never hold up a group commit.
+    With a store in another process the thread only waits for its answers (it never runs
+    the store itself), and group commits skip it (``EventStore.commit``).  Reads that may
+    take a while (loading a cold game, a page of the game list, stats) go through a second
+    connection on a thread of their own, so they never hold up a group commit.
     """
 
     def __init__(self, store: EventStore) -> None:
@@ -214,8 +214,9 @@ class Database:
         """One transaction: sent by the event loop itself to a store in a child process
         (no thread of this process has to win the interpreter lock), else on the store's
         thread."""
-        if isinstance(self.store, ProcessStore):
-            await self.store.commit(batch)
+        commit = self.store.commit
+        if commit is not None:
+            await commit(batch)
         else:
             await self.call(self.store.write, batch)
 

@@ -7,7 +7,7 @@ import logging
 import os
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import closing
-from dataclasses import fields, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -21,31 +21,34 @@ from feastlog.service.store.duckdb import mark, outcomes
 from feastlog.service.store.duckdb.errors import open_error, read_at_start, transaction, translated
 from feastlog.service.store.duckdb.opening import connect
 from feastlog.service.store.duckdb.schema import (
-    DEALT_FROM,
     FORMAT_1_COLUMNS,
     GAMES_COLUMNS,
     OR_IGNORE,
     ORDER_OF_OLD_FILES,
+    Appended,
+    Statements,
+    insert,
+    listing,
+)
+from feastlog.service.store.errors import CannotOpenStore
+from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
+from feastlog.service.store.sql import (
+    DEALT_FROM,
+    REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
-    Appended,
-    Statements,
     count_query,
     counted,
     games_of_scan,
-    insert,
     list_query,
     listed_of,
-    listing,
     rejections_of,
     row_of,
     row_values,
     unnumbered,
 )
-from feastlog.service.store.errors import CannotOpenStore
-from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
 from feastlog.v1 import record_pb2
 
 log = logging.getLogger("feastlog.store")
@@ -55,6 +58,7 @@ class Store:
     """An open DuckDB file holding game records."""
 
     shared = False  # one writing process per file: this one
+    commit = None  # the writer commits on the store's thread
 
     def __init__(self, path: str, read_only: bool = False, threads: int = 0) -> None:
         """Open ``path``; ``threads`` caps DuckDB's worker threads (0: one per core)."""
@@ -640,7 +644,7 @@ def _write_rows(con: Statements, batch: Batch, next_n: int) -> int:
         insert(
             con,
             "rejections",
-            ", ".join(f.name for f in fields(Rejection)),
+            REJECTION_COLUMNS,
             [list(vars(r).values()) for r in batch.rejections],
         )
     if batch.outcomes:

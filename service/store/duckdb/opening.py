@@ -16,11 +16,10 @@ from feastlog.service.store import projection
 from feastlog.service.store.duckdb.errors import not_a_database, open_error
 from feastlog.service.store.duckdb.schema import INDEXES, MIGRATIONS, SCHEMA
 from feastlog.service.store.errors import CannotOpenStore
+from feastlog.service.store.port import STORE_PROCESS
 
 log = logging.getLogger("feastlog.store")
 
-# How a server's store process is started (service/store_process): its parent's pid follows.
-STORE_PROCESS = "feastlog.service.store.process.child"
 # How long to wait for the store process of a server killed with -9 to let go of the file
 # (the kernel kills it as its server dies; on a busy machine that takes a moment).
 ORPHAN_WAIT = 10.0

@@ -16,6 +16,7 @@ from feastlog.replay.standings import Standing
 from feastlog.service.store.duckdb.schema import Statements
 from feastlog.service.store.duckdb.schema import insert as insert_columns
 from feastlog.service.store.projection import KindStats, Projected, figure_of, schema, tables
+from feastlog.service.store.sql import WIN_PARTS
 
 
 def insert(con: duckdb.DuckDBPyConnection | Statements, projected: Projected) -> None:
@@ -110,11 +111,6 @@ def stats(con: duckdb.DuckDBPyConnection, tournament_id: str = "") -> list[KindS
         by_seat = tuple(float(r[2]) for r in rates if r[0] == kind)
         out.append(KindStats(kind, int(played), by_seat, label, figure))
     return out
-
-
-# A shared victory of k winners gives each 1/k; k is at most 6 seats, so wins are
-# summed in 60ths (exact), and made a Fraction again after the sum.
-WIN_PARTS = 60
 
 
 def standings(con: duckdb.DuckDBPyConnection, tournament_id: str) -> tuple[list[Standing], int]:

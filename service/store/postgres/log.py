@@ -14,21 +14,6 @@ from psycopg_pool import ConnectionPool
 from feastlog.replay.record import Row
 from feastlog.replay.standings import Standing
 from feastlog.service.store import Listed, PendingGame, Rejection, StoredGame, projection
-from feastlog.service.store.duckdb.outcomes import WIN_PARTS
-from feastlog.service.store.duckdb.schema import (
-    DEALT_FROM,
-    REVEALED_AT,
-    ROW_COLUMNS,
-    TWINS_RUNNING,
-    TWINS_RUNNING_BY_LOG,
-    count_query,
-    counted,
-    list_query,
-    listed_of,
-    rejections_of,
-    row_of,
-    unnumbered,
-)
 from feastlog.service.store.port import shown
 from feastlog.service.store.postgres.errors import open_error, store_error, translated
 from feastlog.service.store.postgres.opening import (
@@ -41,9 +26,25 @@ from feastlog.service.store.postgres.opening import (
     refill_projection,
 )
 from feastlog.service.store.postgres.scans import scan
-from feastlog.service.store.postgres.schema import REJECTION_COLUMNS, SCHEMA_NAME
+from feastlog.service.store.postgres.schema import SCHEMA_NAME
 from feastlog.service.store.postgres.writes import write_rows
 from feastlog.service.store.records import Batch
+from feastlog.service.store.sql import (
+    DEALT_FROM,
+    REJECTION_COLUMNS,
+    REVEALED_AT,
+    ROW_COLUMNS,
+    TWINS_RUNNING,
+    TWINS_RUNNING_BY_LOG,
+    WIN_PARTS,
+    count_query,
+    counted,
+    list_query,
+    listed_of,
+    rejections_of,
+    row_of,
+    unnumbered,
+)
 from feastlog.v1 import record_pb2
 
 POOL_SIZE = 8
@@ -51,6 +52,8 @@ POOL_SIZE = 8
 
 class PgStore:
     """A PostgreSQL database holding game records, shared by every node that opens it."""
+
+    commit = None  # the writer commits on the store's thread (psycopg lets go of the lock)
 
     def __init__(self, dsn: str, read_only: bool = False, pool_size: int = POOL_SIZE) -> None:
         self.path = shown(dsn)

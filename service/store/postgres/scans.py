@@ -8,7 +8,7 @@ from typing import Any
 import psycopg
 
 from feastlog.service.store import StoredGame
-from feastlog.service.store.duckdb.schema import ROW_COLUMNS, games_of_scan
+from feastlog.service.store.sql import ROW_COLUMNS, games_of_scan
 
 
 def scan(

@@ -4,9 +4,8 @@ schema of their own."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields
 
-from feastlog.service.store import Rejection, projection
+from feastlog.service.store import projection
 
 SCHEMA_NAME = "feastlog"
 NOTIFY_CHANNEL = "feastlog_rows"  # payload "GAME_ID SEQ": the last seq a commit wrote
@@ -90,8 +89,6 @@ CREATE TABLE IF NOT EXISTS arbiters (
 );
 CREATE INDEX IF NOT EXISTS arbiters_by_key ON arbiters (key_sha256);
 """
-
-REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))
 
 # DuckDB's column types as PostgreSQL spells them (the projection's DDL is DuckDB's).
 _TYPES = {

@@ -8,8 +8,8 @@ from typing import Any
 import psycopg
 
 from feastlog.service.store import Batch, projection
-from feastlog.service.store.duckdb.schema import ROW_COLUMNS, row_values
-from feastlog.service.store.postgres.schema import NOTIFY_CHANNEL, REJECTION_COLUMNS
+from feastlog.service.store.postgres.schema import NOTIFY_CHANNEL
+from feastlog.service.store.sql import REJECTION_COLUMNS, ROW_COLUMNS, row_values
 from feastlog.v1 import record_pb2
 
 

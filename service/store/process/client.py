@@ -16,13 +16,13 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from feastlog.replay import games
 from feastlog.service.incidents import new_incident_id
-from feastlog.service.store.duckdb.opening import STORE_PROCESS
 from feastlog.service.store.errors import CannotOpenStore, StoreUnavailable
+from feastlog.service.store.port import STORE_PROCESS
 from feastlog.service.store.process.wire import (
     CHANNELS,
     outcome,
@@ -97,6 +97,7 @@ class StoreClient:
     """
 
     shared = False  # one writing process per file: the child of this one
+    commit: Callable[[Batch], Awaitable[None]] | None = None  # the reader's: none
 
     def __init__(self, path: str, read_only: bool, channel: Channel, lookups: Channel) -> None:
         self.path = path
@@ -259,7 +260,7 @@ class ProcessStore(StoreClient):
                 [
                     sys.executable,
                     "-m",
-                    STORE_PROCESS,  # the parent's pid follows: see opening._held_by_orphan
+                    STORE_PROCESS,  # the parent's pid follows: see duckdb/opening._held_by_orphan
                     str(os.getpid()),
                     *(str(s.fileno()) for s in theirs),
                 ],

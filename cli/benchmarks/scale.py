@@ -1,4 +1,4 @@
-"""``feastlog bench-scale``: how a season file's figures grow with the number of games.
+"""What ``feastlog bench-scale`` measures: how a season file's figures grow with its games.
 
 Stores are built fast and honestly: a few distinct games per kind are played from fixed
 seeds (random legal commands through the fold) and verified; then each is replicated
@@ -25,12 +25,12 @@ import secrets
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from feastlog.cli.output import Bounded, counts
 from feastlog.cli.season import audit_file, export_file
 from feastlog.cli.wire import open_channel, spawn_server
 from feastlog.service.app import bulk
@@ -217,28 +217,15 @@ def table(found: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-@click.command("bench-scale")
-@click.option("--games", "sizes", default="1000,10000", show_default=True, callback=counts)
-@click.option("--keep", type=click.Path(file_okay=False), help="Leave the stores in DIR.")
-@click.option(
-    "--reuse",
-    is_flag=True,
-    help="Measure the stores a --keep DIR already holds (of the right size) without building "
-    "them again.",
-)
-@click.option(
-    "--workers",
-    type=Bounded(1),
-    default=None,
-    help="For audit --all (default: every core).",
-)
-def bench_scale_command(
-    sizes: list[int], keep: str | None, reuse: bool, workers: int | None
-) -> None:
-    """Build stores of each size and report how their figures grow."""
-    if reuse and not keep:
-        raise click.UsageError("--reuse measures the stores of a --keep DIR")
-    chosen = workers or bulk.default_workers()
+def run(
+    sizes: list[int],
+    keep: str | None,
+    reuse: bool,
+    workers: int,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[str]:
+    """Build stores of each size (or reuse a --keep DIR's), measure each; the table's
+    lines.  ``progress`` hears what is built and measured, as it happens."""
     made = templates()
     found = []
     with tempfile.TemporaryDirectory() as scratch:
@@ -248,11 +235,10 @@ def bench_scale_command(
             path = folder / f"season-{size}.duckdb"
             if not (reuse and path.exists() and count_games(path)[0] == size):
                 path.unlink(missing_ok=True)
-                built = build_store(path, size, made, chosen)
-                click.echo(f"built {size:,} games in {built:.1f} s", err=True)
+                built = build_store(path, size, made, workers)
+                progress(f"built {size:,} games in {built:.1f} s")
             games, rows = count_games(path)
-            click.echo(f"measuring {path}: {games:,} games, {rows:,} rows", err=True)
-            found.append(measure(path, games, rows, chosen))
-            click.echo("\n".join(table(found[-1:])[2:]), err=True)
-    for line in table(found):
-        click.echo(line)
+            progress(f"measuring {path}: {games:,} games, {rows:,} rows")
+            found.append(measure(path, games, rows, workers))
+            progress("\n".join(table(found[-1:])[2:]))
+    return table(found)

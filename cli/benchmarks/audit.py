@@ -1,4 +1,4 @@
-"""``feastlog bench-audit``: ``audit --all`` throughput with one worker and with every
+"""What ``feastlog bench-audit`` measures: ``audit --all`` throughput with one worker and with every
 core, beside one ordered scan of the same rows with protobuf decoding (what DuckDB and
 protobuf can do, the fair baseline), and the time to answer a state-at-seq query for a
 ~300-row game.
@@ -21,10 +21,9 @@ from pathlib import Path
 import click
 import grpc
 
-from feastlog.cli.output import Bounded
 from feastlog.replay.engine import Viewer
 from feastlog.replay.visibility import seen
-from feastlog.service.app.bulk import default_workers, read_and_decode
+from feastlog.service.app.bulk import read_and_decode
 from feastlog.service.app.offline import OfflineFile
 from feastlog.service.app.season import audit_all
 from feastlog.service.bench.data import Built, build, build_store, store_games
@@ -121,17 +120,8 @@ def measure(folder: Path, count: int, workers: int) -> list[str]:
     return found
 
 
-@click.command("bench-audit")
-@click.option("--games", "count", default=2000, show_default=True, type=Bounded(1))
-@click.option(
-    "--workers",
-    type=Bounded(1),
-    default=None,
-    help="For audit --all beside one worker (default: every core).",
-)
-def bench_audit_command(count: int, workers: int | None) -> None:
-    """Audit --all rows/s (1 and every worker) beside one ordered read+decode scan of the
-    same rows; state-at-seq time for a 300-row game."""
+def run(count: int, workers: int) -> list[str]:
+    """Audit --all rows/s (1 and ``workers``) beside one ordered read+decode scan of the
+    same rows; state-at-seq time for a 300-row game: the report's lines."""
     with tempfile.TemporaryDirectory() as folder:
-        for line in measure(Path(folder), count, workers or default_workers()):
-            click.echo(line)
+        return measure(Path(folder), count, workers)
