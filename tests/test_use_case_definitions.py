@@ -90,7 +90,6 @@ def layers() -> dict[str, list[Path]]:
 LAYERS = layers()
 # Declared twice in the DuckDB adapter (log.py hands them to outcomes.py): the store's
 # part of issue 31 makes them one; strict, so that this list is emptied when it does.
-AWAITING_THE_PORT = {("store adapter duckdb", "standings"), ("store adapter duckdb", "stats")}
 
 
 @cache
@@ -112,10 +111,7 @@ def cases() -> list[object]:
     out: list[object] = []
     for layer in LAYERS:
         for name in USE_CASES:
-            marks = []
-            if (layer, name) in AWAITING_THE_PORT:
-                marks.append(pytest.mark.xfail(strict=True, reason="issue 31's store part"))
-            out.append(pytest.param(layer, name, marks=marks, id=f"{layer}: {name}"))
+            out.append(pytest.param(layer, name, id=f"{layer}: {name}"))
     return out
 
 

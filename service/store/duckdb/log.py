@@ -8,6 +8,7 @@ import os
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import replace
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from feastlog.service.store.duckdb.schema import (
     listing,
 )
 from feastlog.service.store.errors import CannotOpenStore
+from feastlog.service.store.projection import KindStats, figure_of
 from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
 from feastlog.service.store.sql import (
     DEALT_FROM,
@@ -39,6 +41,7 @@ from feastlog.service.store.sql import (
     ROW_COLUMNS,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
+    WIN_PARTS,
     count_query,
     counted,
     games_of_scan,
@@ -546,13 +549,59 @@ class Store:
 
     @translated
     def stats(self, tournament_id: str = "") -> list[projection.KindStats]:
-        """Per game kind figures, SQL over the outcomes projection."""
-        return outcomes.stats(self._projected(), tournament_id)
+        """Per game kind: games scored, the win rate by seat position, a game-specific figure
+        (SQL over the outcomes projection)."""
+        con = self._projected()
+        where = "WHERE scored" + (" AND tournament_id = $t" if tournament_id else "")
+        params = {"t": tournament_id} if tournament_id else {}
+        kinds = con.execute(
+            f"SELECT game_kind, count(*) FROM outcome_games {where} GROUP BY 1 ORDER BY 1", params
+        ).fetchall()
+        rates = con.execute(
+            "SELECT s.game_kind, s.seat, avg(CASE WHEN s.won THEN 1.0 ELSE 0.0 END) "
+            f"FROM outcome_seats s SEMI JOIN (SELECT game_id FROM outcome_games {where}) g "
+            "USING (game_id) GROUP BY 1, 2 ORDER BY 1, 2",
+            params,
+        ).fetchall()
+        out = []
+        for kind, played in kinds:
+            label, query = figure_of(kind)
+            if tournament_id and label:
+                query += (" AND" if "WHERE" in query else " WHERE") + (
+                    " game_id IN (SELECT game_id FROM outcome_games WHERE tournament_id = $t)"
+                )
+            value = con.execute(query, params if label else {}).fetchone()
+            figure = None if value is None or value[0] is None else float(value[0])
+            by_seat = tuple(float(r[2]) for r in rates if r[0] == kind)
+            out.append(KindStats(kind, int(played), by_seat, label, figure))
+        return out
 
     @translated
     def standings(self, tournament_id: str) -> tuple[list[Standing], int]:
-        """A tournament's standings and its finished games, SQL over the projection."""
-        return outcomes.standings(self._projected(), tournament_id)
+        """A tournament's standings from its finished games, and how many games that is (SQL
+        over the projection).
+
+        Void games (and games closed before their end) count as played with no points and
+        no wins; a forfeited seat never wins; players are matched by name.
+        """
+        con = self._projected()
+        found = con.execute(
+            f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won "
+            f"THEN {WIN_PARTS} // len(g.winners) ELSE 0 END), "
+            "sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
+            "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
+            "WHERE g.tournament_id = $t GROUP BY s.name",
+            {"t": tournament_id},
+        ).fetchall()
+        games = con.execute(
+            "SELECT count(*) FROM outcome_games WHERE tournament_id = $t", {"t": tournament_id}
+        ).fetchone()
+        lines = [
+            Standing(name, int(played), Fraction(int(wins), WIN_PARTS), int(points))
+            for name, played, wins, points in found
+        ]
+        lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
+        return lines, int(games[0]) if games else 0
 
     def _projected(self) -> duckdb.DuckDBPyConnection:
         """A connection holding the current projection: this file's, or (for a file
