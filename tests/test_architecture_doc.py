@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "architecture.md"
 CODE = ("replay", "presentation", "service", "cli", "tests", "scripts")
 TICKED = re.compile(r"`([^`\n]+)`")
-PATH = re.compile(r"^[\w.-]+(/[\w.-]+)*(\.py|/)$")
+PATH = re.compile(r"^[\w.-]+(/[\w.-]+)*(\.py|\.toml|\.js|\.css|\.md|/)$")
 NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(\(\))?$")
 FOLDER_HEADING = re.compile(r"^#+\s+([\w/]+/)[,\s]")
 # What counts as importing gRPC, or a database driver, by the import's top-level name.
@@ -89,30 +89,53 @@ def defined_names() -> frozenset[str]:
     return frozenset(names)
 
 
-def doc_tokens() -> list[tuple[str, str, int]]:
-    """(token, the folder its section is about, line number) for every backticked token."""
+def doc_tokens() -> list[tuple[str, tuple[str, ...], int]]:
+    """(token, the folders it may be relative to, line number) for every backticked token:
+    the folder its section is about, and the folders of the paths before it on its line
+    (a table row's first cell names the folder its other cells' files are in)."""
     found = []
     base = ""
     for number, line in enumerate(DOC.read_text().splitlines(), 1):
         heading = FOLDER_HEADING.match(line)
         if line.startswith("#"):
             base = heading.group(1) if heading else ""
-        found += [(t.strip(), base, number) for t in TICKED.findall(line)]
+        folders = [base]
+        for token in (t.strip() for t in TICKED.findall(line)):
+            found.append((token, tuple(folders), number))
+            if PATH.match(token) and "/" in token:
+                folders.append(token if token.endswith("/") else token.rpartition("/")[0] + "/")
+    return found
+
+
+def exists(token: str, folders: tuple[str, ...]) -> bool:
+    """Whether the path is there, from the root, one of the folders, or a package in one
+    (a file every game package has)."""
+    for folder in ("", *folders):
+        if (ROOT / folder / token).exists() or any((ROOT / folder).glob(f"*/{token}")):
+            return True
+    return False
+
+
+def strings_in_code() -> set[str]:
+    """Every string constant of the code (environment variables' names among them)."""
+    found = set()
+    for path in python_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                found.add(node.value)
     return found
 
 
 def test_every_path_the_doc_names_exists() -> None:
     missing = []
-    for token, base, number in doc_tokens():
-        if not PATH.match(token) or ("/" not in token.rstrip("/") and not token.endswith(".py")):
-            continue
-        if not any((ROOT / prefix / token).exists() for prefix in ("", base)):
+    for token, folders, number in doc_tokens():
+        if PATH.match(token) and not exists(token, folders):
             missing.append(f"line {number}: {token}")
     assert missing == []
 
 
 def test_every_name_the_doc_names_is_defined() -> None:
-    names = defined_names()
+    names = defined_names() | strings_in_code()
     missing = []
     for token, _, number in doc_tokens():
         if PATH.match(token) or not NAME.match(token):
