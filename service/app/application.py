@@ -36,9 +36,9 @@ from feastlog.service.app.errors import (
     StaleSeq,
     Unauthenticated,
 )
+from feastlog.service.app.limits import Refolds, RefusalBudget
 from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.reads import Reads, asked_for, first_seq
-from feastlog.service.grpc.guard import Refolds, RefusalBudget
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.writer import Database

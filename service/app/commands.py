@@ -22,8 +22,8 @@ from feastlog.replay.record import COMMAND, SEED_REVEAL, Row, make_row
 from feastlog.replay.text import unprintable
 from feastlog.service.app.auth import new_seat_token, token_sha256
 from feastlog.service.app.errors import BadRequest, CommandIdReused, StaleSeq, describe
+from feastlog.service.app.limits import stored_refusal
 from feastlog.service.app.live import LiveGame
-from feastlog.service.grpc.guard import stored_refusal
 from feastlog.service.store import Batch, NewGame, Rejection
 from feastlog.service.store.projection import Ending, outcome_rows
 from feastlog.v1 import record_pb2
