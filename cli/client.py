@@ -47,10 +47,11 @@ from feastlog.replay.export import read_record_file
 from feastlog.replay.standings import exact
 from feastlog.service.app import offline
 from feastlog.service.app.auth import ORGANISER, OrganiserKeyError
-from feastlog.service.app.errors import KNOWN, BadRequest, WaitingForEntropy, describe
+from feastlog.service.app.errors import KNOWN, BadRequest, WaitingForEntropy
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.grpc.guard import check_fields
 from feastlog.service.grpc.servicers.convert import rejection_message
+from feastlog.service.grpc.status import describe
 from feastlog.service.store import CannotOpenStore, StoreLocked
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc

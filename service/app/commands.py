@@ -21,7 +21,7 @@ from feastlog.replay.history import begin, new_genesis, record_version
 from feastlog.replay.record import COMMAND, SEED_REVEAL, Row, make_row
 from feastlog.replay.text import unprintable
 from feastlog.service.app.auth import new_seat_token, token_sha256
-from feastlog.service.app.errors import BadRequest, CommandIdReused, StaleSeq, describe
+from feastlog.service.app.errors import BadRequest, CommandIdReused, StaleSeq, refusal_of
 from feastlog.service.app.limits import stored_refusal
 from feastlog.service.app.live import LiveGame
 from feastlog.service.store import Batch, NewGame, Rejection
@@ -280,7 +280,7 @@ def refusal(
 ) -> Rejection:
     """A refused command as the store keeps it: bounded, with its status and rule
     (``foreign``: sent with another game's seat token, kept without its body)."""
-    code, reason, message, metadata = describe(error)
+    code, reason, message, metadata = refusal_of(error)
     body, message = stored_refusal(body, message, unstored, foreign)
     return Rejection(
         game.game_id,
@@ -288,7 +288,7 @@ def refusal(
         sender,
         command_id,
         body,
-        code.name,
+        code.value,
         reason,
         metadata.get("rule_id", ""),
         message,

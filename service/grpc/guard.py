@@ -41,8 +41,8 @@ from feastlog.service.app.errors import (
     ServiceError,
     UndecodableRequest,
     UnknownFields,
-    to_status,
 )
+from feastlog.service.grpc.status import abort
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
@@ -336,9 +336,9 @@ class Guard(grpc.aio.ServerInterceptor):
             try:
                 CALLER.set(self.credentials.caller(tuple(context.invocation_metadata() or ())))
             except ServiceError as error:
-                await context.abort_with_status(to_status(error))
+                await abort(context, error)
         if isinstance(request, Refused):
-            await context.abort_with_status(to_status(request.error))
+            await abort(context, request.error)
 
     async def _checked(
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext

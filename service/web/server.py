@@ -33,14 +33,15 @@ from feastlog.replay.games import engine as engine_of
 from feastlog.replay.text import plain_number
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Caller
-from feastlog.service.app.errors import KNOWN, Unauthenticated, describe
+from feastlog.service.app.errors import KNOWN, Unauthenticated
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.grpc.server import Running
+from feastlog.service.grpc.status import describe
 
 COOKIE = "feastlog_token"
 APP = web.AppKey("app", Application)
 
-# The service's errors as HTTP statuses (their gRPC codes come from service/app/errors.py).
+# The service's errors as HTTP statuses (by their gRPC codes: service/grpc/status.py).
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
     grpc.StatusCode.UNAUTHENTICATED: 401,
