@@ -63,12 +63,6 @@ def open_game(
 ) -> Opening:
     """Check a request for a new game and set it up; with ``seat_entropy`` it waits to begin."""
     engine = engine_of(kind)
-    for i, name in enumerate(players):
-        plain_text(name, f"players[{i}]")
-    plain_text(tournament_id, "tournament_id")
-    for key, value in options.items():
-        plain_text(key, "options key")
-        plain_text(value, f"options[{key!r}]")
     names = [p.strip() for p in players]
     if any(not n for n in names) or len(set(names)) != len(names):
         raise BadRequest("player names must be non-empty and different", field="players")
@@ -159,27 +153,6 @@ def _strings(card: str, field: str, value: Any) -> Iterator[tuple[str, str, str]
     elif isinstance(value, list):
         for i, inner in enumerate(value):
             yield from _strings(card, f"{field}[{i}]", inner)
-
-
-def plain_text(text: str, field: str) -> str:
-    """``text`` when it may be stored as a name, id or reason; else BadRequest naming
-    ``field`` and the first control or format character it holds (what counts as one:
-    ``replay.text.unprintable``)."""
-    found = unprintable(text)
-    if found is not None:
-        raise BadRequest(
-            f"{field} holds {found}: names, ids and reasons are plain text, with no "
-            "control, line-break, bidi or invisible format characters",
-            field=field,
-        )
-    return text
-
-
-def ruling_text(ruling: record_pb2.ArbiterCommand, path: str) -> None:
-    """Refuse a ruling whose reason or note is not plain text (``path``: where it is in
-    the request)."""
-    plain_text(ruling.reason, f"{path}.reason")
-    plain_text(ruling.note.text, f"{path}.note.text")
 
 
 def retried(game: LiveGame, actor: str, command_id: str, body: bytes) -> Row | None:

@@ -10,9 +10,13 @@ v1alpha), each found by its path, so a new RPC is covered without edits here:
 - the request bytes go through a checked deserializer: bytes over the RPC's size limit
   (RESOURCE_EXHAUSTED), bytes that are not the request type (INVALID_ARGUMENT,
   UNDECODABLE_REQUEST), fields this server does not know anywhere in the message
-  (UNKNOWN_FIELDS: they would ride inside a command into the chain) and strings, bytes or
-  lists longer than their bound (FIELD_TOO_LONG, naming the field) are refused.  A stream
-  of requests (reflection's) ends at the first one refused, with its status.
+  (UNKNOWN_FIELDS: they would ride inside a command into the chain), strings, bytes or
+  lists longer than their bound (FIELD_TOO_LONG, naming the field) and strings holding a
+  character their field does not take (BAD_REQUEST, naming the field and the character)
+  are refused: each field's bound and characters are the input policy's
+  (``service.app.bounds``), applied here (``check_fields``) to every field of every
+  request.  A stream of requests (reflection's) ends at the first one refused, with its
+  status.
 
 Every refusal is one of the errors of ``service.app.errors`` and leaves through the
 status table (``service.grpc.status``).  Requests refused here never reach a game, so
@@ -34,7 +38,7 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from feastlog.service.app.auth import CALLER, Credentials
-from feastlog.service.app.bounds import FIELD_BOUNDS, KIB
+from feastlog.service.app.bounds import FIELDS, KIB, LIST_BOUND, OPTION, Field, field_of
 from feastlog.service.app.errors import (
     FieldTooLong,
     RequestTooLarge,
@@ -65,11 +69,6 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
-OPTION_BOUND = 64  # each rule option's key and value
-STRING_BOUND = 128  # any other string (card ids, ingredients, recipe names)
-BYTES_BOUND = 1024  # any other bytes
-LIST_BOUND = 64  # elements of any list or map (a hand, a bid, the players, the options)
-
 # Request bytes an RPC takes: this, plus the bound of any field of the request larger
 # than it (a content pack).  The server-wide gRPC limit is the largest of these.
 REQUEST_BYTES = 64 * KIB
@@ -77,7 +76,7 @@ REQUEST_BYTES = 64 * KIB
 
 def request_limit(request_type: Descriptor) -> int:
     """The most bytes a request of this type may have."""
-    large = [FIELD_BOUNDS.get(f.name, 0) for f in request_type.fields]
+    large = [FIELDS[f.name].bound for f in request_type.fields if f.name in FIELDS]
     return REQUEST_BYTES + sum(b for b in large if b > REQUEST_BYTES)
 
 
@@ -113,22 +112,15 @@ def server_options() -> list[tuple[str, int]]:
     return [("grpc.max_receive_message_length", largest)]
 
 
-def _bound(field: FieldDescriptor) -> int:
-    default = BYTES_BOUND if field.type == FieldDescriptor.TYPE_BYTES else STRING_BOUND
-    return FIELD_BOUNDS.get(field.name, default)
+def _rule(field: FieldDescriptor) -> Field:
+    return field_of(field.name, field.type == FieldDescriptor.TYPE_BYTES)
 
 
-def _check_value(field: FieldDescriptor, value: Any, path: str, bound: int) -> None:
+def _check_value(field: FieldDescriptor, value: Any, path: str, rule: Field) -> None:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         check_fields(value, path)
     elif field.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
-        unit = "characters" if field.type == FieldDescriptor.TYPE_STRING else "bytes"
-        if len(value) > bound:
-            raise FieldTooLong(
-                f"{path} is {len(value)} {unit} long; it takes at most {bound}",
-                field=path,
-                limit=str(bound),
-            )
+        rule.check(value, path)
 
 
 def _check_list(field: FieldDescriptor, values: Any, path: str) -> None:
@@ -141,18 +133,19 @@ def _check_list(field: FieldDescriptor, values: Any, path: str) -> None:
     entry = field.message_type
     if entry is not None and entry.GetOptions().map_entry:
         key, value = entry.fields_by_name["key"], entry.fields_by_name["value"]
-        option = field.name == "options"
+        named = FIELDS.get(field.name)  # a named map: its keys and values take its rule
         for k in values:
-            _check_value(key, k, f"{path} key", OPTION_BOUND if option else _bound(key))
-            bound = OPTION_BOUND if option else _bound(value)
-            _check_value(value, values[k], f"{path}[{k!r}]", bound)
+            _check_value(key, k, f"{path} key", named or _rule(key))
+            _check_value(value, values[k], f"{path}[{k!r}]", named or _rule(value))
         return
     for i, item in enumerate(values):
-        _check_value(field, item, f"{path}[{i}]", _bound(field))
+        _check_value(field, item, f"{path}[{i}]", _rule(field))
 
 
 def check_fields(message: Message, path: str = "") -> None:
-    """Refuse unknown fields and over-long values anywhere in ``message``."""
+    """Refuse unknown fields, and values longer than their bound or holding characters
+    their field does not take (the input policy, ``service.app.bounds``), anywhere in
+    ``message``."""
     found = UnknownFieldSet(message)
     unknown = sorted({found[i].field_number for i in range(len(found))})
     known = cast(dict[int, FieldDescriptor], message.DESCRIPTOR.fields_by_number)
@@ -178,7 +171,7 @@ def check_fields(message: Message, path: str = "") -> None:
         if field.is_repeated:
             _check_list(field, value, where)
         else:
-            _check_value(field, value, where, _bound(field))
+            _check_value(field, value, where, _rule(field))
 
 
 def _type_words(field: FieldDescriptor) -> str:
@@ -207,7 +200,8 @@ def smallest_bound(descriptor: Descriptor) -> int:
 
     A string of n characters, bytes of n bytes and a list of n entries each take at least
     n bytes of the request, so a request shorter than this breaks no bound: most commands
-    (20 to 60 bytes) need no walk through their fields for it.
+    (20 to 60 bytes) need no walk through their fields for it, only a glance at their
+    strings' characters (``_printable``).
     """
     return _smallest(descriptor, set())
 
@@ -217,13 +211,35 @@ def _smallest(descriptor: Descriptor, seen: set[str]) -> int:
     smallest = REQUEST_BYTES
     for field in descriptor.fields:
         if field.is_repeated:
-            smallest = min(smallest, LIST_BOUND, OPTION_BOUND)
+            smallest = min(smallest, LIST_BOUND, OPTION.bound)
         if field.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
-            smallest = min(smallest, _bound(field), OPTION_BOUND)
+            smallest = min(smallest, _rule(field).bound, OPTION.bound)
         inner = field.message_type
         if inner is not None and inner.full_name not in seen:
             smallest = min(smallest, _smallest(inner, seen))
     return smallest
+
+
+def _printable(message: Message) -> bool:
+    """Whether every string in ``message``, at any depth, is printable by Python's
+    measure (``str.isprintable``), which refuses more than the policy does (spaces other
+    than ' ' too): a message that passes holds no character any field refuses, and one
+    that does not is walked by ``check_fields``.  Several times quicker than that walk."""
+    for field, value in message.ListFields():
+        entry = field.message_type
+        if entry is not None and entry.GetOptions().map_entry:
+            if entry.fields_by_name["value"].message_type is not None:
+                return False  # a map of messages: walked (no request has one)
+            values: Any = [*value.keys(), *value.values()]
+        else:
+            values = value if field.is_repeated else (value,)
+        for one in values:
+            if isinstance(one, str):
+                if not one.isprintable():
+                    return False
+            elif isinstance(one, Message) and not _printable(one):
+                return False
+    return True
 
 
 def _has_unknown_fields(message: Message) -> bool:
@@ -269,7 +285,7 @@ def checked_deserializer(
             request: Message = request_type.FromString(raw)
             if not strict:
                 request.DiscardUnknownFields()
-            elif len(raw) >= short:
+            elif len(raw) >= short or not _printable(request):
                 check_fields(request)
             elif _has_unknown_fields(request):
                 check_fields(request_type.FromString(raw))  # names them, and refuses
