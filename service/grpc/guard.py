@@ -264,7 +264,8 @@ def checked_deserializer(
 
     ``name``: the request type's name in the refusal, when its callers know it by
     another (reflection v1's requests are read as v1alpha's).  ``strict``: refuse unknown
-    fields and over-long values too (feastlog's own requests); a hosted service's
+    fields, and values over their bound or holding a character their field does not
+    take, too (feastlog's own requests, by the input policy); a hosted service's
     request (health, reflection) is held to its size and to being its message, and its
     unknown fields are dropped as protobuf would: a newer health or reflection client
     (a load balancer's probe) may send fields this library does not know.
