@@ -22,16 +22,18 @@ from feastlog.service.app.errors import (
     UndecodableRequest,
     UnknownFields,
 )
-from feastlog.service.grpc.guard import (
+from feastlog.service.app.limits import (
     REFUSED_BODY_KEPT,
     RefusalBudget,
-    Refused,
     body_is_whole,
+    stored_refusal,
+)
+from feastlog.service.grpc.guard import (
+    Refused,
     check_fields,
     checked_deserializer,
     server_options,
     smallest_bound,
-    stored_refusal,
 )
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc

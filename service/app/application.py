@@ -36,9 +36,9 @@ from feastlog.service.app.errors import (
     StaleSeq,
     Unauthenticated,
 )
+from feastlog.service.app.limits import Refolds, RefusalBudget
 from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.reads import Reads, asked_for, first_seq
-from feastlog.service.grpc.guard import Refolds, RefusalBudget
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.writer import Database
@@ -345,9 +345,6 @@ class Application(Reads):
         command: record_pb2.Command,
     ) -> Accepted:
         """Check a command against the rules and record it; refusals are recorded too."""
-        commands.plain_text(command_id, "command_id")  # it is stored, with refusals too
-        if command.WhichOneof("game") == "arbiter":
-            commands.ruling_text(command.arbiter, "command.arbiter")
         arbiter = caller.role in ("organiser", "arbiter")
         # the organiser or an arbiter may end a game that waits for seat entropy
         waiting = await self._still_waiting(game_id) if arbiter and ends(command) else None
@@ -367,7 +364,6 @@ class Application(Reads):
         self, caller: Caller, game_id: str, command_id: str, ruling: record_pb2.ArbiterCommand
     ) -> Accepted:
         """Record an arbiter's ruling: a command like any other, from the organiser."""
-        commands.ruling_text(ruling, "ruling")  # named as SubmitRuling's request names it
         command = record_pb2.Command(arbiter=ruling)
         return await self.submit(caller, game_id, command_id, None, command)
 
@@ -482,14 +478,12 @@ class Application(Reads):
     async def _game(self, game_id: str) -> LiveGame:
         if not game_id:
             raise BadRequest("game_id is required", field="game_id")
-        commands.plain_text(game_id, "game_id")  # no game has any other id
         if self.live.shared and not self.live.holds(game_id):
             await self._waiting(game_id)  # another node's game may wait for seat entropy
         self.room.check(game_id)
         return await self.live.get(game_id)
 
     async def _stored(self, game_id: str) -> StoredGame:
-        commands.plain_text(game_id, "game_id")
         found = await self.db.call(self.db.store.load, game_id)
         if found is None:
             # no rows: a game waiting for seat entropy is told so, as every read of it is

@@ -21,9 +21,9 @@ from feastlog.replay.history import begin, new_genesis, record_version
 from feastlog.replay.record import COMMAND, SEED_REVEAL, Row, make_row
 from feastlog.replay.text import unprintable
 from feastlog.service.app.auth import new_seat_token, token_sha256
-from feastlog.service.app.errors import BadRequest, CommandIdReused, StaleSeq, describe
+from feastlog.service.app.errors import BadRequest, CommandIdReused, StaleSeq, refusal_of
+from feastlog.service.app.limits import stored_refusal
 from feastlog.service.app.live import LiveGame
-from feastlog.service.grpc.guard import stored_refusal
 from feastlog.service.store import Batch, NewGame, Rejection
 from feastlog.service.store.projection import Ending, outcome_rows
 from feastlog.v1 import record_pb2
@@ -63,12 +63,6 @@ def open_game(
 ) -> Opening:
     """Check a request for a new game and set it up; with ``seat_entropy`` it waits to begin."""
     engine = engine_of(kind)
-    for i, name in enumerate(players):
-        plain_text(name, f"players[{i}]")
-    plain_text(tournament_id, "tournament_id")
-    for key, value in options.items():
-        plain_text(key, "options key")
-        plain_text(value, f"options[{key!r}]")
     names = [p.strip() for p in players]
     if any(not n for n in names) or len(set(names)) != len(names):
         raise BadRequest("player names must be non-empty and different", field="players")
@@ -159,27 +153,6 @@ def _strings(card: str, field: str, value: Any) -> Iterator[tuple[str, str, str]
     elif isinstance(value, list):
         for i, inner in enumerate(value):
             yield from _strings(card, f"{field}[{i}]", inner)
-
-
-def plain_text(text: str, field: str) -> str:
-    """``text`` when it may be stored as a name, id or reason; else BadRequest naming
-    ``field`` and the first control or format character it holds (what counts as one:
-    ``replay.text.unprintable``)."""
-    found = unprintable(text)
-    if found is not None:
-        raise BadRequest(
-            f"{field} holds {found}: names, ids and reasons are plain text, with no "
-            "control, line-break, bidi or invisible format characters",
-            field=field,
-        )
-    return text
-
-
-def ruling_text(ruling: record_pb2.ArbiterCommand, path: str) -> None:
-    """Refuse a ruling whose reason or note is not plain text (``path``: where it is in
-    the request)."""
-    plain_text(ruling.reason, f"{path}.reason")
-    plain_text(ruling.note.text, f"{path}.note.text")
 
 
 def retried(game: LiveGame, actor: str, command_id: str, body: bytes) -> Row | None:
@@ -280,7 +253,7 @@ def refusal(
 ) -> Rejection:
     """A refused command as the store keeps it: bounded, with its status and rule
     (``foreign``: sent with another game's seat token, kept without its body)."""
-    code, reason, message, metadata = describe(error)
+    code, reason, message, metadata = refusal_of(error)
     body, message = stored_refusal(body, message, unstored, foreign)
     return Rejection(
         game.game_id,
@@ -288,7 +261,7 @@ def refusal(
         sender,
         command_id,
         body,
-        code.name,
+        code.value,
         reason,
         metadata.get("rule_id", ""),
         message,

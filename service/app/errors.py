@@ -1,22 +1,20 @@
-"""The service's errors and the one table that maps them to gRPC statuses.
+"""The service's errors: what went wrong, in words, and the one table of each one's code.
 
-Every error leaves as a ``google.rpc.Status`` with one ``ErrorInfo`` (domain ``feastlog``,
-an UPPER_SNAKE_CASE reason, metadata naming the broken rule or the bad field). A failure
-of the server itself (the store, or a bug) leaves with an ``incident_id`` in the metadata;
-its cause goes to the server log under the same id, never to the client.
+Every refusal is one of these classes (or a rules, pack or store error of ``replay/`` or
+``service/store/``), with an UPPER_SNAKE_CASE reason and metadata naming the broken rule
+or the bad field.  ``TABLE`` gives each its canonical code (``Code``: google.rpc.Code's
+names, which gRPC and HTTP APIs share) and reason; the code is what a stored refusal
+keeps, and the gRPC adapter answers with it (``service.grpc.status``).  A failure of the
+server itself (the store, or a bug) is an ``InternalError`` with an ``incident_id`` in
+its metadata; its cause goes to the server log under the same id, never to the client.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, Self, TypeVar
-
-import grpc
-from google.protobuf import any_pb2
-from google.rpc import code_pb2, error_details_pb2, status_pb2
-from grpc_status import rpc_status
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import NamedTuple, Self
 
 from feastlog.replay.engine import (
     MalformedCommand,
@@ -37,13 +35,11 @@ from feastlog.service.store import (
     StoreUnavailable,
 )
 
-DOMAIN = "feastlog"
-
 log = logging.getLogger("feastlog")
 
 
 class ServiceError(Exception):
-    """A refusal with a reason and metadata; its class picks the gRPC status."""
+    """A refusal with a reason and metadata; its class picks its code (``TABLE``)."""
 
     reason = "ERROR"
 
@@ -177,36 +173,60 @@ def unexpected(error: Exception) -> InternalError:
     )
 
 
-# The one table: each error class, its gRPC code and its ErrorInfo reason (None: the
-# class's own ``reason``).  A subclass comes before its base: the first match wins.
-TABLE: dict[type[Exception], tuple[grpc.StatusCode, str | None]] = {
-    SetupRefused: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),  # seats or options
-    WrongRole: (grpc.StatusCode.PERMISSION_DENIED, "PERMISSION_DENIED"),  # seat vs arbiter
-    MalformedCommand: (grpc.StatusCode.INVALID_ARGUMENT, "MALFORMED_COMMAND"),
-    PackError: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_CONTENT_PACK"),
-    UnknownGameKind: (grpc.StatusCode.INVALID_ARGUMENT, "UNKNOWN_GAME_KIND"),
-    BadRequest: (grpc.StatusCode.INVALID_ARGUMENT, None),
-    RequestTooLarge: (grpc.StatusCode.RESOURCE_EXHAUSTED, None),
-    RuleViolation: (grpc.StatusCode.FAILED_PRECONDITION, "RULE_VIOLATION"),
-    WaitingForEntropy: (grpc.StatusCode.FAILED_PRECONDITION, None),
-    AlreadyStarted: (grpc.StatusCode.FAILED_PRECONDITION, None),
-    SealedRecord: (grpc.StatusCode.FAILED_PRECONDITION, None),
-    EntropyAlreadySent: (grpc.StatusCode.ALREADY_EXISTS, None),
-    StaleSeq: (grpc.StatusCode.ABORTED, None),
-    GameNotFound: (grpc.StatusCode.NOT_FOUND, None),
-    ArbiterNotFound: (grpc.StatusCode.NOT_FOUND, None),
-    ArbiterExists: (grpc.StatusCode.ALREADY_EXISTS, None),
-    CommandIdReused: (grpc.StatusCode.ALREADY_EXISTS, None),
-    Unauthenticated: (grpc.StatusCode.UNAUTHENTICATED, None),
-    PermissionDenied: (grpc.StatusCode.PERMISSION_DENIED, None),
-    Hidden: (grpc.StatusCode.PERMISSION_DENIED, PermissionDenied.reason),
-    StoreLocked: (grpc.StatusCode.UNAVAILABLE, "STORE_LOCKED"),
-    CannotOpenStore: (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
-    StoreConflict: (grpc.StatusCode.UNAVAILABLE, "STORE_CONFLICT"),
-    StoreUnavailable: (grpc.StatusCode.UNAVAILABLE, "STORE_UNAVAILABLE"),
-    InternalError: (grpc.StatusCode.INTERNAL, None),
+class Code(StrEnum):
+    """The canonical code a refusal has (google.rpc.Code's names): what kind of wrong."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"  # the request is malformed, whatever the game's state
+    FAILED_PRECONDITION = "FAILED_PRECONDITION"  # well formed, but the game cannot take it now
+    ABORTED = "ABORTED"  # the game moved on since the sender looked (expected_seq)
+    NOT_FOUND = "NOT_FOUND"  # no game, or no arbiter, of that name
+    ALREADY_EXISTS = "ALREADY_EXISTS"  # an id or a seat's entropy already taken, otherwise
+    UNAUTHENTICATED = "UNAUTHENTICATED"  # no credentials, or unknown ones
+    PERMISSION_DENIED = "PERMISSION_DENIED"  # known credentials that do not allow this
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"  # a request larger than its call takes
+    UNAVAILABLE = "UNAVAILABLE"  # the store cannot be reached or used now: try again
+    INTERNAL = "INTERNAL"  # the server failed (its incident id finds the cause in its log)
+
+
+# The one table: each error class, its code and its reason (None: the class's own
+# ``reason``).  A subclass comes before its base: the first match wins.
+TABLE: dict[type[Exception], tuple[Code, str | None]] = {
+    SetupRefused: (Code.INVALID_ARGUMENT, "BAD_REQUEST"),  # seats or options
+    WrongRole: (Code.PERMISSION_DENIED, "PERMISSION_DENIED"),  # seat vs arbiter
+    MalformedCommand: (Code.INVALID_ARGUMENT, "MALFORMED_COMMAND"),
+    PackError: (Code.INVALID_ARGUMENT, "BAD_CONTENT_PACK"),
+    UnknownGameKind: (Code.INVALID_ARGUMENT, "UNKNOWN_GAME_KIND"),
+    BadRequest: (Code.INVALID_ARGUMENT, None),
+    RequestTooLarge: (Code.RESOURCE_EXHAUSTED, None),
+    RuleViolation: (Code.FAILED_PRECONDITION, "RULE_VIOLATION"),
+    WaitingForEntropy: (Code.FAILED_PRECONDITION, None),
+    AlreadyStarted: (Code.FAILED_PRECONDITION, None),
+    SealedRecord: (Code.FAILED_PRECONDITION, None),
+    EntropyAlreadySent: (Code.ALREADY_EXISTS, None),
+    StaleSeq: (Code.ABORTED, None),
+    GameNotFound: (Code.NOT_FOUND, None),
+    ArbiterNotFound: (Code.NOT_FOUND, None),
+    ArbiterExists: (Code.ALREADY_EXISTS, None),
+    CommandIdReused: (Code.ALREADY_EXISTS, None),
+    Unauthenticated: (Code.UNAUTHENTICATED, None),
+    PermissionDenied: (Code.PERMISSION_DENIED, None),
+    Hidden: (Code.PERMISSION_DENIED, PermissionDenied.reason),
+    StoreLocked: (Code.UNAVAILABLE, "STORE_LOCKED"),
+    CannotOpenStore: (Code.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    StoreConflict: (Code.UNAVAILABLE, "STORE_CONFLICT"),
+    StoreUnavailable: (Code.UNAVAILABLE, "STORE_UNAVAILABLE"),
+    InternalError: (Code.INTERNAL, None),
 }
 KNOWN = tuple(TABLE)
+
+
+class Refusal(NamedTuple):
+    """A known error as it is answered and stored: its code, reason, message and metadata."""
+
+    code: Code
+    reason: str
+    message: str
+    metadata: dict[str, str]
 
 
 def _metadata(error: Exception) -> dict[str, str]:
@@ -224,8 +244,8 @@ def _metadata(error: Exception) -> dict[str, str]:
     return {}
 
 
-def describe(error: Exception) -> tuple[grpc.StatusCode, str, str, dict[str, str]]:
-    """The status code, reason, message and metadata of a known error (others are raised)."""
+def refusal_of(error: Exception) -> Refusal:
+    """The code, reason, message and metadata of a known error (others are raised)."""
     found = next((entry for cls, entry in TABLE.items() if isinstance(error, cls)), None)
     if found is None:
         raise error
@@ -237,58 +257,4 @@ def describe(error: Exception) -> tuple[grpc.StatusCode, str, str, dict[str, str
     else:
         message = getattr(error, "message", str(error))
     own: str = getattr(error, "reason", "ERROR")
-    return code, reason or own, message, _metadata(error)
-
-
-def to_status(error: Exception) -> grpc.Status:
-    """A known error as a rich gRPC status."""
-    code, reason, message, metadata = describe(error)
-    info = error_details_pb2.ErrorInfo(domain=DOMAIN, reason=reason, metadata=metadata)
-    detail = any_pb2.Any()
-    detail.Pack(info)
-    status = status_pb2.Status(code=code.value[0], message=message, details=[detail])
-    assert status.code != code_pb2.OK
-    return rpc_status.to_status(status)
-
-
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
-G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
-
-
-async def _abort(context: grpc.aio.ServicerContext, error: Exception) -> None:
-    """End a call with the status of ``error`` (an unexpected one: an incident)."""
-    known = error if isinstance(error, KNOWN) else unexpected(error)
-    await context.abort_with_status(to_status(known))
-
-
-def unary(method: F) -> F:
-    """Turn errors raised by a unary servicer method into rich statuses."""
-
-    @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
-        try:
-            return await method(self, request, context)
-        except grpc.aio.AbortError:
-            raise
-        except Exception as error:
-            await _abort(context, error)
-
-    return wrapper  # type: ignore[return-value]
-
-
-def streaming(method: G) -> G:
-    """Turn errors raised by a streaming servicer method into rich statuses."""
-
-    @functools.wraps(method)
-    async def wrapper(
-        self: Any, request: Any, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[Any]:
-        try:
-            async for item in method(self, request, context):
-                yield item
-        except grpc.aio.AbortError:
-            raise
-        except Exception as error:
-            await _abort(context, error)
-
-    return wrapper  # type: ignore[return-value]
+    return Refusal(code, reason or own, message, _metadata(error))

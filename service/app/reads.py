@@ -46,7 +46,6 @@ from feastlog.replay.visibility import (
     table_viewer,
 )
 from feastlog.service.app.auth import Caller
-from feastlog.service.app.commands import plain_text
 from feastlog.service.app.errors import BadRequest, GameNotFound
 from feastlog.service.app.live import LiveGame
 from feastlog.service.store import Listed, Rejection, StoredGame
@@ -350,7 +349,6 @@ class Reads(ABC):
         """
         if page_size < 0:
             raise BadRequest("page_size is 0 (the default) or more", field="page_size")
-        plain_text(tournament_id, "tournament_id")
         size = min(page_size or PAGE_SIZE, MAX_PAGE_SIZE)
         listing = Listing(LIST_GAMES, kind, tournament_id)
         before = listing.place_of(page_token)
@@ -380,7 +378,6 @@ class Reads(ABC):
         """A tournament's standings: SQL over the outcomes projection (finished games)."""
         if not tournament_id:
             raise BadRequest("tournament_id is required", field="tournament_id")
-        plain_text(tournament_id, "tournament_id")
         listed = await self._read(lambda store: store.tournament_games(tournament_id))
         if not listed:
             raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
@@ -389,7 +386,6 @@ class Reads(ABC):
 
     async def stats(self, tournament_id: str = "") -> list[KindStats]:
         """Per game kind: games, win rate by seat, a figure; SQL over the projection."""
-        plain_text(tournament_id, "tournament_id")
         found: list[KindStats] = await self._read(lambda store: store.stats(tournament_id))
         return found
 
@@ -489,11 +485,11 @@ def parse_actor(text: str, seats: int, field: str = "actor") -> str:
 
 
 def asked_for(game_id: str) -> None:
-    """BadRequest naming game_id unless one is given, in plain text (asked before whose
-    game it is: an empty id is a malformed request, not another game's)."""
+    """BadRequest naming game_id unless one is given (asked before whose game it is: an
+    empty id is a malformed request, not another game's; its characters and length are
+    the input policy's, ``service.app.bounds``)."""
     if not game_id:
         raise BadRequest("game_id is required", field="game_id")
-    plain_text(game_id, "game_id")
 
 
 def first_seq(from_seq: int) -> int:

@@ -26,9 +26,9 @@ from feastlog.replay.export import (
     verify_read,
 )
 from feastlog.replay.history import genesis_of
-from feastlog.replay.text import escaped, unprintable
+from feastlog.replay.text import escaped
 from feastlog.service.app import bulk
-from feastlog.service.app.bounds import FIELD_BOUNDS
+from feastlog.service.app.bounds import FIELDS
 from feastlog.service.app.errors import CannotOpenStore, ServiceError
 from feastlog.service.app.reads import audit_stored
 from feastlog.service.store import Batch, NewGame, StoredGame, projection
@@ -185,18 +185,20 @@ def not_as_created(genesis: record_pb2.Genesis) -> str:
     could): a game id, tournament id or seat name that is empty where it may not be, too
     long, or not plain text (control, line-break, bidi or invisible format characters),
     or seats of one name.  A server never writes such a record; taken in, its names would
-    reach every list and terminal that shows games."""
+    reach every list and terminal that shows games.  Each name is held to the input
+    policy of the request field it came from (``service.app.bounds``)."""
     checks = [
         ("game id", genesis.game_id, "game_id", True),
         ("tournament id", genesis.tournament_id, "tournament_id", False),
     ]
     checks += [(f"seat {i}'s name", s.name, "players", True) for i, s in enumerate(genesis.seats)]
-    for what, text, bound, required in checks:
+    for what, text, name, required in checks:
+        field = FIELDS[name]
         if required and not text.strip():
             return f"not imported: its {what} is empty, as no server makes one"
-        if len(text) > FIELD_BOUNDS[bound]:
-            return f"not imported: its {what} is over {FIELD_BOUNDS[bound]} characters"
-        found = unprintable(text)
+        if len(text) > field.bound:
+            return f"not imported: its {what} is over {field.bound} characters"
+        found = field.refused_character(text)
         if found is not None:
             return f"not imported: its {what} holds {found}, as no server makes one"
     names = [s.name.strip() for s in genesis.seats]

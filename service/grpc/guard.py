@@ -10,28 +10,26 @@ v1alpha), each found by its path, so a new RPC is covered without edits here:
 - the request bytes go through a checked deserializer: bytes over the RPC's size limit
   (RESOURCE_EXHAUSTED), bytes that are not the request type (INVALID_ARGUMENT,
   UNDECODABLE_REQUEST), fields this server does not know anywhere in the message
-  (UNKNOWN_FIELDS: they would ride inside a command into the chain) and strings, bytes or
-  lists longer than their bound (FIELD_TOO_LONG, naming the field) are refused.  A stream
-  of requests (reflection's) ends at the first one refused, with its status.
+  (UNKNOWN_FIELDS: they would ride inside a command into the chain), strings, bytes or
+  lists longer than their bound (FIELD_TOO_LONG, naming the field) and strings holding a
+  character their field does not take (BAD_REQUEST, naming the field and the character)
+  are refused: each field's bound and characters are the input policy's
+  (``service.app.bounds``), applied here (``check_fields``) to every field of every
+  request.  A stream of requests (reflection's) ends at the first one refused, with its
+  status.
 
-Every refusal is one of the errors of ``service.errors`` and leaves through its table.
-Requests refused here never reach a game, so they are not stored as rejections.
-
-Refused commands that do reach a game are stored bounded (``stored_refusal``) and at
-most at a sender's pace (``RefusalBudget``); whole-record folds that any caller can ask
-for run one at a time off the event loop (``Refolds``).
+Every refusal is one of the errors of ``service.app.errors`` and leaves through the
+status table (``service.grpc.status``).  Requests refused here never reach a game, so
+they are not stored as rejections; how refusals that do reach one are kept, and how
+whole-record folds are paced, is the application's (``service.app.limits``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import inspect
-import time
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar, cast
+from typing import Any, TypeAlias, cast
 
 import grpc
 from google.protobuf import descriptor_pool, message_factory
@@ -40,15 +38,15 @@ from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from feastlog.service.app.auth import CALLER, Credentials
-from feastlog.service.app.bounds import FIELD_BOUNDS, KIB
+from feastlog.service.app.bounds import FIELDS, KIB, LIST_BOUND, OPTION, Field, field_of
 from feastlog.service.app.errors import (
     FieldTooLong,
     RequestTooLarge,
     ServiceError,
     UndecodableRequest,
     UnknownFields,
-    to_status,
 )
+from feastlog.service.grpc.status import abort
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
@@ -69,13 +67,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
     )
 )
 
-T = TypeVar("T")
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
-
-OPTION_BOUND = 64  # each rule option's key and value
-STRING_BOUND = 128  # any other string (card ids, ingredients, recipe names)
-BYTES_BOUND = 1024  # any other bytes
-LIST_BOUND = 64  # elements of any list or map (a hand, a bid, the players, the options)
 
 # Request bytes an RPC takes: this, plus the bound of any field of the request larger
 # than it (a content pack).  The server-wide gRPC limit is the largest of these.
@@ -84,7 +76,7 @@ REQUEST_BYTES = 64 * KIB
 
 def request_limit(request_type: Descriptor) -> int:
     """The most bytes a request of this type may have."""
-    large = [FIELD_BOUNDS.get(f.name, 0) for f in request_type.fields]
+    large = [FIELDS[f.name].bound for f in request_type.fields if f.name in FIELDS]
     return REQUEST_BYTES + sum(b for b in large if b > REQUEST_BYTES)
 
 
@@ -120,22 +112,15 @@ def server_options() -> list[tuple[str, int]]:
     return [("grpc.max_receive_message_length", largest)]
 
 
-def _bound(field: FieldDescriptor) -> int:
-    default = BYTES_BOUND if field.type == FieldDescriptor.TYPE_BYTES else STRING_BOUND
-    return FIELD_BOUNDS.get(field.name, default)
+def _rule(field: FieldDescriptor) -> Field:
+    return field_of(field.name, field.type == FieldDescriptor.TYPE_BYTES)
 
 
-def _check_value(field: FieldDescriptor, value: Any, path: str, bound: int) -> None:
+def _check_value(field: FieldDescriptor, value: Any, path: str, rule: Field) -> None:
     if field.type == FieldDescriptor.TYPE_MESSAGE:
         check_fields(value, path)
     elif field.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
-        unit = "characters" if field.type == FieldDescriptor.TYPE_STRING else "bytes"
-        if len(value) > bound:
-            raise FieldTooLong(
-                f"{path} is {len(value)} {unit} long; it takes at most {bound}",
-                field=path,
-                limit=str(bound),
-            )
+        rule.check(value, path)
 
 
 def _check_list(field: FieldDescriptor, values: Any, path: str) -> None:
@@ -148,18 +133,19 @@ def _check_list(field: FieldDescriptor, values: Any, path: str) -> None:
     entry = field.message_type
     if entry is not None and entry.GetOptions().map_entry:
         key, value = entry.fields_by_name["key"], entry.fields_by_name["value"]
-        option = field.name == "options"
+        named = FIELDS.get(field.name)  # a named map: its keys and values take its rule
         for k in values:
-            _check_value(key, k, f"{path} key", OPTION_BOUND if option else _bound(key))
-            bound = OPTION_BOUND if option else _bound(value)
-            _check_value(value, values[k], f"{path}[{k!r}]", bound)
+            _check_value(key, k, f"{path} key", named or _rule(key))
+            _check_value(value, values[k], f"{path}[{k!r}]", named or _rule(value))
         return
     for i, item in enumerate(values):
-        _check_value(field, item, f"{path}[{i}]", _bound(field))
+        _check_value(field, item, f"{path}[{i}]", _rule(field))
 
 
 def check_fields(message: Message, path: str = "") -> None:
-    """Refuse unknown fields and over-long values anywhere in ``message``."""
+    """Refuse unknown fields, and values longer than their bound or holding characters
+    their field does not take (the input policy, ``service.app.bounds``), anywhere in
+    ``message``."""
     found = UnknownFieldSet(message)
     unknown = sorted({found[i].field_number for i in range(len(found))})
     known = cast(dict[int, FieldDescriptor], message.DESCRIPTOR.fields_by_number)
@@ -185,7 +171,7 @@ def check_fields(message: Message, path: str = "") -> None:
         if field.is_repeated:
             _check_list(field, value, where)
         else:
-            _check_value(field, value, where, _bound(field))
+            _check_value(field, value, where, _rule(field))
 
 
 def _type_words(field: FieldDescriptor) -> str:
@@ -214,7 +200,8 @@ def smallest_bound(descriptor: Descriptor) -> int:
 
     A string of n characters, bytes of n bytes and a list of n entries each take at least
     n bytes of the request, so a request shorter than this breaks no bound: most commands
-    (20 to 60 bytes) need no walk through their fields for it.
+    (20 to 60 bytes) need no walk through their fields for it, only a glance at their
+    strings' characters (``_printable``).
     """
     return _smallest(descriptor, set())
 
@@ -224,13 +211,35 @@ def _smallest(descriptor: Descriptor, seen: set[str]) -> int:
     smallest = REQUEST_BYTES
     for field in descriptor.fields:
         if field.is_repeated:
-            smallest = min(smallest, LIST_BOUND, OPTION_BOUND)
+            smallest = min(smallest, LIST_BOUND, OPTION.bound)
         if field.type in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
-            smallest = min(smallest, _bound(field), OPTION_BOUND)
+            smallest = min(smallest, _rule(field).bound, OPTION.bound)
         inner = field.message_type
         if inner is not None and inner.full_name not in seen:
             smallest = min(smallest, _smallest(inner, seen))
     return smallest
+
+
+def _printable(message: Message) -> bool:
+    """Whether every string in ``message``, at any depth, is printable by Python's
+    measure (``str.isprintable``), which refuses more than the policy does (spaces other
+    than ' ' too): a message that passes holds no character any field refuses, and one
+    that does not is walked by ``check_fields``.  Several times quicker than that walk."""
+    for field, value in message.ListFields():
+        entry = field.message_type
+        if entry is not None and entry.GetOptions().map_entry:
+            if entry.fields_by_name["value"].message_type is not None:
+                return False  # a map of messages: walked (no request has one)
+            values: Any = [*value.keys(), *value.values()]
+        else:
+            values = value if field.is_repeated else (value,)
+        for one in values:
+            if isinstance(one, str):
+                if not one.isprintable():
+                    return False
+            elif isinstance(one, Message) and not _printable(one):
+                return False
+    return True
 
 
 def _has_unknown_fields(message: Message) -> bool:
@@ -255,7 +264,8 @@ def checked_deserializer(
 
     ``name``: the request type's name in the refusal, when its callers know it by
     another (reflection v1's requests are read as v1alpha's).  ``strict``: refuse unknown
-    fields and over-long values too (feastlog's own requests); a hosted service's
+    fields, and values over their bound or holding a character their field does not
+    take, too (feastlog's own requests, by the input policy); a hosted service's
     request (health, reflection) is held to its size and to being its message, and its
     unknown fields are dropped as protobuf would: a newer health or reflection client
     (a load balancer's probe) may send fields this library does not know.
@@ -276,7 +286,7 @@ def checked_deserializer(
             request: Message = request_type.FromString(raw)
             if not strict:
                 request.DiscardUnknownFields()
-            elif len(raw) >= short:
+            elif len(raw) >= short or not _printable(request):
                 check_fields(request)
             elif _has_unknown_fields(request):
                 check_fields(request_type.FromString(raw))  # names them, and refuses
@@ -343,9 +353,9 @@ class Guard(grpc.aio.ServerInterceptor):
             try:
                 CALLER.set(self.credentials.caller(tuple(context.invocation_metadata() or ())))
             except ServiceError as error:
-                await context.abort_with_status(to_status(error))
+                await abort(context, error)
         if isinstance(request, Refused):
-            await context.abort_with_status(to_status(request.error))
+            await abort(context, request.error)
 
     async def _checked(
         self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext
@@ -401,106 +411,3 @@ async def _replies(replies: Any) -> AsyncIterator[Any]:
         return
     async for reply in replies:
         yield reply
-
-
-# A refused command's row keeps at most this many bytes of the command.  A longer one
-# keeps exactly its first REFUSED_BODY_KEPT bytes, and its message says so with the
-# whole command's length and sha256: a body of exactly this length is always a cut one
-# (whole bodies are kept only when shorter), so nobody decodes a prefix as a command.
-REFUSED_BODY_KEPT = 4 * KIB
-REFUSED_MESSAGE_KEPT = 500
-
-
-def body_is_whole(body: bytes) -> bool:
-    """Whether a stored refused command is the whole command (not a cut prefix)."""
-    return len(body) < REFUSED_BODY_KEPT
-
-
-def stored_refusal(
-    body: bytes, message: str, unstored: int, foreign: bool = False
-) -> tuple[bytes, str]:
-    """The body and message a refusal's row keeps: bounded, saying what was cut or skipped.
-
-    ``foreign``: sent with a seat token of another game, whose hidden cards the command
-    may name (a sealed bid, a secret Menu): not kept at all, nor any digest of it.
-    """
-    notes = []
-    if len(message) > REFUSED_MESSAGE_KEPT:
-        message = message[:REFUSED_MESSAGE_KEPT] + "…"
-    if foreign:
-        notes.append("command not kept: it was sent with a seat token of another game")
-        body = b""
-    elif not body_is_whole(body):
-        digest = hashlib.sha256(body).hexdigest()
-        notes.append(
-            f"command cut: {len(body)} bytes, sha256 {digest}; "
-            f"the first {REFUSED_BODY_KEPT} bytes are kept"
-        )
-        body = body[:REFUSED_BODY_KEPT]
-    if unstored:
-        notes.append(f"{unstored} earlier refusal(s) of this sender were not stored (rate limit)")
-    return body, " ".join([message, *(f"[{n}]" for n in notes)])
-
-
-class Refolds:
-    """Whole-record folds (verification, export, standings) run one at a time, each in a
-    worker thread: however many callers ask, the event loop keeps answering, and a
-    cancelled call stops waiting (its fold of one game finishes unseen)."""
-
-    def __init__(self) -> None:
-        self._one = asyncio.Semaphore(1)
-
-    async def run(self, fold: Callable[..., T], *args: Any) -> T:
-        """``fold(*args)`` in a worker thread, after the folds asked for before it."""
-        async with self._one:
-            return await asyncio.to_thread(fold, *args)
-
-
-@dataclass
-class _Bucket:
-    tokens: float
-    at: float
-    unstored: int = 0
-
-
-class RefusalBudget:
-    """A token bucket per sender for storing refusals: per credential, over every game.
-
-    Every refusal is answered with its status; past the budget it is counted instead of
-    stored, and the sender's next stored refusal (in whichever game) says how many were
-    skipped.  A sender may have ``burst`` refusals stored at once and ``per_minute`` more
-    each minute, however many games it sends to.
-    """
-
-    def __init__(
-        self,
-        burst: int = 20,
-        per_minute: float = 12,
-        clock: Callable[[], float] = time.monotonic,
-        senders: int = 10_000,
-    ) -> None:
-        self.burst = burst
-        self.rate = per_minute / 60
-        self.clock = clock
-        self.senders = senders
-        self.unstored = 0  # refusals answered but not stored, since the server started
-        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
-
-    def take(self, sender: str) -> int | None:
-        """None: do not store this refusal; else store it (with how many were skipped).
-
-        ``sender``: the credential (``Caller.holder``), the same in every game."""
-        now = self.clock()
-        bucket = self._buckets.pop(sender, None) or _Bucket(float(self.burst), now)
-        self._buckets[sender] = bucket  # most recently used last
-        bucket.tokens = min(self.burst, bucket.tokens + (now - bucket.at) * self.rate)
-        bucket.at = now
-        while len(self._buckets) > self.senders:  # memory stays bounded: forget the oldest
-            self._buckets.popitem(last=False)
-        if bucket.tokens < 1:
-            bucket.unstored += 1
-            self.unstored += 1
-            return None
-        bucket.tokens -= 1
-        skipped, bucket.unstored = bucket.unstored, 0
-        return skipped

@@ -18,7 +18,7 @@ a server (``servicers.add_servicers``), over the application given (the CLI's, o
 - the answer is serialized and read back with the stub's own deserializer.
 
 One difference from the server, on purpose: a failure that is no refusal is not made an
-incident in a log (``errors.unary``, which is skipped here): with no server, it is this
+incident in a log (``status.unary``, which is skipped here): with no server, it is this
 process's own and propagates as raised, to be reported as the program's.
 """
 
@@ -33,10 +33,11 @@ import grpc
 from google.protobuf import message_factory
 
 from feastlog.service.app.auth import CALLER, Caller
-from feastlog.service.app.errors import KNOWN, to_status
+from feastlog.service.app.errors import KNOWN
 from feastlog.service.app.offline import answer
 from feastlog.service.grpc.guard import Refused, checked_deserializer, methods
 from feastlog.service.grpc.servicers import add_servicers
+from feastlog.service.grpc.status import to_status
 
 if TYPE_CHECKING:
     from grpc import _CallIterator
@@ -154,7 +155,7 @@ class _Registered:
 
 
 def _behaviour(handler: Handler, kind: str) -> Callable[..., Any]:
-    """A handler's servicer method without the server's error wrapper (``errors.unary`` or
+    """A handler's servicer method without the server's error wrapper (``status.unary`` or
     ``errors.streaming``): here its known errors are turned into refusals by the channel,
     and anything else is raised as it is."""
     method = getattr(handler, kind)

@@ -33,14 +33,16 @@ from feastlog.replay.games import engine as engine_of
 from feastlog.replay.text import plain_number
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Caller
-from feastlog.service.app.errors import KNOWN, Unauthenticated, describe
+from feastlog.service.app.bounds import checked
+from feastlog.service.app.errors import KNOWN, Unauthenticated
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.grpc.server import Running
+from feastlog.service.grpc.status import describe
 
 COOKIE = "feastlog_token"
 APP = web.AppKey("app", Application)
 
-# The service's errors as HTTP statuses (their gRPC codes come from service/app/errors.py).
+# The service's errors as HTTP statuses (by their gRPC codes: service/grpc/status.py).
 HTTP_STATUS = {
     grpc.StatusCode.INVALID_ARGUMENT: 400,
     grpc.StatusCode.UNAUTHENTICATED: 401,
@@ -72,8 +74,8 @@ async def service_errors(request: web.Request, handler: Any) -> web.StreamRespon
 
 
 def game_id_of(request: web.Request) -> str:
-    """The game id in the path."""
-    return request.match_info["game_id"]
+    """The game id in the path, held to the input policy as a request's (BadRequest)."""
+    return checked("game_id", request.match_info["game_id"])
 
 
 def seat_caller(request: web.Request) -> Caller | None:
@@ -94,9 +96,8 @@ async def board_json(request: web.Request) -> web.Response:
     app = request.app[APP]
     rows = []
     # the newest tables, one page of the game list (running tables are the newest)
-    listed = await app.games(
-        page_size=MAX_PAGE_SIZE, tournament_id=request.query.get("tournament", "")
-    )
+    tournament_id = checked("tournament_id", request.query.get("tournament", ""))
+    listed = await app.games(page_size=MAX_PAGE_SIZE, tournament_id=tournament_id)
     for summary in listed.games:
         row: dict[str, Any] = {
             "id": summary.game_id,

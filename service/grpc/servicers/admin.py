@@ -9,8 +9,9 @@ import grpc
 
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import check_arbiter_name
-from feastlog.service.app.errors import BadRequest, unary
+from feastlog.service.app.errors import BadRequest
 from feastlog.service.grpc.servicers.base import Servicer
+from feastlog.service.grpc.status import unary
 from feastlog.v1 import admin_service_pb2 as pb
 from feastlog.v1 import admin_service_pb2_grpc as pb_grpc
 

@@ -12,7 +12,6 @@ from collections.abc import AsyncIterator
 import grpc
 
 from feastlog.service.app.application import Application
-from feastlog.service.app.errors import streaming, unary
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import (
     accepted,
@@ -23,6 +22,7 @@ from feastlog.service.grpc.servicers.convert import (
     struct,
     what_if_message,
 )
+from feastlog.service.grpc.status import streaming, unary
 from feastlog.v1 import audit_service_pb2 as pb
 from feastlog.v1 import audit_service_pb2_grpc as pb_grpc
 

@@ -8,7 +8,7 @@ import grpc
 
 from feastlog.presentation import typed
 from feastlog.service.app.application import Application
-from feastlog.service.app.errors import BadRequest, streaming, unary
+from feastlog.service.app.errors import BadRequest
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import (
     accepted,
@@ -19,6 +19,7 @@ from feastlog.service.grpc.servicers.convert import (
     participant,
     struct,
 )
+from feastlog.service.grpc.status import streaming, unary
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 

@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 import grpc
 
 from feastlog.service.app.application import Application
-from feastlog.service.app.errors import streaming, unary
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import event, participant, participant_text, struct
+from feastlog.service.grpc.status import streaming, unary
 from feastlog.v1 import replay_service_pb2 as pb
 from feastlog.v1 import replay_service_pb2_grpc as pb_grpc
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import grpc
 
 from feastlog.service.app.application import Application
-from feastlog.service.app.errors import unary
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import standing_message, stats_message
+from feastlog.service.grpc.status import unary
 from feastlog.v1 import tournament_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
 
