@@ -18,8 +18,8 @@ The adapters sit beside each other, each importing the port and never another ad
 ``duckdb/`` (a file, the embedded default), ``process/`` (a server's DuckDB file in a
 child process, which opens the DuckDB adapter when it runs), ``postgres/`` (one log
 many nodes share) and ``memory`` (``--db memory:``, in this process, for tests of the
-use cases and embedded use).  ``tests/test_store_contract.py`` holds every adapter to
-the same contract, ``tests/test_store_port.py`` the port and adapters to their imports.
+use cases and embedded use).  ``tests/store/test_store_contract.py`` holds every adapter to
+the same contract, ``tests/store/test_store_port.py`` the port and adapters to their imports.
 """
 
 from feastlog.service.store.errors import (

@@ -1,7 +1,7 @@
 """``MemoryStore``: the event store in this process's memory, for tests and embedded use.
 
 Chosen by ``--db memory:`` (``open_store``).  It keeps the whole ``EventStore`` contract
-(``tests/test_store_contract.py`` runs the same tests on it as on DuckDB and PostgreSQL)
+(``tests/store/test_store_contract.py`` runs the same tests on it as on DuckDB and PostgreSQL)
 and nothing outlives it: every open is a new, empty store, and no file is made.
 
 - a write is all or nothing: every key is checked before anything changes, and a taken

@@ -1,6 +1,6 @@
 """What the service needs of an event store, and how a ``--db`` value picks one.
 
-The adapters keep the same contract (``tests/test_store_contract.py`` runs the same
+The adapters keep the same contract (``tests/store/test_store_contract.py`` runs the same
 suite on each):
 
 - ``duckdb.Store``: a DuckDB file, the embedded default (one writing process);

@@ -8,7 +8,7 @@ commits in the rest are gone, and the next write or checkpoint deletes the evide
 DuckDB's replay swallows a serialization error as a torn write and rethrows every other
 error (``wal_replay.cpp``; its ``abort_on_wal_failure`` cannot be set from SQL or
 Python, duckdb/duckdb#25432), and truncates the log to what it replayed at its first
-write (duckdb/duckdb#14785).  ``tests/test_damaged_wal.py`` damages a real server's log
+write (duckdb/duckdb#14785).  ``tests/store/test_damaged_wal.py`` damages a real server's log
 every way and holds each open to "every acknowledged game, or refused, nothing touched".
 
 So the store keeps, in ``FILE.commits`` beside the database, a *tally* of what its
