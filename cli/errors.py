@@ -117,13 +117,15 @@ def output_file(path: str) -> str:
     """
     from feastlog.service.announce import SUFFIX  # the service only when an output is named
     from feastlog.service.app.auth import KEY_FILE
-    from feastlog.service.store.duckdb.mark import SUFFIX as MARK
+    from feastlog.service.store.port import MARK_SUFFIX, WAL_SUFFIX
 
     if not path:
         raise usage("an output file needs a name (it was empty)")
 
     file = Path(path)
-    base = next((path[: -len(s)] for s in (".wal", SUFFIX, MARK) if path.endswith(s)), None)
+    base = next(
+        (path[: -len(s)] for s in (WAL_SUFFIX, SUFFIX, MARK_SUFFIX) if path.endswith(s)), None
+    )
     store = _is_duckdb(file) or (base is not None and _is_duckdb(Path(base)))
     if store or file.name == KEY_FILE:
         what = "a DuckDB database's file" if store else "an organiser key file"

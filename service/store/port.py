@@ -28,6 +28,10 @@ if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value pic
     from feastlog.replay.standings import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
 
+# The files a DuckDB store keeps beside its database: DuckDB's write-ahead log, and the
+# commit mark it is held to (``duckdb/mark.py``).  Nothing else may be written there.
+WAL_SUFFIX = ".wal"
+MARK_SUFFIX = ".commits"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 MEMORY = "memory:"  # the --db value of a store in memory (no file of that name is made)
 # How a server's store process is started (``process/``), its parent's pid after it: the

@@ -33,6 +33,56 @@ def test_cli_imports_no_store_no_duckdb_and_no_application() -> None:
     assert found == []
 
 
+# What cli/ may import of service/: the application's entry points, the gRPC adapter's
+# server and in-process channel (a command's own server; a file no server holds), TLS,
+# the web pages (serve --http), the store port's words, the announcement beside a file,
+# and the benchmarks' records.  Never a store adapter, whose driver it would load.
+CLI_MAY_IMPORT = (
+    "feastlog.service.app",
+    "feastlog.service.grpc.inprocess",
+    "feastlog.service.grpc.server",
+    "feastlog.service.grpc.tls",
+    "feastlog.service.web.server",
+    "feastlog.service.store.port",
+    "feastlog.service.store.errors",
+    "feastlog.service.store.records",
+    "feastlog.service.announce",
+    "feastlog.service.bench.data",
+)
+
+
+def imported(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement loads: a name imported from a package that is
+    itself a module (``from feastlog.service.app import season``) counts as that module."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    found = []
+    for alias in node.names:
+        module = f"{node.module}.{alias.name}"
+        parts = module.removeprefix("feastlog.").split(".")
+        is_module = (CLI.parent / Path(*parts)).with_suffix(".py").exists() or (
+            CLI.parent / Path(*parts)
+        ).is_dir()
+        found.append(module if is_module else node.module or "")
+    return found
+
+
+def test_cli_imports_of_the_service_are_its_entry_points() -> None:
+    found = []
+    for path in sorted(CLI.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            if isinstance(node, ast.ImportFrom) and node.level:
+                continue
+            for module in imported(node):
+                service = module.startswith("feastlog.service")
+                allowed = module == "feastlog.service.store" or module.startswith(CLI_MAY_IMPORT)
+                if service and not allowed:
+                    found.append(f"{path.relative_to(CLI)}: {module}")
+    assert found == []
+
+
 def test_cli_has_one_error_class() -> None:
     classes = []
     for path in sorted(CLI.glob("*.py")):

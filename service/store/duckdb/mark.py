@@ -45,8 +45,9 @@ import duckdb
 from feastlog.service.files import hold_private_umask, release_private_umask, tighten
 from feastlog.service.store.duckdb.errors import open_error
 from feastlog.service.store.errors import CannotOpenStore, DamagedLog
+from feastlog.service.store.port import MARK_SUFFIX
 
-SUFFIX = ".commits"
+SUFFIX = MARK_SUFFIX
 FORMAT = 1
 SIZE = 1024  # the mark is written in place, padded to this size: one write, never torn
 # The first bytes of every write-ahead log DuckDB writes (its version entry: field 100,
