@@ -96,9 +96,15 @@ DAMAGES: dict[str, Callable[[bytearray], None]] = {
     "header overwritten": _overwrite(0, 32),
     "whole file random": _random,
     "zero-filled tail": _zero_tail,
-    **{f"truncated at {f:.0%}": _cut(f) for f in (0.0, 0.0002, 0.001, 0.25, 0.5, 0.9, 0.999)},
-    **{f"byte flipped at {f:.1%}": _flip(f) for f in (0.0, 0.0004, 0.001, 0.3, 0.6, 0.99, 1.0)},
+    **{f"truncated at {f:.2%}": _cut(f) for f in (0.0, 0.0002, 0.001, 0.25, 0.5, 0.9, 0.999)},
+    **{f"byte flipped at {f:.2%}": _flip(f) for f in (0.0, 0.0004, 0.001, 0.3, 0.6, 0.99, 1.0)},
 }
+
+
+def test_each_damage_has_a_name_of_its_own() -> None:
+    """Three, 7 cuts and 7 flips: a name shared by two (a percentage rounded alike) would
+    drop one of them without a word."""
+    assert len(DAMAGES) == 17
 
 
 def damaged_copy(crashed: tuple[Path, list[str]], folder: Path, damage: str) -> Path:
@@ -197,7 +203,7 @@ def test_a_damaged_mark_is_refused_and_recover_keeps_a_whole_log(
 
 
 @pytest.mark.parametrize(
-    "damage", ["byte flipped at 60.0%", "truncated at 50%", "header overwritten"]
+    "damage", ["byte flipped at 60.00%", "truncated at 50.00%", "header overwritten"]
 )
 def test_recover_keeps_the_log_aside_replays_what_it_can_and_says_what_is_lost(
     crashed: tuple[Path, list[str]], tmp_path: Path, damage: str
