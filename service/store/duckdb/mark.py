@@ -287,8 +287,15 @@ class Mark:
     def write(self, tally: Tally) -> None:
         """Record ``tally`` as what the file holds, with the files as they are now (one
         write in place; no fsync: the mark trails DuckDB's log, which its commit synced)."""
-        os.pwrite(self._fd, encoded(tally, Files.of(self.file)), 0)
         self.tally = tally
+        try:
+            os.pwrite(self._fd, encoded(tally, Files.of(self.file)), 0)
+        except OSError as failed:  # the commit is in: a mark left behind only trails it
+            logging.getLogger("feastlog.store").warning(
+                "cannot write %s (%s): it trails the file until a later commit writes it",
+                mark_path(self.file),
+                failed.strerror or failed,
+            )
 
     def close(self) -> None:
         """Stop writing the mark (it stays beside the file)."""
