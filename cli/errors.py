@@ -51,6 +51,11 @@ EXIT_OF_STATUS = {
     "INTERNAL": BUG,  # the server failed: not something the caller can change
     "UNKNOWN": BUG,
 }
+# A refusal whose reason says more than its status (``service.app.offline.DoesNotReplay``:
+# a record that does not fold is one that does not verify).
+EXIT_OF_REASON = {"RECORD_DOES_NOT_REPLAY": FAILED}
+# What a file's reader can do about a refusal of the file itself, by its reason.
+LOCAL_HINTS = {"STORE_LOCKED": " (another process holds it: pass --server, or stop it)"}
 
 
 class CliError(click.ClickException):
@@ -111,14 +116,16 @@ def output_file(path: str) -> str:
     the JSON of one game.
     """
     from feastlog.service.announce import SUFFIX  # the service only when an output is named
-    from feastlog.service.auth import KEY_FILE
-    from feastlog.service.store.mark import SUFFIX as MARK
+    from feastlog.service.app.auth import KEY_FILE
+    from feastlog.service.store.port import MARK_SUFFIX, WAL_SUFFIX
 
     if not path:
         raise usage("an output file needs a name (it was empty)")
 
     file = Path(path)
-    base = next((path[: -len(s)] for s in (".wal", SUFFIX, MARK) if path.endswith(s)), None)
+    base = next(
+        (path[: -len(s)] for s in (WAL_SUFFIX, SUFFIX, MARK_SUFFIX) if path.endswith(s)), None
+    )
     store = _is_duckdb(file) or (base is not None and _is_duckdb(Path(base)))
     if store or file.name == KEY_FILE:
         what = "a DuckDB database's file" if store else "an organiser key file"
@@ -150,13 +157,23 @@ def exit_of(code: grpc.StatusCode) -> int:
     return EXIT_OF_STATUS.get(code.name, REFUSED)
 
 
-def from_rpc(error: grpc.RpcError, where: str) -> CliError:
-    """A gRPC error as a CliError: its status and message, and what to do when unreachable."""
+def from_rpc(error: grpc.RpcError, where: str, local: bool = False) -> CliError:
+    """A gRPC error as a CliError: its status and message, and what to do when unreachable.
+
+    ``local``: answered in this process on a file no server holds
+    (``service.grpc.inprocess``): the refusal's own words, as a tool reading the file says
+    them, with no status to name and no server to reach.
+    """
     import grpc  # already loaded: the error came from it
+
+    from feastlog.cli.wire import reason_of
 
     code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
     details = (error.details() if hasattr(error, "details") else "") or ""
-    exit_code = exit_of(code)
+    reason = reason_of(error)
+    exit_code = EXIT_OF_REASON.get(reason, exit_of(code))
+    if local:
+        return CliError(details + LOCAL_HINTS.get(reason, ""), exit_code, reason)
     if code == grpc.StatusCode.UNAVAILABLE:
         hint = ""
         lowered = details.lower()
@@ -165,6 +182,4 @@ def from_rpc(error: grpc.RpcError, where: str) -> CliError:
         return CliError(
             f"cannot reach {where}: {details.splitlines()[0] if details else ''}{hint}", exit_code
         )
-    from feastlog.cli.wire import reason_of
-
-    return CliError(f"{code.name}: {details}", exit_code, reason_of(error))
+    return CliError(f"{code.name}: {details}", exit_code, reason)

@@ -15,14 +15,14 @@ import click
 
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
-from feastlog.cli.errors import FAILED
+from feastlog.cli.errors import FAILED, unreachable
 from feastlog.cli.narrate import Narrator, table_lines
 from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
 from feastlog.replay.audit import summary_line
-from feastlog.service.bounds import FIELD_BOUNDS
+from feastlog.service.app.bounds import FIELD_BOUNDS
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
 
@@ -149,6 +149,11 @@ def join_command(game_id: str, token: str, entropy: str | None, **connection: An
     except ValueError as bad:
         raise click.BadParameter("entropy is hex", param_hint="--entropy") from bad
     with connected(target_of(connection)) as client:
+        if client.local:  # a game's waiting room is a server's
+            raise unreachable(
+                f"joining a game needs a running server: no server holds {client.where} "
+                "(start one with feastlog serve, or pass --server)"
+            )
         started, waiting = client.join(game_id, token, mine)
     if started:
         click.echo(f"game {game_id} has started: every seat's entropy is in")

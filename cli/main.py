@@ -48,12 +48,12 @@ COMMANDS: dict[str, Listed] = {
         "load; then the bot loop; the fold rate.",
     ),
     "bench-audit": Listed(
-        "feastlog.cli.audit_bench:bench_audit_command",
+        "feastlog.cli.bench:bench_audit_command",
         "Audit --all rows/s (1 and every worker) beside one ordered read+decode scan of the "
         "same rows; state-at-seq time for a 300-row game.",
     ),
     "bench-scale": Listed(
-        "feastlog.cli.scale_bench:bench_scale_command",
+        "feastlog.cli.bench:bench_scale_command",
         "Build stores of each size and report how their figures grow.",
     ),
     "demo": Listed(

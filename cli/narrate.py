@@ -9,9 +9,9 @@ from typing import Any
 
 from google.protobuf.message import Message
 
+from feastlog.presentation.narrative import header, row_lines
 from feastlog.replay import games
 from feastlog.replay.engine import Fact
-from feastlog.replay.narrative import header, row_lines
 from feastlog.replay.record import Row
 from feastlog.v1 import record_pb2
 

@@ -11,7 +11,7 @@ from typing import Any
 import click
 from google.protobuf import json_format
 
-from feastlog.cli.client import Client, Offline, connected
+from feastlog.cli.client import Client, connected
 from feastlog.cli.errors import CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen, command_words, view_lines
 from feastlog.cli.output import echo_lines
@@ -36,7 +36,7 @@ class Seat:
         lines: list[str] = []
         if upto <= self.seen:
             return lines
-        for event in self.client.news(self.game_id, self.token, self.seen + 1, upto):
+        for event in self.client.watch(self.game_id, self.seen + 1, self.token, to_seq=upto):
             if event.kind == "genesis":
                 self.narrator = Narrator(event.genesis)
             if self.narrator is not None:
@@ -104,7 +104,7 @@ def play_command(game_id: str, token: str, once: bool, **connection: Any) -> Non
     it stops (exit 0).
     """
     with connected(target_of(connection)) as client:
-        if isinstance(client, Offline):
+        if client.local:
             raise unreachable(
                 f"play needs a running server: no server holds {client.where} "
                 "(start feastlog serve beside it, or pass --server)"

@@ -1,7 +1,7 @@
 """``feastlog recover``: a file whose write-ahead log cannot be replayed whole, brought back.
 
 A server (or an offline command) refuses a DuckDB file whose log is damaged, moving and
-deleting nothing (``service/store/mark.py``).  This is the way on: it keeps the damaged log
+deleting nothing (``service/store/duckdb/mark.py``).  This is the way on: it keeps the damaged log
 and the commit mark aside, replays what DuckDB can of the log, and says what the database
 holds now against what its last commit recorded.
 """
@@ -37,15 +37,15 @@ def recover_command(db_path: str, as_json: bool) -> None:
     against what its last commit recorded, and what is lost. A file that opens whole is
     left untouched. Stop its server first: a file in use is refused (exit 3).
     """
+    from feastlog.service.app.recovery import recover_file
     from feastlog.service.store import CannotOpenStore
-    from feastlog.service.store.mark import recover
-    from feastlog.service.store_api import is_postgres
+    from feastlog.service.store.port import is_postgres
 
     if is_postgres(db_path):
         raise usage("recover is for a DuckDB file: a PostgreSQL database keeps no such log")
     require_file(db_path)
     try:
-        done = recover(db_path)
+        done = recover_file(db_path)
     except CannotOpenStore as refused:
         raise unreachable(refused.message) from refused
     held, recorded, lost = done.held, done.recorded, done.lost()

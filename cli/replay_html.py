@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from feastlog.cli.client import Client, Offline, Online
+from feastlog.cli.client import Client
 from feastlog.cli.errors import cannot_write, output_file
 from feastlog.cli.wire import as_dict
+from feastlog.presentation.page import page_data, render_page
 from feastlog.replay import games
 from feastlog.replay.engine import ARBITER, Fact, Viewer
-from feastlog.replay.page import page_data, render_page
 from feastlog.replay.record import Row
 from feastlog.replay.visibility import refusals_for
-from feastlog.service.auth import ORGANISER
-from feastlog.service.offline import OfflineRecord, answer
+from feastlog.service.app.auth import ORGANISER
+from feastlog.service.app.offline import OfflineRecord, answer
 from feastlog.service.store import Rejection
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import replay_service_pb2 as rpb
@@ -64,13 +64,15 @@ def bundled_pack(genesis: Any) -> Any:
     )
 
 
-def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str:
+def page_from_server(client: Client, game_id: str, viewer: Viewer | None) -> str:
     """The page through a running server, as ``viewer`` (the caller's own view by default)."""
     asked = str(viewer) if viewer else ""
     now = client.call(
-        client.replays.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, viewer=asked)
+        client.replay_service.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, viewer=asked)
     )
-    refused = client.call(client.audits.ListRejections, apb.ListRejectionsRequest(game_id=game_id))
+    refused = client.call(
+        client.audit_service.ListRejections, apb.ListRejectionsRequest(game_id=game_id)
+    )
     chosen = Viewer.parse(now.viewer)
     rejections = [rejection_of(game_id, r) for r in refused.rejections]
     revealed = any(as_dict(f).get("type") == "seed_revealed" for f in now.event.facts)
@@ -79,7 +81,7 @@ def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str
         record = OfflineRecord(text, game_id)
         return answer(record.page(ORGANISER, game_id, str(chosen)))
     request = rpb.StreamReplayRequest(game_id=game_id, viewer=asked)
-    events = [r.event for r in client.stream(client.replays.StreamReplay, request)]
+    events = [r.event for r in client.stream(client.replay_service.StreamReplay, request)]
     genesis = events[0].genesis
     seen = [
         EventStep(
@@ -94,19 +96,13 @@ def page_from_server(client: Online, game_id: str, viewer: Viewer | None) -> str
     return render_page(page_data(genesis, engine, chosen, seen, bundled_pack(genesis), refusals))
 
 
-def page_offline(client: Offline, game_id: str, viewer: Viewer) -> str:
-    """The page from a DuckDB file no server holds, or from an exported record."""
-    return client.page(game_id, viewer)
-
-
 def write_replay_html(client: Client, game_id: str, output: str, viewer: Viewer | None) -> str:
     """Write the page to ``output``; returns a line saying what was written."""
     output_file(output)
-    if isinstance(client, Online):
-        page = page_from_server(client, game_id, viewer)
+    if client.local:  # a DuckDB file no server holds, or an exported record
+        page = client.page(game_id, viewer or ARBITER)
     else:
-        assert isinstance(client, Offline)
-        page = page_offline(client, game_id, viewer or ARBITER)
+        page = page_from_server(client, game_id, viewer)
     data = page.encode("utf-8")
     try:
         Path(output).write_bytes(data)

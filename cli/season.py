@@ -18,9 +18,9 @@ import click
 from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
 from feastlog.cli.output import Bounded, echo_lines
 from feastlog.replay.engine import how_many
-from feastlog.service import bulk, season
-from feastlog.service.errors import CannotOpenStore
-from feastlog.service.season import RUNNING, ImportClash
+from feastlog.service.app import bulk, season
+from feastlog.service.app.errors import CannotOpenStore
+from feastlog.service.app.season import RUNNING, ImportClash
 
 
 class SeasonError(CliError):
@@ -58,7 +58,7 @@ def offline_file() -> Iterator[None]:
         raise unreachable(unusable.message) from unusable
 
 
-def audit_all(
+def audit_file(
     db_path: str,
     workers: int | None,
     game_kind: str = "",
@@ -75,7 +75,7 @@ def audit_all(
             return season.audit_all(db_path, chosen, bar.update, game_kind, baseline, every)
 
 
-def export_all(
+def export_file(
     db_path: str, output: str, workers: int | None, every: int = 1
 ) -> tuple[int, int, int]:
     """Every game's record (``every``: every k-th) to a JSON Lines file, with a progress bar."""

@@ -20,9 +20,9 @@ import click
 from feastlog.cli.errors import INTERRUPTED, unreachable, usage
 from feastlog.cli.output import Bounded
 from feastlog.cli.target import DEFAULT_DB
-from feastlog.service.auth import OrganiserKeyError
-from feastlog.service.errors import CannotOpenStore
-from feastlog.service.server import (
+from feastlog.service.app.auth import OrganiserKeyError
+from feastlog.service.app.errors import CannotOpenStore
+from feastlog.service.grpc.server import (
     CannotListen,
     Running,
     check_port_free,
@@ -31,8 +31,8 @@ from feastlog.service.server import (
     serve_forever,
     stop_on_signals,
 )
-from feastlog.service.store_api import is_postgres, shown
-from feastlog.service.tls import Tls, TlsFileError
+from feastlog.service.grpc.tls import Tls, TlsFileError
+from feastlog.service.store.port import is_postgres, shown
 
 # Why a server cannot start, each in one line: exit code 3.
 CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen, TlsFileError)
@@ -171,7 +171,7 @@ async def start_pages(
 ) -> int:
     """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
     # importing aiohttp takes about 0.15 s of start-up: only a server with pages pays it
-    from feastlog.service.web import serve_http
+    from feastlog.service.web.server import serve_http
 
     try:
         return await serve_http(running, host.strip("[]"), port, secure)

@@ -24,9 +24,9 @@ import click
 from feastlog.cli.errors import unreachable
 from feastlog.replay.text import fits_header
 from feastlog.service import announce
-from feastlog.service.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
-from feastlog.service.store_api import is_postgres
-from feastlog.service.tls import Tls, TlsFileError
+from feastlog.service.app.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
+from feastlog.service.grpc.tls import Tls, TlsFileError
+from feastlog.service.store.port import is_postgres
 
 DEFAULT_DB = "feastlog.duckdb"
 SERVER_ENV = "FEASTLOG_SERVER"

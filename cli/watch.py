@@ -14,14 +14,14 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import Client, Offline, connected
+from feastlog.cli.client import Client, connected
 from feastlog.cli.errors import UNREACHABLE, CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen
 from feastlog.cli.output import Bounded, echo_lines
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
 from feastlog.replay.record import GENESIS, SEED_REVEAL
-from feastlog.service.errors import WaitingForEntropy
+from feastlog.service.app.errors import WaitingForEntropy
 
 WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy
 
@@ -52,7 +52,7 @@ def watch_command(
     if token and arbiter:
         raise usage("watch as a seat (--token) or as the arbiter (--arbiter), not both")
     with connected(target_of(connection)) as client:
-        if isinstance(client, Offline):
+        if client.local:
             raise unreachable(
                 f"watch needs a running server: no server holds {client.where} "
                 "(start feastlog serve beside it, or pass --server; "
@@ -75,7 +75,7 @@ def follow(client: Client, game_id: str, token: str | None, arbiter: bool, from_
     (it waits for seat entropy)."""
     narrator: Narrator | None = None
     try:
-        for event in client.follow(game_id, token, arbiter):
+        for event in client.watch(game_id, token=token, arbiter=arbiter):
             if event.kind == GENESIS:
                 narrator = Narrator(event.genesis)
                 if from_seq <= 1:

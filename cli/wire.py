@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import collections
+import math
 import os
 import random
 import re
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf import json_format
+from google.protobuf import struct_pb2
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
@@ -157,19 +158,30 @@ def bearer(token: str | None) -> Metadata:
 
 
 def as_dict(message: Any) -> dict[str, Any]:
-    """A protobuf Struct as a dict, whole numbers back as ints (Struct carries doubles)."""
-    out: dict[str, Any] = _whole(json_format.MessageToDict(message))
-    return out
+    """A protobuf Struct as a dict, whole numbers back as ints (Struct carries doubles).
+
+    What ``json_format.MessageToDict`` gives, whole numbers then made ints, in about half
+    its time: every row of a replay carries its view and facts as Structs.
+    """
+    return {key: _plain(value) for key, value in message.fields.items()}
 
 
-def _whole(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    return value
+def _plain(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        return {key: _plain(item) for key, item in value.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_plain(item) for item in value.list_value.values]
+    if kind == "number_value":
+        number = value.number_value
+        if math.isinf(number) or math.isnan(number):  # as MessageToDict refuses them
+            raise ValueError(f"a Struct holds {number}, which JSON cannot")
+        return int(number) if number.is_integer() else number
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None  # null, or a Value never set (as MessageToDict reads it)
 
 
 @dataclass

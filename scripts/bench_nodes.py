@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from feastlog.cli.bench import Submitted, cpu_seconds, submit_only, with_children
+from feastlog.cli.benchmarks.serving import Submitted, cpu_seconds, submit_only, with_children
 from scripts.cluster import (
     Postgres,
     free_port,

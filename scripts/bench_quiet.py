@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from feastlog.cli.bench import Planned, plan_games
+from feastlog.cli.benchmarks.serving import Planned, plan_games
 from feastlog.cli.wire import bearer, open_channel, spawn_server
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
@@ -119,7 +119,7 @@ def one_run(store: Path, quiet: float, seconds: float) -> Run:
         shutil.copy(store, db)
         try:
             proc, address = spawn_server(
-                db, key, prelude=f"import feastlog.service.writer as w; w.QUIET = {quiet!r}"
+                db, key, prelude=f"import feastlog.service.store.writer as w; w.QUIET = {quiet!r}"
             )
         except RuntimeError as failed:
             raise SystemExit(str(failed)) from failed
@@ -140,7 +140,7 @@ def main() -> None:
     args = parser.parse_args()
     if not args.store.is_file():
         raise SystemExit(f"{args.store}: no such file (feastlog bench-scale --keep DIR makes one)")
-    from feastlog.service import writer
+    from feastlog.service.store import writer
 
     for _ in range(args.runs):
         for quiet in (OFF, writer.QUIET):

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from feastlog.cli.wire import new_game, play_with_bots
 from feastlog.replay.history import genesis_of
-from feastlog.service.server import create_server
-from feastlog.service.store import Store, StoredGame
+from feastlog.service.grpc.server import create_server
+from feastlog.service.store import StoredGame
+from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures"

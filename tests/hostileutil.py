@@ -25,7 +25,7 @@ from google.protobuf.message import Message
 from feastlog.cli.wire import as_dict
 from feastlog.cli.wire import error_info as client_error_info
 from feastlog.replay import games
-from feastlog.service.limits import methods, request_limit
+from feastlog.service.grpc.guard import methods, request_limit
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb

@@ -1,5 +1,5 @@
 """Records built without a server, and stored in DuckDB files (shared with bench-audit)."""
 
-from feastlog.service.benchdata import NAMES, Built, build, games_batch, store_games
+from feastlog.service.bench.data import NAMES, Built, build, games_batch, store_games
 
 __all__ = ["NAMES", "Built", "build", "games_batch", "store_games"]

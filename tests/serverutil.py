@@ -17,9 +17,9 @@ from google.rpc import error_details_pb2
 
 from feastlog.cli.wire import as_dict, spawn_server
 from feastlog.cli.wire import error_info as client_error_info
-from feastlog.service.auth import KEY_ENV
-from feastlog.service.server import Running, create_server
-from feastlog.service.store_api import is_postgres
+from feastlog.service.app.auth import KEY_ENV
+from feastlog.service.grpc.server import Running, create_server
+from feastlog.service.store.port import is_postgres
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 

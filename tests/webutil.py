@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlencode
 
-from feastlog.service.web import serve_http
+from feastlog.service.web.server import serve_http
 from tests.serverutil import ThreadedServer
 
 

@@ -1,48 +1,36 @@
-"""The DuckDB event store: the only package that speaks to DuckDB.
+"""The store port: what the service needs of an event store, in its own words.
 
-Tables:
-- ``events``: every game's rows (genesis, commands, seed reveal), keyed by (game_id, seq),
-  each under its record's format version (the ``commitment`` column is empty in format 1);
-- ``rejections``: refused commands, outside the chain;
-- ``seats``: seat names and the sha256 of each seat token (never the token);
-- ``seeds``: each game's server seed, kept out of the rows until the reveal row;
-- ``packs``: content packs by sha256, so every record can be refolded and exported;
-- ``pending_games`` and ``seat_entropy``: games created with seat entropy that wait for
-  every seat's contribution; the genesis row is written when the last one arrives;
-- ``games``: one line per game in the order games were created (or imported), for the
-  paginated game list: kind, tournament, players, created-at;
-- ``arbiters``: named arbiters' keys by sha256 (never the key), added and revoked;
-- ``meta``: what this file holds (the outcomes projection's version);
-- the outcomes projection (``service/projection.py``), written in the same commit as the
-  row that ends each game.
+Everything a use case or the writer knows of storage is here, and none of it imports a
+driver:
 
-Indexes on ``events(game_id)`` and ``seats(token_sha256)`` make loading one game and
-finding a seat token point look-ups, so nothing at start-up reads every game.  Bulk
-readers (audit --all, export --all, projection rebuild) read ``events`` in one ordered,
-streamed scan (``Store.scan``), never a query per game.
+- ``port``: ``EventStore``, the protocol every adapter keeps, and ``open_store``, how a
+  ``--db`` value picks an adapter (the adapter's driver is loaded only then);
+- ``records``: the plain values that cross it (``Batch``, ``StoredGame``, ``Rejection``…);
+- ``errors``: its errors (``CannotOpenStore``, ``StoreConflict``, ``StoreUnavailable``…);
+- ``projection``: the outcomes projection's tables and a finished game's rows;
+- ``sql``: the columns, queries and row readers both SQL adapters share (run by each
+  with its own driver);
+- ``writer``: ``Database``, the store on its own thread and the group-commit writer,
+  which commits through the port alone (``EventStore.commit``: how the event loop
+  commits to a store in another process).
 
-A ``Store`` is used from one thread at a time (the service gives it its own thread).
-Driver errors are translated here, once (``service.store.errors``), into the store's own
-errors; the service maps them to gRPC statuses in its error table.
-
-- ``log``: the ``Store`` (writes in one transaction per batch, loads, scans, the list);
-- ``records``: the plain values it reads and writes (``Batch``, ``StoredGame`` …);
-- ``schema``: the tables' DDL and a row's columns;
-- ``opening``: the path checked, the file opened, owner-only files;
-- ``mark``: the commit mark beside the file (what its last commit left), which a file
-  whose write-ahead log lost commits is refused against, and ``recover``;
-- ``outcomes``: the outcomes projection's SQL (insert, rebuild, stats, standings);
-- ``errors``: the store's errors and the translation of DuckDB's.
+The adapters sit beside each other, each importing the port and never another adapter:
+``duckdb/`` (a file, the embedded default), ``process/`` (a server's DuckDB file in a
+child process, which opens the DuckDB adapter when it runs), ``postgres/`` (one log
+many nodes share) and ``memory`` (``--db memory:``, in this process, for tests of the
+use cases and embedded use).  ``tests/store/test_store_contract.py`` holds every adapter to
+the same contract, ``tests/store/test_store_port.py`` the port and adapters to their imports.
 """
 
 from feastlog.service.store.errors import (
     CannotOpenStore,
+    DamagedLog,
     StoreConflict,
     StoreError,
     StoreLocked,
     StoreUnavailable,
 )
-from feastlog.service.store.log import Store
+from feastlog.service.store.port import EventStore, exists, is_postgres, open_store
 from feastlog.service.store.records import (
     Batch,
     Listed,
@@ -51,20 +39,22 @@ from feastlog.service.store.records import (
     Rejection,
     StoredGame,
 )
-from feastlog.service.store.schema import SCHEMA
 
 __all__ = [
-    "SCHEMA",
     "Batch",
     "CannotOpenStore",
+    "DamagedLog",
+    "EventStore",
     "Listed",
     "NewGame",
     "PendingGame",
     "Rejection",
-    "Store",
     "StoreConflict",
     "StoreError",
     "StoreLocked",
     "StoreUnavailable",
     "StoredGame",
+    "exists",
+    "is_postgres",
+    "open_store",
 ]

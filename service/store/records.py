@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
 from feastlog.replay.record import Row
-from feastlog.service import projection
+from feastlog.service.store import projection
 from feastlog.v1 import record_pb2
 
 

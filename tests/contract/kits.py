@@ -22,9 +22,9 @@ from feastlog.replay.rng import Rng
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import menu_masters_pb2 as mm
 from feastlog.v1 import picky_eaters_pb2 as pe
-from tests import test_bon_appetit_rules as bar
-from tests import test_menu_masters_support as mms
-from tests import test_picky_eaters_helpers as peh
+from tests.rules import test_bon_appetit_rules as bar
+from tests.rules import test_menu_masters_support as mms
+from tests.rules import test_picky_eaters_helpers as peh
 
 Thunk = Callable[[], object]
 

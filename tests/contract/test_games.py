@@ -49,7 +49,7 @@ from feastlog.replay.engine import (
 from feastlog.replay.fold import RECORD_RULES, Table
 from feastlog.replay.history import refold
 from feastlog.replay.rng import Rng
-from feastlog.service.projection import Ending, outcome_rows
+from feastlog.service.store.projection import Ending, outcome_rows
 from feastlog.v1 import record_pb2
 from tests.contract.kits import KITS
 from tests.recordutil import build
@@ -157,7 +157,7 @@ def cited(text: str) -> set[str]:
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_rule_id_is_cited_by_the_games_tests(kind: str) -> None:
     """Each id of the catalogue, refusing or not, appears in the game's scenario tests."""
-    text = "".join(p.read_text() for p in sorted(TESTS.glob(KITS[kind].tests)))
+    text = "".join(p.read_text() for p in sorted(TESTS.rglob(KITS[kind].tests)))
     missing = sorted(set(games.engine(kind).spec.rules) - cited(text))
     assert text and not missing, f"rule ids without a test: {missing}"
 

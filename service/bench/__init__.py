@@ -1,0 +1,1 @@
+"""Benchmarks' workloads: records built from a seed and stored as the service would."""

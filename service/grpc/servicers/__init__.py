@@ -1,0 +1,27 @@
+"""The gRPC servicers: thin adapters between the API's messages and the application.
+
+Each method converts its request, calls one use case of ``service.app.Application`` and
+converts the answer; errors leave through the one table of ``service.errors`` (the
+``unary`` and ``streaming`` wrappers), so no method catches anything.
+
+- ``game``: feastlog.v1.GameService (create, join, submit, view, legal, watch, list);
+- ``replay``: feastlog.v1.ReplayService (state at a seq, replay streams, export);
+- ``audit``: feastlog.v1.AuditService (verify, explain, what-if, refusals, rulings);
+- ``tournament``: feastlog.v1.TournamentService (standings, stats);
+- ``admin``: feastlog.v1.AdminService (named arbiter keys);
+- ``convert``: the conversions between plain values and messages;
+- ``base``: what every servicer holds (the application, the caller).
+"""
+
+from __future__ import annotations
+
+import grpc
+
+from feastlog.service.app.application import Application
+from feastlog.service.grpc.servicers import admin, audit, game, replay, tournament
+
+
+def add_servicers(server: grpc.aio.Server, app: Application) -> None:
+    """Register every feastlog service on a server."""
+    for module in (game, replay, audit, tournament, admin):
+        module.add_to(server, app)

@@ -1,0 +1,111 @@
+"""feastlog.v1.GameService: create, join, submit, view, legal commands, watch, list."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+
+from feastlog.presentation import typed
+from feastlog.service.app.application import Application
+from feastlog.service.app.errors import BadRequest
+from feastlog.service.grpc.servicers.base import Servicer
+from feastlog.service.grpc.servicers.convert import (
+    accepted,
+    created_message,
+    event,
+    kind_enum,
+    kind_text,
+    participant,
+    struct,
+)
+from feastlog.service.grpc.status import streaming, unary
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+
+
+class GameService(Servicer, pb_grpc.GameServiceServicer):
+    """feastlog.v1.GameService."""
+
+    @unary
+    async def CreateGame(
+        self, request: pb.CreateGameRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CreateGameResponse:
+        created = await self.app.create(
+            self.caller(context),
+            kind_text(request.game_kind, request.kind),
+            list(request.players),
+            dict(request.options),
+            request.seed,
+            request.tournament_id,
+            request.content_pack,
+            request.seat_entropy,
+        )
+        return created_message(created)
+
+    @unary
+    async def JoinGame(
+        self, request: pb.JoinGameRequest, context: grpc.aio.ServicerContext
+    ) -> pb.JoinGameResponse:
+        started, waiting = await self.app.join(
+            self.caller(context), request.game_id, request.entropy
+        )
+        return pb.JoinGameResponse(started=started, waiting_for=waiting)
+
+    @unary
+    async def SubmitCommand(
+        self, request: pb.SubmitCommandRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SubmitCommandResponse:
+        expected = request.expected_seq if request.HasField("expected_seq") else None
+        done = await self.app.submit(
+            self.caller(context), request.game_id, request.command_id, expected, request.command
+        )
+        return accepted(pb.SubmitCommandResponse(replayed=done.replayed), done)
+
+    @unary
+    async def GetView(
+        self, request: pb.GetViewRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetViewResponse:
+        now = await self.app.view(self.caller(context), request.game_id)
+        return pb.GetViewResponse(
+            seq=now.seq,
+            viewer=str(now.viewer),
+            view=struct(now.view),
+            typed_view=typed.view_message(now.typed_member, now.view),
+            typed_viewer=participant(str(now.viewer)),
+        )
+
+    @unary
+    async def ListLegalCommands(
+        self, request: pb.ListLegalCommandsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListLegalCommandsResponse:
+        legal = await self.app.legal(self.caller(context), request.game_id)
+        return pb.ListLegalCommandsResponse(
+            seq=legal.seq, commands=legal.commands, partial=legal.partial
+        )
+
+    @streaming
+    async def WatchGame(
+        self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchGameResponse]:
+        watching = await self.app.watch(self.caller(context), request.game_id, request.from_seq)
+        async for step in watching.steps:
+            yield pb.WatchGameResponse(event=event(step, watching.typed_member))
+
+    @unary
+    async def ListGames(
+        self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListGamesResponse:
+        kind = kind_text(request.game_kind, request.kind)
+        if request.limit < 0 and not request.page_size:  # an older client's page size
+            raise BadRequest("limit is 0 (the default) or more", field="limit")
+        found = await self.app.games(
+            kind, request.page_size or request.limit, request.tournament_id, request.page_token
+        )
+        games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in found.games]
+        return pb.ListGamesResponse(games=games, next_page_token=found.next_page_token)
+
+
+def add_to(server: grpc.aio.Server, app: Application) -> None:
+    """Register the GameService on a server."""
+    pb_grpc.add_GameServiceServicer_to_server(GameService(app), server)

@@ -1,0 +1,88 @@
+"""The service's errors as gRPC statuses: the code table's one translation, and the abort.
+
+Every error leaves as a ``google.rpc.Status`` with one ``ErrorInfo`` (domain ``feastlog``,
+the error's UPPER_SNAKE_CASE reason, metadata naming the broken rule or the bad field),
+under the code the application's table gives it (``service.app.errors.TABLE``).  An
+unexpected exception leaves as INTERNAL with an ``incident_id``; its cause goes to the
+server log under the same id, never to the client.  Servicer methods hold no
+try/except: ``unary`` and ``streaming`` end a call with its error's status.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from feastlog.service.app.errors import KNOWN, Code, refusal_of, unexpected
+
+DOMAIN = "feastlog"
+
+# Each code as gRPC's: the same names (a code gRPC lacks fails here, at import).
+GRPC_CODES: dict[Code, grpc.StatusCode] = {code: grpc.StatusCode[code.name] for code in Code}
+
+
+def describe(error: Exception) -> tuple[grpc.StatusCode, str, str, dict[str, str]]:
+    """The gRPC status code, reason, message and metadata of a known error (others are
+    raised)."""
+    code, reason, message, metadata = refusal_of(error)
+    return GRPC_CODES[code], reason, message, metadata
+
+
+def to_status(error: Exception) -> grpc.Status:
+    """A known error as a rich gRPC status."""
+    code, reason, message, metadata = describe(error)
+    info = error_details_pb2.ErrorInfo(domain=DOMAIN, reason=reason, metadata=metadata)
+    detail = any_pb2.Any()
+    detail.Pack(info)
+    status = status_pb2.Status(code=code.value[0], message=message, details=[detail])
+    assert status.code != code_pb2.OK
+    return rpc_status.to_status(status)
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+G = TypeVar("G", bound=Callable[..., AsyncIterator[Any]])
+
+
+async def abort(context: grpc.aio.ServicerContext, error: Exception) -> None:
+    """End a call with the status of ``error`` (an unexpected one: an incident)."""
+    known = error if isinstance(error, KNOWN) else unexpected(error)
+    await context.abort_with_status(to_status(known))
+
+
+def unary(method: F) -> F:
+    """Turn errors raised by a unary servicer method into rich statuses."""
+
+    @functools.wraps(method)
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        try:
+            return await method(self, request, context)
+        except grpc.aio.AbortError:
+            raise
+        except Exception as error:
+            await abort(context, error)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def streaming(method: G) -> G:
+    """Turn errors raised by a streaming servicer method into rich statuses."""
+
+    @functools.wraps(method)
+    async def wrapper(
+        self: Any, request: Any, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[Any]:
+        try:
+            async for item in method(self, request, context):
+                yield item
+        except grpc.aio.AbortError:
+            raise
+        except Exception as error:
+            await abort(context, error)
+
+    return wrapper  # type: ignore[return-value]

@@ -1,0 +1,230 @@
+"""What the service needs of an event store, and how a ``--db`` value picks one.
+
+The adapters keep the same contract (``tests/store/test_store_contract.py`` runs the same
+suite on each):
+
+- ``duckdb.Store``: a DuckDB file, the embedded default (one writing process);
+- ``process.ProcessStore``: a server's DuckDB file, opened by a child process of its own;
+- ``postgres.PgStore``: a PostgreSQL database (``--db postgresql://…``), which any
+  number of feastlog nodes share;
+- ``memory.MemoryStore``: this process's memory (``--db memory:``), new and empty at
+  each open, for tests and embedded use.
+
+The values they exchange with the service (``Batch``, ``Row``, ``StoredGame``…) are plain
+dataclasses; each adapter translates its driver's errors into the store's own
+(``StoreConflict`` when a write clashes with what is stored, ``StoreUnavailable`` when
+the store failed, ``CannotOpenStore`` when it cannot be opened), once, in its module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import unquote
+
+if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value picks
+    from feastlog.replay.record import Row
+    from feastlog.replay.standings import Standing
+    from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
+
+# The files a DuckDB store keeps beside its database: DuckDB's write-ahead log, and the
+# commit mark it is held to (``duckdb/mark.py``).  Nothing else may be written there.
+WAL_SUFFIX = ".wal"
+MARK_SUFFIX = ".commits"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+MEMORY = "memory:"  # the --db value of a store in memory (no file of that name is made)
+# How a server's store process is started (``process/``), its parent's pid after it: the
+# DuckDB adapter knows by it a dead server's child still holding a file's lock.
+STORE_PROCESS = "feastlog.service.store.process.child"
+
+
+class EventStore(Protocol):
+    """An open store of game records: the log, seeds, seat tokens, packs and projection."""
+
+    path: str  # what to call it in messages (a DSN never shows its password)
+    read_only: bool
+    # Whether other processes may write to it: then a node's memory may be behind it.
+    shared: bool
+
+    def close(self) -> None:
+        """Release the file or the connections."""
+
+    def reader(self) -> EventStore:
+        """The same store for reads on another thread."""
+
+    def write(self, batch: Batch) -> None:
+        """Commit a batch in one transaction: all of it or none of it.
+
+        Raises ``StoreConflict`` when a row's (game_id, seq), a sender's command_id in a
+        game or another key is taken already: the writer's memory was behind the log.
+        """
+
+    @property
+    def commit(self) -> Callable[[Batch], Awaitable[None]] | None:
+        """How the event loop commits a batch itself, as ``write`` would: set by a store
+        that lives in another process (a message sent and awaited, so that no thread of
+        this one has to win the interpreter lock for it); None, and the writer runs
+        ``write`` on the store's thread."""
+
+    def checkpoint(self, least: int) -> int:
+        """Fold a write-ahead log of ``least`` bytes or more into the store, in a quiet
+        moment; the bytes folded (0: nothing done, or nothing the store needs)."""
+
+    def load(self, game_id: str) -> StoredGame | None:
+        """A game's rows, seed, pack and seat names; None when there is no such game."""
+
+    def rows(self, game_id: str) -> tuple[Row, ...]:
+        """A game's rows in seq order."""
+
+    def rows_after(self, game_id: str, seq: int) -> tuple[Row, ...]:
+        """A game's rows after ``seq``, in seq order (what other nodes wrote since)."""
+
+    def last_seq(self, game_id: str) -> int:
+        """A game's last seq (0 when it has no rows yet)."""
+
+    def game_ids(self) -> list[str]:
+        """Every game id with rows, oldest first."""
+
+    def count_games(self, game_kind: str = "") -> tuple[int, int]:
+        """(games with rows, rows), of one kind or all."""
+
+    def scan(
+        self, part: tuple[int, int] | None = None, game_kind: str = ""
+    ) -> Generator[StoredGame]:
+        """Every game with rows, oldest first, from one ordered, streamed scan."""
+
+    def scan_numbered(
+        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+    ) -> Generator[tuple[int, StoredGame]]:
+        """(place in the game list, game) for every game with rows, in one streamed scan."""
+
+    def pending(self) -> list[PendingGame]:
+        """Games waiting for seat entropy, with what each seat has sent so far."""
+
+    def pending_game(self, game_id: str) -> PendingGame | None:
+        """One game waiting for seat entropy (None once it has started, or if unknown)."""
+
+    def seat_of_token(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of a seat token's sha256; None if unknown. Any thread may call it."""
+
+    def arbiter_of_key(self, digest: str) -> str | None:
+        """The named arbiter whose key has this sha256, unless revoked. Any thread may call it."""
+
+    def add_arbiter(self, name: str, digest: str, at: str) -> bool:
+        """Record a named arbiter's key; False when the name holds a key not revoked."""
+
+    def revoke_arbiter(self, name: str, at: str) -> bool:
+        """Revoke a named arbiter's key; False when there is no such arbiter holding one."""
+
+    def arbiters(self) -> list[tuple[str, str, str]]:
+        """Every named arbiter: (name, added at, revoked at or '')."""
+
+    def rejections(self, game_id: str) -> list[Rejection]:
+        """A game's refused commands, oldest first."""
+
+    def listed(
+        self, game_kind: str = "", tournament_id: str = "", before: int = 0, limit: int = 50
+    ) -> list[Listed]:
+        """Up to ``limit`` games, newest first, listed before place ``before``."""
+
+    def known_games(self, game_ids: Sequence[str]) -> dict[str, str]:
+        """Of these games, those stored, each with the hash of its last row ('' if none)."""
+
+    def tournament_games(self, tournament_id: str) -> int:
+        """How many games (running or finished) a tournament has."""
+
+    def twins_running(self, game_id: str) -> int:
+        """How many other games dealt from this game's server seed have not ended (running,
+        or waiting for seat entropy): while one has, a finished game with a supplied seed
+        is held back (``replay.visibility.Release``)."""
+
+    def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:
+        """Every game dealt from this server seed, oldest first: (game id, created at, when
+        its seed was revealed, '' while it runs or waits for seat entropy)."""
+
+    def projection_current(self) -> bool:
+        """Whether the outcomes projection is there, of this version."""
+
+    def stats(self, tournament_id: str = "") -> list[projection.KindStats]:
+        """Per game kind figures, SQL over the outcomes projection."""
+
+    def standings(self, tournament_id: str) -> tuple[list[Standing], int]:
+        """A tournament's standings and its finished games, SQL over the projection."""
+
+    def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
+        """Make the outcomes projection again from every game's rows, in one transaction."""
+
+
+def is_postgres(target: str) -> bool:
+    """Whether a ``--db`` value names a PostgreSQL database rather than a DuckDB file."""
+    return target.startswith(POSTGRES_SCHEMES)
+
+
+def is_memory(target: str) -> bool:
+    """Whether a ``--db`` value asks for a store in memory rather than a DuckDB file."""
+    return target == MEMORY
+
+
+SECRET_PARAMETERS = ("password", "sslpassword")  # a DSN's query may carry these
+
+
+def shown(target: str) -> str:
+    """A ``--db`` value as it may be printed: a DSN's password left out, before the host
+    and in its query (``?password=``), whatever else is wrong with it (a port out of
+    range, a broken IPv6 host: it is printed in the message that says so)."""
+    if not is_postgres(target):
+        return target
+    scheme, _, rest = target.partition("://")
+    ends = [i for i in (rest.find(c) for c in "/?#") if i >= 0]
+    authority, tail = rest[: min(ends, default=len(rest))], rest[min(ends, default=len(rest)) :]
+    userinfo, at, host = authority.rpartition("@")
+    if at:
+        authority = f"{userinfo.partition(':')[0]}@{host}"
+    path, question, query = tail.partition("?")
+    if question:
+        query, hash_mark, fragment = query.partition("#")
+        kept = [p for p in query.split("&") if not _is_secret(p)]
+        tail = f"{path}?{'&'.join(kept)}{hash_mark}{fragment}" if kept else path
+    return f"{scheme}://{authority}{tail}"
+
+
+def _is_secret(parameter: str) -> bool:
+    key, equals, _ = parameter.partition("=")
+    return bool(equals) and unquote(key).strip().lower() in SECRET_PARAMETERS
+
+
+def redacted(text: str, target: str) -> str:
+    """``text`` (a driver's message about ``target``) with the DSN's passwords left out:
+    psycopg quotes a DSN it cannot parse ('invalid percent-encoded token: "pw%zz"')."""
+    if not is_postgres(target):
+        return text
+    rest = target.partition("://")[2]
+    userinfo, at, _ = rest.split("/", 1)[0].rpartition("@")
+    found = [userinfo.partition(":")[2]] if at else []
+    query = target.partition("?")[2].partition("#")[0]
+    found += [p.partition("=")[2] for p in query.split("&") if _is_secret(p)]
+    for secret in sorted({v for f in found for v in (f, unquote(f)) if v}, key=len, reverse=True):
+        text = text.replace(secret, "…")
+    return text
+
+
+def exists(target: str) -> bool:
+    """Whether there is a store to read at ``target`` (a database server answers for itself)."""
+    return is_postgres(target) or Path(target).exists()
+
+
+def open_store(target: str, read_only: bool = False) -> EventStore:
+    """The store a ``--db`` value names: a PostgreSQL DSN, ``memory:`` (a new store in this
+    process's memory), or else a DuckDB file."""
+    if is_postgres(target):
+        from feastlog.service.store.postgres import PgStore
+
+        return PgStore(target, read_only=read_only)
+    if is_memory(target):
+        from feastlog.service.store.memory import MemoryStore
+
+        return MemoryStore(read_only=read_only)
+    from feastlog.service.store.duckdb import Store
+
+    return Store(target, read_only=read_only)

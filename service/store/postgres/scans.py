@@ -1,0 +1,33 @@
+"""One ordered scan of the log through a server-side cursor, grouped into games."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+
+from feastlog.service.store import StoredGame
+from feastlog.service.store.sql import ROW_COLUMNS, games_of_scan
+
+
+def scan(
+    con: psycopg.Connection[Any], where: list[str], params: list[object], fetch: int
+) -> Iterator[tuple[int, StoredGame]]:
+    """(place, game) from one ordered scan through a server-side cursor (in a transaction)."""
+    packs = {
+        str(sha): bytes(body)
+        for sha, body in con.execute("SELECT sha256, body FROM packs").fetchall()
+    }
+    columns = ", ".join(f"e.{c.strip()}" for c in ROW_COLUMNS.split(","))
+    query = (
+        f"SELECT {columns}, coalesce(g.n, 0), CASE WHEN e.seq = 1 THEN s.server_seed END "
+        "FROM events e LEFT JOIN games g USING (game_id) "
+        "LEFT JOIN seeds s ON s.game_id = e.game_id AND e.seq = 1 "
+        f"{'WHERE ' + ' AND '.join(where) if where else ''} "
+        "ORDER BY coalesce(g.n, 0), e.game_id, e.seq"
+    )
+    with con.cursor(name="feastlog_scan") as cursor:
+        cursor.itersize = fetch
+        cursor.execute(query.encode(), params)
+        yield from games_of_scan(cursor, packs)

@@ -1,0 +1,106 @@
+"""feastlog's tables in PostgreSQL: those of the DuckDB store, in PostgreSQL's types, in a
+schema of their own."""
+
+from __future__ import annotations
+
+import re
+
+from feastlog.service.store import projection
+
+SCHEMA_NAME = "feastlog"
+NOTIFY_CHANNEL = "feastlog_rows"  # payload "GAME_ID SEQ": the last seq a commit wrote
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS events (
+    game_id text NOT NULL,
+    seq bigint NOT NULL,
+    kind text NOT NULL,
+    actor text NOT NULL,
+    command_id text NOT NULL,
+    body bytea NOT NULL,
+    recorded_at text NOT NULL,
+    prev_hash text NOT NULL,
+    hash text NOT NULL,
+    state_hash text NOT NULL,
+    commitment text NOT NULL DEFAULT '',
+    PRIMARY KEY (game_id, seq)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_command_ids
+    ON events (game_id, actor, command_id) WHERE command_id <> '';
+CREATE TABLE IF NOT EXISTS rejections (
+    game_id text NOT NULL,
+    after_seq bigint NOT NULL,
+    actor text NOT NULL,
+    command_id text NOT NULL,
+    body bytea NOT NULL,
+    status text NOT NULL,
+    reason text NOT NULL,
+    rule_id text NOT NULL,
+    message text NOT NULL,
+    recorded_at text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rejections_by_game ON rejections (game_id);
+CREATE TABLE IF NOT EXISTS seats (
+    game_id text NOT NULL,
+    seat integer NOT NULL,
+    name text NOT NULL,
+    token_sha256 text NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE INDEX IF NOT EXISTS seats_by_token ON seats (token_sha256);
+CREATE TABLE IF NOT EXISTS seeds (
+    game_id text PRIMARY KEY,
+    server_seed bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pending_games (
+    game_id text PRIMARY KEY,
+    draft bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seat_entropy (
+    game_id text NOT NULL,
+    seat integer NOT NULL,
+    entropy bytea NOT NULL,
+    PRIMARY KEY (game_id, seat)
+);
+CREATE TABLE IF NOT EXISTS packs (
+    sha256 text PRIMARY KEY,
+    game_kind text NOT NULL,
+    pack_id text NOT NULL,
+    body bytea NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    game_id text PRIMARY KEY,
+    n bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+    created_at text NOT NULL,
+    game_kind text NOT NULL,
+    tournament_id text NOT NULL,
+    players text[] NOT NULL
+);
+CREATE INDEX IF NOT EXISTS games_by_tournament ON games (tournament_id);
+CREATE TABLE IF NOT EXISTS meta (
+    key text PRIMARY KEY,
+    value text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS arbiters (
+    name text PRIMARY KEY,
+    key_sha256 text NOT NULL,
+    added_at text NOT NULL,
+    revoked_at text NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS arbiters_by_key ON arbiters (key_sha256);
+"""
+
+# DuckDB's column types as PostgreSQL spells them (the projection's DDL is DuckDB's).
+_TYPES = {
+    "VARCHAR": "text",
+    "BLOB": "bytea",
+    "JSON": "jsonb",
+    "INTEGER": "integer",
+    "DOUBLE": "double precision",
+}
+
+
+def projection_schema() -> str:
+    """The outcomes projection's tables in PostgreSQL's types."""
+    ddl = projection.schema()
+    return re.sub(r"\b(VARCHAR|BLOB|JSON|INTEGER|DOUBLE)\b", lambda m: _TYPES[m.group(1)], ddl)

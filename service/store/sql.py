@@ -1,0 +1,171 @@
+"""What the two SQL adapters share, written once: a row's columns, the queries DuckDB and
+PostgreSQL both run on the same tables, and their rows read back as the port's values.
+
+No driver here: each adapter runs these with its own (``duckdb/``, ``postgres/``), with
+its own parameter mark where a query takes one, and keeps its own DDL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterable, Iterator, Sequence
+from dataclasses import fields
+from typing import Any
+
+from feastlog.replay.record import Row
+from feastlog.service.store.records import Listed, Rejection, StoredGame
+
+ROW_COLUMNS = (
+    "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash, "
+    "commitment"
+)
+
+
+def row_values(row: Row) -> list[object]:
+    """A row as the values of the ``events`` columns."""
+    return [
+        row.game_id,
+        row.seq,
+        row.kind,
+        row.actor,
+        row.command_id,
+        row.body,
+        row.recorded_at,
+        row.prev_hash,
+        row.hash,
+        row.state_hash,
+        row.commitment,
+    ]
+
+
+def row_of(values: tuple[Any, ...]) -> Row:
+    """A row from the values of the ``events`` columns."""
+    game_id, seq, kind, actor, command_id, body, recorded_at, prev, hash_, state, commit = values
+    return Row(
+        game_id,
+        int(seq),
+        kind,
+        actor,
+        command_id,
+        bytes(body),
+        recorded_at,
+        prev,
+        hash_,
+        state,
+        commit or "",
+    )
+
+
+def games_of_scan(
+    scanned: Iterable[tuple[Any, ...]], packs: dict[str, bytes]
+) -> Iterator[tuple[int, StoredGame]]:
+    """Group one ordered scan into games: (place in the game list, game), for both stores.
+
+    Each scanned tuple is the ``events`` columns, then the game's place in the game list,
+    then its server seed (on its first row only).
+    """
+    rows: list[Row] = []
+    seed, n = b"", 0
+    for values in scanned:
+        row = row_of(values[:-2])
+        if rows and row.game_id != rows[0].game_id:
+            yield n, StoredGame.scanned(rows, seed, packs)
+            rows = []
+        if not rows:
+            n = int(values[-2])
+            seed = bytes(values[-1]) if values[-1] is not None else b""
+        rows.append(row)
+    if rows:
+        yield n, StoredGame.scanned(rows, seed, packs)
+
+
+def count_query(mark: str, game_kind: str) -> tuple[str, list[object]]:
+    """The query counting (games with rows, rows) for both stores (``mark``: the driver's
+    parameter mark), of one kind or all."""
+    if not game_kind:
+        return "SELECT count(DISTINCT game_id), count(*) FROM events", []
+    return (
+        "SELECT count(DISTINCT game_id), count(*) FROM events "
+        f"WHERE game_id IN (SELECT game_id FROM games WHERE game_kind = {mark})",
+        [game_kind],
+    )
+
+
+def counted(found: Sequence[Any] | None) -> tuple[int, int]:
+    """(games with rows, rows) from the counting query's row."""
+    return (int(found[0]), int(found[1])) if found else (0, 0)
+
+
+def unnumbered(numbered: Iterable[tuple[int, StoredGame]]) -> Generator[StoredGame]:
+    """The games of a numbered scan without their places (``scan`` of both stores)."""
+    for _, stored in numbered:
+        yield stored
+
+
+def list_query(
+    mark: str, game_kind: str, tournament_id: str, before: int, limit: int
+) -> tuple[str, list[object]]:
+    """The game list's query for both stores (``mark``: the driver's parameter mark),
+    newest first, before place ``before``, with the rows of finished games."""
+    where: list[str] = ["TRUE"]
+    params: list[object] = []
+    for present, condition, value in (
+        (before, "l.n < ", before),
+        (game_kind, "l.game_kind = ", game_kind),
+        (tournament_id, "l.tournament_id = ", tournament_id),
+    ):
+        if present:
+            where.append(condition + mark)
+            params.append(value)
+    sql = (
+        f"WITH page AS (SELECT * FROM games l WHERE {' AND '.join(where)} "
+        f"ORDER BY l.n DESC LIMIT {mark}) "
+        "SELECT p.n, p.game_id, p.game_kind, p.players, p.created_at, p.tournament_id, "
+        "o.rows FROM page p LEFT JOIN outcome_games o USING (game_id) ORDER BY p.n DESC"
+    )
+    return sql, [*params, limit]
+
+
+# Games dealt from the same server seed as game ? (a supplied seed: duplicate tables) that
+# have not ended: no outcome (written in the commit that ends a game), running or waiting
+# for seat entropy.  A store whose projection is not current asks the log instead (no seed
+# reveal row), which reads the whole events table.
+_TWINS = (
+    "SELECT count(*) FROM seeds s JOIN seeds m ON s.server_seed = m.server_seed "
+    "AND s.game_id <> m.game_id WHERE m.game_id = ? AND NOT EXISTS "
+)
+TWINS_RUNNING = _TWINS + "(SELECT 1 FROM outcome_games o WHERE o.game_id = s.game_id)"
+TWINS_RUNNING_BY_LOG = (
+    _TWINS + "(SELECT 1 FROM events e WHERE e.game_id = s.game_id AND e.kind = 'seed_reveal')"
+)
+
+
+# Every game dealt from server seed ?, oldest first, and when one's seed was revealed (its
+# end: a point lookup by game, so a season's events are never scanned for it).
+DEALT_FROM = (
+    "SELECT s.game_id, l.created_at FROM seeds s JOIN games l ON l.game_id = s.game_id "
+    "WHERE s.server_seed = ? ORDER BY l.n"
+)
+REVEALED_AT = "SELECT recorded_at FROM events WHERE game_id = ? AND kind = 'seed_reveal'"
+
+
+def listed_of(found: Iterable[tuple[Any, ...]]) -> list[Listed]:
+    """The game list's lines from the listing query's rows."""
+    return [
+        Listed(int(n), g, k, tuple(players), at, t, None if rows is None else int(rows))
+        for n, g, k, players, at, t, rows in found
+    ]
+
+
+def rejections_of(found: Iterable[Sequence[Any]]) -> list[Rejection]:
+    """Refused commands from the ``rejections`` columns, in their order."""
+    return [
+        Rejection(r[0], int(r[1]), r[2], r[3], bytes(r[4]), r[5], r[6], r[7], r[8], r[9])
+        for r in found
+    ]
+
+
+REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))
+
+# A shared victory of k winners gives each 1/k; k is at most 6 seats, so the standings'
+# SQL sums wins in 60ths (exact), made a Fraction again after the sum.
+WIN_PARTS = 60

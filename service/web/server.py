@@ -1,0 +1,262 @@
+"""``feastlog serve --http``: live replay pages, a seat's own page, a tournament board.
+
+aiohttp runs on the gRPC server's event loop and calls the same application
+(``service.app.Application``).  A game's page is the replay page (presentation/page.py) of the
+rows so far, as its viewer sees them (``Application.page``); its script then follows the
+game through server-sent events fed by the game's watch stream (``Application.watch``),
+so every step it receives was redacted by the same policy as a gRPC watcher's.  Who the
+viewer is comes from the same credentials as gRPC: nobody (a spectator), or a seat token
+or the organiser key given in a form and kept in a cookie scoped to that game's seat
+pages; a token never appears in a URL or a page.
+
+    GET  /                           the board (``?tournament=ID`` for one tournament)
+    GET  /board.json                 the board's rows
+    GET  /games/{id}                 the spectator's page;  /games/{id}/events its stream
+    GET  /games/{id}/seat            a seat's (or the arbiter's) page, or the token form
+    POST /games/{id}/seat            take the token from the form; /seat/forget drops it
+    GET  /games/{id}/seat/events     that viewer's stream
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+from typing import Any
+
+import grpc
+from aiohttp import web
+from aiohttp_sse import sse_response
+
+from feastlog.presentation.page import Live, json_for_script, new_faces, scores_in, step_entry
+from feastlog.presentation.page_board import render_board, render_message, render_token_form
+from feastlog.replay.games import engine as engine_of
+from feastlog.replay.text import plain_number
+from feastlog.service.app.application import Application
+from feastlog.service.app.auth import Caller
+from feastlog.service.app.bounds import checked
+from feastlog.service.app.errors import KNOWN, Unauthenticated
+from feastlog.service.app.reads import MAX_PAGE_SIZE
+from feastlog.service.grpc.server import Running
+from feastlog.service.grpc.status import describe
+
+COOKIE = "feastlog_token"
+APP = web.AppKey("app", Application)
+
+# The service's errors as HTTP statuses (by their gRPC codes: service/grpc/status.py).
+HTTP_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: 400,
+    grpc.StatusCode.UNAUTHENTICATED: 401,
+    grpc.StatusCode.PERMISSION_DENIED: 403,
+    grpc.StatusCode.NOT_FOUND: 404,
+    grpc.StatusCode.FAILED_PRECONDITION: 409,
+}
+
+
+def html_response(text: str, status: int = 200) -> web.Response:
+    """An HTML page that no cache keeps (it may hold a seat's hand)."""
+    return web.Response(
+        text=text,
+        status=status,
+        content_type="text/html",
+        headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+@web.middleware
+async def service_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    """The service's refusals as a page with the right status; anything else stays a 500."""
+    try:
+        response: web.StreamResponse = await handler(request)
+        return response
+    except KNOWN as error:
+        code, _, message, _ = describe(error)
+        return html_response(render_message("feastlog", message), HTTP_STATUS.get(code, 400))
+
+
+def game_id_of(request: web.Request) -> str:
+    """The game id in the path, held to the input policy as a request's (BadRequest)."""
+    return checked("game_id", request.match_info["game_id"])
+
+
+def seat_caller(request: web.Request) -> Caller | None:
+    """The caller named by the cookie's token (None when there is none)."""
+    token = request.cookies.get(COOKIE)
+    if not token:
+        return None
+    return request.app[APP].credentials.caller((("authorization", f"Bearer {token}"),))
+
+
+async def board_page(request: web.Request) -> web.Response:
+    """The tournament board."""
+    return html_response(render_board(request.query.get("tournament", "")))
+
+
+async def board_json(request: web.Request) -> web.Response:
+    """Every table: running ones with their seq, round and scores as a spectator sees them."""
+    app = request.app[APP]
+    rows = []
+    # the newest tables, one page of the game list (running tables are the newest)
+    tournament_id = checked("tournament_id", request.query.get("tournament", ""))
+    listed = await app.games(page_size=MAX_PAGE_SIZE, tournament_id=tournament_id)
+    for summary in listed.games:
+        row: dict[str, Any] = {
+            "id": summary.game_id,
+            "kind": summary.game_kind,
+            "title": engine_of(summary.game_kind).spec.title,
+            "players": summary.players,
+            "seq": summary.last_seq,
+            "over": summary.over,
+            "waiting": summary.waiting_for_entropy,
+            "tournament": summary.tournament_id,
+        }
+        if not summary.over and not summary.waiting_for_entropy:
+            now = await app.view(Caller("anonymous"), summary.game_id)
+            view, names = now.view, summary.players
+            row |= {"seq": now.seq, "round": view.get("round"), "phase": view.get("phase")}
+            row |= {"scores": scores_in(view), "to_act": [names[s] for s in view["to_act"]]}
+        rows.append(row)
+    return web.json_response({"games": rows}, headers={"Cache-Control": "no-store"})
+
+
+async def game_page(request: web.Request, caller: Caller, events: str) -> web.Response:
+    """A game's page as ``caller`` sees it, following the game at ``events``."""
+    game_id = game_id_of(request)
+    live = Live(events, seat=f"/games/{game_id}/seat")
+    return html_response(await request.app[APP].page(caller, game_id, live=live))
+
+
+async def spectator_page(request: web.Request) -> web.Response:
+    """The spectator's page."""
+    return await game_page(request, Caller("anonymous"), f"/games/{game_id_of(request)}/events")
+
+
+async def seat_page(request: web.Request) -> web.Response:
+    """The page of the seat (or arbiter) whose token is in the cookie, or the token form."""
+    game_id = game_id_of(request)
+    try:
+        caller = seat_caller(request)
+        if caller is not None:
+            caller.viewer(game_id)  # a token of another game is refused here
+    except KNOWN as error:
+        return await token_form(request, describe(error)[2], 403)
+    if caller is None:
+        return await token_form(request)
+    return await game_page(request, caller, f"/games/{game_id}/seat/events")
+
+
+async def token_form(request: web.Request, error: str = "", status: int = 200) -> web.Response:
+    """The form asking for a seat token (or the organiser key)."""
+    game_id = game_id_of(request)
+    now = await request.app[APP].view(Caller("anonymous"), game_id)
+    title = engine_of(now.game_kind).spec.title
+    return html_response(render_token_form(game_id, title, error), status)
+
+
+async def take_token(request: web.Request) -> web.StreamResponse:
+    """Check the token from the form; keep it in a cookie for this game's seat pages."""
+    game_id = game_id_of(request)
+    token = str((await request.post()).get("token", "")).strip()
+    try:
+        if not token:
+            raise Unauthenticated("enter the token you were given for this seat")
+        caller = request.app[APP].credentials.caller((("authorization", f"Bearer {token}"),))
+        caller.viewer(game_id)
+    except KNOWN as error:
+        code, _, message, _ = describe(error)
+        return await token_form(request, message, HTTP_STATUS.get(code, 400))
+    await request.app[APP].view(Caller("anonymous"), game_id)  # NOT_FOUND before any cookie
+    response = web.HTTPSeeOther(f"/games/{game_id}/seat")
+    response.set_cookie(
+        COOKIE,
+        token,
+        path=f"/games/{game_id}/seat",
+        httponly=True,
+        samesite="Strict",
+        secure=request.secure,
+    )
+    raise response
+
+
+async def forget_token(request: web.Request) -> web.StreamResponse:
+    """Drop the cookie: back to the spectator's page."""
+    game_id = game_id_of(request)
+    response = web.HTTPSeeOther(f"/games/{game_id}")
+    response.del_cookie(COOKIE, path=f"/games/{game_id}/seat")
+    raise response
+
+
+async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
+    """Server-sent events: each new row as ``caller`` sees it, then the result at the end.
+
+    Resumes after ``Last-Event-ID`` (the browser sends it when it reconnects) or ``?after=``.
+    The first event carries its whole view, the rest patches on the one before; each
+    brings the faces of the cards it names for the first time on this stream.
+    """
+    after = plain_number(request.headers.get("Last-Event-ID") or request.query.get("after") or "0")
+    if after is None:
+        raise web.HTTPBadRequest(text="after is a seq: ASCII digits, 0 or more")
+    watching = await request.app[APP].watch(caller, game_id_of(request), after + 1)
+    kind = watching.genesis.game_kind
+    names = [s.name for s in watching.genesis.seats]
+    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+        before: dict[str, Any] | None = None
+        known: set[str] = set()
+        async for step in watching.steps:
+            entry = step_entry(engine_of(kind), names, step, before)
+            entry["cards"] = new_faces(kind, watching.pack, step.view, known)
+            before = step.view
+            await stream.send(json_for_script(entry), id=str(step.row.seq), event="step")
+        result = watching.result()
+        if result is not None:
+            await stream.send(json.dumps(result), event="end")
+    return stream
+
+
+async def spectator_events(request: web.Request) -> web.StreamResponse:
+    """The spectator's stream."""
+    return await follow(request, Caller("anonymous"))
+
+
+async def seat_events(request: web.Request) -> web.StreamResponse:
+    """The stream of the seat (or arbiter) whose token is in the cookie."""
+    caller = seat_caller(request)
+    if caller is None:
+        raise web.HTTPUnauthorized(text="open /games/{id}/seat and enter your token first")
+    return await follow(request, caller)
+
+
+def make_app(application: Application) -> web.Application:
+    """The web application over a server's games."""
+    app = web.Application(middlewares=[service_errors])
+    app[APP] = application
+    app.router.add_get("/", board_page)
+    app.router.add_get("/board.json", board_json)
+    app.router.add_get("/games/{game_id}", spectator_page)
+    app.router.add_get("/games/{game_id}/events", spectator_events)
+    app.router.add_get("/games/{game_id}/seat", seat_page)
+    app.router.add_post("/games/{game_id}/seat", take_token)
+    app.router.add_post("/games/{game_id}/seat/forget", forget_token)
+    app.router.add_get("/games/{game_id}/seat/events", seat_events)
+    return app
+
+
+async def serve_http(
+    running: Running, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+) -> int:
+    """Serve the pages beside a running gRPC server (port 0 picks one); returns the port.
+
+    With ``ssl_context`` the pages are served over HTTPS only. Raises OSError when the
+    port cannot be had; ``running.stop()`` stops the pages first.
+    """
+    # open event streams are cut after a second at shutdown rather than drained
+    runner = web.AppRunner(make_app(running.app), access_log=None, shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    running.http = runner
+    bound: int = runner.addresses[0][1]
+    return bound

@@ -1,0 +1,53 @@
+"""The application, the rules core and the presentation import no gRPC: the status table's
+translation to gRPC, the guard and the servicers are the adapter's (service/grpc/)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The folders that know nothing of the wire: use cases, rules, what is shown.
+PURE = ("service/app", "replay", "presentation")
+# gRPC and its libraries (grpc, grpc_status, grpc_health, grpc_reflection), the rich
+# status messages, and feastlog's own gRPC adapter.
+FORBIDDEN = ("grpc", "google.rpc", "feastlog.service.grpc")
+
+
+def forbidden(name: str) -> bool:
+    """Whether an imported module is gRPC's or the adapter's."""
+    first = name.split(".")[0]
+    return first.startswith("grpc") or any(name == f or name.startswith(f"{f}.") for f in FORBIDDEN)
+
+
+def imported(path: Path) -> list[str]:
+    """Every module a file imports, at any depth of it (inside functions too)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: a relative import"
+            module = node.module or ""
+            names += [module, *(f"{module}.{a.name}" for a in node.names)]
+    return names
+
+
+def test_the_application_rules_and_presentation_import_no_grpc() -> None:
+    files = [p for folder in PURE for p in sorted((ROOT / folder).rglob("*.py"))]
+    assert len(files) > 30  # the walk found the folders
+    found = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in files
+        for name in imported(path)
+        if forbidden(name)
+    ]
+    assert found == []
+
+
+def test_the_check_sees_each_way_of_importing_grpc() -> None:
+    for name in ("grpc", "grpc.aio", "grpc_status.rpc_status", "google.rpc.status_pb2"):
+        assert forbidden(name), name
+    assert forbidden("feastlog.service.grpc.guard")
+    for name in ("google.protobuf.message", "feastlog.service.app.errors", "re"):
+        assert not forbidden(name), name

@@ -1,0 +1,162 @@
+"""The README's command blocks, run as written, in order, in one fresh folder.
+
+Every ``feastlog …`` line of the README's indented code blocks runs with the installed
+``feastlog`` console script; ``feastlog serve`` starts in the background as the README
+says (terminal 1), with ``FEASTLOG_PORT=0`` so it takes a free port (every other command
+finds it beside ``./feastlog.duckdb``). GAME_ID stands for the game id the commands before
+printed last, ``seat_…`` for the first seat token the last ``new`` printed. Lines that
+are not steps of the walkthrough (installing, the test suite, other ways to start the
+server, benchmarks, development tools) are listed in SKIPPED, so a new README line runs
+unless it is added there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+GAME = re.compile(r"\bg_[0-9a-f]{16}\b")
+TOKEN = re.compile(r"\bseat_[A-Za-z0-9_-]{16,}")
+COMMENT = re.compile(r"\s{2,}#.*$")  # a comment after a command: two spaces or more, then #
+
+# What a walkthrough does not run, each with why.
+SKIPPED = {
+    # installing, and the test suite: the test runs in the installed environment
+    "python3 -m venv .venv": "install",
+    ". .venv/bin/activate": "install",
+    "pip install .": "install",
+    "pip install -e '.[dev]'": "install",
+    "python -m pytest -n auto": "the test suite",
+    # other ways to start the server (one server already holds the file)
+    "feastlog serve --tls-cert server.pem --tls-key server.key": "another way to serve",
+    "feastlog serve --tls-cert server.pem --tls-key server.key --ca ca.pem": "another way to serve",
+    "feastlog serve --request-log requests.log": "another way to serve",
+    # for a file whose log is damaged, with no server on it (tests/store/test_damaged_wal.py)
+    "feastlog recover --db feastlog.duckdb": "a damaged file's command",
+    # many nodes on PostgreSQL: their own tests (tests/e2e/test_cluster.py, test_many_nodes.py)
+    "python scripts/cluster.py up": "a cluster of its own",
+    "python scripts/cluster.py down": "a cluster of its own",
+    "feastlog serve --db postgresql://feastlog:PASSWORD@db.example/feastlog": "another serve",
+    # benchmarks: minutes each
+    "python -m scripts.bench_nodes --games 64": "benchmark",
+    "python -m scripts.bench_quiet --store SEASON.duckdb": "benchmark",
+    "feastlog bench": "benchmark",
+    "feastlog bench-audit": "benchmark",
+    "feastlog bench-scale --games 1000,10000,100000 [--keep DIR]": "benchmark",
+    "python scripts/bench_page.py": "benchmark",
+    # development tools
+    "python scripts/gen_proto.py": "development",
+    "python scripts/gen_proto.py --check": "development",
+    "ruff check .": "development",
+    "ruff format --check .": "development",
+    "mypy": "development",
+    "bash .ci/run": "development",
+    "FEASTLOG_SOAK_SECONDS=300 FEASTLOG_SOAK_KILLS=50 "
+    "python -m pytest tests/e2e/test_kill_soak.py -s": "development",
+}
+
+
+def commands() -> list[str]:
+    """Every command of the README's indented code blocks, in order, comments removed."""
+    found = []
+    previous_blank = True
+    in_block = False
+    for line in README.read_text().splitlines():
+        if line.startswith("    ") and (in_block or previous_blank):
+            in_block = True
+            text = COMMENT.sub("", line).strip()
+            if text and not text.startswith("#"):
+                found += [" ".join(part.split()) for part in text.split("&&")]
+        else:
+            in_block = False
+        previous_blank = not line.strip()
+    return found
+
+
+def test_the_readme_lists_what_it_skips() -> None:
+    found = commands()
+    assert [c for c in SKIPPED if c not in found] == [], "SKIPPED names a line no longer there"
+    assert "feastlog serve" in found and "feastlog demo menu-masters --players 4" in found
+
+
+def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
+    bin_dir = Path(sys.executable).parent
+    feastlog = bin_dir / "feastlog"
+    if not feastlog.exists():
+        pytest.fail(f"no feastlog console script beside {sys.executable}: pip install -e .")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("FEASTLOG_") or k == "FEASTLOG_NODE_MODULES"
+    }
+    env |= {"PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", "FEASTLOG_PORT": "0"}
+    server: subprocess.Popen[str] | None = None
+    game_id = token = ""
+    ran = []
+    try:
+        for command in commands():
+            if command in SKIPPED or not command.startswith("feastlog "):
+                assert command in SKIPPED, (
+                    f"a README line that is not a feastlog command: {command}"
+                )
+                continue
+            if command == "feastlog serve":
+                if server is None:  # terminal 1; later mentions are the same server
+                    server = start(command, tmp_path, env)
+                continue
+            text = command.replace("GAME_ID", game_id).replace("seat_…", token)
+            args = shlex.split(text)
+            stdin = "1\n" if args[1] == "play" else ""
+            done = subprocess.run(
+                args,
+                cwd=tmp_path,
+                env=env,
+                input=stdin,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            said = done.stdout + done.stderr
+            assert "Traceback" not in said, (text, said)
+            assert done.returncode == 0, (text, said)
+            ran.append(args[1])
+            if args[1] in ("new", "demo") and GAME.search(done.stdout):
+                game_id = GAME.findall(done.stdout)[-1]
+            if args[1] == "new" and TOKEN.search(done.stdout):
+                token = TOKEN.findall(done.stdout)[0]
+    finally:
+        if server is not None:
+            server.send_signal(signal.SIGTERM)
+            _, err = server.communicate(timeout=60)
+            assert server.returncode == 0, err
+    assert server is not None, "the README never starts feastlog serve"
+    assert not (tmp_path / "feastlog.duckdb.server").exists()  # gone at the clean stop
+    for verb in ("new", "play", "demo", "replay", "audit", "verify", "rule", "import"):
+        assert verb in ran
+
+
+def start(command: str, folder: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``feastlog serve`` in the background, once it listens."""
+    proc = subprocess.Popen(
+        shlex.split(command),
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    if "listening on" not in first:
+        proc.kill()
+        _, err = proc.communicate(timeout=30)
+        pytest.fail(f"feastlog serve did not start: {first}{err}")
+    return proc
