@@ -32,7 +32,7 @@ from feastlog.service.grpc.server import (
     stop_on_signals,
 )
 from feastlog.service.grpc.tls import Tls, TlsFileError
-from feastlog.service.store.port import is_postgres, shown
+from feastlog.service.store.port import is_memory, is_postgres, shown
 
 # Why a server cannot start, each in one line: exit code 3.
 CANNOT_START = (CannotOpenStore, OrganiserKeyError, CannotListen, TlsFileError)
@@ -105,6 +105,11 @@ def serve_command(
 
     if http_port and http_port == port:
         raise usage(f"--http {http_port} is the gRPC --port too: pick another port for either")
+    if is_memory(db_path):  # it would be a DuckDB file named so, or games gone at the stop
+        raise usage(
+            f"--db {db_path} is a store in one process's memory (for tests): a server keeps "
+            "its games in a DuckDB file or a PostgreSQL database; pass --db with one"
+        )
 
     async def run() -> None:
         log = open_request_log(request_log)

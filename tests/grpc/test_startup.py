@@ -577,3 +577,20 @@ def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "70000" in result.output
     assert not (tmp_path / "g.duckdb").exists()
+
+
+def test_feastlog_serve_refuses_a_store_in_memory(tmp_path: Path) -> None:
+    """`--db memory:` names the in-memory store the use cases' tests run on: a server on
+    it made a DuckDB file named `memory:` (and offline commands read an empty store)."""
+    done = subprocess.run(
+        [*SERVE, "--db", "memory:", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env=env_without_key(KEY),
+    )
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "listening" not in done.stdout
+    assert "a store in one process's memory" in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no file, no key, no log made
