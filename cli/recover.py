@@ -8,8 +8,6 @@ holds now against what its last commit recorded.
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from feastlog.cli.errors import unreachable, usage
@@ -55,8 +53,8 @@ def recover_command(db_path: str, as_json: bool) -> None:
                 "database": done.database,
                 "recovered": done.needed,
                 "kept_aside": list(done.kept_aside),
-                "holds": _counts(held),
-                "recorded": _counts(recorded) if recorded else None,
+                "holds": done.counts(held),
+                "recorded": done.counts(recorded) if recorded else None,
                 "lost": lost,
             }
         )
@@ -64,31 +62,18 @@ def recover_command(db_path: str, as_json: bool) -> None:
     if not done.needed:
         click.echo(
             f"{db_path} opens whole: it holds everything its last commit recorded "
-            f"({_words(_counts(held))}); nothing was changed"
+            f"({done.in_words(done.counts(held))}); nothing was changed"
         )
         return
     for part in done.kept_aside:
         click.echo(f"kept aside: {part}")
-    click.echo(f"{db_path} now holds {_words(_counts(held))}")
+    click.echo(f"{db_path} now holds {done.in_words(done.counts(held))}")
     if recorded is None:
         click.echo("its last commit left no readable record of what it held: compare with backups")
     elif lost:
-        click.echo(f"lost against its last commit ({_words(_counts(recorded))}): " + _words(lost))
+        click.echo(
+            f"lost against its last commit ({done.in_words(done.counts(recorded))}): "
+            + done.in_words(lost)
+        )
     else:
         click.echo("nothing its last commit recorded is lost")
-
-
-WORDS = {
-    "games": "games",
-    "rows": "rows",
-    "refusals": "refused commands",
-    "entropy": "seat entropies",
-}
-
-
-def _counts(tally: Any) -> dict[str, int]:
-    return {name: int(getattr(tally, name)) for name in WORDS}
-
-
-def _words(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {WORDS[name]}" for name, n in counts.items())

@@ -45,7 +45,7 @@ import duckdb
 from feastlog.service.files import hold_private_umask, release_private_umask, tighten
 from feastlog.service.store.duckdb.errors import open_error
 from feastlog.service.store.errors import CannotOpenStore, DamagedLog
-from feastlog.service.store.port import MARK_SUFFIX
+from feastlog.service.store.port import MARK_SUFFIX, WAL_SUFFIX
 
 SUFFIX = MARK_SUFFIX
 FORMAT = 1
@@ -66,6 +66,13 @@ COUNTED = {
 
 # A row's place in the tally: an empty file has none.
 NO_ROW = ("", 0, "")
+# The tally's counts, as Tally names them and as a refusal or a recovery says them.
+COUNTS = {
+    "games": "games",
+    "rows": "rows",
+    "refusals": "refused commands",
+    "entropy": "seat entropies",
+}
 
 
 @dataclass(frozen=True)
@@ -84,13 +91,8 @@ class Tally:
     def shortfall(self, held: Tally, last_row_held: bool) -> list[str]:
         """What this mark records that ``held`` (the file as opened) lacks, in words."""
         missing = [
-            f"{have} of {want} {what}"
-            for what, want, have in (
-                ("rows", self.rows, held.rows),
-                ("games", self.games, held.games),
-                ("refused commands", self.refusals, held.refusals),
-                ("seat entropies", self.entropy, held.entropy),
-            )
+            f"{have} of {want} {COUNTS[name]}"
+            for name, (want, have) in self.against(held).items()
             if have < want
         ]
         if self.last_row != NO_ROW and not last_row_held and not missing:
@@ -99,6 +101,10 @@ class Tally:
         if self.arbiters and held.arbiters[0] not in self.arbiters:
             missing.append("the named arbiters not as last changed")
         return missing
+
+    def against(self, held: Tally) -> dict[str, tuple[int, int]]:
+        """Each count: (what this tally records, what ``held`` holds)."""
+        return {name: (getattr(self, name), getattr(held, name)) for name in COUNTS}
 
     def after(self, rows: Sequence[Any], games: int, refusals: int, entropy: int) -> Tally:
         """The tally once a commit of these rows, games, refusals and entropies is in."""
@@ -120,12 +126,17 @@ def mark_path(file: str | Path) -> Path:
 
 def wal_path(file: str | Path) -> Path:
     """Where DuckDB keeps the write-ahead log of ``file``."""
-    return Path(f"{file}.wal")
+    return Path(f"{file}{WAL_SUFFIX}")
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The tables the file open on ``con`` has (a lost log may have held them all)."""
+    return {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
 
 
 def held_by(con: duckdb.DuckDBPyConnection) -> Tally:
     """The tally of the file open on ``con``."""
-    present = {str(r[0]) for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+    present = _tables(con)
     parts = [f"(SELECT {how} FROM {t})" if t in present else "0" for t, how in COUNTED.items()]
     found = con.execute(f"SELECT {', '.join(parts)}").fetchone()
     rows, games, refusals, entropy = (int(v) for v in found) if found else (0, 0, 0, 0)
@@ -138,12 +149,9 @@ def arbiters_digest(con: duckdb.DuckDBPyConnection, change: tuple[str, ...] = ()
     ``change``: (name, added_at) or (name, added_at, revoked_at) as a change would leave
     that arbiter, for the digest the table will have once it is committed.
     """
-    present = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'arbiters'"
-    ).fetchone()
     found = (
         con.execute("SELECT name, added_at, revoked_at FROM arbiters").fetchall()
-        if present and present[0]
+        if "arbiters" in _tables(con)
         else []
     )
     table = {str(r[0]): [str(r[1]), str(r[2])] for r in found}
@@ -160,10 +168,7 @@ def holds_row(con: duckdb.DuckDBPyConnection, last_row: tuple[str, int, str]) ->
     game_id, seq, digest = last_row
     if not game_id:
         return True
-    present = con.execute(
-        "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'events'"
-    ).fetchone()
-    if not (present and present[0]):
+    if "events" not in _tables(con):
         return False
     found = con.execute(
         "SELECT hash FROM events WHERE game_id = ? AND seq = ?", [game_id, seq]
@@ -376,13 +381,22 @@ class Recovery:
     kept_aside: tuple[str, ...]  # copies of the damaged log and of the mark
     needed: bool  # False: the file opened whole against its mark; nothing was done
 
+    @staticmethod
+    def counts(tally: Tally) -> dict[str, int]:
+        """A tally's counts by name (rows, games, refusals, entropy)."""
+        return {name: int(getattr(tally, name)) for name in COUNTS}
+
+    @staticmethod
+    def in_words(counts: dict[str, int]) -> str:
+        """Counts as a recovery says them: "3 games, 36 rows, …"."""
+        return ", ".join(f"{n} {COUNTS[name]}" for name, n in counts.items())
+
     def lost(self) -> dict[str, int]:
         """What the mark recorded that the database no longer holds, by table."""
         if self.recorded is None:
             return {}
-        names = ("games", "rows", "refusals", "entropy")
-        pairs = ((n, getattr(self.recorded, n), getattr(self.held, n)) for n in names)
-        return {name: want - have for name, want, have in pairs if want > have}
+        pairs = self.recorded.against(self.held).items()
+        return {name: want - have for name, (want, have) in pairs if want > have}
 
 
 def recover(file: str, now: datetime.datetime | None = None) -> Recovery:
