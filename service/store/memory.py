@@ -121,7 +121,7 @@ class MemoryStore:
             for game_id in batch.started:
                 if game_id in self._games:
                     self._games[game_id].waiting = None
-            for row in _rows_of(batch):
+            for row in batch.appended():
                 _append(self._games[row.game_id], row)
             for refused in batch.rejections:
                 self._rejections.setdefault(refused.game_id, []).append(refused)
@@ -139,7 +139,7 @@ class MemoryStore:
         entropy = [(game_id, seat) for game_id, seat, _ in batch.entropy]
         if _twice(entropy) or any(s in self._entropy.get(g, {}) for g, s in entropy):
             raise _conflict("a seat's entropy is taken")
-        rows = _rows_of(batch)
+        rows = batch.appended()
         if any(row.game_id not in self._games and row.game_id not in new_ids for row in rows):
             # a database would take them, unlisted and without a seed: a writer that sends
             # them has lost track of which games there are
@@ -430,11 +430,6 @@ def _made(new: NewGame, n: int) -> tuple[str, _Game]:
     names = tuple(name for name, _ in new.seats)
     waiting = new.draft if new.genesis is None else None
     return game_id, _Game(n, genesis, new.server_seed, names, waiting=waiting)
-
-
-def _rows_of(batch: Batch) -> list[Row]:
-    """Every row a batch writes: its new games' genesis rows, then its rows."""
-    return [g.genesis for g in batch.games if g.genesis is not None] + batch.rows
 
 
 def _genesis_of(row: Row) -> record_pb2.Genesis:

@@ -57,6 +57,11 @@ class Batch:
         """Whether the batch writes only rows and refusals (no game created, begun or ended)."""
         return not (self.games or self.outcomes or self.started or self.entropy)
 
+    def appended(self) -> list[Row]:
+        """Every row the batch appends: the genesis rows of the games it makes (those not
+        waiting for seat entropy), then its rows."""
+        return [g.genesis for g in self.games if g.genesis is not None] + self.rows
+
     def extend(self, other: Batch) -> None:
         """Take in everything another batch writes (group commit)."""
         for part in fields(self):

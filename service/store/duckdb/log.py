@@ -134,7 +134,7 @@ class Store:
         self._appenders.clear()
         try:
             if self._mark is not None:
-                if os.path.exists(f"{self.path}.wal"):
+                if mark.wal_path(self.path).exists():
                     translated(lambda: self.con.execute("CHECKPOINT"))()
                 self._remark()
                 self._mark.close()
@@ -208,7 +208,8 @@ class Store:
         appender, one per table kept open (``_append``).
         """
         statements = Statements()
-        listed = _write_rows(statements, batch, self._next_n)
+        rows = batch.appended()
+        listed = _write_rows(statements, batch, rows, self._next_n)
         self.con.complete()  # an appender refuses a connection with a result still open
         if len(statements.written) == 1:
             self._run(statements.written[0])
@@ -218,7 +219,6 @@ class Store:
                     self._run(statement)
         self._next_n += listed
         if self._mark is not None:
-            rows = [g.genesis for g in batch.games if g.genesis is not None] + batch.rows
             tally = self._mark.tally.after(rows, listed, len(batch.rejections), len(batch.entropy))
             self._mark.write(tally)
 
@@ -658,8 +658,9 @@ def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[tuple[Any
         yield from chunk
 
 
-def _write_rows(con: Statements, batch: Batch, next_n: int) -> int:
-    """Everything a batch writes, one statement per table; returns the games listed."""
+def _write_rows(con: Statements, batch: Batch, rows: Sequence[Row], next_n: int) -> int:
+    """Everything a batch writes (``rows``: the rows it appends), one statement per table;
+    returns the games listed."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
     packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
@@ -686,7 +687,6 @@ def _write_rows(con: Statements, batch: Batch, next_n: int) -> int:
         insert(con, "seat_entropy", "game_id, seat, entropy", [list(e) for e in batch.entropy])
     for game_id in batch.started:
         con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
-    rows = [g.genesis for g in games if g.genesis is not None] + batch.rows
     if rows:
         insert(con, "events", ROW_COLUMNS, [row_values(r) for r in rows])
     if batch.rejections:

@@ -68,7 +68,7 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> None:
         _insert(cursor, "seat_entropy", "game_id, seat, entropy", [list(e) for e in batch.entropy])
     for game_id in batch.started:
         cursor.execute(b"DELETE FROM pending_games WHERE game_id = %s", [game_id])
-    rows = [g.genesis for g in games if g.genesis is not None] + batch.rows
+    rows = batch.appended()
     if rows:
         _insert(cursor, "events", ROW_COLUMNS, [row_values(r) for r in rows])
     if batch.rejections:
