@@ -37,14 +37,25 @@ from feastlog.replay.games import kinds
     type=Bounded(1),
     help="Games each submit-only lane plays one after another.",
 )
+@click.option(
+    "--struct-facts",
+    is_flag=True,
+    help="Submit-only answers carry every fact as a Struct too (typed_facts_only unset).",
+)
 def bench_command(
-    kind: str, players: int, levels: list[int], seed: int, submit_games: int, rounds: int
+    kind: str,
+    players: int,
+    levels: list[int],
+    seed: int,
+    submit_games: int,
+    rounds: int,
+    struct_facts: bool,
 ) -> None:
     """Submit-only commands/s at 64 games beside the health-check rate, p99 at half that
     load; then the bot loop; the fold rate."""
     from feastlog.cli.benchmarks import serving
 
-    for line in serving.run(kind, players, levels, seed, submit_games, rounds):
+    for line in serving.run(kind, players, levels, seed, submit_games, rounds, not struct_facts):
         click.echo(line)
 
 

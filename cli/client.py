@@ -286,7 +286,11 @@ class Client:
     def submit(self, game_id: str, token: str, command: record_pb2.Command, seq: int) -> int:
         """Send a command guarded by the seq it was chosen at; the seq it was recorded at."""
         request = pb.SubmitCommandRequest(
-            game_id=game_id, command_id=uuid.uuid4().hex, command=command, expected_seq=seq
+            game_id=game_id,
+            command_id=uuid.uuid4().hex,
+            command=command,
+            expected_seq=seq,
+            typed_facts_only=True,  # the seq is all it reads
         )
         return int(self.call(self.game_service.SubmitCommand, request, token).seq)
 

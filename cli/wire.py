@@ -228,6 +228,7 @@ async def play_with_bots(
                     command_id=uuid.uuid4().hex,
                     command=command,
                     expected_seq=legal.seq,
+                    typed_facts_only=True,
                 ),
                 metadata=meta,
             )

@@ -256,6 +256,7 @@ async def submit_only(
     first: int = 0,
     rounds: int = 1,
     server: int | None = None,
+    typed_only: bool = True,
 ) -> Submitted:
     """Send precomputed commands of ``games`` games at once; only SubmitCommand on the wire.
 
@@ -265,6 +266,8 @@ async def submit_only(
     lane ``k % games``; a command is sent at its slot, or at its lane's next one when the
     game's previous answer came too late for it (``next_slot``).  ``server``: the server's
     process id, to tell where the CPU went (its process, its store's, this client's).
+    ``typed_only``: ask for the typed facts alone (``typed_facts_only``), as the CLI does;
+    False has every fact encoded a second time, as a Struct, the way older clients get it.
     """
     async with open_channel(address) as channel:
         stub = pb_grpc.GameServiceStub(channel)
@@ -297,7 +300,10 @@ async def submit_only(
                         await asyncio.sleep(slot - time.perf_counter())
                         due = slot + gap
                     request = pb.SubmitCommandRequest(
-                        game_id=game.game_id, command_id=f"c{n}", command=command
+                        game_id=game.game_id,
+                        command_id=f"c{n}",
+                        command=command,
+                        typed_facts_only=typed_only,
                     )
                     sent = time.perf_counter()
                     await stub.SubmitCommand(request, metadata=bearer(game.tokens[seat]))
@@ -328,7 +334,13 @@ def fold_rate(db_path: Path, repeats: int = 3) -> tuple[int, float]:
 
 
 def run(
-    kind: str, players: int, levels: list[int], seed: int, submit_games: int, rounds: int
+    kind: str,
+    players: int,
+    levels: list[int],
+    seed: int,
+    submit_games: int,
+    rounds: int,
+    typed_only: bool = True,
 ) -> list[str]:
     """Submit-only commands/s at ``submit_games`` games beside the health-check rate, p99
     at half that load; then the bot loop at each level; the fold rate: the report's lines."""
@@ -339,7 +351,14 @@ def run(
         try:
             full = asyncio.run(
                 submit_only(
-                    address, key, kind, submit_games, players, rounds=rounds, server=proc.pid
+                    address,
+                    key,
+                    kind,
+                    submit_games,
+                    players,
+                    rounds=rounds,
+                    server=proc.pid,
+                    typed_only=typed_only,
                 )
             )
             half = asyncio.run(
@@ -352,6 +371,7 @@ def run(
                     full.per_second / 2,
                     first=submit_games * rounds,
                     rounds=rounds,
+                    typed_only=typed_only,
                 )
             )
             results = [asyncio.run(bot_rate(address, key, kind, n, players, seed)) for n in levels]
@@ -359,13 +379,14 @@ def run(
             proc.terminate()
             proc.wait(timeout=30)
         events, folded = fold_rate(db_path)
-    return submit_report(full, half) + report(results, events, folded)
+    facts = "typed facts only" if typed_only else "every fact typed and as a Struct"
+    return submit_report(full, half, facts) + report(results, events, folded)
 
 
-def submit_report(full: Submitted, half: Submitted) -> list[str]:
+def submit_report(full: Submitted, half: Submitted, facts: str) -> list[str]:
     """The headline: submit-only capacity beside the health check, latency at half load."""
     return [
-        f"submit-only, {full.games} games at once: {full.commands} commands in "
+        f"submit-only ({facts}), {full.games} games at once: {full.commands} commands in "
         f"{full.seconds:.2f} s = {full.per_second:,.0f} cmd/s; health checks "
         f"{full.health_per_second:,.0f}/s; ratio {full.per_second / full.health_per_second:.3f}"
         f" (p50 {full.percentile(50):.1f} ms, p99 {full.percentile(99):.1f} ms)",

@@ -249,10 +249,7 @@ def verify_records(
             out.append(check_record(item))
             advance(1)
         return out
-    import multiprocessing
-
-    context = multiprocessing.get_context("spawn")
-    with context.Pool(workers) as pool:
+    with bulk.worker_context().Pool(workers) as pool:
         out = []
         for checked in pool.imap(check_record, items, chunksize=8):
             out.append(checked)

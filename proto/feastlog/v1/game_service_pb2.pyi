@@ -227,11 +227,17 @@ class SubmitCommandRequest(_message.Message):
     COMMAND_ID_FIELD_NUMBER: _builtins.int
     EXPECTED_SEQ_FIELD_NUMBER: _builtins.int
     COMMAND_FIELD_NUMBER: _builtins.int
+    TYPED_FACTS_ONLY_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     command_id: _builtins.str
     """The client's idempotency key: a retry with the same key and content returns the first result."""
     expected_seq: _builtins.int
     """When set, the command is refused (ABORTED) unless the game's last seq is this."""
+    typed_facts_only: _builtins.bool
+    """When true the answer carries `typed_facts` only and leaves `facts` (the same facts as
+    Structs) empty: each fact is then encoded once, not twice, which a client that reads
+    the typed facts (or none) saves the server on every command. False keeps both.
+    """
     @_builtins.property
     def command(self) -> _record_pb2.Command: ...
     def __init__(
@@ -241,10 +247,11 @@ class SubmitCommandRequest(_message.Message):
         command_id: _builtins.str = ...,
         expected_seq: _builtins.int | None = ...,
         command: _record_pb2.Command | None = ...,
+        typed_facts_only: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_expected_seq", b"_expected_seq", "command", b"command", "expected_seq", b"expected_seq"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_seq", b"_expected_seq", "command", b"command", "command_id", b"command_id", "expected_seq", b"expected_seq", "game_id", b"game_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_expected_seq", b"_expected_seq", "command", b"command", "command_id", b"command_id", "expected_seq", b"expected_seq", "game_id", b"game_id", "typed_facts_only", b"typed_facts_only"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__expected_seq: _TypeAlias = _typing.Literal["expected_seq"]  # noqa: Y015
     _WhichOneofArgType__expected_seq: _TypeAlias = _typing.Literal["_expected_seq", b"_expected_seq"]  # noqa: Y015

@@ -279,15 +279,17 @@ def created_message(created: Created) -> pb.CreateGameResponse:
     )
 
 
-def accepted(message: AcceptedAnswer, done: Accepted) -> AcceptedAnswer:
+def accepted(message: AcceptedAnswer, done: Accepted, typed_only: bool = False) -> AcceptedAnswer:
     """``message`` (a new SubmitCommandResponse or SubmitRulingResponse) saying what a
-    recorded command did; its facts are filled in place, not built and then copied."""
+    recorded command did; its facts are filled in place, not built and then copied, and
+    as Structs only when the client did not ask for the typed facts alone."""
     message.seq = done.row.seq
     message.hash = done.row.hash
     message.state_hash = done.row.state_hash
     message.game_over = done.game_over
-    for fact in done.facts:
-        fill_struct(message.facts.add(), fact)
+    if not typed_only:
+        for fact in done.facts:
+            fill_struct(message.facts.add(), fact)
     message.typed_facts.extend(typed_facts(done.typed_member, done.facts))
     return message
 

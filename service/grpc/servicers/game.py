@@ -60,7 +60,8 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         done = await self.app.submit(
             self.caller(context), request.game_id, request.command_id, expected, request.command
         )
-        return accepted(pb.SubmitCommandResponse(replayed=done.replayed), done)
+        answer = pb.SubmitCommandResponse(replayed=done.replayed)
+        return accepted(answer, done, request.typed_facts_only)
 
     @unary
     async def GetView(

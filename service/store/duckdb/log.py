@@ -371,6 +371,16 @@ class Store:
         finally:
             cursor.close()
 
+    def bodies(self, fetch: int = 20_000) -> Generator[tuple[str, bytes]]:
+        """(kind, body) of every row in game and seq order, and nothing else: the plain
+        scan a benchmark holds ``scan`` and the audit to (``feastlog bench-audit``)."""
+        cursor = self.con.cursor()
+        try:
+            _run(cursor, "SELECT kind, body FROM events ORDER BY game_id, seq", [])
+            yield from _chunks(cursor, fetch)
+        finally:
+            cursor.close()
+
     @translated
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         return self.con.execute(sql, list(params)).fetchall()
