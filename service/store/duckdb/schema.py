@@ -86,6 +86,32 @@ CREATE TABLE IF NOT EXISTS arbiters (
     added_at VARCHAR NOT NULL,
     revoked_at VARCHAR NOT NULL DEFAULT ''
 );
+CREATE TABLE IF NOT EXISTS log_leaves (
+    position BIGINT PRIMARY KEY,
+    game_id VARCHAR NOT NULL,
+    seq BIGINT NOT NULL,
+    leaf_hash BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tree_heads (
+    size BIGINT NOT NULL,
+    root VARCHAR NOT NULL,
+    signed_at VARCHAR NOT NULL,
+    public_key VARCHAR NOT NULL,
+    signature VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cosignatures (
+    size BIGINT NOT NULL,
+    root VARCHAR NOT NULL,
+    signed_at VARCHAR NOT NULL,
+    server_key VARCHAR NOT NULL,
+    witness_key VARCHAR NOT NULL,
+    witnessed_at VARCHAR NOT NULL,
+    signature VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS server_keys (
+    public_key VARCHAR PRIMARY KEY,
+    first_used VARCHAR NOT NULL
+);
 """
 INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_game ON events (game_id);
