@@ -72,6 +72,10 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.listing:games_command",
         "The games, newest first (--kind, --tournament): id, state, last seq, players.",
     ),
+    "head": Listed(
+        "feastlog.cli.proof:head_command",
+        "A server's latest signed tree head, as a head file (for verify --head and --later).",
+    ),
     "import": Listed(
         "feastlog.cli.season:import_command",
         "Verify exported records (FILE.json, or .jsonl from export --all) and load them in bulk.",
@@ -135,6 +139,10 @@ COMMANDS: dict[str, Listed] = {
     "whatif": Listed(
         "feastlog.cli.audit_commands:whatif_command",
         "COMMAND (JSON) in place of row SEQ: legal or not (which rule), and its facts.",
+    ),
+    "witness": Listed(
+        "feastlog.cli.proof:witness_command",
+        "Follow a server's signed heads: check each extends the last, co-sign it, keep it.",
     ),
 }
 
