@@ -57,7 +57,7 @@ def read_head_file(path: str) -> HeadFile:
 
 def extended(client: Client, earlier: TreeHead, later: TreeHead) -> HeadFile:
     """``later`` with the server's consistency proof from ``earlier``'s size."""
-    if later.size <= earlier.size:
+    if later.size <= earlier.size or earlier.size == 0:
         return HeadFile(later)
     path, _, _ = client.consistency_proof(earlier.size, later.size)
     return HeadFile(later, ((earlier.size, earlier.root, tuple(path)),))

@@ -113,8 +113,8 @@ class LogTree:
             return None
         async with self._signing:
             size = await self.catch_up()
-            if self.latest is not None and self.latest.size >= size:
-                return None
+            if size == 0 or (self.latest is not None and self.latest.size >= size):
+                return None  # nothing new (no head of the empty tree: it proves nothing)
             head = self.notary.head(size, self.tree.root(size), utc_now())
             await self.db.call(self.db.store.add_tree_head, head)
             self.latest = head

@@ -219,6 +219,8 @@ def check_extends(earlier: TreeHead, later: HeadFile, keys: set[str] | None = No
             problems.append(f"the head {h.names()} is not signed by the server's key")
     if problems:
         return problems
+    if earlier.size == 0:
+        return []  # the empty tree is a prefix of every tree
     if head.size == earlier.size:
         if head.root != earlier.root:
             return [
