@@ -168,6 +168,7 @@ def test_a_proof_refused_names_its_field(server: ThreadedServer) -> None:
     with pytest.raises(grpc.RpcError) as refused:
         service.GetTreeHead(ppb.GetTreeHeadRequest(size=10**6))
     assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+    server.call(server.running.app.signing.issue())
     head = service.GetTreeHead(ppb.GetTreeHeadRequest()).head
     bad = proof_pb2.Cosignature(witness_key="ab" * 32, witnessed_at="x", signature="cd" * 64)
     with pytest.raises(grpc.RpcError) as refused:
@@ -213,6 +214,9 @@ def test_the_signing_key_is_never_in_an_answer_a_log_line_or_an_export(
     for answer in answers:
         assert secret not in answer.SerializeToString()
     # and what is shown is the public half: it checks the signatures
-    head = answers[1].head
+    info, shown = answers[0], answers[1]
+    assert isinstance(info, ppb.GetServerInfoResponse)
+    assert isinstance(shown, ppb.GetTreeHeadResponse)
+    head = shown.head
     message = TreeHead(head.size, head.root, head.signed_at, head.public_key).message()
-    assert signature_holds(answers[0].public_key, message, head.signature)
+    assert signature_holds(info.public_key, message, head.signature)
