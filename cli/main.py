@@ -52,6 +52,11 @@ COMMANDS: dict[str, Listed] = {
         "Audit --all rows/s (1 and every worker) beside one ordered read+decode scan of the "
         "same rows; state-at-seq time for a 300-row game.",
     ),
+    "bench-proof": Listed(
+        "feastlog.cli.bench:bench_proof_command",
+        "The log tree at a million rows: build, proof sizes and times; a receipt's and a "
+        "head's cost.",
+    ),
     "bench-scale": Listed(
         "feastlog.cli.bench:bench_scale_command",
         "Build stores of each size and report how their figures grow.",

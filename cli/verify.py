@@ -1,12 +1,14 @@
 """``feastlog verify``: exported records checked alone, with no server and no database.
 
-Its own module so that it imports neither: no gRPC, no DuckDB, only the fold, and the
-signatures of receipts and tree heads (``service/app/proofcheck.py``).
+Its own module so that it imports neither: no gRPC, no DuckDB, only the fold; and, only
+with --receipts, --head or --later, the checks of the server's signatures
+(``service/app/proofcheck.py``: Ed25519, through the cryptography package).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,8 +21,10 @@ from feastlog.replay.export import (
     records_in,
     verify_document,
 )
-from feastlog.service.app import proofcheck
 from feastlog.v1 import record_pb2
+
+if TYPE_CHECKING:
+    from feastlog.service.app import proofcheck
 
 
 @click.command("verify")
@@ -67,6 +71,8 @@ def verify_command(
         raise usage("--later checks a later head against --head: give both")
     if not files and not later_file:
         raise usage("name the exported records to verify (or --head and --later)")
+    if receipts_file or head_file:
+        from feastlog.service.app import proofcheck  # signatures: only when asked for
     kept = _receipts(receipts_file) if receipts_file else None
     head = _head(head_file) if head_file else None
     problems: list[str] = []
@@ -98,6 +104,8 @@ def verify_command(
 
 
 def _receipts(path: str) -> list[proofcheck.Kept]:
+    from feastlog.service.app import proofcheck
+
     try:
         with open(path, encoding="utf-8") as file:
             return proofcheck.read_receipts(path, file.read())
@@ -108,6 +116,8 @@ def _receipts(path: str) -> list[proofcheck.Kept]:
 
 
 def _head(path: str) -> proofcheck.HeadFile:
+    from feastlog.service.app import proofcheck
+
     try:
         with open(path, encoding="utf-8") as file:
             return proofcheck.read_head(path, file.read())
@@ -121,6 +131,8 @@ def _proofs(
     text: str, kept: list[proofcheck.Kept] | None, head: proofcheck.HeadFile | None
 ) -> list[str]:
     """What a record's receipts and heads say against it."""
+    from feastlog.service.app import proofcheck
+
     document, record = read_export(text)
     if not record.rows:
         return ["the record has no rows"]
