@@ -103,13 +103,13 @@ def cosigned(cosignature: Cosignature) -> bool:
 
 def server_notary(db_path: str) -> Notary:
     """The server's key: from the environment, a file named there, or the file beside the
-    organiser key (made on first start)."""
+    organiser key (either file made on first start)."""
     from_env = os.environ.get(SIGNING_KEY_ENV, "").strip()
     if from_env:
         return Notary(private_from_hex(from_env, f"${SIGNING_KEY_ENV}"), f"${SIGNING_KEY_ENV}")
     named = os.environ.get(SIGNING_KEY_FILE_ENV, "").strip()
-    if named:
-        return Notary(read_key(Path(named)), named)
+    if named:  # made there if missing: the nodes of one database may share it
+        return load_or_make(Path(named))
     return load_or_make(key_path(db_path).with_name(SIGNING_KEY_FILE))
 
 
