@@ -220,3 +220,26 @@ def test_the_signing_key_is_never_in_an_answer_a_log_line_or_an_export(
     head = shown.head
     message = TreeHead(head.size, head.root, head.signed_at, head.public_key).message()
     assert signature_holds(info.public_key, message, head.signature)
+
+
+def test_the_join_that_begins_a_game_gets_the_receipt_of_its_genesis(
+    server: ThreadedServer,
+) -> None:
+    client = stub(server.address)
+    request = pb.CreateGameRequest(
+        game_kind="bon-appetit", players=["Ann", "Bo"], seat_entropy=True
+    )
+    made = client.CreateGame(request, metadata=bearer(server.key))
+    assert list(made.receipts) == []  # nothing recorded yet: the genesis waits for the seats
+    tokens = [t.token for t in made.seat_tokens]
+    first = client.JoinGame(
+        pb.JoinGameRequest(game_id=made.game_id, entropy=b"a"), metadata=bearer(tokens[0])
+    )
+    assert not first.started and list(first.receipts) == []
+    last = client.JoinGame(
+        pb.JoinGameRequest(game_id=made.game_id, entropy=b"b"), metadata=bearer(tokens[1])
+    )
+    assert last.started and [r.kind for r in last.receipts] == ["genesis"]
+    receipt = receipt_of(last.receipts[0])
+    key = proofs(server.address).GetServerInfo(ppb.GetServerInfoRequest()).public_key
+    assert signed_by(receipt, key)
