@@ -114,11 +114,11 @@ class Proving:
     async def _proof_of(self, rows: Sequence[Row]) -> dict[str, Any] | None:
         """An export's proof section: the keys, the latest head, and each row's leaf index
         and audit path in it (None when no head holds every row yet)."""
-        tree = await self._log_tree()
-        await tree.issue()  # online: a head over every row committed (offline: the file's)
         try:
+            tree = await self._log_tree()
+            await tree.issue()  # online: a head over every row committed (offline: the file's)
             head, cosignatures = await tree.head(0)
-        except HeadNotFound:
+        except (BadRequest, HeadNotFound):  # no store (an exported record read), or no head
             return None
         keys: list[tuple[str, str]] = await self._read(lambda store: store.server_keys())
         proven = []
