@@ -205,7 +205,7 @@ def witness_command(
     a head that does not extend the last one co-signed.
     """
     witness = Witness.open(Path(folder))
-    with connected(target_of(connection, local=False)) as client:
+    with connected(target_of(connection)) as client:
         if compare is not None:
             compared(witness, Witness.open(Path(compare)), None if client.local else client)
             return
