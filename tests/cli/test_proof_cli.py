@@ -12,13 +12,14 @@ import time
 from pathlib import Path
 
 import grpc
+import pytest
 from click.testing import CliRunner, Result
 
 from feastlog.cli.main import cli
 from feastlog.v1 import proof_service_pb2 as ppb
 from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
 from tests.proofutil import rewrite_row
-from tests.serverutil import ProcessServer
+from tests.serverutil import ThreadedServer
 
 KEY = "org_test-organiser-key-0123456789abcdef"
 
@@ -44,17 +45,18 @@ def headed(address: str) -> int:
 
 
 def test_receipts_and_a_witness_catch_a_row_rewritten_after_it_was_acknowledged(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("FEASTLOG_ORGANISER_KEY", KEY)
     db, receipts = tmp_path / "games.duckdb", tmp_path / "receipts.jsonl"
-    server = ProcessServer(db, KEY)
+    server = ThreadedServer(db, announce=False)
     try:
         address = server.address
         made = run("demo", "bon-appetit", "--server", address, "--organiser-key", KEY,
                    "--receipts", str(receipts), "--json")  # fmt: skip
         assert made.exit_code == 0, made.output
         game_id = json.loads(made.output)["game_id"]
-        headed(address)
+        server.call(server.running.app.signing.issue())  # now, not at the next interval
         witnessed = run(
             "witness", "--server", address, "--folder", str(tmp_path / "wa"), "--rounds", "1"
         )
@@ -65,7 +67,7 @@ def test_receipts_and_a_witness_catch_a_row_rewritten_after_it_was_acknowledged(
         exported = run("export", game_id, "--server", address, "-o", str(tmp_path / "rec.json"))
         assert exported.exit_code == 0, exported.output
     finally:
-        server.terminate()
+        server.stop()
     honest = run("verify", str(tmp_path / "rec.json"), "--receipts", str(receipts),
                  "--head", str(tmp_path / "h1.json"))  # fmt: skip
     assert honest.exit_code == 0, honest.output
@@ -76,10 +78,10 @@ def test_receipts_and_a_witness_catch_a_row_rewritten_after_it_was_acknowledged(
     # the operator keeps a copy, then rewrites row 5 of the file and makes it all agree
     shutil.copytree(tmp_path, tmp_path.parent / "copy", ignore=shutil.ignore_patterns("w*"))
     rewrite_row(db, game_id, 5)
-    server = ProcessServer(db, KEY)  # the same signing key: the file's folder's
+    server = ThreadedServer(db, announce=False)  # the same signing key: the file's folder's
     try:
         address = server.address
-        headed(address)
+        server.call(server.running.app.signing.issue())
         assert (
             run("export", game_id, "--server", address, "-o", str(tmp_path / "rec2.json")).exit_code
             == 0
@@ -91,7 +93,7 @@ def test_receipts_and_a_witness_catch_a_row_rewritten_after_it_was_acknowledged(
             "witness", "--server", address, "--folder", str(tmp_path / "wb"), "--rounds", "1"
         )
     finally:
-        server.terminate()
+        server.stop()
     alone = run("verify", str(tmp_path / "rec2.json"))
     assert alone.exit_code == 0, alone.output  # the rewritten file audits clean on its own
     caught = run("verify", str(tmp_path / "rec2.json"), "--receipts", str(receipts))
@@ -108,14 +110,14 @@ def test_receipts_and_a_witness_catch_a_row_rewritten_after_it_was_acknowledged(
 
     # the copy, served as well with the same key: two witnesses, two histories
     copy = tmp_path.parent / "copy"
-    other = ProcessServer(copy / "games.duckdb", KEY)
+    other = ThreadedServer(copy / "games.duckdb", announce=False)
     try:
-        headed(other.address)
+        other.call(other.running.app.signing.issue())
         witness_c = run(
             "witness", "--server", other.address, "--folder", str(tmp_path / "wc"), "--rounds", "1"
         )
     finally:
-        other.terminate()
+        other.stop()
     assert witness_b.exit_code == 0 and witness_c.exit_code == 0, (
         witness_b.output,
         witness_c.output,
