@@ -240,11 +240,13 @@ class Store:
     def write(self, batch: Batch) -> None:
         """Commit a batch in one transaction: all of it or none of it.
 
-        A batch that is one statement (a group commit of commands, the usual batch) is
-        that statement alone, which DuckDB commits as its own transaction: each statement
-        costs the writer a wait for the interpreter while the event loop is busy, so
-        BEGIN and COMMIT around it would cost two more.  Rows go in through DuckDB's
-        appender, one per table kept open (``_append``).
+        A batch that is one statement (refusals alone) is that statement alone, which
+        DuckDB commits as its own transaction: each statement costs the writer a wait for
+        the interpreter while the event loop is busy, so BEGIN and COMMIT around it would
+        cost two more.  Rows always come with their leaves in the log tree (positions
+        from ``_next_leaf``, counted again after a failed commit, whose answer may be all
+        that was lost), so a group commit of commands is a transaction of two appends.
+        Rows go in through DuckDB's appender, one per table kept open (``_append``).
         """
         statements = Statements()
         rows = batch.appended()
@@ -252,12 +254,18 @@ class Store:
         if rows:  # each appended row's place in the log tree, in the same commit
             insert(statements, "log_leaves", LEAF_COLUMNS, leaf_values(rows, self._next_leaf))
         self.con.complete()  # an appender refuses a connection with a result still open
-        if len(statements.written) == 1:
-            self._run(statements.written[0])
-        else:
-            with transaction(self.con):
-                for statement in statements.written:
-                    self._run(statement)
+        try:
+            if len(statements.written) == 1:
+                self._run(statements.written[0])
+            else:
+                with transaction(self.con):
+                    for statement in statements.written:
+                        self._run(statement)
+        except BaseException:
+            # a commit whose answer was lost may be in the file: count the tree again
+            with contextlib.suppress(Exception):
+                self._next_leaf = self._count_leaves()
+            raise
         self._next_n += listed
         self._next_leaf += len(rows)
         if self._mark is not None:
