@@ -1,6 +1,6 @@
 """A test-only fault: the operator rewrites an acknowledged row of a DuckDB file and makes
 everything after it agree, as whoever holds the file and the seeds can: the chain resealed
-from that row on, and the log tree's leaves of the changed rows recomputed, so that the
+from that row on (and with the rows' hashes their leaves in the log tree), so that the
 file audits clean and the tree is consistent with its rows; the heads kept over the
 changed rows are deleted, so the server signs new ones.  Only what left the server before
 (receipts, heads a witness holds) can tell."""
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import duckdb
 
-from feastlog.replay.proof import leaf_hash_of
 from feastlog.replay.record import FORMAT_2, Row, seal
 from feastlog.service.store.sql import ROW_COLUMNS, row_of
 
@@ -61,13 +60,9 @@ def rewrite_row(db: Path, game_id: str, seq: int, body: bool = False) -> Row:
                     row.seq,
                 ],
             )
-            con.execute(
-                "UPDATE log_leaves SET leaf_hash = ? WHERE game_id = ? AND seq = ?",
-                [leaf_hash_of(row), game_id, row.seq],
-            )
         # and the heads that would give it away: every head over the changed rows
         first = con.execute(
-            "SELECT position FROM log_leaves WHERE game_id = ? AND seq = ?", [game_id, seq]
+            "SELECT tree_position FROM events WHERE game_id = ? AND seq = ?", [game_id, seq]
         ).fetchone()
         assert first is not None
         con.execute("DELETE FROM tree_heads WHERE size > ?", [first[0]])

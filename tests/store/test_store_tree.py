@@ -65,7 +65,7 @@ def test_a_file_written_before_the_tree_gets_its_leaves_when_opened(tmp_path: Pa
     opened.write(games_batch([built]))
     opened.close()
     with duckdb.connect(str(path)) as con:  # as a file of the build before the tree
-        con.execute("DELETE FROM log_leaves")
+        con.execute("UPDATE events SET tree_position = NULL")
     (tmp_path / "old.duckdb.commits").unlink(missing_ok=True)
     opened = open_store(str(path))
     try:

@@ -41,7 +41,6 @@ from feastlog.service.store.sql import (
     DEALT_FROM,
     HEAD_COLUMNS,
     KEY_COLUMNS,
-    LEAF_COLUMNS,
     REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
@@ -55,11 +54,8 @@ from feastlog.service.store.sql import (
     games_of_scan,
     head_of,
     head_values,
-    leaf_values,
-    leaves_query,
     list_query,
     listed_of,
-    position_query,
     rejections_of,
     row_of,
     row_values,
@@ -115,7 +111,8 @@ class Store:
             if not read_only:
                 self._upgrade()
             self._next_n = self._count_listed() + 1
-            self._tree_tables = self._has_table("log_leaves")
+            self._tree_tables = self._has_table("tree_heads")
+            self._placed = self._has_positions()
             self._next_leaf = self._count_leaves()
             if not read_only:
                 self._mark = mark.Mark(path, mark.held_by(self.con))
@@ -185,11 +182,22 @@ class Store:
         found = self.con.execute("SELECT coalesce(max(n), 0) FROM games").fetchone()
         return int(found[0]) if found else 0
 
+    def _has_positions(self) -> bool:
+        """Whether the events table has its tree_position column (a read-only older file
+        has not)."""
+        found = self.con.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' "
+            "AND column_name = 'tree_position'"
+        ).fetchone()
+        return bool(found and found[0])
+
     def _count_leaves(self) -> int:
-        if not self._has_table("log_leaves"):
+        """The log tree's size: the next row's position."""
+        if not self._has_positions():  # a read-only file from before the tree
             return 0
-        found = self.con.execute("SELECT count(*) FROM log_leaves").fetchone()
-        return int(found[0]) if found else 0
+        found = self.con.execute("SELECT coalesce(max(tree_position) + 1, 0) FROM events")
+        size = found.fetchone()
+        return int(size[0]) if size else 0
 
     def _upgrade(self) -> None:
         """Fill what a file written by an earlier version lacks: the game list, the projection,
@@ -210,19 +218,17 @@ class Store:
             self._set_meta("projection", projection.VERSION)
 
     def _plant_tree(self) -> None:
-        """Give every row of a file written before the log tree its leaf: oldest game first,
-        each game's rows in seq order."""
-        found = self.con.execute(
-            "SELECT e.game_id, e.seq, e.hash FROM events e JOIN games g USING (game_id) "
-            "ORDER BY g.n, e.seq"
-        ).fetchall()
-        if found:
-            log.warning("%s: planting the log tree over %d stored rows", self.path, len(found))
-            leaves = [
-                [i, g, int(q), leaf_hash(leaf_of(g, int(q), h))]
-                for i, (g, q, h) in enumerate(found)
-            ]
-            insert(self.con, "log_leaves", LEAF_COLUMNS, leaves)
+        """Give every row of a file written before the log tree its place: oldest game
+        first, each game's rows in seq order."""
+        found = self.con.execute("SELECT count(*) FROM events").fetchone()
+        if found and found[0]:
+            log.warning("%s: planting the log tree over %d stored rows", self.path, found[0])
+            self.con.execute(
+                "UPDATE events SET tree_position = planted.position FROM (SELECT e.game_id, "
+                "e.seq, row_number() OVER (ORDER BY g.n, e.seq) - 1 AS position FROM events e "
+                "JOIN games g USING (game_id)) planted "
+                "WHERE events.game_id = planted.game_id AND events.seq = planted.seq"
+            )
 
     def _list_stored_games(self) -> None:
         """List the games of a file written before the game list existed, oldest first."""
@@ -240,19 +246,18 @@ class Store:
     def write(self, batch: Batch) -> None:
         """Commit a batch in one transaction: all of it or none of it.
 
-        A batch that is one statement (refusals alone) is that statement alone, which
-        DuckDB commits as its own transaction: each statement costs the writer a wait for
-        the interpreter while the event loop is busy, so BEGIN and COMMIT around it would
-        cost two more.  Rows always come with their leaves in the log tree (positions
-        from ``_next_leaf``, counted again after a failed commit, whose answer may be all
-        that was lost), so a group commit of commands is a transaction of two appends.
-        Rows go in through DuckDB's appender, one per table kept open (``_append``).
+        A batch that is one statement (a group commit of commands, the usual batch) is
+        that statement alone, which DuckDB commits as its own transaction: each statement
+        costs the writer a wait for the interpreter while the event loop is busy, so
+        BEGIN and COMMIT around it would cost two more.  So each row carries its place in
+        the log tree in a column of its own (``tree_position``, from ``_next_leaf``,
+        counted again after a failed commit, whose answer may be all that was lost): the
+        tree costs a commit no statement.  Rows go in through DuckDB's appender, one per
+        table kept open (``_append``).
         """
         statements = Statements()
         rows = batch.appended()
-        listed = _write_rows(statements, batch, rows, self._next_n)
-        if rows:  # each appended row's place in the log tree, in the same commit
-            insert(statements, "log_leaves", LEAF_COLUMNS, leaf_values(rows, self._next_leaf))
+        listed = _write_rows(statements, batch, rows, self._next_n, self._next_leaf)
         self.con.complete()  # an appender refuses a connection with a result still open
         try:
             if len(statements.written) == 1:
@@ -675,16 +680,21 @@ class Store:
     @translated
     def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
         """The log tree's leaf hashes from position ``after`` on, at most ``limit``."""
-        if not self._has_tree():
+        if not self._placed:
             return []
-        found = self._read(leaves_query("?"), [after, limit])
-        return [bytes(r[0]) for r in found]
+        found = self._read(
+            "SELECT game_id, seq, hash FROM events WHERE tree_position >= ? "
+            "ORDER BY tree_position LIMIT ?",
+            [after, limit],
+        )
+        return [leaf_hash(leaf_of(g, int(q), h)) for g, q, h in found]
 
     @translated
     def leaf_position(self, game_id: str, seq: int) -> int | None:
         """A row's position in the log tree (None: no such row)."""
-        found = self._read(position_query("?"), [game_id, seq]) if self._has_tree() else []
-        return int(found[0][0]) if found else None
+        query = "SELECT tree_position FROM events WHERE game_id = ? AND seq = ?"
+        found = self._read(query, [game_id, seq]) if self._placed else []
+        return int(found[0][0]) if found and found[0][0] is not None else None
 
     @translated
     def add_tree_head(self, head: TreeHead) -> None:
@@ -752,6 +762,7 @@ class Store:
         other.path, other.read_only, other._next_n = self.path, True, self._next_n
         other.row_columns = self.row_columns
         other._tree_tables, other._next_leaf = self._tree_tables, self._next_leaf
+        other._placed = self._placed
         other._writing = False  # the umask is held by the store that opened the file
         other._mark = None  # and the mark written by it
         return other
@@ -780,9 +791,11 @@ def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[tuple[Any
         yield from chunk
 
 
-def _write_rows(con: Statements, batch: Batch, rows: Sequence[Row], next_n: int) -> int:
-    """Everything a batch writes (``rows``: the rows it appends), one statement per table;
-    returns the games listed."""
+def _write_rows(
+    con: Statements, batch: Batch, rows: Sequence[Row], next_n: int, first_leaf: int
+) -> int:
+    """Everything a batch writes (``rows``: the rows it appends, their places in the log
+    tree from ``first_leaf``), one statement per table; returns the games listed."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
     packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
@@ -810,7 +823,8 @@ def _write_rows(con: Statements, batch: Batch, rows: Sequence[Row], next_n: int)
     for game_id in batch.started:
         con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
     if rows:
-        insert(con, "events", ROW_COLUMNS, [row_values(r) for r in rows])
+        placed = [[*row_values(r), first_leaf + i] for i, r in enumerate(rows)]
+        insert(con, "events", f"{ROW_COLUMNS}, tree_position", placed)
     if batch.rejections:
         insert(
             con,

@@ -86,12 +86,6 @@ CREATE TABLE IF NOT EXISTS arbiters (
     added_at VARCHAR NOT NULL,
     revoked_at VARCHAR NOT NULL DEFAULT ''
 );
-CREATE TABLE IF NOT EXISTS log_leaves (
-    position BIGINT PRIMARY KEY,
-    game_id VARCHAR NOT NULL,
-    seq BIGINT NOT NULL,
-    leaf_hash BLOB NOT NULL
-);
 CREATE TABLE IF NOT EXISTS tree_heads (
     size BIGINT NOT NULL,
     root VARCHAR NOT NULL,
@@ -122,6 +116,7 @@ CREATE INDEX IF NOT EXISTS seats_by_token ON seats (token_sha256);
 # empty for their rows (format 1 has no commitments), and nothing else changes.
 MIGRATIONS = """
 ALTER TABLE events ADD COLUMN IF NOT EXISTS commitment VARCHAR DEFAULT '';
+ALTER TABLE events ADD COLUMN IF NOT EXISTS tree_position BIGINT;
 """
 
 # Reading a file opened read-only that predates the column: every row is format 1.
