@@ -106,3 +106,15 @@ def bench_scale_command(
     )
     for line in shown:
         click.echo(line)
+
+
+@click.command("bench-proof")
+@click.option("--rows", default=1_000_000, show_default=True, type=Bounded(2))
+@click.option("--samples", default=50, show_default=True, type=Bounded(1))
+def bench_proof_command(rows: int, samples: int) -> None:
+    """The log tree at a million rows: build, proof sizes and times; a receipt's and a
+    head's cost."""
+    from feastlog.cli.benchmarks import proof
+
+    for line in proof.run(rows, samples):
+        click.echo(line)

@@ -29,7 +29,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -54,9 +54,11 @@ from feastlog.presentation.narrative import check_viewer
 from feastlog.replay import games
 from feastlog.replay.engine import Viewer
 from feastlog.replay.export import read_record_file
+from feastlog.replay.proof import Cosignature, Receipt, TreeHead
 from feastlog.service.app import offline
 from feastlog.service.app.auth import ORGANISER, OrganiserKeyError
 from feastlog.service.app.errors import BadRequest, WaitingForEntropy
+from feastlog.service.app.proofcheck import receipt_line
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.grpc.inprocess import InProcessChannel, answered_here
 from feastlog.service.store import CannotOpenStore
@@ -66,13 +68,17 @@ from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from feastlog.v1 import record_pb2
+from feastlog.v1 import proof_pb2, record_pb2
+from feastlog.v1 import proof_service_pb2 as ppb
+from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
 T = TypeVar("T")
+RECEIPT_FIELDS = tuple(proof_pb2.Receipt.DESCRIPTOR.fields_by_name)
+ppb_head, ppb_cosignature = proof_pb2.TreeHead, proof_pb2.Cosignature
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,7 @@ class Client:
         self.db, self.record = db, record
         self.local = channel is None  # answered here, on a file no server holds
         self._stop: Callable[[], None] | None = None  # an embedded server's
+        self.receipts_file: str | None = None  # where the receipts answered are kept
 
     @cached_property
     def channel(self) -> grpc.Channel:
@@ -190,6 +197,67 @@ class Client:
     def admin_service(self) -> adpb_grpc.AdminServiceStub:
         """feastlog.v1.AdminService."""
         return adpb_grpc.AdminServiceStub(self.channel)
+
+    @cached_property
+    def proof_service(self) -> ppb_grpc.ProofServiceStub:
+        """feastlog.v1.ProofService."""
+        return ppb_grpc.ProofServiceStub(self.channel)
+
+    def keep(self, receipts: Sequence[Any], body: bytes = b"", command_id: str = "") -> None:
+        """Append the receipts of an answer to the receipts file (when one is kept), each
+        with what this client sent for its command row."""
+        if self.receipts_file is None or not receipts:
+            return
+        lines = []
+        for i, message in enumerate(receipts):  # the command's row first, then a seed reveal
+            receipt = Receipt(**{f: getattr(message, f) for f in RECEIPT_FIELDS})
+            lines.append(receipt_line(receipt, body if i == 0 else b"", command_id))
+        try:
+            with open(self.receipts_file, "a", encoding="utf-8") as out:
+                out.write("".join(line + "\n" for line in lines))
+        except OSError as bad:
+            raise cannot_read(self.receipts_file, bad) from bad
+
+    def server_info(self) -> dict[str, Any]:
+        """The server's signing key, every key it has used, its tree's size."""
+        reply = self.call(self.proof_service.GetServerInfo, ppb.GetServerInfoRequest())
+        keys = [{"public_key": k.public_key, "first_used": k.first_used} for k in reply.keys]
+        return {
+            "public_key": reply.public_key,
+            "keys": keys,
+            "tree_size": int(reply.tree_size),
+            "head_interval_ms": int(reply.head_interval_ms),
+        }
+
+    def tree_head(self, size: int = 0) -> tuple[TreeHead, list[Cosignature]]:
+        """A signed tree head (0: the latest) and its witnesses' cosignatures."""
+        reply = self.call(self.proof_service.GetTreeHead, ppb.GetTreeHeadRequest(size=size))
+        h = reply.head
+        head = TreeHead(int(h.size), h.root, h.signed_at, h.public_key, h.signature)
+        cosigned = [
+            replace(Cosignature.of(head, c.witness_key, c.witnessed_at), signature=c.signature)
+            for c in reply.cosignatures
+        ]
+        return head, cosigned
+
+    def consistency_proof(self, first: int, second: int) -> tuple[list[str], str, str]:
+        """That the tree of ``first`` leaves is a prefix of ``second``'s: (path, first
+        root, second root)."""
+        request = ppb.GetConsistencyProofRequest(first=first, second=second)
+        reply = self.call(self.proof_service.GetConsistencyProof, request)
+        return list(reply.path), reply.first_root, reply.second_root
+
+    def add_cosignature(self, head: TreeHead, cosignature: Cosignature) -> int:
+        """Give a witness's cosignature of a head to its server; how many it has now."""
+        request = ppb.AddCosignatureRequest(
+            head=ppb_head(**vars(head)),
+            cosignature=ppb_cosignature(
+                witness_key=cosignature.witness_key,
+                witnessed_at=cosignature.witnessed_at,
+                signature=cosignature.signature,
+            ),
+        )
+        return int(self.call(self.proof_service.AddCosignature, request).cosignatures)
 
     def close(self) -> None:
         """Close the channel, and stop an embedded server."""
@@ -256,6 +324,7 @@ class Client:
             )
             raise CliError(f"no organiser key: {hint}", REFUSED)  # as the server would
         reply = self.call(self.game_service.CreateGame, pb.CreateGameRequest(**request))
+        self.keep(reply.receipts)
         return {
             "game_id": reply.game_id,
             "seed_commitment": reply.seed_commitment,
@@ -270,6 +339,7 @@ class Client:
         """Send a seat's entropy: whether the game started, and who it still waits for."""
         request = pb.JoinGameRequest(game_id=game_id, entropy=entropy)
         reply = self.call(self.game_service.JoinGame, request, token)
+        self.keep(reply.receipts)
         return reply.started, list(reply.waiting_for)
 
     def view(self, game_id: str, token: str | None = None) -> tuple[int, str, dict[str, Any]]:
@@ -292,7 +362,9 @@ class Client:
             expected_seq=seq,
             typed_facts_only=True,  # the seq is all it reads
         )
-        return int(self.call(self.game_service.SubmitCommand, request, token).seq)
+        reply = self.call(self.game_service.SubmitCommand, request, token)
+        self.keep(reply.receipts, command.SerializeToString(deterministic=True), request.command_id)
+        return int(reply.seq)
 
     def watch(
         self,
@@ -456,6 +528,7 @@ class Client:
             game_id=game_id, command_id=uuid.uuid4().hex, ruling=ruling
         )
         reply = self.call(self.audit_service.SubmitRuling, request)
+        self.keep(reply.receipts)
         return int(reply.seq), reply.hash
 
     def stats(self, tournament: str) -> list[dict[str, Any]]:

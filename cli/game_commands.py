@@ -168,6 +168,12 @@ def join_command(game_id: str, token: str, entropy: str | None, **connection: An
 @click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
 @click.option("--tournament", default="", help="The tournament this game counts for.")
 @click.option("--json", "as_json", is_flag=True, help="The game id, scores and winners as JSON.")
+@click.option(
+    "--receipts",
+    "receipts_file",
+    metavar="FILE",
+    help="Keep the server's signed receipt of every row in FILE (JSON lines, appended).",
+)
 @connection_options
 def demo_command(
     kind: str,
@@ -176,12 +182,14 @@ def demo_command(
     seat_entropy: bool,
     tournament: str,
     as_json: bool,
+    receipts_file: str | None,
     **connection: Any,
 ) -> None:
     """Bots play a complete game through the file's server (or one started on the file)."""
     names = list(DEMO_NAMES[:count])
     seed_bytes = parse_seed(seed)
     with connected(target_of(connection), writes=True) as client:
+        client.receipts_file = receipts_file
         made = client.create_game(
             game_kind=kind,
             players=names,

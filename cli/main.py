@@ -52,6 +52,11 @@ COMMANDS: dict[str, Listed] = {
         "Audit --all rows/s (1 and every worker) beside one ordered read+decode scan of the "
         "same rows; state-at-seq time for a 300-row game.",
     ),
+    "bench-proof": Listed(
+        "feastlog.cli.bench:bench_proof_command",
+        "The log tree at a million rows: build, proof sizes and times; a receipt's and a "
+        "head's cost.",
+    ),
     "bench-scale": Listed(
         "feastlog.cli.bench:bench_scale_command",
         "Build stores of each size and report how their figures grow.",
@@ -71,6 +76,10 @@ COMMANDS: dict[str, Listed] = {
     "games": Listed(
         "feastlog.cli.listing:games_command",
         "The games, newest first (--kind, --tournament): id, state, last seq, players.",
+    ),
+    "head": Listed(
+        "feastlog.cli.proof:head_command",
+        "A server's latest signed tree head, as a head file (for verify --head and --later).",
     ),
     "import": Listed(
         "feastlog.cli.season:import_command",
@@ -135,6 +144,10 @@ COMMANDS: dict[str, Listed] = {
     "whatif": Listed(
         "feastlog.cli.audit_commands:whatif_command",
         "COMMAND (JSON) in place of row SEQ: legal or not (which rule), and its facts.",
+    ),
+    "witness": Listed(
+        "feastlog.cli.proof:witness_command",
+        "Follow a server's signed heads: check each extends the last, co-sign it, keep it.",
     ),
 }
 

@@ -96,14 +96,24 @@ def input_ended() -> bool:
     help="Your seat token.",
 )
 @click.option("--once", is_flag=True, help="Make one move (or none if it is not your turn).")
+@click.option(
+    "--receipts",
+    "receipts_file",
+    metavar="FILE",
+    help="Keep the server's signed receipt of each of your moves in FILE (JSON lines, "
+    "appended), with what you sent: feastlog verify --receipts holds the record to them.",
+)
 @connection_options
-def play_command(game_id: str, token: str, once: bool, **connection: Any) -> None:
+def play_command(
+    game_id: str, token: str, once: bool, receipts_file: str | None, **connection: Any
+) -> None:
     """Play your seat from the terminal: what happened, your hand, your legal moves.
 
     After a refused move it shows the table again and asks again; when piped input ends,
     it stops (exit 0).
     """
     with connected(target_of(connection)) as client:
+        client.receipts_file = receipts_file
         if client.local:
             raise unreachable(
                 f"play needs a running server: no server holds {client.where} "

@@ -134,6 +134,9 @@ def serve_command(
         shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
         click.echo(f"database: {shown_db}")
         click.echo(f"organiser key: {running.key_source}")
+        notary = running.app.notary
+        if notary is not None:  # its public half, which signs receipts and tree heads
+            click.echo(f"signing key: {notary.source} (public {notary.public_key})")
         if request_log:
             click.echo(f"request log: {request_log}")
         if pages:

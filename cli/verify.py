@@ -1,23 +1,61 @@
 """``feastlog verify``: exported records checked alone, with no server and no database.
 
-Its own module so that it imports neither: no gRPC, no DuckDB, only the fold.
+Its own module so that it imports neither: no gRPC, no DuckDB, only the fold; and, only
+with --receipts, --head or --later, the checks of the server's signatures
+(``service/app/proofcheck.py``: Ed25519, through the cryptography package).
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable
+from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable, usage
 from feastlog.cli.output import show_reports
-from feastlog.replay.export import BadExport, read_record_file, records_in, verify_document
+from feastlog.replay.export import (
+    BadExport,
+    read_export,
+    read_record_file,
+    records_in,
+    verify_document,
+)
+from feastlog.v1 import record_pb2
+
+if TYPE_CHECKING:
+    from feastlog.service.app import proofcheck
 
 
 @click.command("verify")
-@click.argument("files", nargs=-1, required=True)  # missing, a folder or unreadable: exit 3
+@click.argument("files", nargs=-1)  # missing, a folder or unreadable: exit 3
 @click.option("--json", "as_json", is_flag=True, help="The reports as JSON (as audit --json).")
-def verify_command(files: tuple[str, ...], as_json: bool) -> None:
+@click.option(
+    "--receipts",
+    "receipts_file",
+    metavar="FILE",
+    help="Receipts a player kept (play/demo --receipts): each receipted row must be in the "
+    "record, unchanged, under a signature of the record's server.",
+)
+@click.option(
+    "--head",
+    "head_file",
+    metavar="FILE",
+    help="A signed tree head (feastlog head): the record's rows must be in it.",
+)
+@click.option(
+    "--later",
+    "later_file",
+    metavar="FILE",
+    help="With --head: a later head, which must extend the first (a consistency proof).",
+)
+def verify_command(
+    files: tuple[str, ...],
+    as_json: bool,
+    receipts_file: str | None,
+    head_file: str | None,
+    later_file: str | None,
+) -> None:
     """Verify exported records (.json, or export --all's .jsonl) alone; exit 1 if one fails.
 
     No server and no database.  A file of export --all (a .jsonl, or saved under another
@@ -26,7 +64,20 @@ def verify_command(files: tuple[str, ...], as_json: bool) -> None:
     pack's sha256, the server seed) is checked against the rows it carries too, and its
     result against the fold (null only for a running, void or closed-early game).  A file,
     or a line of export --all's file, that is not a record at all: exit 3, naming it.
+    With --receipts, --head or --later, the server's signed word is held to as well (one
+    line per problem, exit 1 for any).
     """
+    if later_file and not head_file:
+        raise usage("--later checks a later head against --head: give both")
+    if not files and not later_file:
+        raise usage("name the exported records to verify (or --head and --later)")
+    if receipts_file or head_file:
+        from feastlog.service.app import proofcheck  # signatures: only when asked for
+    kept = _receipts(receipts_file) if receipts_file else None
+    head = _head(head_file) if head_file else None
+    problems: list[str] = []
+    if head is not None and later_file:
+        problems += proofcheck.check_extends(head.head, _head(later_file))
     reports = []
     for file in files:
         try:
@@ -39,7 +90,66 @@ def verify_command(files: tuple[str, ...], as_json: bool) -> None:
         for where, record in found:
             try:
                 reports.append(verify_document(record).to_dict())
+                if kept is not None or head is not None:
+                    problems += [f"{where}: {p}" for p in _proofs(record, kept, head)]
             except BadExport as bad:
                 raise unreachable(f"{where}: {bad}") from bad
-    show_reports(reports, as_json)
-    sys.exit(OK if all(r["ok"] for r in reports) else FAILED)
+    if reports:
+        show_reports(reports, as_json)
+    for line in problems:
+        click.echo(f"proof: {line}", err=True)
+    if not problems and (kept is not None or head is not None):
+        click.echo("proof: the server's signed word holds", err=True)
+    sys.exit(OK if all(r["ok"] for r in reports) and not problems else FAILED)
+
+
+def _receipts(path: str) -> list[proofcheck.Kept]:
+    from feastlog.service.app import proofcheck
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            return proofcheck.read_receipts(path, file.read())
+    except (OSError, UnicodeDecodeError) as bad:
+        raise cannot_read(path, bad) from bad
+    except proofcheck.BadProofFile as bad:
+        raise unreachable(str(bad)) from bad
+
+
+def _head(path: str) -> proofcheck.HeadFile:
+    from feastlog.service.app import proofcheck
+
+    try:
+        with open(path, encoding="utf-8") as file:
+            return proofcheck.read_head(path, file.read())
+    except (OSError, UnicodeDecodeError) as bad:
+        raise cannot_read(path, bad) from bad
+    except proofcheck.BadProofFile as bad:
+        raise unreachable(str(bad)) from bad
+
+
+def _proofs(
+    text: str, kept: list[proofcheck.Kept] | None, head: proofcheck.HeadFile | None
+) -> list[str]:
+    """What a record's receipts and heads say against it."""
+    from feastlog.service.app import proofcheck
+
+    document, record = read_export(text)
+    if not record.rows:
+        return ["the record has no rows"]
+    try:
+        genesis_key = record_pb2.Genesis.FromString(record.rows[0].body).server_key
+    except Exception:  # a genesis that does not decode is the record's fault, reported above
+        genesis_key = ""
+    keys = proofcheck.server_keys(document, genesis_key)
+    problems: list[str] = []
+    if kept is not None:
+        found, checked = proofcheck.check_receipts(record.rows, keys, record.server_seed, kept)
+        problems += found
+        if not checked:
+            problems.append("no receipt in the receipts file is of this record's game")
+    if head is not None:
+        own, found = proofcheck.check_inclusion(record.rows, document, keys)
+        problems += found
+        if own is not None and not found:
+            problems += proofcheck.check_record_in_head(own, head)
+    return problems

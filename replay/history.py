@@ -94,6 +94,7 @@ def new_genesis(
     seed_supplied: bool = False,
     tournament_id: str = "",
     version: int = CURRENT_VERSION,
+    server_key: str = "",
 ) -> record_pb2.Genesis:
     """A genesis row's content: every option spelled out, the seed only as its commitment."""
     spec = games.engine(kind).spec
@@ -111,6 +112,7 @@ def new_genesis(
         created_at=created_at,
         # format 1 leaves the field out, so its genesis bytes are what earlier builds wrote
         record_version=0 if version == FORMAT_1 else version,
+        server_key=server_key,  # the key that signs its receipts (empty: none)
     )
 
 

@@ -213,6 +213,8 @@ def start_node(dsn: str, key: str, folder: Path, index: int, port: int = 0) -> t
     log = folder / f"node-{index}.log"
     dsn, password = without_password(dsn)
     env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
+    # every node signs with one key, kept in the cluster's folder (made by the first node)
+    env.setdefault("FEASTLOG_SIGNING_KEY_FILE", str(folder / "feastlog-signing.key"))
     if password:
         env["PGPASSWORD"] = password
     with log.open("a") as out:

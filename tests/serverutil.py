@@ -18,6 +18,7 @@ from google.rpc import error_details_pb2
 from feastlog.cli.wire import as_dict, spawn_server
 from feastlog.cli.wire import error_info as client_error_info
 from feastlog.service.app.auth import KEY_ENV
+from feastlog.service.app.notary import SIGNING_KEY_ENV
 from feastlog.service.grpc.server import Running, create_server
 from feastlog.service.store.port import is_postgres
 from feastlog.v1 import game_service_pb2 as pb
@@ -29,6 +30,8 @@ T = TypeVar("T")
 # The organiser key of servers on a PostgreSQL database (their key file would be the
 # working folder's: the repository's).
 DATABASE_SERVER_KEY = "org_test-database-server-key-0123456789"
+# ... and their signing key (its file would be the working folder's too)
+DATABASE_SIGNING_KEY = "5e" * 32
 
 
 class ThreadedServer:
@@ -42,8 +45,11 @@ class ThreadedServer:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         key = os.environ.get(KEY_ENV)
+        signing = os.environ.get(SIGNING_KEY_ENV)
         if is_postgres(str(db_path)) and not key:
             os.environ[KEY_ENV] = DATABASE_SERVER_KEY  # read once, at start
+        if is_postgres(str(db_path)) and not signing:
+            os.environ[SIGNING_KEY_ENV] = DATABASE_SIGNING_KEY
         try:
             self.running: Running = self.call(
                 create_server(str(db_path), "127.0.0.1:0", announce_it=announce, **options)
@@ -51,6 +57,8 @@ class ThreadedServer:
         finally:
             if key is None:
                 os.environ.pop(KEY_ENV, None)
+            if signing is None:
+                os.environ.pop(SIGNING_KEY_ENV, None)
         self.address = f"127.0.0.1:{self.running.port}"
         self.key = self.running.organiser_key
 

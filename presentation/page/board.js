@@ -47,7 +47,10 @@
       const reply = await fetch(`/board.json${tournament ? `?tournament=${encodeURIComponent(tournament)}` : ""}`);
       const found = await reply.json();
       draw(found.games);
-      updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
+      const head = found.tree_head;
+      const signed = head ? ` · log tree head: ${head.size} rows, root ${head.root.slice(0, 16)}…, signed ${head.signed_at}` +
+        (head.witnesses ? `, co-signed by ${head.witnesses} witness(es)` : "") : "";
+      updated.textContent = `updated ${new Date().toLocaleTimeString()}${signed}`;
     } catch (e) {
       updated.textContent = "cannot reach the server; trying again";
     }

@@ -13,12 +13,13 @@ from __future__ import annotations
 import asyncio
 import datetime
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from feastlog.presentation import typed
 from feastlog.presentation.page import final_result
 from feastlog.replay.engine import Fact, MalformedCommand, RuleViolation, Viewer
+from feastlog.replay.proof import Receipt
 from feastlog.replay.record import Row
 from feastlog.replay.visibility import Dealt, Step, facts_for, seed_out, seen
 from feastlog.service.app import commands
@@ -38,6 +39,8 @@ from feastlog.service.app.errors import (
 )
 from feastlog.service.app.limits import Refolds, RefusalBudget
 from feastlog.service.app.live import LiveGame, LiveGames
+from feastlog.service.app.logtree import LogTree
+from feastlog.service.app.notary import Notary
 from feastlog.service.app.reads import Reads, asked_for, first_seq
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
@@ -63,6 +66,7 @@ class Created:
     genesis: record_pb2.Genesis
     tokens: tuple[str, ...]
     warnings: tuple[str, ...] = ()  # for the organiser: a seed already public
+    receipts: tuple[Receipt, ...] = ()  # of the genesis row (none while it waits)
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,7 @@ class Accepted:
     game_over: bool
     replayed: bool
     typed_member: str
+    receipts: tuple[Receipt, ...] = ()  # of each row the command appended (or its first)
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,16 @@ class Sent:
     expected_seq: int | None
     command: record_pb2.Command
     body: bytes
+
+
+@dataclass(frozen=True)
+class Joined:
+    """A seat's entropy taken: whether the game began, the seats still to send theirs, and
+    the receipt of its genesis row when this join began it."""
+
+    started: bool
+    waiting_for: list[int]
+    receipts: tuple[Receipt, ...] = ()
 
 
 @dataclass
@@ -135,8 +150,13 @@ class ToTheEnd:
 class Application(Reads):
     """Every game on this server."""
 
-    def __init__(self, db: Database, credentials: Credentials) -> None:
+    def __init__(
+        self, db: Database, credentials: Credentials, notary: Notary | None = None
+    ) -> None:
         self.db = db
+        self.notary = notary  # None: nothing is signed (no receipts, no heads)
+        self.signing = LogTree(db.read, db, notary)  # the server's tree: it signs heads
+        self.tree = self.signing
         self.credentials = credentials
         self.live = LiveGames(db)
         self.room = WaitingRoom()
@@ -148,10 +168,12 @@ class Application(Reads):
         """Take up the games still waiting for seat entropy (at server start)."""
         for stored in await self.db.call(self.db.store.pending):
             self.room.take_up(stored)
+        await self.signing.start()
 
     async def drain(self) -> None:
         """Wait for every command already taken to be recorded (graceful shutdown)."""
         await self.finishing.drain()
+        await self.signing.stop()  # the last rows get their head
 
     async def create(
         self,
@@ -170,12 +192,13 @@ class Application(Reads):
         """
         caller.require_organiser()
         request = (kind, players, options, seed, tournament_id, pack_bytes, seat_entropy)
+        key = self.notary.public_key if self.notary else ""
         if pack_bytes:
             # an organiser's own pack is read (TOML, up to 128 KiB: about 0.6 s at worst)
             # and checked off the event loop, so no game waits on it
-            opening = await asyncio.to_thread(commands.open_game, *request, utc_now())
+            opening = await asyncio.to_thread(commands.open_game, *request, utc_now(), key)
         else:
-            opening = commands.open_game(*request, utc_now())
+            opening = commands.open_game(*request, utc_now(), key)
         warnings = await self._seed_warnings(seed) if seed else ()
         return await self.finishing.run(self._open(opening, warnings))
 
@@ -201,9 +224,17 @@ class Application(Reads):
             self.live.start(opening.game)
         for seat, token in enumerate(opening.tokens):
             self.credentials.add_seat(token, opening.genesis.game_id, seat)
-        return Created(opening.genesis, opening.tokens, warnings)
+        begun = [] if opening.game is None else opening.game.rows[:1]
+        return Created(opening.genesis, opening.tokens, warnings, self.receipts(begun))
 
-    async def join(self, caller: Caller, game_id: str, entropy: bytes) -> tuple[bool, list[int]]:
+    def receipts(self, rows: Sequence[Row]) -> tuple[Receipt, ...]:
+        """The signed receipts of rows just recorded (none when the server signs nothing)."""
+        if self.notary is None or not rows:
+            return ()
+        at = utc_now()
+        return tuple(self.notary.receipt(row, at) for row in rows)
+
+    async def join(self, caller: Caller, game_id: str, entropy: bytes) -> Joined:
         """Take one seat's entropy; begin the game when every seat has sent its own."""
         asked_for(game_id)
         actor = caller.actor(game_id)  # who asks comes first: no token, UNAUTHENTICATED
@@ -221,9 +252,7 @@ class Application(Reads):
         seat = int(actor.removeprefix("seat:"))
         return await self.finishing.run(self._join(pending, game_id, seat, entropy))
 
-    async def _join(
-        self, pending: Pending, game_id: str, seat: int, entropy: bytes
-    ) -> tuple[bool, list[int]]:
+    async def _join(self, pending: Pending, game_id: str, seat: int, entropy: bytes) -> Joined:
         """The store decides, not memory: other nodes may take other seats' joins.
 
         Write this seat's entropy unless it is there; read what every seat has sent; if
@@ -240,22 +269,22 @@ class Application(Reads):
                     wrote = False
                 now = await self._waiting(game_id)
                 if now is None and wrote:  # another node began it, with this entropy in it
-                    return True, []
+                    return Joined(True, [])
                 sent = await self._sent(game_id) if now is None else dict(now.entropy)
             if sent[seat] != entropy:
                 raise EntropyAlreadySent(f"seat {seat} has already sent its entropy")
             waiting = pending.missing(sent)
             if waiting:
-                return False, waiting
+                return Joined(False, waiting)
             game = begin_with(pending, sent)
             try:
                 await self.db.commit(Batch(rows=[game.rows[0]], started=[game_id]))
             except StoreConflict:  # another node began it, from the same entropy
                 self.room.drop(game_id)
-                return True, []
+                return Joined(True, [])
             self.room.drop(game_id)
             self.live.start(game)
-        return True, []
+        return Joined(True, [], self.receipts(game.rows[:1]))
 
     async def _still_waiting(self, game_id: str) -> Pending | None:
         """The game if it waits for seat entropy (asking the store on a shared one)."""
@@ -307,7 +336,8 @@ class Application(Reads):
                     self.live.start(game)
                     self.live.settle(game)
                     viewer = sent.caller.viewer(game_id)
-                    return await self._accepted(game, done.rows[0], viewer, False)
+                    answer = await self._accepted(game, done.rows[0], viewer, False)
+                    return replace(answer, receipts=self.receipts([game.rows[0], *done.rows]))
             self.room.drop(game_id)
         return await self._submit(await self._game(game_id), sent)
 
@@ -419,14 +449,16 @@ class Application(Reads):
         actor, viewer = sent.caller.actor(game.game_id), sent.caller.viewer(game.game_id)
         earlier = commands.retried(game, actor, sent.command_id, sent.body)
         if earlier is not None:
-            return await self._accepted(game, earlier, viewer, True)
+            answer = await self._accepted(game, earlier, viewer, True)
+            return replace(answer, receipts=self.receipts([earlier]))
         done = commands.advance(
             game, actor, sent.expected_seq, sent.command, sent.body, sent.command_id, utc_now()
         )
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
         self.live.settle(game)
-        return await self._accepted(game, done.rows[0], viewer, False)
+        answer = await self._accepted(game, done.rows[0], viewer, False)
+        return replace(answer, receipts=self.receipts(done.rows))
 
     async def _accepted(self, game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accepted:
         """A recorded command as its sender may see it (everything once the record is

@@ -89,6 +89,13 @@ FIELDS: dict[str, Field] = {
     "name": Field(40),  # a named arbiter's
     "page_token": Field(128),
     "options": Field(64),  # each rule option's key and value
+    # a witness's cosignature of a head (ProofService.AddCosignature): hex and RFC 3339
+    "root": Field(64),
+    "signed_at": Field(40),
+    "witnessed_at": Field(40),
+    "public_key": Field(64),
+    "witness_key": Field(64),
+    "signature": Field(128),
     "seed": Field(32, Characters.BYTES),
     "entropy": Field(1024, Characters.BYTES),
     # an organiser's own pack: the shipped ones are 3-16 KB, 400 cards about 50 KB.  It is

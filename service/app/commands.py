@@ -60,6 +60,7 @@ def open_game(
     pack_bytes: bytes,
     seat_entropy: bool,
     now: str,
+    server_key: str = "",
 ) -> Opening:
     """Check a request for a new game and set it up; with ``seat_entropy`` it waits to begin."""
     engine = engine_of(kind)
@@ -86,6 +87,7 @@ def open_game(
         now,
         seed_supplied=bool(seed),
         tournament_id=tournament_id,
+        server_key=server_key,
     )
     game = begin_game(genesis, server_seed, pack)  # bad options refused even when it waits
     tokens = tuple(new_seat_token() for _ in names)

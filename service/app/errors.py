@@ -157,6 +157,18 @@ class SealedRecord(ServiceError):
     reason = "SEED_NOT_REVEALED"
 
 
+class HeadNotFound(ServiceError):
+    """No signed tree head of the size asked for (or none yet), or a row not yet in a head."""
+
+    reason = "HEAD_NOT_FOUND"
+
+
+class NotSigning(ServiceError):
+    """Asked for a proof where nothing is signed (a file no server holds)."""
+
+    reason = "NOT_SIGNING"
+
+
 class InternalError(ServiceError):
     """An unexpected failure on the server; the cause is in the server log under the incident."""
 
@@ -202,10 +214,12 @@ TABLE: dict[type[Exception], tuple[Code, str | None]] = {
     WaitingForEntropy: (Code.FAILED_PRECONDITION, None),
     AlreadyStarted: (Code.FAILED_PRECONDITION, None),
     SealedRecord: (Code.FAILED_PRECONDITION, None),
+    NotSigning: (Code.FAILED_PRECONDITION, None),
     EntropyAlreadySent: (Code.ALREADY_EXISTS, None),
     StaleSeq: (Code.ABORTED, None),
     GameNotFound: (Code.NOT_FOUND, None),
     ArbiterNotFound: (Code.NOT_FOUND, None),
+    HeadNotFound: (Code.NOT_FOUND, None),
     ArbiterExists: (Code.ALREADY_EXISTS, None),
     CommandIdReused: (Code.ALREADY_EXISTS, None),
     Unauthenticated: (Code.UNAUTHENTICATED, None),

@@ -48,6 +48,7 @@ from feastlog.replay.visibility import (
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, GameNotFound
 from feastlog.service.app.live import LiveGame
+from feastlog.service.app.proving import Proving
 from feastlog.service.store import Listed, Rejection, StoredGame
 from feastlog.service.store.projection import KindStats
 from feastlog.service.web.pages import page_html
@@ -155,7 +156,7 @@ class Standings:
     running: int
 
 
-class Reads(ABC):
+class Reads(Proving, ABC):
     """The read use cases over a source of games (see the module doc)."""
 
     @abstractmethod
@@ -291,7 +292,7 @@ class Reads(ABC):
         stored = await self._stored(game_id)
         release = await self._stored_release(game_id, stored)
         behind_screen(viewer, release, "export its record")
-        text = await self._fold(export_text, stored)
+        text = await self._fold(export_text, stored, await self._proof_of(stored.rows))
         return Exported(text, release.over, f"{game_id}.feastlog.json")
 
     async def verify(self, caller: Caller, game_id: str) -> AuditReport:
@@ -523,9 +524,13 @@ def shown_report(viewer: Viewer, report: AuditReport, release: Open) -> AuditRep
     return replace(report, faults=tuple(replace(f, message="") for f in report.faults))
 
 
-def export_text(stored: StoredGame) -> str:
-    """The export file of a stored game (the seed and the result only once revealed)."""
-    return to_text(export_record(stored.rows, stored.pack_body))
+def export_text(stored: StoredGame, proof: dict[str, Any] | None = None) -> str:
+    """The export file of a stored game (the seed and the result only once revealed), with
+    its proof section (the server's keys, a signed head and every row's inclusion in it)."""
+    document = export_record(stored.rows, stored.pack_body)
+    if proof is not None:
+        document["proof"] = proof
+    return to_text(document)
 
 
 def what_if_for(

@@ -51,6 +51,7 @@ from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
     game_service_pb2,
+    proof_service_pb2,
     replay_service_pb2,
     tournament_service_pb2,
 )
@@ -64,6 +65,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
         (audit_service_pb2, "AuditService"),
         (tournament_service_pb2, "TournamentService"),
         (admin_service_pb2, "AdminService"),
+        (proof_service_pb2, "ProofService"),
     )
 )
 

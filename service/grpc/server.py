@@ -24,6 +24,7 @@ from feastlog.replay.text import plain_number
 from feastlog.service import announce, runtime
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Credentials, OrganiserKeyError, organiser_key
+from feastlog.service.app.notary import server_notary
 from feastlog.service.grpc import guard as limits
 from feastlog.service.grpc import reflection
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
@@ -37,6 +38,7 @@ from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
     game_service_pb2,
+    proof_service_pb2,
     replay_service_pb2,
     tournament_service_pb2,
 )
@@ -53,10 +55,11 @@ SERVICE_NAMES = (
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    proof_service_pb2.DESCRIPTOR.services_by_name["ProofService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )
-FEASTLOG_SERVICES = SERVICE_NAMES[:5]
+FEASTLOG_SERVICES = SERVICE_NAMES[:6]
 
 
 @dataclass
@@ -128,6 +131,7 @@ async def create_server(
     store = open_served_store(db_path, store_process)
     try:
         key, key_source = organiser_key(db_path)
+        notary = server_notary(db_path)
     except OrganiserKeyError:
         store.close()
         raise
@@ -138,7 +142,7 @@ async def create_server(
         credentials = Credentials(
             key, store.seat_of_token, store.arbiter_of_key, remember_arbiters=not store.shared
         )
-        app = Application(db, credentials)
+        app = Application(db, credentials, notary)
         await app.start()
         follower = await follow_other_nodes(store, app)
     except CannotOpenStore:

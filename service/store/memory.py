@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from feastlog.replay import games
+from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
 from feastlog.replay.record import Row
 from feastlog.replay.standings import Result, Standing, standings
 from feastlog.service.incidents import new_incident_id
@@ -91,6 +92,11 @@ class MemoryStore:
         self._projected: dict[str, list[list[Any]]] = {}  # projection table: its rows
         self._ended: dict[str, list[Any]] = {}  # game id: its outcome_games row
         self._seats_ended: dict[str, list[list[Any]]] = {}  # game id: its outcome_seats rows
+        self._leaves: list[bytes] = []  # the log tree's leaf hashes, by position
+        self._positions: dict[tuple[str, int], int] = {}  # (game id, seq): its position
+        self._heads: list[TreeHead] = []
+        self._cosignatures: list[Cosignature] = []
+        self._keys: dict[str, str] = {}  # public key: first used
 
     def close(self) -> None:
         """Nothing to release: what it held goes with it."""
@@ -123,9 +129,56 @@ class MemoryStore:
                     self._games[game_id].waiting = None
             for row in batch.appended():
                 _append(self._games[row.game_id], row)
+                self._positions[(row.game_id, row.seq)] = len(self._leaves)
+                self._leaves.append(leaf_hash_of(row))
             for refused in batch.rejections:
                 self._rejections.setdefault(refused.game_id, []).append(refused)
             self._project(batch.outcomes)
+
+    def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
+        """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
+        with self._lock:
+            return self._leaves[after : after + limit]
+
+    def leaf_position(self, game_id: str, seq: int) -> int | None:
+        """A row's position in the log tree (None: no such row)."""
+        with self._lock:
+            return self._positions.get((game_id, seq))
+
+    def add_tree_head(self, head: TreeHead) -> None:
+        """Keep a signed tree head."""
+        with self._lock:
+            self._writable("add_tree_head")
+            self._heads.append(head)
+
+    def tree_heads(self, size: int = -1) -> list[TreeHead]:
+        """The signed tree heads kept, by size then time (``size``: of that size only)."""
+        with self._lock:
+            kept = [h for h in self._heads if size < 0 or h.size == size]
+        return sorted(kept, key=lambda h: (h.size, h.signed_at))
+
+    def add_cosignature(self, cosigned: Cosignature) -> None:
+        """Keep a witness's cosignature of a head."""
+        with self._lock:
+            self._writable("add_cosignature")
+            self._cosignatures.append(cosigned)
+
+    def cosignatures(self, size: int) -> list[Cosignature]:
+        """The witnesses' cosignatures of heads of ``size``."""
+        with self._lock:
+            kept = [c for c in self._cosignatures if c.size == size]
+        return sorted(kept, key=lambda c: c.witnessed_at)
+
+    def add_server_key(self, public_key: str, at: str) -> None:
+        """Note a signing key the server uses (kept for ever, so old receipts verify)."""
+        with self._lock:
+            self._writable("add_server_key")
+            self._keys.setdefault(public_key, at)
+
+    def server_keys(self) -> list[tuple[str, str]]:
+        """Every signing key the server has used: (public key hex, first used), oldest first."""
+        with self._lock:
+            return sorted(self._keys.items(), key=lambda k: k[1])
 
     def _writable(self, method: str) -> None:
         if self.read_only:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
 if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value picks
+    from feastlog.replay.proof import Cosignature, TreeHead
     from feastlog.replay.record import Row
     from feastlog.replay.standings import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
@@ -154,6 +155,34 @@ class EventStore(Protocol):
 
     def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
         """Make the outcomes projection again from every game's rows, in one transaction."""
+
+    # The log tree: ``write`` gives every row it appends the next position in one
+    # server-wide tree, in the same transaction (on a shared store, in the database's
+    # commit, so that two nodes never give two rows one position).
+
+    def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
+        """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
+
+    def leaf_position(self, game_id: str, seq: int) -> int | None:
+        """A row's position in the log tree (None: no such row)."""
+
+    def add_tree_head(self, head: TreeHead) -> None:
+        """Keep a signed tree head."""
+
+    def tree_heads(self, size: int = -1) -> list[TreeHead]:
+        """The signed tree heads kept, by size then time (``size``: of that size only)."""
+
+    def add_cosignature(self, cosigned: Cosignature) -> None:
+        """Keep a witness's cosignature of a head."""
+
+    def cosignatures(self, size: int) -> list[Cosignature]:
+        """The witnesses' cosignatures of heads of ``size``."""
+
+    def add_server_key(self, public_key: str, at: str) -> None:
+        """Note a signing key the server uses (kept for ever, so old receipts verify)."""
+
+    def server_keys(self) -> list[tuple[str, str]]:
+        """Every signing key the server has used: (public key hex, first used), oldest first."""
 
 
 def is_postgres(target: str) -> bool:

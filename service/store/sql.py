@@ -11,6 +11,7 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any
 
+from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
 from feastlog.replay.record import Row
 from feastlog.service.store.records import Listed, Rejection, StoredGame
 
@@ -175,3 +176,52 @@ REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))
 # A shared victory of k winners gives each 1/k; k is at most 6 seats, so the standings'
 # SQL sums wins in 60ths (exact), made a Fraction again after the sum.
 WIN_PARTS = 60
+
+
+# The log tree (docs/record-format.md, "Proof beyond the operator"): every appended row's
+# leaf at its place in one server-wide tree, written in the commit that appends the row;
+# the signed tree heads, witnesses' cosignatures and every signing key the server used.
+LEAF_COLUMNS = "position, game_id, seq, leaf_hash"
+HEAD_COLUMNS = "size, root, signed_at, public_key, signature"
+COSIGNATURE_COLUMNS = "size, root, signed_at, server_key, witness_key, witnessed_at, signature"
+KEY_COLUMNS = "public_key, first_used"
+
+
+def leaf_values(rows: Sequence[Row], first: int) -> list[list[object]]:
+    """The ``log_leaves`` rows of rows appended from tree position ``first`` on."""
+    return [[first + i, row.game_id, row.seq, leaf_hash_of(row)] for i, row in enumerate(rows)]
+
+
+def leaves_query(mark: str) -> str:
+    """The leaf hashes from a position on, in order (parameters: after, limit)."""
+    return (
+        f"SELECT leaf_hash FROM log_leaves WHERE position >= {mark} ORDER BY position LIMIT {mark}"
+    )
+
+
+def position_query(mark: str) -> str:
+    """A row's tree position (parameters: game id, seq)."""
+    return f"SELECT position FROM log_leaves WHERE game_id = {mark} AND seq = {mark}"
+
+
+def head_of(values: Sequence[Any]) -> TreeHead:
+    """A tree head from its columns."""
+    size, root, signed_at, public_key, signature = values
+    return TreeHead(int(size), root, signed_at, public_key, signature)
+
+
+def cosignature_of(values: Sequence[Any]) -> Cosignature:
+    """A cosignature from its columns."""
+    size, root, signed_at, server_key, witness_key, witnessed_at, signature = values
+    return Cosignature(int(size), root, signed_at, server_key, witness_key, witnessed_at, signature)
+
+
+def head_values(head: TreeHead) -> list[object]:
+    """A tree head as its columns."""
+    return [head.size, head.root, head.signed_at, head.public_key, head.signature]
+
+
+def cosignature_values(cosigned: Cosignature) -> list[object]:
+    """A cosignature as its columns."""
+    c = cosigned
+    return [c.size, c.root, c.signed_at, c.server_key, c.witness_key, c.witnessed_at, c.signature]

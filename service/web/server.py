@@ -34,7 +34,7 @@ from feastlog.replay.text import plain_number
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
-from feastlog.service.app.errors import KNOWN, Unauthenticated
+from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.grpc.server import Running
 from feastlog.service.grpc.status import describe
@@ -115,7 +115,13 @@ async def board_json(request: web.Request) -> web.Response:
             row |= {"seq": now.seq, "round": view.get("round"), "phase": view.get("phase")}
             row |= {"scores": scores_in(view), "to_act": [names[s] for s in view["to_act"]]}
         rows.append(row)
-    return web.json_response({"games": rows}, headers={"Cache-Control": "no-store"})
+    answer: dict[str, Any] = {"games": rows}
+    try:  # the server's latest signed tree head, with how many witnesses co-signed it
+        head, cosignatures = await app.tree_head(0)
+        answer["tree_head"] = {**vars(head), "witnesses": len(cosignatures)}
+    except HeadNotFound:
+        pass  # nothing recorded yet
+    return web.json_response(answer, headers={"Cache-Control": "no-store"})
 
 
 async def game_page(request: web.Request, caller: Caller, events: str) -> web.Response:

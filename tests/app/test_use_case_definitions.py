@@ -47,6 +47,11 @@ USE_CASES: dict[str, frozenset[str]] = {
         "arbiters": {"arbiters", "list_arbiters", "ListArbiters"},
         "add arbiter": {"add_arbiter", "AddArbiter"},
         "revoke arbiter": {"revoke_arbiter", "RevokeArbiter"},
+        "server info": {"server_info", "get_server_info", "GetServerInfo"},
+        "tree head": {"tree_head", "get_tree_head", "GetTreeHead"},
+        "inclusion proof": {"inclusion_proof", "get_inclusion_proof", "GetInclusionProof"},
+        "consistency proof": {"consistency_proof", "get_consistency_proof", "GetConsistencyProof"},
+        "add cosignature": {"add_cosignature", "AddCosignature"},
     }.items()
 }
 

@@ -11,6 +11,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -298,6 +299,12 @@ def test_the_event_stream_resumes_after_a_seq_and_ends_with_the_result(web: WebS
     board = json.loads(request(web, "GET", "/board.json").body)
     listed = {g["id"]: g for g in board["games"]}
     assert listed[game.game_id]["over"] is True
+    deadline = time.monotonic() + 10  # the board shows the latest signed tree head (every 2 s)
+    while "tree_head" not in board and time.monotonic() < deadline:
+        time.sleep(0.3)
+        board = json.loads(request(web, "GET", "/board.json").body)
+    assert board["tree_head"]["size"] > 0
+    assert len(board["tree_head"]["signature"]) == 128
 
 
 def parse_events(body: str) -> list[dict[str, Any]]:

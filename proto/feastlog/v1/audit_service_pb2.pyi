@@ -4,6 +4,7 @@ isort:skip_file
 """
 
 from collections import abc as _abc
+from feastlog.v1 import proof_pb2 as _proof_pb2
 from feastlog.v1 import record_pb2 as _record_pb2
 from feastlog.v1 import view_pb2 as _view_pb2
 from google.protobuf import descriptor as _descriptor
@@ -519,6 +520,7 @@ class SubmitRulingResponse(_message.Message):
     FACTS_FIELD_NUMBER: _builtins.int
     GAME_OVER_FIELD_NUMBER: _builtins.int
     TYPED_FACTS_FIELD_NUMBER: _builtins.int
+    RECEIPTS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     hash: _builtins.str
     state_hash: _builtins.str
@@ -529,6 +531,10 @@ class SubmitRulingResponse(_message.Message):
     def typed_facts(self) -> _containers.RepeatedCompositeFieldContainer[_view_pb2.Fact]:
         """`facts`, typed."""
 
+    @_builtins.property
+    def receipts(self) -> _containers.RepeatedCompositeFieldContainer[_proof_pb2.Receipt]:
+        """The server's signed receipt of each row this ruling appended (proof.proto)."""
+
     def __init__(
         self,
         *,
@@ -538,10 +544,11 @@ class SubmitRulingResponse(_message.Message):
         facts: _abc.Iterable[_struct_pb2.Struct] | None = ...,
         game_over: _builtins.bool = ...,
         typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
+        receipts: _abc.Iterable[_proof_pb2.Receipt] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "receipts", b"receipts", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

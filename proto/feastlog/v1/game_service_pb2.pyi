@@ -4,6 +4,7 @@ isort:skip_file
 """
 
 from collections import abc as _abc
+from feastlog.v1 import proof_pb2 as _proof_pb2
 from feastlog.v1 import record_pb2 as _record_pb2
 from feastlog.v1 import view_pb2 as _view_pb2
 from google.protobuf import descriptor as _descriptor
@@ -136,6 +137,7 @@ class CreateGameResponse(_message.Message):
     PACK_SHA256_FIELD_NUMBER: _builtins.int
     WARNINGS_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    RECEIPTS_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     seed_commitment: _builtins.str
     ruleset_version: _builtins.str
@@ -151,6 +153,10 @@ class CreateGameResponse(_message.Message):
         is this game's too), so anyone who read that record knows this game's deal.
         """
 
+    @_builtins.property
+    def receipts(self) -> _containers.RepeatedCompositeFieldContainer[_proof_pb2.Receipt]:
+        """The server's signed receipt of each row this call appended (proof.proto)."""
+
     def __init__(
         self,
         *,
@@ -161,10 +167,11 @@ class CreateGameResponse(_message.Message):
         pack_sha256: _builtins.str = ...,
         warnings: _abc.Iterable[_builtins.str] | None = ...,
         kind: _view_pb2.GameKind.ValueType = ...,
+        receipts: _abc.Iterable[_proof_pb2.Receipt] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "kind", b"kind", "pack_sha256", b"pack_sha256", "ruleset_version", b"ruleset_version", "seat_tokens", b"seat_tokens", "seed_commitment", b"seed_commitment", "warnings", b"warnings"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "kind", b"kind", "pack_sha256", b"pack_sha256", "receipts", b"receipts", "ruleset_version", b"ruleset_version", "seat_tokens", b"seat_tokens", "seed_commitment", b"seed_commitment", "warnings", b"warnings"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -199,21 +206,27 @@ class JoinGameResponse(_message.Message):
 
     STARTED_FIELD_NUMBER: _builtins.int
     WAITING_FOR_FIELD_NUMBER: _builtins.int
+    RECEIPTS_FIELD_NUMBER: _builtins.int
     started: _builtins.bool
     """True once every seat has contributed and the game has started."""
     @_builtins.property
     def waiting_for(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
         """Seats still to contribute."""
 
+    @_builtins.property
+    def receipts(self) -> _containers.RepeatedCompositeFieldContainer[_proof_pb2.Receipt]:
+        """The server's signed receipt of each row this call appended (proof.proto)."""
+
     def __init__(
         self,
         *,
         started: _builtins.bool = ...,
         waiting_for: _abc.Iterable[_builtins.int] | None = ...,
+        receipts: _abc.Iterable[_proof_pb2.Receipt] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["started", b"started", "waiting_for", b"waiting_for"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["receipts", b"receipts", "started", b"started", "waiting_for", b"waiting_for"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -270,6 +283,7 @@ class SubmitCommandResponse(_message.Message):
     GAME_OVER_FIELD_NUMBER: _builtins.int
     REPLAYED_FIELD_NUMBER: _builtins.int
     TYPED_FACTS_FIELD_NUMBER: _builtins.int
+    RECEIPTS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     hash: _builtins.str
     """Hex hash of the new row."""
@@ -286,6 +300,10 @@ class SubmitCommandResponse(_message.Message):
     def typed_facts(self) -> _containers.RepeatedCompositeFieldContainer[_view_pb2.Fact]:
         """`facts`, typed: one Fact per Struct, in the same order."""
 
+    @_builtins.property
+    def receipts(self) -> _containers.RepeatedCompositeFieldContainer[_proof_pb2.Receipt]:
+        """The server's signed receipt of each row this call appended (proof.proto)."""
+
     def __init__(
         self,
         *,
@@ -296,10 +314,11 @@ class SubmitCommandResponse(_message.Message):
         game_over: _builtins.bool = ...,
         replayed: _builtins.bool = ...,
         typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
+        receipts: _abc.Iterable[_proof_pb2.Receipt] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "replayed", b"replayed", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "receipts", b"receipts", "replayed", b"replayed", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -81,6 +81,7 @@ class Genesis(_message.Message):
     CREATED_AT_FIELD_NUMBER: _builtins.int
     SEAT_ENTROPY_FIELD_NUMBER: _builtins.int
     RECORD_VERSION_FIELD_NUMBER: _builtins.int
+    SERVER_KEY_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     game_kind: _builtins.str
     """"bon-appetit", "menu-masters" or "picky-eaters"."""
@@ -99,6 +100,10 @@ class Genesis(_message.Message):
     """The record's format version (docs/record-format.md): how every row of this record is
     hashed. 0 (absent) is format 1, where a row's hash covers its command bytes; in format 2
     a command enters the chain only through a commitment salted from the server seed.
+    """
+    server_key: _builtins.str
+    """The server's Ed25519 public key (64 hex digits) that signs this game's receipts and
+    the tree heads it is in; empty in games recorded before servers signed.
     """
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatInfo]: ...
@@ -128,10 +133,11 @@ class Genesis(_message.Message):
         created_at: _builtins.str = ...,
         seat_entropy: _abc.Iterable[_builtins.bytes] | None = ...,
         record_version: _builtins.int = ...,
+        server_key: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "options", b"options", "pack_id", b"pack_id", "pack_sha256", b"pack_sha256", "record_version", b"record_version", "ruleset_version", b"ruleset_version", "seat_entropy", b"seat_entropy", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_supplied", b"seed_supplied", "tournament_id", b"tournament_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "game_id", b"game_id", "game_kind", b"game_kind", "options", b"options", "pack_id", b"pack_id", "pack_sha256", b"pack_sha256", "record_version", b"record_version", "ruleset_version", b"ruleset_version", "seat_entropy", b"seat_entropy", "seats", b"seats", "seed_commitment", b"seed_commitment", "seed_supplied", b"seed_supplied", "server_key", b"server_key", "tournament_id", b"tournament_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

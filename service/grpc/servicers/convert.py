@@ -13,6 +13,7 @@ from feastlog.presentation import typed
 from feastlog.replay import games
 from feastlog.replay.audit import AuditReport
 from feastlog.replay.engine import Fact
+from feastlog.replay.proof import Receipt, TreeHead
 from feastlog.replay.record import Row
 from feastlog.replay.standings import Standing, exact
 from feastlog.replay.visibility import Step
@@ -23,8 +24,8 @@ from feastlog.service.store import Rejection
 from feastlog.service.store.projection import KindStats
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import proof_pb2, view_pb2
 from feastlog.v1 import tournament_service_pb2 as tpb
-from feastlog.v1 import view_pb2
 
 # The typed twins of the game kind strings and of the actor and viewer names.  A kind's
 # enum value is its name in upper case: GAME_KIND_BON_APPETIT is "bon-appetit".
@@ -276,6 +277,7 @@ def created_message(created: Created) -> pb.CreateGameResponse:
         pack_sha256=g.pack_sha256,
         warnings=created.warnings,
         kind=kind_enum(g.game_kind),
+        receipts=[receipt_message(r) for r in created.receipts],
     )
 
 
@@ -291,7 +293,18 @@ def accepted(message: AcceptedAnswer, done: Accepted, typed_only: bool = False) 
         for fact in done.facts:
             fill_struct(message.facts.add(), fact)
     message.typed_facts.extend(typed_facts(done.typed_member, done.facts))
+    message.receipts.extend(receipt_message(r) for r in done.receipts)
     return message
+
+
+def receipt_message(receipt: Receipt) -> proof_pb2.Receipt:
+    """A signed receipt as its message (field for field)."""
+    return proof_pb2.Receipt(**vars(receipt))
+
+
+def head_message(head: TreeHead) -> proof_pb2.TreeHead:
+    """A signed tree head as its message (field for field)."""
+    return proof_pb2.TreeHead(**vars(head))
 
 
 def what_if_message(answer: WhatIf) -> apb.WhatIfResponse:

@@ -17,6 +17,7 @@ from feastlog.service.grpc.servicers.convert import (
     kind_enum,
     kind_text,
     participant,
+    receipt_message,
     struct,
 )
 from feastlog.service.grpc.status import streaming, unary
@@ -47,10 +48,12 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     async def JoinGame(
         self, request: pb.JoinGameRequest, context: grpc.aio.ServicerContext
     ) -> pb.JoinGameResponse:
-        started, waiting = await self.app.join(
-            self.caller(context), request.game_id, request.entropy
+        joined = await self.app.join(self.caller(context), request.game_id, request.entropy)
+        return pb.JoinGameResponse(
+            started=joined.started,
+            waiting_for=joined.waiting_for,
+            receipts=[receipt_message(r) for r in joined.receipts],
         )
-        return pb.JoinGameResponse(started=started, waiting_for=waiting)
 
     @unary
     async def SubmitCommand(

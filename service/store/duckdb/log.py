@@ -14,6 +14,8 @@ from typing import Any
 
 import duckdb
 
+from feastlog.replay.merkle import leaf_hash
+from feastlog.replay.proof import Cosignature, TreeHead, leaf_of
 from feastlog.replay.record import Row
 from feastlog.replay.standings import Standing
 from feastlog.service.files import hold_private_umask, release_private_umask
@@ -35,16 +37,23 @@ from feastlog.service.store.errors import CannotOpenStore
 from feastlog.service.store.projection import KindStats, figure_of
 from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection, StoredGame
 from feastlog.service.store.sql import (
+    COSIGNATURE_COLUMNS,
     DEALT_FROM,
+    HEAD_COLUMNS,
+    KEY_COLUMNS,
     REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
     WIN_PARTS,
+    cosignature_of,
+    cosignature_values,
     count_query,
     counted,
     games_of_scan,
+    head_of,
+    head_values,
     list_query,
     listed_of,
     rejections_of,
@@ -102,6 +111,9 @@ class Store:
             if not read_only:
                 self._upgrade()
             self._next_n = self._count_listed() + 1
+            self._tree_tables = self._has_table("tree_heads")
+            self._placed = self._has_positions()
+            self._next_leaf = self._count_leaves()
             if not read_only:
                 self._mark = mark.Mark(path, mark.held_by(self.con))
             # point look-ups from the event loop (seat tokens) use their own connection
@@ -170,20 +182,53 @@ class Store:
         found = self.con.execute("SELECT coalesce(max(n), 0) FROM games").fetchone()
         return int(found[0]) if found else 0
 
+    def _has_positions(self) -> bool:
+        """Whether the events table has its tree_position column (a read-only older file
+        has not)."""
+        found = self.con.execute(
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' "
+            "AND column_name = 'tree_position'"
+        ).fetchone()
+        return bool(found and found[0])
+
+    def _count_leaves(self) -> int:
+        """The log tree's size: the next row's position."""
+        if not self._has_positions():  # a read-only file from before the tree
+            return 0
+        found = self.con.execute("SELECT coalesce(max(tree_position) + 1, 0) FROM events")
+        size = found.fetchone()
+        return int(size[0]) if size else 0
+
     def _upgrade(self) -> None:
-        """Fill what a file written by an earlier version lacks: the game list, the projection.
+        """Fill what a file written by an earlier version lacks: the game list, the projection,
+        the log tree's leaves.
 
         A new file needs nothing; an older one is brought up to date once, here.
         """
         if self._meta("games_listed") is None:
             self._list_stored_games()
             self._set_meta("games_listed", "1")
+        if self._count_leaves() == 0:
+            self._plant_tree()
         if self._meta("projection") != projection.VERSION:
             has_games = self.con.execute("SELECT count(*) FROM events").fetchone()
             if has_games and has_games[0]:
                 log.warning("%s: rebuilding the outcomes projection from the log", self.path)
                 self.rebuild_projection(projection.rows_of_stored(g) for g in self.scan())
             self._set_meta("projection", projection.VERSION)
+
+    def _plant_tree(self) -> None:
+        """Give every row of a file written before the log tree its place: oldest game
+        first, each game's rows in seq order."""
+        found = self.con.execute("SELECT count(*) FROM events").fetchone()
+        if found and found[0]:
+            log.warning("%s: planting the log tree over %d stored rows", self.path, found[0])
+            self.con.execute(
+                "UPDATE events SET tree_position = planted.position FROM (SELECT e.game_id, "
+                "e.seq, row_number() OVER (ORDER BY g.n, e.seq) - 1 AS position FROM events e "
+                "JOIN games g USING (game_id)) planted "
+                "WHERE events.game_id = planted.game_id AND events.seq = planted.seq"
+            )
 
     def _list_stored_games(self) -> None:
         """List the games of a file written before the game list existed, oldest first."""
@@ -204,20 +249,30 @@ class Store:
         A batch that is one statement (a group commit of commands, the usual batch) is
         that statement alone, which DuckDB commits as its own transaction: each statement
         costs the writer a wait for the interpreter while the event loop is busy, so
-        BEGIN and COMMIT around it would cost two more.  Rows go in through DuckDB's
-        appender, one per table kept open (``_append``).
+        BEGIN and COMMIT around it would cost two more.  So each row carries its place in
+        the log tree in a column of its own (``tree_position``, from ``_next_leaf``,
+        counted again after a failed commit, whose answer may be all that was lost): the
+        tree costs a commit no statement.  Rows go in through DuckDB's appender, one per
+        table kept open (``_append``).
         """
         statements = Statements()
         rows = batch.appended()
-        listed = _write_rows(statements, batch, rows, self._next_n)
+        listed = _write_rows(statements, batch, rows, self._next_n, self._next_leaf)
         self.con.complete()  # an appender refuses a connection with a result still open
-        if len(statements.written) == 1:
-            self._run(statements.written[0])
-        else:
-            with transaction(self.con):
-                for statement in statements.written:
-                    self._run(statement)
+        try:
+            if len(statements.written) == 1:
+                self._run(statements.written[0])
+            else:
+                with transaction(self.con):
+                    for statement in statements.written:
+                        self._run(statement)
+        except BaseException:
+            # a commit whose answer was lost may be in the file: count the tree again
+            with contextlib.suppress(Exception):
+                self._next_leaf = self._count_leaves()
+            raise
         self._next_n += listed
+        self._next_leaf += len(rows)
         if self._mark is not None:
             tally = self._mark.tally.after(rows, listed, len(batch.rejections), len(batch.entropy))
             self._mark.write(tally)
@@ -632,6 +687,82 @@ class Store:
         self._remark()
         return count
 
+    @translated
+    def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
+        """The log tree's leaf hashes from position ``after`` on, at most ``limit``."""
+        if not self._placed:
+            return []
+        found = self._read(
+            "SELECT game_id, seq, hash FROM events WHERE tree_position >= ? "
+            "ORDER BY tree_position LIMIT ?",
+            [after, limit],
+        )
+        return [leaf_hash(leaf_of(g, int(q), h)) for g, q, h in found]
+
+    @translated
+    def leaf_position(self, game_id: str, seq: int) -> int | None:
+        """A row's position in the log tree (None: no such row)."""
+        query = "SELECT tree_position FROM events WHERE game_id = ? AND seq = ?"
+        found = self._read(query, [game_id, seq]) if self._placed else []
+        return int(found[0][0]) if found and found[0][0] is not None else None
+
+    @translated
+    def add_tree_head(self, head: TreeHead) -> None:
+        """Keep a signed tree head."""
+        self.con.execute(
+            f"INSERT INTO tree_heads ({HEAD_COLUMNS}) VALUES (?, ?, ?, ?, ?)", head_values(head)
+        )
+
+    @translated
+    def tree_heads(self, size: int = -1) -> list[TreeHead]:
+        """The signed tree heads kept, by size then time (``size``: of that size only)."""
+        if not self._has_tree():
+            return []
+        where, params = ("WHERE size = ?", [size]) if size >= 0 else ("", [])
+        found = self._read(
+            f"SELECT {HEAD_COLUMNS} FROM tree_heads {where} ORDER BY size, signed_at", params
+        )
+        return [head_of(r) for r in found]
+
+    @translated
+    def add_cosignature(self, cosigned: Cosignature) -> None:
+        """Keep a witness's cosignature of a head."""
+        marks = ", ".join("?" * 7)
+        self.con.execute(
+            f"INSERT INTO cosignatures ({COSIGNATURE_COLUMNS}) VALUES ({marks})",
+            cosignature_values(cosigned),
+        )
+
+    @translated
+    def cosignatures(self, size: int) -> list[Cosignature]:
+        """The witnesses' cosignatures of heads of ``size``."""
+        if not self._has_tree():
+            return []
+        found = self._read(
+            f"SELECT {COSIGNATURE_COLUMNS} FROM cosignatures WHERE size = ? ORDER BY witnessed_at",
+            [size],
+        )
+        return [cosignature_of(r) for r in found]
+
+    @translated
+    def add_server_key(self, public_key: str, at: str) -> None:
+        """Note a signing key the server uses (kept for ever, so old receipts verify)."""
+        self.con.execute(
+            f"INSERT OR IGNORE INTO server_keys ({KEY_COLUMNS}) VALUES (?, ?)", [public_key, at]
+        )
+
+    @translated
+    def server_keys(self) -> list[tuple[str, str]]:
+        """Every signing key the server has used: (public key hex, first used), oldest first."""
+        if not self._has_tree():
+            return []
+        found = self._read(f"SELECT {KEY_COLUMNS} FROM server_keys ORDER BY first_used")
+        return [(str(k), str(t)) for k, t in found]
+
+    def _has_tree(self) -> bool:
+        """Whether the file has the log tree's tables (a read-only older file has not)."""
+        return self._tree_tables
+
     def reader(self) -> Store:
         """The same file through another connection, for reads on another thread."""
         other = object.__new__(Store)
@@ -640,6 +771,8 @@ class Store:
         other._appenders, other._appenders_of = {}, other.con
         other.path, other.read_only, other._next_n = self.path, True, self._next_n
         other.row_columns = self.row_columns
+        other._tree_tables, other._next_leaf = self._tree_tables, self._next_leaf
+        other._placed = self._placed
         other._writing = False  # the umask is held by the store that opened the file
         other._mark = None  # and the mark written by it
         return other
@@ -668,9 +801,11 @@ def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[tuple[Any
         yield from chunk
 
 
-def _write_rows(con: Statements, batch: Batch, rows: Sequence[Row], next_n: int) -> int:
-    """Everything a batch writes (``rows``: the rows it appends), one statement per table;
-    returns the games listed."""
+def _write_rows(
+    con: Statements, batch: Batch, rows: Sequence[Row], next_n: int, first_leaf: int
+) -> int:
+    """Everything a batch writes (``rows``: the rows it appends, their places in the log
+    tree from ``first_leaf``), one statement per table; returns the games listed."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
     packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
@@ -698,7 +833,8 @@ def _write_rows(con: Statements, batch: Batch, rows: Sequence[Row], next_n: int)
     for game_id in batch.started:
         con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
     if rows:
-        insert(con, "events", ROW_COLUMNS, [row_values(r) for r in rows])
+        placed = [[*row_values(r), first_leaf + i] for i, r in enumerate(rows)]
+        insert(con, "events", f"{ROW_COLUMNS}, tree_position", placed)
     if batch.rejections:
         insert(
             con,

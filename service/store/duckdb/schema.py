@@ -86,6 +86,26 @@ CREATE TABLE IF NOT EXISTS arbiters (
     added_at VARCHAR NOT NULL,
     revoked_at VARCHAR NOT NULL DEFAULT ''
 );
+CREATE TABLE IF NOT EXISTS tree_heads (
+    size BIGINT NOT NULL,
+    root VARCHAR NOT NULL,
+    signed_at VARCHAR NOT NULL,
+    public_key VARCHAR NOT NULL,
+    signature VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cosignatures (
+    size BIGINT NOT NULL,
+    root VARCHAR NOT NULL,
+    signed_at VARCHAR NOT NULL,
+    server_key VARCHAR NOT NULL,
+    witness_key VARCHAR NOT NULL,
+    witnessed_at VARCHAR NOT NULL,
+    signature VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS server_keys (
+    public_key VARCHAR PRIMARY KEY,
+    first_used VARCHAR NOT NULL
+);
 """
 INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_game ON events (game_id);
@@ -96,6 +116,7 @@ CREATE INDEX IF NOT EXISTS seats_by_token ON seats (token_sha256);
 # empty for their rows (format 1 has no commitments), and nothing else changes.
 MIGRATIONS = """
 ALTER TABLE events ADD COLUMN IF NOT EXISTS commitment VARCHAR DEFAULT '';
+ALTER TABLE events ADD COLUMN IF NOT EXISTS tree_position BIGINT;
 """
 
 # Reading a file opened read-only that predates the column: every row is format 1.

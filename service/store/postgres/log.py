@@ -11,6 +11,7 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
+from feastlog.replay.proof import Cosignature, TreeHead
 from feastlog.replay.record import Row
 from feastlog.replay.standings import Standing
 from feastlog.service.store import Listed, PendingGame, Rejection, StoredGame, projection
@@ -30,17 +31,26 @@ from feastlog.service.store.postgres.schema import SCHEMA_NAME
 from feastlog.service.store.postgres.writes import write_rows
 from feastlog.service.store.records import Batch
 from feastlog.service.store.sql import (
+    COSIGNATURE_COLUMNS,
     DEALT_FROM,
+    HEAD_COLUMNS,
+    KEY_COLUMNS,
     REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
     WIN_PARTS,
+    cosignature_of,
+    cosignature_values,
     count_query,
     counted,
+    head_of,
+    head_values,
+    leaves_query,
     list_query,
     listed_of,
+    position_query,
     rejections_of,
     row_of,
     unnumbered,
@@ -427,3 +437,64 @@ class PgStore:
         """Make the outcomes projection again from the log, in one transaction."""
         with self.pool.connection() as con, con.transaction():
             return rebuild_from_log(con)
+
+    @translated
+    def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
+        """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
+        return [bytes(r[0]) for r in self._all(leaves_query("%s"), [after, limit])]
+
+    @translated
+    def leaf_position(self, game_id: str, seq: int) -> int | None:
+        """A row's position in the log tree (None: no such row)."""
+        found = self._one(position_query("%s"), [game_id, seq])
+        return int(found[0]) if found else None
+
+    @translated
+    def add_tree_head(self, head: TreeHead) -> None:
+        """Keep a signed tree head."""
+        with self._cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO tree_heads ({HEAD_COLUMNS}) VALUES (%s, %s, %s, %s, %s)".encode(),
+                head_values(head),
+            )
+
+    @translated
+    def tree_heads(self, size: int = -1) -> list[TreeHead]:
+        """The signed tree heads kept, by size then time (``size``: of that size only)."""
+        where, params = ("WHERE size = %s", [size]) if size >= 0 else ("", [])
+        query = f"SELECT {HEAD_COLUMNS} FROM tree_heads {where} ORDER BY size, signed_at"
+        return [head_of(r) for r in self._all(query, params)]
+
+    @translated
+    def add_cosignature(self, cosigned: Cosignature) -> None:
+        """Keep a witness's cosignature of a head."""
+        marks = ", ".join(["%s"] * 7)
+        with self._cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO cosignatures ({COSIGNATURE_COLUMNS}) VALUES ({marks})".encode(),
+                cosignature_values(cosigned),
+            )
+
+    @translated
+    def cosignatures(self, size: int) -> list[Cosignature]:
+        """The witnesses' cosignatures of heads of ``size``."""
+        query = (
+            f"SELECT {COSIGNATURE_COLUMNS} FROM cosignatures WHERE size = %s ORDER BY witnessed_at"
+        )
+        return [cosignature_of(r) for r in self._all(query, [size])]
+
+    @translated
+    def add_server_key(self, public_key: str, at: str) -> None:
+        """Note a signing key the server uses (kept for ever, so old receipts verify)."""
+        with self._cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO server_keys ({KEY_COLUMNS}) VALUES (%s, %s) "
+                "ON CONFLICT (public_key) DO NOTHING".encode(),
+                [public_key, at],
+            )
+
+    @translated
+    def server_keys(self) -> list[tuple[str, str]]:
+        """Every signing key the server has used: (public key hex, first used), oldest first."""
+        found = self._all(f"SELECT {KEY_COLUMNS} FROM server_keys ORDER BY first_used")
+        return [(str(k), str(t)) for k, t in found]

@@ -11,11 +11,14 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from feastlog.replay.merkle import leaf_hash
+from feastlog.replay.proof import leaf_of
 from feastlog.service.store import CannotOpenStore, projection
 from feastlog.service.store.postgres.errors import open_error
 from feastlog.service.store.postgres.scans import scan
 from feastlog.service.store.postgres.schema import SCHEMA_NAME, TABLES, projection_schema
 from feastlog.service.store.postgres.writes import insert_projection
+from feastlog.service.store.sql import LEAF_COLUMNS
 
 CONNECT_TIMEOUT = 10  # seconds to reach the server at start
 
@@ -44,10 +47,32 @@ def prepare(con: psycopg.Connection[Any], shown_as: str) -> None:
         con.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"{SCHEMA_NAME}-schema"])
         _create(con)
         _protect(con)
+        plant_tree(con)
         if not projection_current(con):
             if con.execute("SELECT 1 FROM events LIMIT 1").fetchone():
                 log.warning("%s: rebuilding the outcomes projection from the log", shown_as)
             rebuild_from_log(con)
+
+
+def plant_tree(con: psycopg.Connection[Any]) -> None:
+    """Give every row of a database written before the log tree its leaf (once): oldest
+    game first, each game's rows in seq order (in the caller's transaction)."""
+    taken = con.execute("SELECT size FROM log_tree").fetchone()
+    if taken is None or int(taken[0]):
+        return
+    found = con.execute(
+        "SELECT e.game_id, e.seq, e.hash FROM events e JOIN games g USING (game_id) "
+        "ORDER BY g.n, e.seq"
+    ).fetchall()
+    if not found:
+        return
+    log.warning("planting the log tree over %d stored rows", len(found))
+    with con.cursor() as cursor:
+        cursor.executemany(
+            f"INSERT INTO log_leaves ({LEAF_COLUMNS}) VALUES (%s, %s, %s, %s)".encode(),
+            [[i, g, int(q), leaf_hash(leaf_of(g, int(q), h))] for i, (g, q, h) in enumerate(found)],
+        )
+    con.execute("UPDATE log_tree SET size = %s", [len(found)])
 
 
 def _create(con: psycopg.Connection[Any]) -> None:

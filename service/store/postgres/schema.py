@@ -88,6 +88,38 @@ CREATE TABLE IF NOT EXISTS arbiters (
     revoked_at text NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS arbiters_by_key ON arbiters (key_sha256);
+CREATE TABLE IF NOT EXISTS log_tree (
+    one integer PRIMARY KEY CHECK (one = 1),
+    size bigint NOT NULL
+);
+INSERT INTO log_tree VALUES (1, 0) ON CONFLICT (one) DO NOTHING;
+CREATE TABLE IF NOT EXISTS log_leaves (
+    position bigint PRIMARY KEY,
+    game_id text NOT NULL,
+    seq bigint NOT NULL,
+    leaf_hash bytea NOT NULL,
+    UNIQUE (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS tree_heads (
+    size bigint NOT NULL,
+    root text NOT NULL,
+    signed_at text NOT NULL,
+    public_key text NOT NULL,
+    signature text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cosignatures (
+    size bigint NOT NULL,
+    root text NOT NULL,
+    signed_at text NOT NULL,
+    server_key text NOT NULL,
+    witness_key text NOT NULL,
+    witnessed_at text NOT NULL,
+    signature text NOT NULL
+);
+CREATE TABLE IF NOT EXISTS server_keys (
+    public_key text PRIMARY KEY,
+    first_used text NOT NULL
+);
 """
 
 # DuckDB's column types as PostgreSQL spells them (the projection's DDL is DuckDB's).

@@ -7,9 +7,16 @@ from typing import Any
 
 import psycopg
 
+from feastlog.replay.record import Row
 from feastlog.service.store import Batch, projection
 from feastlog.service.store.postgres.schema import NOTIFY_CHANNEL
-from feastlog.service.store.sql import REJECTION_COLUMNS, ROW_COLUMNS, row_values
+from feastlog.service.store.sql import (
+    LEAF_COLUMNS,
+    REJECTION_COLUMNS,
+    ROW_COLUMNS,
+    leaf_values,
+    row_values,
+)
 from feastlog.v1 import record_pb2
 
 
@@ -71,6 +78,7 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> None:
     rows = batch.appended()
     if rows:
         _insert(cursor, "events", ROW_COLUMNS, [row_values(r) for r in rows])
+        _plant(cursor, rows)
     if batch.rejections:
         _insert(
             cursor,
@@ -88,6 +96,16 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> None:
             b"SELECT pg_notify(%s, %s)",
             [[NOTIFY_CHANNEL, f"{game_id} {seq}"] for game_id, seq in heads.items()],
         )
+
+
+def _plant(cursor: psycopg.Cursor[Any], rows: Sequence[Row]) -> None:
+    """The rows' places in the log tree, taken in this commit: the tree's size is one row
+    that every node's commit updates, so the commits that append take their places one
+    after another, in the order they commit, and no two rows ever share one."""
+    cursor.execute(b"UPDATE log_tree SET size = size + %s RETURNING size", [len(rows)])
+    taken = cursor.fetchone()
+    assert taken is not None  # the row is made with the schema
+    _insert(cursor, "log_leaves", LEAF_COLUMNS, leaf_values(rows, int(taken[0]) - len(rows)))
 
 
 def insert_projection(cursor: psycopg.Cursor[Any], projected: projection.Projected) -> None:

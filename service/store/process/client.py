@@ -33,6 +33,7 @@ from feastlog.service.store.process.wire import (
 )
 
 if TYPE_CHECKING:
+    from feastlog.replay.proof import Cosignature, TreeHead
     from feastlog.replay.record import Row
     from feastlog.replay.standings import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
@@ -243,6 +244,38 @@ class StoreClient:
     def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
         """Make the outcomes projection again from these games' rows, in one transaction."""
         return self._channel.ask("rebuild_projection", list(projected))
+
+    def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
+        """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
+        return self._channel.ask("leaves", after, limit)
+
+    def leaf_position(self, game_id: str, seq: int) -> int | None:
+        """A row's position in the log tree (None: no such row)."""
+        return self._channel.ask("leaf_position", game_id, seq)
+
+    def add_tree_head(self, head: TreeHead) -> None:
+        """Keep a signed tree head."""
+        self._channel.ask("add_tree_head", head)
+
+    def tree_heads(self, size: int = -1) -> list[TreeHead]:
+        """The signed tree heads kept, by size then time (``size``: of that size only)."""
+        return self._channel.ask("tree_heads", size)
+
+    def add_cosignature(self, cosigned: Cosignature) -> None:
+        """Keep a witness's cosignature of a head."""
+        self._channel.ask("add_cosignature", cosigned)
+
+    def cosignatures(self, size: int) -> list[Cosignature]:
+        """The witnesses' cosignatures of heads of ``size``."""
+        return self._channel.ask("cosignatures", size)
+
+    def add_server_key(self, public_key: str, at: str) -> None:
+        """Note a signing key the server uses (kept for ever, so old receipts verify)."""
+        self._channel.ask("add_server_key", public_key, at)
+
+    def server_keys(self) -> list[tuple[str, str]]:
+        """Every signing key the server has used: (public key hex, first used), oldest first."""
+        return self._channel.ask("server_keys")
 
 
 class ProcessStore(StoreClient):
