@@ -1,0 +1,311 @@
+"""Pairing a Swiss round: deterministic from the tournament's seed, standings and history.
+
+1. **Order.** The active players are shuffled with the tournament seed (stream
+   ``tournament/order/<round>``, over their names sorted), then sorted by the standings'
+   key (match points, then the format's tiebreaks): equal standings are in seeded order.
+2. **Plan.** ``table_plan``: as few tables as the largest size allows, sizes as even as
+   they can be (13 players at 3-4 seats: 4, 3, 3, 3), larger tables first; when no plan
+   seats everyone, the fewest players possible get a bye, from the bottom of the order
+   among those with the fewest byes so far.
+3. **Groups.** Up to ``SINGLE`` seated players are paired in one model; more are cut, in
+   order, into groups of consecutive tables of at least ``GROUP_SEATS`` seats (Swiss score
+   groups), each solved alone.
+4. **Solve.** OR-Tools CP-SAT, one worker, ``random_seed`` from the seed, a deterministic
+   time limit of ``DETERMINISTIC_TIME`` per group (no wall clock), hinted with the plain
+   arrangement (tables in order, seats by least-used position).  The objective, lower is
+   better, is ``score``: ``W_REPEAT`` per earlier meeting of two table-mates, ``W_SPREAD``
+   per half place of standing between each player and their table's slot (the middle of
+   the places the plain arrangement gives that table), and ``W_SEAT`` per seat taken more
+   often than the player's least-used seat: the solver places players at tables, then
+   each table's seats are the first ordering with the fewest such seats (``seat_order``).
+
+The solver's version goes into the proposal row; a verifier with another version checks
+the constraints and that ``score`` is no worse than the recorded objective.
+"""
+
+from __future__ import annotations
+
+import itertools
+import struct
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from feastlog.replay.engine import RuleViolation
+from feastlog.replay.rng import Rng, hmac_sha256
+from feastlog.replay.tournament.spec import Format
+from feastlog.replay.tournament.standings import order_key, standings
+from feastlog.replay.tournament.state import Tournament
+
+W_REPEAT = 10_000
+W_SEAT = 1_000
+W_SPREAD = 1
+SINGLE = 64
+GROUP_SEATS = 40
+DETERMINISTIC_TIME = 1.0
+METHOD = "swiss-cp-sat"
+
+Meetings = Counter[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A derived pairing: tables (players in seat order), byes, and how it was made."""
+
+    tables: tuple[tuple[str, ...], ...]
+    byes: tuple[str, ...]
+    method: str
+    solver: str
+    objective: int
+    status: str
+
+
+def solver_name() -> str:
+    """The solver and its version, as the proposal row records it."""
+    from importlib.metadata import version
+
+    return f"ortools-cp-sat {version('ortools')}"
+
+
+def table_plan(players: int, fmt: Format) -> tuple[tuple[int, ...], int]:
+    """(table sizes, larger first; how many byes) for this many players."""
+    for byes in range(players + 1):
+        seated = players - byes
+        if seated == 0:
+            return (), byes
+        tables = -(-seated // fmt.largest)
+        if tables * fmt.smallest <= seated:
+            base, extra = divmod(seated, tables)
+            return tuple([base + 1] * extra + [base] * (tables - extra)), byes
+    return (), players
+
+
+def history(state: Tournament) -> tuple[Meetings, dict[str, Counter[int]], Counter[str]]:
+    """From the published rounds: how often each pair met, each player's seats, byes."""
+    met: Meetings = Counter()
+    seats: dict[str, Counter[int]] = {p.name: Counter() for p in state.players}
+    byes: Counter[str] = Counter()
+    for round_ in state.rounds:
+        if not round_.published:
+            continue
+        byes.update(round_.byes)
+        for table in round_.tables:
+            for seat, name in enumerate(table):
+                seats[name][seat] += 1
+            for a, b in itertools.combinations(sorted(table), 2):
+                met[a, b] += 1
+    return met, seats, byes
+
+
+def seeded_order(state: Tournament, seed: bytes, number: int) -> tuple[str, ...]:
+    """The active players by standing, equal standings in the seed's order."""
+    shuffled, _ = Rng(seed).shuffle(f"tournament/order/{number}", sorted(state.active()))
+    lines = {line.name: line for line in standings(state)}
+    return tuple(sorted(shuffled, key=lambda n: order_key(state.format, lines[n])[:-1]))
+
+
+def over(seats: Counter[int], seat: int, largest: int) -> int:
+    """How many more times a player sat at ``seat`` than at their least-used seat."""
+    return seats[seat] - min(seats[s] for s in range(largest))
+
+
+def score(
+    tables: Sequence[Sequence[str]],
+    order: Sequence[str],
+    met: Meetings,
+    seats: dict[str, Counter[int]],
+    largest: int,
+) -> int:
+    """The objective of a pairing (docs/tournament.md): lower is better."""
+    rank = {name: i for i, name in enumerate(order)}
+    seated = sorted((n for t in tables for n in t), key=rank.__getitem__)
+    local = {n: i for i, n in enumerate(seated)}
+    slot = slots([len(t) for t in tables])
+    total = 0
+    for t, table in enumerate(tables):
+        total += W_REPEAT * sum(met[a, b] for a, b in itertools.combinations(sorted(table), 2))
+        total += W_SEAT * sum(
+            over(seats.get(n, Counter()), s, largest) for s, n in enumerate(table)
+        )
+        total += W_SPREAD * sum(abs(2 * local[n] - slot[t]) for n in table)
+    return total
+
+
+def _solver_seed(seed: bytes, number: int, group: int) -> int:
+    """CP-SAT's random_seed for one group: from the tournament seed, 31 bits."""
+    digest = hmac_sha256(seed, b"tournament/solver" + struct.pack(">II", number, group))
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+def slots(sizes: Sequence[int], first: int = 0) -> list[int]:
+    """Each table's standing slot, doubled: first + last place of the players the plain
+    arrangement (consecutive players, in order) would seat there."""
+    out, start = [], first
+    for size in sizes:
+        out.append(2 * start + size - 1)
+        start += size
+    return out
+
+
+def seat_order(
+    table: Sequence[str], seats: dict[str, Counter[int]], largest: int
+) -> tuple[str, ...]:
+    """A table's players in seat order: of every ordering, the first (players taken in
+    the order given) with the fewest seats taken more than the player's least-used one."""
+    best = min(
+        itertools.permutations(table),
+        key=lambda seating: sum(over(seats[n], s, largest) for s, n in enumerate(seating)),
+    )
+    return tuple(best)
+
+
+def _solve_group(
+    players: Sequence[str],
+    sizes: Sequence[int],
+    met: Meetings,
+    seats: dict[str, Counter[int]],
+    largest: int,
+    random_seed: int,
+) -> tuple[list[tuple[str, ...]], str]:
+    """One group's tables (seated) and the solver's status."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    m, tables = len(players), range(len(sizes))
+    slot = slots(sizes)
+    x = {
+        (p, t, s): model.new_bool_var(f"x{p}_{t}_{s}")
+        for p in range(m)
+        for t in tables
+        for s in range(sizes[t])
+    }
+    y = {(p, t): sum(x[p, t, s] for s in range(sizes[t])) for p in range(m) for t in tables}
+    for p in range(m):
+        model.add_exactly_one(x[p, t, s] for t in tables for s in range(sizes[t]))
+    for t in tables:
+        for s in range(sizes[t]):
+            model.add_exactly_one(x[p, t, s] for p in range(m))
+    terms = []
+    for p, q in itertools.combinations(range(m), 2):
+        times = met[min(players[p], players[q]), max(players[p], players[q])]
+        if times:
+            together = model.new_bool_var(f"z{p}_{q}")
+            for t in tables:
+                model.add(together >= y[p, t] + y[q, t] - 1)
+            terms.append(W_REPEAT * times * together)
+    for (p, t, s), var in x.items():
+        cost = W_SPREAD * abs(2 * p - slot[t]) + W_SEAT * over(seats[players[p]], s, largest)
+        if cost:
+            terms.append(cost * var)
+    model.minimize(sum(terms))
+    plain = [
+        seat_order(players[a:b], seats, largest)
+        for a, b in itertools.pairwise(itertools.accumulate(sizes, initial=0))
+    ]
+    hinted = {
+        (players.index(n), t, s) for t, table in enumerate(plain) for s, n in enumerate(table)
+    }
+    for key, var in x.items():  # the plain arrangement, as a hint
+        model.add_hint(var, int(key in hinted))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = random_seed
+    solver.parameters.max_deterministic_time = DETERMINISTIC_TIME
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return [tuple(t) for t in plain], "HINT"
+    out: list[list[str]] = [[""] * size for size in sizes]
+    for (p, t, s), var in x.items():
+        if solver.value(var):
+            out[t][s] = players[p]
+    return [tuple(t) for t in out], solver.status_name(status)
+
+
+def groups(sizes: Sequence[int]) -> list[tuple[int, int]]:
+    """(first table, tables) of each group: one group up to SINGLE seats, else runs of
+    consecutive tables of at least GROUP_SEATS seats (the last may take the rest)."""
+    if sum(sizes) <= SINGLE:
+        return [(0, len(sizes))] if sizes else []
+    out, start, seats = [], 0, 0
+    for t, size in enumerate(sizes):
+        seats += size
+        if seats >= GROUP_SEATS and sum(sizes[t + 1 :]) >= GROUP_SEATS:
+            out.append((start, t + 1 - start))
+            start, seats = t + 1, 0
+    out.append((start, len(sizes) - start))
+    return out
+
+
+def propose(state: Tournament, seed: bytes) -> Proposal:
+    """The Swiss pairing of the next round; RuleViolation when it cannot be paired."""
+    fmt = state.format
+    number = len([r for r in state.rounds if r.published]) + 1
+    order = seeded_order(state, seed, number)
+    sizes, bye_count = table_plan(len(order), fmt)
+    if not sizes:
+        raise RuleViolation(
+            "TOUR-PAIR-PLAYERS",
+            f"{len(order)} active players cannot fill a table of {fmt.smallest}",
+        )
+    met, seats, had = history(state)
+    by_bottom = list(reversed(order))
+    byes = tuple(sorted(by_bottom, key=lambda n: (had[n], by_bottom.index(n)))[:bye_count])
+    seated = [n for n in order if n not in byes]
+    tables: list[tuple[str, ...]] = []
+    statuses = []
+    start = 0
+    for g, (first, count) in enumerate(groups(sizes)):
+        part = sizes[first : first + count]
+        players = seated[start : start + sum(part)]
+        start += sum(part)
+        found, status = _solve_group(
+            players, part, met, seats, fmt.largest, _solver_seed(seed, number, g)
+        )
+        tables += found
+        statuses.append(status)
+    worst = (
+        "OPTIMAL"
+        if all(s == "OPTIMAL" for s in statuses)
+        else ("FEASIBLE" if "HINT" not in statuses else "HINT")
+    )
+    made = tuple(tuple(t) for t in tables)
+    return Proposal(
+        made, byes, METHOD, solver_name(), score(made, order, met, seats, fmt.largest), worst
+    )
+
+
+def check_proposal(state: Tournament, seed: bytes, recorded: Proposal) -> tuple[bool, str]:
+    """Whether a recorded Swiss proposal is the seed's, and which check said so: the same
+    pairing re-derived (same solver version), or, under another version, every constraint
+    met and a score no worse than the recorded objective."""
+    fmt = state.format
+    number = len([r for r in state.rounds if r.published]) + 1
+    order = seeded_order(state, seed, number)
+    met, seats, _ = history(state)
+    scored = (
+        score(recorded.tables, order, met, seats, fmt.largest)
+        if set(order) >= {n for t in recorded.tables for n in t}
+        else None
+    )
+    if recorded.solver == solver_name():
+        again = propose(state, seed)
+        same = (again.tables, again.byes, again.objective) == (
+            recorded.tables,
+            recorded.byes,
+            recorded.objective,
+        )
+        return same, "re-derived with the same solver version" + (
+            "" if same else ": the pairing differs"
+        )
+    sizes, bye_count = table_plan(len(order), fmt)
+    ok = (
+        scored is not None
+        and tuple(sorted(map(len, recorded.tables), reverse=True)) == sizes
+        and len(recorded.byes) == bye_count
+        and sorted([n for t in recorded.tables for n in t] + list(recorded.byes)) == sorted(order)
+        and scored <= recorded.objective
+    )
+    return ok, (
+        f"solver {recorded.solver} recorded, {solver_name()} here: constraints checked and the "
+        f"score {scored} against the recorded objective {recorded.objective}"
+    )
