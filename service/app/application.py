@@ -39,6 +39,7 @@ from feastlog.service.app.errors import (
 from feastlog.service.app.limits import Refolds, RefusalBudget
 from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.reads import Reads, asked_for, first_seq
+from feastlog.service.app.tournament import Tournaments
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.writer import Database
@@ -143,6 +144,7 @@ class Application(Reads):
         self.refusals = RefusalBudget()
         self.refolds = Refolds()
         self.finishing = ToTheEnd()
+        self.tournaments = Tournaments(self)
 
     async def start(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -195,13 +197,17 @@ class Application(Reads):
 
     async def _open(self, opening: commands.Opening, warnings: tuple[str, ...] = ()) -> Created:
         await self.db.commit(Batch(games=[opening.stored]))
+        self.opened(opening)
+        return Created(opening.genesis, opening.tokens, warnings)
+
+    def opened(self, opening: commands.Opening) -> None:
+        """Take a game just committed into memory: live, or waiting; its seat tokens."""
         if opening.game is None:
             self.room.add(opening.genesis, opening.server_seed, opening.pack)
         else:
             self.live.start(opening.game)
         for seat, token in enumerate(opening.tokens):
             self.credentials.add_seat(token, opening.genesis.game_id, seat)
-        return Created(opening.genesis, opening.tokens, warnings)
 
     async def join(self, caller: Caller, game_id: str, entropy: bytes) -> tuple[bool, list[int]]:
         """Take one seat's entropy; begin the game when every seat has sent its own."""
@@ -426,6 +432,8 @@ class Application(Reads):
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
         self.live.settle(game)
+        if game.over and game.genesis.tournament_id:  # its result goes to its tournament
+            self.tournaments.ended_soon(game, utc_now())
         return await self._accepted(game, done.rows[0], viewer, False)
 
     async def _accepted(self, game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accepted:

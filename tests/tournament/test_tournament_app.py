@@ -1,0 +1,83 @@
+"""A tournament's use cases on the store in memory: create, register, pair, publish,
+play (bots), results flowing in, the clock, a drop, a late entry, a penalty, the end."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from feastlog.replay.engine import RuleViolation
+from feastlog.replay.tournament.record import fold_rows
+from feastlog.service.app.tournament import Seat
+from feastlog.v1 import tournament_record_pb2 as tpb
+from tests.app.test_app_memory import App, on_memory
+
+NOW = "2026-12-02T00:00:00Z"
+OPTIONS = {"game_kind": "bon-appetit", "table_sizes": "3-4", "rounds": "3"}
+
+
+async def play_round(on: App, seats: list[Seat], rng: random.Random) -> None:
+    """Random legal commands at every table of a round until each game is over."""
+    by_game: dict[str, list[Seat]] = {}
+    for seat in seats:
+        by_game.setdefault(seat.game_id, []).append(seat)
+    for game_id, table in by_game.items():
+        callers = [on.caller(s.token) for s in sorted(table, key=lambda s: s.seat)]
+        sent = 0
+        while not (await on.app.live.get(game_id)).over:
+            for caller in rng.sample(callers, len(callers)):
+                legal = await on.app.legal(caller, game_id)
+                if legal.commands:
+                    command = rng.choice(legal.commands)
+                    await on.app.submit(caller, game_id, f"bot-{sent}", legal.seq, command)
+                    sent += 1
+                    break
+
+
+def command(**action: object) -> tpb.TournamentCommand:
+    return tpb.TournamentCommand(reason="as the organiser decided", **action)  # type: ignore[arg-type]
+
+
+def test_a_small_event_runs_on_the_record() -> None:
+    async def scenario(on: App) -> None:
+        desks = on.app.tournaments
+        names = [f"P{i:02d}" for i in range(7)]
+        state = await desks.create(on.organiser, OPTIONS, names, NOW)
+        tid = state.tournament_id
+        rng = random.Random(3)
+        with pytest.raises(RuleViolation) as twice:
+            await desks.command(
+                on.organiser, tid, command(register=tpb.RegisterPlayer(name="P01")), NOW
+            )
+        assert twice.value.rule_id == "TOUR-REGISTER-TWICE"
+        for number in (1, 2, 3):
+            state = await desks.pair(on.organiser, tid, [], [], NOW)
+            current = state.current
+            assert current is not None and sorted(map(len, current.tables)) == [3, 4]
+            state, seats = await desks.publish(on.organiser, tid, NOW)
+            with pytest.raises(RuleViolation) as early:
+                await desks.pair(on.organiser, tid, [], [], NOW)
+            assert early.value.rule_id == "TOUR-PAIR-UNFINISHED"
+            await desks.command(
+                on.organiser, tid, command(start_clock=tpb.StartClock(round=number)), NOW
+            )
+            await play_round(on, seats, rng)
+            snap = await desks.snapshot(tid, 0, NOW)
+            assert snap.state.rounds[-1].complete, snap.state.rounds[-1]
+            if number == 1:
+                await desks.command(
+                    on.organiser, tid, command(drop=tpb.DropPlayer(name="P06")), NOW
+                )
+                await desks.command(
+                    on.organiser, tid, command(register=tpb.RegisterPlayer(name="Late")), NOW
+                )
+        state = await desks.end(on.organiser, tid, NOW)
+        snap = await desks.snapshot(tid, 0, NOW)
+        assert snap.state.ended and snap.rows[-1].kind == "seed_reveal"
+        again = fold_rows(snap.rows)[-1]
+        assert again == snap.state
+        played = {line.name: line.played for line in snap.standings}
+        assert played["P06"] == 1 and played["Late"] == 2
+
+    on_memory(scenario)
