@@ -19,7 +19,7 @@ from feastlog.replay.tournament.state import Entrant, Penalty, Result, Round, To
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
 
-NAME_MOST = 64
+NAME_MOST = 40  # the input policy's bound of a name (service/app/bounds.py)
 
 
 def begin(genesis: record_pb2.Genesis) -> Tournament:

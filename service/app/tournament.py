@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from feastlog.replay.engine import RuleViolation
 from feastlog.replay.record import ARBITER, SERVER, Row
 from feastlog.replay.tournament import pairing
+from feastlog.replay.tournament.export import export_text
 from feastlog.replay.tournament.record import (
     command_row,
     fold_rows,
@@ -85,6 +86,7 @@ class Snapshot:
     state: Tournament
     standings: list[Line]
     rows: tuple[Row, ...]
+    seed_commitment: str
 
 
 class Tournaments:
@@ -103,7 +105,7 @@ class Tournaments:
         task.add_done_callback(_taken)
         task.add_done_callback(self._taking.discard)
 
-    async def create(
+    async def create_tournament(
         self, caller: Caller, options: Mapping[str, str], players: Sequence[str], now: str
     ) -> Tournament:
         """A new tournament: its genesis (format, seed commitment), and its first players."""
@@ -303,7 +305,19 @@ class Tournaments:
         last = len(live.rows)
         seq = last if at_seq <= 0 else min(at_seq, last)
         state = live.states[seq - 1]
-        return Snapshot(seq, last, state, standings(state), tuple(live.rows[:seq]))
+        commitment = record_pb2.Genesis.FromString(live.rows[0].body).seed_commitment
+        return Snapshot(seq, last, state, standings(state), tuple(live.rows[:seq]), commitment)
+
+    async def export_tournament(self, tid: str, now: str) -> str:
+        """The tournament's record with every published game's, as one JSON document."""
+        live = await self._load(tid)
+        async with live.lock:
+            await self._catch_up(live, now)
+            rows = tuple(live.rows)
+        games = []
+        for game_id in (g for r in live.state.rounds for g in r.game_ids):
+            games.append(await self.app.db.call(self.app.db.store.load, game_id))
+        return await asyncio.to_thread(export_text, rows, [g for g in games if g is not None])
 
     async def follow(self, tid: str, from_seq: int) -> AsyncIterator[tuple[Row, Tournament]]:
         """Every row from ``from_seq`` on, stored then live, with the state after it."""

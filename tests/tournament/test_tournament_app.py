@@ -43,7 +43,7 @@ def test_a_small_event_runs_on_the_record() -> None:
     async def scenario(on: App) -> None:
         desks = on.app.tournaments
         names = [f"P{i:02d}" for i in range(7)]
-        state = await desks.create(on.organiser, OPTIONS, names, NOW)
+        state = await desks.create_tournament(on.organiser, OPTIONS, names, NOW)
         tid = state.tournament_id
         rng = random.Random(3)
         with pytest.raises(RuleViolation) as twice:
