@@ -13,13 +13,14 @@ restart, another path), whenever the tournament is next read or changed (``_catc
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from feastlog.replay.engine import RuleViolation
+from feastlog.replay.engine import RuleViolation, SetupRefused
 from feastlog.replay.record import ARBITER, SERVER, Row
 from feastlog.replay.tournament import pairing
 from feastlog.replay.tournament.export import export_text
@@ -43,10 +44,31 @@ from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
 
 log = logging.getLogger("feastlog")
+M = TypeVar("M", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from feastlog.service.app.application import Application
     from feastlog.service.app.live import LiveGame
+
+
+def _named_rule(method: M) -> M:
+    """A refusal of the tournament's rules says its rule id in its words too
+    (``TOUR-SWAP: a swap takes two different players``), as `feastlog rules tournament`
+    lists them; the id is in the error's metadata as for every refusal."""
+
+    @functools.wraps(method)
+    async def named(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except RuleViolation as refused:
+            if refused.message.startswith(refused.rule_id):
+                raise
+            words = f"{refused.rule_id}: {refused.message}"
+            if isinstance(refused, SetupRefused):
+                raise SetupRefused(refused.rule_id, refused.field, words) from None
+            raise RuleViolation(refused.rule_id, words) from None
+
+    return named  # type: ignore[return-value]
 
 
 @dataclass
@@ -105,6 +127,7 @@ class Tournaments:
         task.add_done_callback(_taken)
         task.add_done_callback(self._taking.discard)
 
+    @_named_rule
     async def create_tournament(
         self, caller: Caller, options: Mapping[str, str], players: Sequence[str], now: str
     ) -> Tournament:
@@ -162,6 +185,7 @@ class Tournaments:
             live.moved.notify_all()
         return live.state
 
+    @_named_rule
     async def command(
         self, caller: Caller, tid: str, command: tpb.TournamentCommand, now: str
     ) -> Tournament:
@@ -178,6 +202,7 @@ class Tournaments:
                 await self._rule_at_time(caller, live, now)
             return state
 
+    @_named_rule
     async def pair(
         self,
         caller: Caller,
@@ -233,6 +258,7 @@ class Tournaments:
             )
             return await self._append(live, [(_by(caller, propose, "server"), SERVER)], now)
 
+    @_named_rule
     async def publish(self, caller: Caller, tid: str, now: str) -> tuple[Tournament, list[Seat]]:
         """Publish the proposed round: every table's game and the publish row, one commit."""
         _runs(caller)
@@ -269,6 +295,7 @@ class Tournaments:
                     seats.append(Seat(t, seat, name, opening.genesis.game_id, token))
             return state, seats
 
+    @_named_rule
     async def end(self, caller: Caller, tid: str, now: str) -> Tournament:
         """End the tournament: the end row and the seed reveal."""
         _runs(caller)
