@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from feastlog.replay.engine import RuleViolation
 from feastlog.replay.rng import Rng, hmac_sha256
+from feastlog.replay.tournament.fold import state_hash
 from feastlog.replay.tournament.spec import Format
 from feastlog.replay.tournament.standings import order_key, standings
 from feastlog.replay.tournament.state import Tournament
@@ -236,8 +237,26 @@ def groups(sizes: Sequence[int]) -> list[tuple[int, int]]:
     return out
 
 
+_DERIVED: dict[tuple[str, bytes], Proposal] = {}  # the same state and seed: the same pairing
+_DERIVED_KEPT = 256
+
+
 def propose(state: Tournament, seed: bytes) -> Proposal:
-    """The Swiss pairing of the next round; RuleViolation when it cannot be paired."""
+    """The Swiss pairing of the next round; RuleViolation when it cannot be paired.
+
+    The derivation is a function of the state and the seed, so one already made in this
+    process is taken again (a verifier checking several copies of one tournament)."""
+    key = (state_hash(state), seed)
+    found = _DERIVED.get(key)
+    if found is None:
+        found = _derive(state, seed)
+        if len(_DERIVED) >= _DERIVED_KEPT:
+            _DERIVED.pop(next(iter(_DERIVED)))
+        _DERIVED[key] = found
+    return found
+
+
+def _derive(state: Tournament, seed: bytes) -> Proposal:
     fmt = state.format
     number = len([r for r in state.rounds if r.published]) + 1
     order = seeded_order(state, seed, number)
