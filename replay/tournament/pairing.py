@@ -30,6 +30,7 @@ import struct
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from feastlog.replay.engine import RuleViolation
 from feastlog.replay.rng import Rng, hmac_sha256
@@ -168,7 +169,28 @@ def _solve_group(
     largest: int,
     random_seed: int,
 ) -> tuple[list[tuple[str, ...]], str]:
-    """One group's tables (seated) and the solver's status."""
+    """One group's tables (seated) and the solver's status: first with every player on
+    one of their least-used seats (seat balance kept within one), and only when no such
+    pairing exists with seats free, their overuse costed (status ``… SEATS-SOFT``)."""
+    balanced = _model(players, sizes, met, seats, largest, random_seed, kept=True)
+    if balanced is not None:
+        return balanced
+    found = _model(players, sizes, met, seats, largest, random_seed, kept=False)
+    assert found is not None  # with seats free there is always a pairing
+    tables, status = found
+    return tables, f"{status} SEATS-SOFT"
+
+
+def _model(
+    players: Sequence[str],
+    sizes: Sequence[int],
+    met: Meetings,
+    seats: dict[str, Counter[int]],
+    largest: int,
+    random_seed: int,
+    kept: bool,
+) -> tuple[list[tuple[str, ...]], str] | None:
+    """Solve one group; None when ``kept`` (least-used seats only) leaves no pairing."""
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
@@ -179,13 +201,22 @@ def _solve_group(
         for p in range(m)
         for t in tables
         for s in range(sizes[t])
+        if not kept or over(seats[players[p]], s, largest) == 0
     }
-    y = {(p, t): sum(x[p, t, s] for s in range(sizes[t])) for p in range(m) for t in tables}
+    at: dict[tuple[int, int], list[Any]] = {(p, t): [] for p in range(m) for t in tables}
+    by_seat: dict[tuple[int, int], list[Any]] = {
+        (t, s): [] for t in tables for s in range(sizes[t])
+    }
+    for (p, t, s), var in x.items():
+        at[p, t].append(var)
+        by_seat[t, s].append(var)
+    if any(not candidates for candidates in by_seat.values()):
+        return None
+    y = {key: sum(found) for key, found in at.items()}
     for p in range(m):
-        model.add_exactly_one(x[p, t, s] for t in tables for s in range(sizes[t]))
-    for t in tables:
-        for s in range(sizes[t]):
-            model.add_exactly_one(x[p, t, s] for p in range(m))
+        model.add_exactly_one(v for t in tables for v in at[p, t])
+    for candidates in by_seat.values():
+        model.add_exactly_one(candidates)
     terms = []
     for p, q in itertools.combinations(range(m), 2):
         times = met[min(players[p], players[q]), max(players[p], players[q])]
@@ -213,6 +244,10 @@ def _solve_group(
     solver.parameters.random_seed = random_seed
     solver.parameters.max_deterministic_time = DETERMINISTIC_TIME
     status = solver.solve(model)
+    if status == cp_model.INFEASIBLE or (
+        kept and status not in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+    ):
+        return None
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return [tuple(t) for t in plain], "HINT"
     out: list[list[str]] = [[""] * size for size in sizes]
@@ -282,15 +317,17 @@ def _derive(state: Tournament, seed: bytes) -> Proposal:
         )
         tables += found
         statuses.append(status)
-    worst = (
-        "OPTIMAL"
-        if all(s == "OPTIMAL" for s in statuses)
-        else ("FEASIBLE" if "HINT" not in statuses else "HINT")
-    )
+    worst = max(statuses, key=_worse)
     made = tuple(tuple(t) for t in tables)
     return Proposal(
         made, byes, METHOD, solver_name(), score(made, order, met, seats, fmt.largest), worst
     )
+
+
+def _worse(status: str) -> tuple[bool, int]:
+    """How bad a group's status is: seats soft first, then HINT, FEASIBLE, OPTIMAL."""
+    word = status.split(" ")[0]
+    return status.endswith("SEATS-SOFT"), ("OPTIMAL", "FEASIBLE", "HINT").index(word)
 
 
 def check_proposal(state: Tournament, seed: bytes, recorded: Proposal) -> tuple[bool, str]:

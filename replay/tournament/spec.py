@@ -192,7 +192,10 @@ def read_format(options: Mapping[str, str]) -> Format:
         raise _refuse(
             "pairing", f"pairing is one of {', '.join(PAIRINGS)}, not {merged['pairing']!r}"
         )
-    points = tuple(plain_number(p) for p in merged["place_points"].split(","))
+    given = merged["place_points"].split(",")
+    if "place_points" not in options:  # the default, with 0 for each place beyond the fourth
+        given += ["0"] * (largest - len(given))
+    points = tuple(plain_number(p) for p in given)
     if len(points) < largest or any(p is None or p > 1000 for p in points):
         raise _refuse(
             "place_points",
