@@ -12,6 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from google.protobuf.message import DecodeError
+
+from feastlog.replay.audit import RULE, STATE, Fault
 from feastlog.replay.engine import Engine, RuleViolation
 from feastlog.replay.fold import Table, outcome
 from feastlog.replay.record import (
@@ -157,3 +160,25 @@ def table_result(
     most = max((points[c] for c in contenders), default=None)
     winners = [s for s in contenders if points[s] == most]
     return points, places_of(points, winners), True
+
+
+def fold_faults(rows: Sequence[Row]) -> tuple[int, list[Fault]]:
+    """A tournament record's fold for an audit: (commands checked, faults): each row by
+    the tournament's rules and each state hash (the chain, seed and commitments are the
+    audit's own checks, as for a game's)."""
+    try:
+        state = begin(record_pb2.Genesis.FromString(rows[0].body))
+    except (DecodeError, RuleViolation) as bad:
+        return 0, [Fault(1, RULE, f"the tournament's format does not set up: {bad}")]
+    faults = [] if state_hash(state) == rows[0].state_hash else [Fault(1, STATE, "state hash")]
+    checked = 0
+    for row in rows[1:]:
+        if row.kind == COMMAND:
+            try:
+                state = apply(state, tpb.TournamentCommand.FromString(row.body))
+            except (DecodeError, RuleViolation) as bad:
+                return checked, [*faults, Fault(row.seq, RULE, str(bad))]
+            checked += 1
+        if state_hash(state) != row.state_hash:
+            faults.append(Fault(row.seq, STATE, "the state hash is not the tournament's"))
+    return checked, faults

@@ -7,9 +7,13 @@ import random
 
 import pytest
 
+from feastlog.replay.audit import verify
 from feastlog.replay.engine import RuleViolation
+from feastlog.replay.export import export_record, to_text, verify_document
+from feastlog.replay.tournament.export import verify_tournament
 from feastlog.replay.tournament.record import fold_rows
 from feastlog.service.app.tournament import Seat
+from feastlog.service.store.projection import rows_of_stored
 from feastlog.v1 import tournament_record_pb2 as tpb
 from tests.app.test_app_memory import App, on_memory
 
@@ -79,5 +83,14 @@ def test_a_small_event_runs_on_the_record() -> None:
         assert again == snap.state
         played = {line.name: line.played for line in snap.standings}
         assert played["P06"] == 1 and played["Late"] == 2
+        # the tournament's own record goes through the games' audit, export and verify
+        stored = on.store.load(tid)
+        assert stored is not None and rows_of_stored(stored) == []
+        assert verify(stored.rows, stored.pack_body, stored.server_seed).ok
+        alone = verify_document(to_text(export_record(stored.rows, stored.pack_body)))
+        assert alone.ok and alone.game_kind == "tournament" and alone.commands_checked > 20
+        report = verify_tournament(await desks.export_tournament(tid, NOW))
+        assert report.ok, report.faults
+        assert report.games_verified == 6
 
     on_memory(scenario)
