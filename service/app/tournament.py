@@ -38,7 +38,12 @@ from feastlog.replay.tournament.standings import Line, standings
 from feastlog.replay.tournament.state import Tournament
 from feastlog.service.app import commands
 from feastlog.service.app.auth import Caller
-from feastlog.service.app.errors import BadRequest, GameNotFound, PermissionDenied
+from feastlog.service.app.errors import (
+    BadRequest,
+    GameNotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
 from feastlog.service.store import Batch, NewGame
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
@@ -416,7 +421,9 @@ def _longer(live: Live, sent: int) -> Callable[[], bool]:
 
 
 def _runs(caller: Caller) -> None:
-    """TOUR-ROLE: the organiser or a named arbiter."""
+    """TOUR-ROLE: the organiser or a named arbiter (no credentials: unauthenticated)."""
+    if caller.role == "anonymous":
+        raise Unauthenticated("running a tournament needs the organiser's or an arbiter's key")
     if caller.role not in ("organiser", "arbiter"):
         raise PermissionDenied(
             "only the organiser or a named arbiter runs a tournament", rule_id="TOUR-ROLE"
