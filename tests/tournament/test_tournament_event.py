@@ -294,3 +294,63 @@ def test_five_tamperings_fail_verification(
     seed = json.loads(json.dumps(document))  # (and 6: another seed claimed in the header)
     seed["server_seed"] = "00" * 32
     assert any("server_seed" in f for f in faults(seed))
+
+
+MENU_FORMAT = {"game_kind": "menu-masters", "table_sizes": "3-5", "rounds": "3"}
+
+
+def test_a_menu_masters_event_played_by_bots_verifies(tmp_path: Path) -> None:
+    """12 players, 3 rounds of Menu Masters: each table plays a few dozen commands before
+    time is called (tables closed as they stand, scored from their points), one table of
+    round 1 is extended, a player drops after round 2, one enters late, one is warned."""
+    server = ProcessServer(tmp_path / "menu.duckdb", KEY)
+    try:
+        games = stub(server.address)
+        tour = pb_grpc.TournamentServiceStub(grpc.insecure_channel(server.address))
+        org = bearer(KEY)
+        names = [f"Chef {i:02d}" for i in range(12)]
+        made = tour.CreateTournament(
+            pb.CreateTournamentRequest(format=MENU_FORMAT, players=names), metadata=org
+        ).tournament
+        tid = made.tournament_id
+        for number in (1, 2, 3):
+            if number == 3:
+                drop = pb.DropPlayerRequest(tournament_id=tid, name="Chef 05", reason="ill")
+                tour.DropPlayer(drop, metadata=org)
+                late = pb.RegisterPlayerRequest(tournament_id=tid, name="Chef Late")
+                tour.RegisterPlayer(late, metadata=org)
+            tour.PairRound(pb.PairRoundRequest(tournament_id=tid), metadata=org)
+            published = tour.PublishRound(pb.PublishRoundRequest(tournament_id=tid), metadata=org)
+            tour.StartClock(pb.StartClockRequest(tournament_id=tid, minutes=30), metadata=org)
+            if number == 1:
+                extend = pb.ExtendClockRequest(
+                    tournament_id=tid, table=2, minutes=3, reason="late start"
+                )
+                tour.ExtendClock(extend, metadata=org)
+                warn = pb.AddPenaltyRequest(
+                    tournament_id=tid, name="Chef 00", penalty="warning", reason="phone out"
+                )
+                tour.AddPenalty(warn, metadata=org)
+            tokens: dict[str, list[str]] = {}
+            for seat in published.seats:
+                tokens.setdefault(seat.game_id, []).append(seat.seat_token)
+            for t, (game_id, seats) in enumerate(tokens.items()):
+                play_to_end(games, game_id, seats, seed=number * 5 + t, stop_after=24)
+            tour.CallTime(pb.CallTimeRequest(tournament_id=tid), metadata=org)
+            state = wait_complete(tour, tid)
+            assert all(t.closed for t in state.rounds[-1].tables)
+            assert sorted(len(t.players) for t in state.rounds[-1].tables) == [4, 4, 4]
+        tour.EndTournament(pb.EndTournamentRequest(tournament_id=tid), metadata=org)
+        final = tour.GetTournament(pb.GetTournamentRequest(tournament_id=tid)).tournament
+        document = tour.ExportTournament(pb.ExportTournamentRequest(tournament_id=tid)).document
+    finally:
+        server.kill()
+    assert {p.name: p.last_round for p in final.players}["Chef 05"] == 2
+    assert {s.name: s.played for s in final.standings}["Chef Late"] == 1
+    assert final.rounds[0].tables[1].minutes == 33 and final.rounds[0].tables[0].minutes == 30
+    report = verify_tournament(document)
+    assert report.ok, report.faults
+    assert report.games_verified == 9
+    forged = json.loads(document)  # a closed table's record said to have ended otherwise
+    forged["games"] = forged["games"][:-1]
+    assert not verify_tournament(json.dumps(forged)).ok
