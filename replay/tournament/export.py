@@ -140,9 +140,11 @@ class TournamentReport:
 
 def is_tournament_export(text: str) -> bool:
     """Whether a file's text is a tournament export (its format says so)."""
+    if f'"format": "{FORMAT}"' not in text[:200] and f'"format":"{FORMAT}"' not in text[:200]:
+        return False  # (its first key, as every export writes it: nothing else is parsed)
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return isinstance(document, dict) and document.get("format") == FORMAT
 
@@ -176,7 +178,10 @@ def _rows(document: dict[str, Any], tid: str) -> tuple[Row, ...]:
 
 def verify_tournament(text: str) -> TournamentReport:
     """Verify a tournament's export (see the module's steps); BadExport for a file that is none."""
-    document = json.loads(text)
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError) as bad:
+        raise BadExport(f"it is not JSON: {type(bad).__name__}") from None
     if (
         not isinstance(document, dict)
         or document.get("format") != FORMAT
@@ -293,7 +298,10 @@ def _check_pairing(
         propose.objective,
         propose.status,
     )
-    ok, how = check_proposal(base, seed, recorded)
+    try:
+        ok, how = check_proposal(base, seed, recorded)
+    except RuleViolation as bad:  # nothing could have been derived from this state
+        ok, how = False, f"no pairing derives from the state before it ({bad.message})"
     report.checks.append(f"round {propose.round}: pairing {how}")
     if not ok:
         report.faults.append(
