@@ -46,7 +46,7 @@ from feastlog.replay.record import COMMAND, CURRENT_VERSION, GENESIS, SEED_REVEA
 from feastlog.replay.rng import seed_commitment
 from feastlog.replay.tournament.fold import apply, begin, state_hash
 from feastlog.replay.tournament.pairing import METHOD, Proposal, check_proposal
-from feastlog.replay.tournament.record import table_result
+from feastlog.replay.tournament.record import round_seed, table_result
 from feastlog.replay.tournament.standings import Line, standings
 from feastlog.replay.tournament.state import Tournament
 from feastlog.v1 import record_pb2
@@ -221,7 +221,7 @@ def verify_tournament(text: str) -> TournamentReport:
         return report
     report.checks.append(f"{len(rows)} rows folded, every state hash checked")
     games = _games(document, report)
-    _check_games(states[-1], games, report)
+    _check_games(states[-1], games, report, seed)
     if report.faults:
         report.checks.append("pairings not re-derived: the record has faults already")
     else:
@@ -338,7 +338,9 @@ def _games(document: dict[str, Any], report: TournamentReport) -> dict[str, Any]
     return found
 
 
-def _check_games(state: Tournament, games: dict[str, Any], report: TournamentReport) -> None:
+def _check_games(
+    state: Tournament, games: dict[str, Any], report: TournamentReport, seed: bytes | None
+) -> None:
     """Each published table's game: the tournament's, the table's seats, the result recorded."""
     for round_ in state.rounds:
         for t, (players, game_id) in enumerate(
@@ -359,6 +361,13 @@ def _check_games(state: Tournament, games: dict[str, Any], report: TournamentRep
                 )
             if tuple(s.name for s in genesis.seats) != players:
                 report.faults.append(f"{where}: its seats are not the published table's")
+            dealt = round_seed(seed, round_.number) if seed is not None else None
+            if (
+                state.format.duplicate
+                and dealt is not None
+                and (not genesis.seed_supplied or genesis.seed_commitment != seed_commitment(dealt))
+            ):
+                report.faults.append(f"{where}: it is not dealt from round {round_.number}'s seed")
             if result is None:
                 report.faults.append(f"{where}: the game ended but the stream has no result for it")
                 continue

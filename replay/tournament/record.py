@@ -10,6 +10,7 @@ derives or takes from the games: proposals of Swiss rounds and results) and
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping, Sequence
 
 from google.protobuf.message import DecodeError
@@ -27,7 +28,7 @@ from feastlog.replay.record import (
     Row,
     make_row,
 )
-from feastlog.replay.rng import seed_commitment
+from feastlog.replay.rng import hmac_sha256, seed_commitment
 from feastlog.replay.tournament.fold import apply, begin, state_hash
 from feastlog.replay.tournament.spec import KIND, read_format
 from feastlog.replay.tournament.standings import places_of
@@ -182,3 +183,9 @@ def fold_faults(rows: Sequence[Row]) -> tuple[int, list[Fault]]:
         if state_hash(state) != row.state_hash:
             faults.append(Fault(row.seq, STATE, "the state hash is not the tournament's"))
     return checked, faults
+
+
+def round_seed(server_seed: bytes, number: int) -> bytes:
+    """The seed every table of duplicate round ``number`` is dealt from:
+    HMAC-SHA256(tournament seed, "tournament/deal" || uint32_be(round))."""
+    return hmac_sha256(server_seed, b"tournament/deal" + struct.pack(">I", number))

@@ -70,7 +70,7 @@ RULES = catalogue(
 
 PAIRINGS = ("swiss", "fixed")
 AT_TIME = ("close", "void")
-TIEBREAKS = ("game_points", "opponents_average", "wins")
+TIEBREAKS = ("game_points", "opponents_average", "wins", "par")
 PENALTIES = ("warning", "game_loss", "disqualification")
 MAX_ROUNDS = 30
 MAX_TABLE = 8
@@ -87,6 +87,7 @@ DEFAULTS: Mapping[str, str] = {
     "at_time": "close",
     "round_minutes": "50",
     "seat_entropy": "false",
+    "duplicate": "false",
 }
 GAME_OPTION = "game."  # a key "game.<name>" is the option <name> of every table's game
 
@@ -109,6 +110,7 @@ class Format:
     round_minutes: int
     seat_entropy: bool
     game_options: tuple[tuple[str, str], ...]
+    duplicate: bool = False  # every table of a round dealt from the round's one seed
 
     def sizes(self) -> range:
         """The table sizes allowed, smallest first."""
@@ -131,6 +133,7 @@ class Format:
             "at_time": self.at_time,
             "round_minutes": str(self.round_minutes),
             "seat_entropy": str(self.seat_entropy).lower(),
+            "duplicate": str(self.duplicate).lower(),
         }
         out.update({GAME_OPTION + k: v for k, v in self.game_options})
         return out
@@ -218,7 +221,14 @@ def read_format(options: Mapping[str, str]) -> Format:
         option = spec.option(name)
         if option is None or not option.takes(value, largest):
             raise _refuse(GAME_OPTION + name, f"{spec.title} has no option {name} = {value!r}")
+    duplicate = _flag(merged, "duplicate")
+    if duplicate and (smallest != largest or _flag(merged, "seat_entropy")):
+        raise _refuse(
+            "duplicate",
+            "duplicate rounds deal every table the same cards: one table size, no seat entropy",
+        )
     return Format(
+        duplicate=duplicate,
         game_kind=spec.kind,
         ruleset_version=ruleset,
         smallest=smallest,

@@ -7,7 +7,10 @@ tiebreaks in the format's order (docs/tournament.md gives each formula).
 - ``game_points``: the sum of the player's points in their games (rulings included);
 - ``opponents_average``: over the player's tables, the mean match points of their
   table-mates now, averaged over those tables;
-- ``wins``: first places, a first place shared by k seats counting 1/k.
+- ``wins``: first places, a first place shared by k seats counting 1/k;
+- ``par`` (duplicate rounds): over the player's duplicate rounds, their points minus the
+  round's par for their seat, the mean points scored from that seat across the round's
+  tables (every table dealt the same cards).
 
 A disqualified player is ranked after everyone else; the last key is the name.
 """
@@ -19,7 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from feastlog.replay.tournament.spec import Format
-from feastlog.replay.tournament.state import Tournament
+from feastlog.replay.tournament.state import Round, Tournament
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Line:
     wins: Fraction
     played: int
     byes: int
+    par: Fraction
     dropped: bool
     disqualified: bool
     warnings: int
@@ -78,7 +82,11 @@ def standings(state: Tournament, rounds: int | None = None) -> list[Line]:
     played = dict.fromkeys(match, 0)
     byes = dict.fromkeys(match, 0)
     mates: dict[str, list[tuple[str, ...]]] = {n: [] for n in match}
+    par = dict.fromkeys(match, Fraction(0))
     for round_ in counted:
+        if fmt.duplicate:
+            for name, against in against_par(round_).items():
+                par[name] += against
         for name in round_.byes:
             match[name] += fmt.bye_points
             byes[name] += 1
@@ -108,12 +116,29 @@ def standings(state: Tournament, rounds: int | None = None) -> list[Line]:
                 wins[name],
                 played[name],
                 byes[name],
+                par[name],
                 not entrant.active(),
                 entrant.disqualified,
                 warnings,
             )
         )
     return sorted(lines, key=lambda line: order_key(fmt, line))
+
+
+def against_par(round_: Round) -> dict[str, Fraction]:
+    """Each seated player's points minus the par of their seat in a complete round: the
+    mean of the points scored from that seat at the round's tables of its size."""
+    out: dict[str, Fraction] = {}
+    for players, result in zip(round_.tables, round_.results, strict=True):
+        assert result is not None
+        for seat, name in enumerate(players):
+            same = [
+                r.points[seat]
+                for t, r in zip(round_.tables, round_.results, strict=True)
+                if r is not None and len(t) == len(players)
+            ]
+            out[name] = result.points[seat] - Fraction(sum(same), len(same))
+    return out
 
 
 def order_key(fmt: Format, line: Line) -> tuple[object, ...]:

@@ -31,6 +31,7 @@ from feastlog.replay.tournament.record import (
     is_tournament,
     new_genesis,
     reveal_row,
+    round_seed,
     table_result,
 )
 from feastlog.replay.tournament.spec import ID_PREFIX, read_format
@@ -279,7 +280,7 @@ class Tournaments:
                     fmt.game_kind,
                     list(players),
                     dict(fmt.game_options),
-                    b"",
+                    round_seed(live.server_seed, current.number) if fmt.duplicate else b"",
                     tid,
                     b"",
                     fmt.seat_entropy,

@@ -12,6 +12,8 @@ from feastlog.replay.engine import RuleViolation
 from feastlog.replay.export import export_record, to_text, verify_document
 from feastlog.replay.tournament.export import verify_tournament
 from feastlog.replay.tournament.record import fold_rows
+from feastlog.replay.tournament.standings import against_par
+from feastlog.replay.visibility import Hidden
 from feastlog.service.app.tournament import Seat
 from feastlog.service.store.projection import rows_of_stored
 from feastlog.v1 import tournament_record_pb2 as tpb
@@ -92,5 +94,40 @@ def test_a_small_event_runs_on_the_record() -> None:
         report = verify_tournament(await desks.export_tournament(tid, NOW))
         assert report.ok, report.faults
         assert report.games_verified == 6
+
+    on_memory(scenario)
+
+
+def test_a_duplicate_round_deals_every_table_the_same_and_scores_against_par() -> None:
+    async def scenario(on: App) -> None:
+        desks = on.app.tournaments
+        options = {"table_sizes": "4", "rounds": "2", "duplicate": "true", "tiebreaks": "par"}
+        state = await desks.create_tournament(
+            on.organiser, options, [f"D{i}" for i in range(8)], NOW
+        )
+        tid = state.tournament_id
+        rng = random.Random(5)
+        for _ in (1, 2):
+            await desks.pair(on.organiser, tid, [], [], NOW)
+            state, seats = await desks.publish(on.organiser, tid, NOW)
+            games = sorted({s.game_id for s in seats})
+            geneses = [(await on.app.live.get(g)).genesis for g in games]
+            assert len({g.seed_commitment for g in geneses}) == 1
+            assert all(g.seed_supplied for g in geneses)
+            first = [s for s in seats if s.game_id == games[0]]
+            await play_round(on, first, rng)
+            spectator = on.credentials.caller([])
+            with pytest.raises(Hidden):  # its twin still runs: its record stays private
+                await on.app.export(spectator, games[0])
+            await play_round(on, [s for s in seats if s.game_id != games[0]], rng)
+            snap = await desks.snapshot(tid, 0, NOW)
+            assert snap.state.rounds[-1].complete
+            par = against_par(snap.state.rounds[-1])
+            assert sum(par.values()) == 0  # par is each seat's mean across the tables
+        await desks.end(on.organiser, tid, NOW)
+        report = verify_tournament(await desks.export_tournament(tid, NOW))
+        assert report.ok, report.faults
+        lines = (await desks.snapshot(tid, 0, NOW)).standings
+        assert sum(line.par for line in lines) == 0
 
     on_memory(scenario)
