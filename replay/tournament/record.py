@@ -57,7 +57,8 @@ def new_genesis(
         pack_sha256=pack_sha256,
         options=fmt.options(),
         seed_commitment=seed_commitment(server_seed),
-        tournament_id=tournament_id,
+        # empty: its games carry the id, and the games' standings and lists count them alone
+        tournament_id="",
         created_at=now,
         record_version=CURRENT_VERSION,
     )

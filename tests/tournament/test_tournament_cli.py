@@ -60,6 +60,8 @@ def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.Monke
         assert code == 0 and "tiebreaks: game_points,opponents_average,wins" in said, said
         code, said = run("tournament", "standings", tid[1], "--at", "3", "--json")
         assert code == 0 and int(json.loads(said)["seq"]) == 3, said  # (int64: a JSON string)
+        code, said = run("standings", tid[1])  # the games' standings: its two games alone
+        assert code == 0 and "2 games finished, 0 still running" in said, said
         code, said = run("tournament", "export", tid[1], "-o", str(tmp_path / "cup.json"))
         assert code == 0, said
         stream = pb_grpc.TournamentServiceStub(grpc.insecure_channel(server.address))
