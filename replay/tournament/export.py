@@ -45,7 +45,7 @@ from feastlog.replay.history import refold, revealed_seed
 from feastlog.replay.record import COMMAND, CURRENT_VERSION, GENESIS, SEED_REVEAL, Row
 from feastlog.replay.rng import seed_commitment
 from feastlog.replay.tournament.fold import apply, begin, state_hash
-from feastlog.replay.tournament.pairing import METHOD, Proposal, check_proposal
+from feastlog.replay.tournament.pairing import METHOD, ROUND_ROBIN, Proposal, check_proposal
 from feastlog.replay.tournament.record import round_seed, table_result
 from feastlog.replay.tournament.standings import Line, standings
 from feastlog.replay.tournament.state import Tournament
@@ -254,7 +254,8 @@ def _fold(
             continue
         try:
             command = tpb.TournamentCommand.FromString(row.body)
-            if command.WhichOneof("action") == "propose" and command.propose.method == METHOD:
+            derived = (METHOD, ROUND_ROBIN)
+            if command.WhichOneof("action") == "propose" and command.propose.method in derived:
                 proposals.append((row, state, command.propose))
             state = apply(state, command)
         except (DecodeError, RuleViolation) as bad:

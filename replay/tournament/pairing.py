@@ -334,6 +334,10 @@ def check_proposal(state: Tournament, seed: bytes, recorded: Proposal) -> tuple[
     """Whether a recorded Swiss proposal is the seed's, and which check said so: the same
     pairing re-derived (same solver version), or, under another version, every constraint
     met and a score no worse than the recorded objective."""
+    if recorded.method == ROUND_ROBIN:
+        again = round_robin(state, seed)
+        same = (again.tables, again.byes) == (recorded.tables, recorded.byes)
+        return same, "round robin re-derived" + ("" if same else ": the tables differ")
     fmt = state.format
     number = len([r for r in state.rounds if r.published]) + 1
     order = seeded_order(state, seed, number)
@@ -365,3 +369,56 @@ def check_proposal(state: Tournament, seed: bytes, recorded: Proposal) -> tuple[
         f"solver {recorded.solver} recorded, {solver_name()} here: constraints checked and the "
         f"score {scored} against the recorded objective {recorded.objective}"
     )
+
+
+# Round robin: for n = q * q players in tables of q (q = 3, 4 or 5), the q + 1 parallel
+# classes of the affine plane over GF(q) seat every pair together exactly once.
+ROUND_ROBIN = "round-robin"
+_ADD = {4: [[a ^ b for b in range(4)] for a in range(4)]}
+_MUL = {4: [[0, 0, 0, 0], [0, 1, 2, 3], [0, 2, 3, 1], [0, 3, 1, 2]]}  # GF(4), x^2 = x + 1
+
+
+def _field(q: int) -> tuple[list[list[int]], list[list[int]]]:
+    if q in _ADD:
+        return _ADD[q], _MUL[q]
+    return (
+        [[(a + b) % q for b in range(q)] for a in range(q)],
+        [[(a * b) % q for b in range(q)] for a in range(q)],
+    )
+
+
+def round_robin_allowed(players: int, fmt: Format) -> bool:
+    """Whether the count allows a round robin: q * q players at tables of exactly q
+    (q = 3, 4 or 5) for at most q + 1 rounds."""
+    q = fmt.largest
+    return fmt.smallest == q and q in (3, 4, 5) and players == q * q and fmt.rounds <= q + 1
+
+
+def round_robin(state: Tournament, seed: bytes) -> Proposal:
+    """Round ``r`` of the round robin: the players of round 1 in the seed's order (stream
+    ``tournament/order/1``) as the points (i // q, i % q) of the plane; round r < q + 1
+    seats the line y = (r - 1) x + b at table b + 1, round q + 1 the line x = c at table
+    c + 1; each table's seats as a Swiss table's (``seat_order``)."""
+    fmt = state.format
+    number = len([r for r in state.rounds if r.published]) + 1
+    players = list(Rng(seed).shuffle("tournament/order/1", sorted(state.active()))[0])
+    if not round_robin_allowed(len(players), fmt) or number > fmt.largest + 1:
+        raise RuleViolation(
+            "TOUR-ROUNDS",
+            f"a round robin takes {fmt.largest * fmt.largest} active players at tables of "
+            f"{fmt.largest}, for {fmt.largest + 1} rounds at most",
+        )
+    q = fmt.largest
+    add, mul = _field(q)
+    _, seats, _ = history(state)
+    tables: list[list[str]] = [[] for _ in range(q)]
+    for i, name in enumerate(players):
+        x, y = divmod(i, q)
+        if number <= q:  # y = m x + b: b = y - m x, found by trying each b
+            m = number - 1
+            line = next(b for b in range(q) if add[mul[m][x]][b] == y)
+        else:
+            line = x
+        tables[line].append(name)
+    seated = tuple(seat_order(t, seats, fmt.largest) for t in tables)
+    return Proposal(seated, (), ROUND_ROBIN, "", 0, "EXACT")

@@ -68,7 +68,7 @@ RULES = catalogue(
     Rule("TOUR-END", "end", "A tournament ends once its last round is complete; nothing follows."),
 )
 
-PAIRINGS = ("swiss", "fixed")
+PAIRINGS = ("swiss", "fixed", "round_robin")
 AT_TIME = ("close", "void")
 TIEBREAKS = ("game_points", "opponents_average", "wins", "par")
 PENALTIES = ("warning", "game_loss", "disqualification")

@@ -252,7 +252,10 @@ class Tournaments:
                     "TOUR-ROUNDS", f"the format has {state.format.rounds} rounds, all paired"
                 )
             base = state if current is None or current.published else _without_proposal(state)
-            found = await asyncio.to_thread(pairing.propose, base, live.server_seed)
+            derive = (
+                pairing.round_robin if state.format.pairing == "round_robin" else pairing.propose
+            )
+            found = await asyncio.to_thread(derive, base, live.server_seed)
             propose = tpb.ProposePairing(
                 round=number,
                 tables=[tpb.PairedTable(players=list(t)) for t in found.tables],

@@ -205,3 +205,26 @@ def test_seat_positions_stay_balanced_within_one(players: int, points: list[int]
             n: max(c[s] for s in range(4)) - min(c[s] for s in range(4)) for n, c in seats.items()
         }
         assert max(worst.values()) <= 1, (number, Counter(worst.values()))
+
+
+def test_a_round_robin_seats_every_pair_together_exactly_once() -> None:
+    """9 players at tables of 3 (4 rounds), 16 at 4 (5 rounds), 25 at 5 (6 rounds)."""
+    for q in (3, 4, 5):
+        options = {
+            "table_sizes": str(q),
+            "rounds": str(q + 1),
+            "pairing": "round_robin",
+            "game_kind": "menu-masters",
+        }
+        genesis = record_pb2.Genesis(game_id="t_rr", game_kind="tournament", options=options)
+        state = begin(genesis)
+        for i in range(q * q):
+            state = apply(state, command(register=tpb.RegisterPlayer(name=f"r{i:02d}")))
+        for number in range(1, q + 2):
+            found = pairing.round_robin(state, SEED)
+            check_round(state, found)
+            assert pairing.check_proposal(state, SEED, found) == (True, "round robin re-derived")
+            state = play(state, found, number, [3, 1, 4, 1, 5])
+        met, seats, _ = pairing.history(state)
+        assert len(met) == q * q * (q * q - 1) // 2 and set(met.values()) == {1}
+        assert all(max(c.values()) - min(c[s] for s in range(q)) <= 1 for c in seats.values())

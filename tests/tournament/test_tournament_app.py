@@ -4,6 +4,8 @@ play (bots), results flowing in, the clock, a drop, a late entry, a penalty, the
 from __future__ import annotations
 
 import random
+from collections import Counter
+from itertools import combinations
 
 import pytest
 
@@ -129,5 +131,31 @@ def test_a_duplicate_round_deals_every_table_the_same_and_scores_against_par() -
         assert report.ok, report.faults
         lines = (await desks.snapshot(tid, 0, NOW)).standings
         assert sum(line.par for line in lines) == 0
+
+    on_memory(scenario)
+
+
+def test_a_round_robin_event_is_paired_from_the_plane_and_verified() -> None:
+    async def scenario(on: App) -> None:
+        desks = on.app.tournaments
+        options = {"table_sizes": "3", "rounds": "2", "pairing": "round_robin"}
+        state = await desks.create_tournament(
+            on.organiser, options, [f"R{i}" for i in range(9)], NOW
+        )
+        tid = state.tournament_id
+        rng = random.Random(9)
+        for _ in (1, 2):
+            state = await desks.pair(on.organiser, tid, [], [], NOW)
+            assert state.current is not None and state.current.method == "round-robin"
+            state, seats = await desks.publish(on.organiser, tid, NOW)
+            await play_round(on, seats, rng)
+        await desks.end(on.organiser, tid, NOW)
+        report = verify_tournament(await desks.export_tournament(tid, NOW))
+        assert report.ok, report.faults
+        assert sum("round robin re-derived" in c for c in report.checks) == 2
+        met = Counter(
+            frozenset(p) for r in state.rounds for t in r.tables for p in combinations(t, 2)
+        )
+        assert set(met.values()) == {1}
 
     on_memory(scenario)
