@@ -547,6 +547,22 @@ class Client:
             for k in reply.kinds
         ]
 
+    def tournament(self, rpc: str, **request: Any) -> dict[str, Any]:
+        """One of the TournamentService calls on a tournament run on the record (``rpc``:
+        its name, ``CreateTournament``…, with the request's fields): the reply as data."""
+        method = getattr(self.tournament_service, rpc)
+        request_type = getattr(tpb, f"{rpc}Request")
+        reply = self.call(method, request_type(**request))
+        return json_format.MessageToDict(
+            reply, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
+
+    def watch_tournament(self, tournament: str, from_seq: int = 1) -> Iterator[dict[str, Any]]:
+        """A tournament's rows from ``from_seq``, stored then live, each as data."""
+        request = tpb.WatchTournamentRequest(tournament_id=tournament, from_seq=from_seq)
+        for reply in self.stream(self.tournament_service.WatchTournament, request):
+            yield json_format.MessageToDict(reply, preserving_proto_field_name=True)
+
     def standings(self, tournament: str) -> dict[str, Any]:
         """A tournament's standings."""
         request = tpb.GetStandingsRequest(tournament_id=tournament)

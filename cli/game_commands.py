@@ -295,11 +295,26 @@ def replay_lines(found: Replay, with_table: bool, to_the_end: bool) -> list[str]
     return [*lines, heading.replace(" --", f"{note} --", 1) if note else heading, *table]
 
 
+class RulesOf(GameKind):
+    """A game kind, or ``tournament`` (the catalogue of a tournament's own rules)."""
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        """The kinds and tournament."""
+        return "[" + "|".join((*games.kinds(), "tournament")) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """The kind, or tournament."""
+        return "tournament" if value == "tournament" else super().convert(value, param, ctx)
+
+
 @click.command("rules")
-@kind_argument()
+@click.argument("kind", type=RulesOf())
 @click.option("--json", "as_json", is_flag=True, help="The catalogue as JSON.")
 def rules_command(kind: str, as_json: bool) -> None:
     """A game's rule catalogue: every rule id, its rulebook section and what it says."""
+    if kind == "tournament":
+        tournament_rules(as_json)
+        return
     spec = games.engine(kind).spec
     if as_json:
         from feastlog.replay.canonical import to_plain
@@ -314,3 +329,18 @@ def rules_command(kind: str, as_json: bool) -> None:
         click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
     defaults = ", ".join(f"{k}={v}" for k, v in spec.option_defaults.items())
     click.echo(f"options (defaults): {defaults}")
+
+
+def tournament_rules(as_json: bool) -> None:
+    """The tournament rule catalogue (TOUR-…), which every tournament refusal cites."""
+    from feastlog.replay.canonical import to_plain
+    from feastlog.replay.tournament.spec import DEFAULTS, RULES
+
+    if as_json:
+        echo_json([to_plain(r) for r in RULES.values()])
+        return
+    click.echo(f"Tournament: {len(RULES)} rules (docs/tournament.md)")
+    for rule in RULES.values():
+        mark = "" if rule.refuses else " (never refuses)"
+        click.echo(f"{rule.id:<24} [{rule.section}]{mark} {rule.text}")
+    click.echo(f"format (defaults): {', '.join(f'{k}={v}' for k, v in DEFAULTS.items())}")

@@ -133,6 +133,11 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.audit_commands:stats_command",
         "Per game kind: games played, win rate by seat position, a game-specific figure.",
     ),
+    "tournament": Listed(
+        "feastlog.cli.tournament:tournament_group",
+        "Run a tournament on the record: create, register, drop, pair, publish, start, "
+        "extend, call, penalty, standings, export, watch.",
+    ),
     "verify": Listed(
         "feastlog.cli.verify:verify_command",
         "Verify exported records (.json, or export --all's .jsonl) alone; exit 1 if one fails.",

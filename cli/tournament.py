@@ -32,3 +32,353 @@ def standings_command(tournament_id: str, as_json: bool, **connection: Any) -> N
         f"{line['points']:>7}"
         for place, line in enumerate(found["standings"], start=1)
     )
+
+
+# A tournament run on the record (docs/tournament.md): every command goes to the server
+# holding the file (or one started here on it for the command), as the organiser or a
+# named arbiter (--organiser-key).
+
+
+@click.group("tournament")
+def tournament_group() -> None:
+    """Run a tournament on the record: create, register, drop, pair, publish, start,
+    extend, call, penalty, standings, export, watch."""
+
+
+def _writes(
+    connection: dict[str, Any], rpc: str, creates: bool = False, **request: Any
+) -> dict[str, Any]:
+    with connected(target_of(connection), writes=True, creates=creates) as client:
+        return client.tournament(rpc, **request)
+
+
+def _format_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE", param_hint="--format")
+        out[key] = value
+    return out
+
+
+def _said(found: dict[str, Any], as_json: bool, line: str) -> None:
+    if as_json:
+        echo_json(found)
+    else:
+        echo_lines([line])
+
+
+@tournament_group.command("create")
+@click.option(
+    "--format",
+    "options",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A format option (docs/tournament.md); repeatable.",
+)
+@click.option("--player", "players", multiple=True, help="A player to register; repeatable.")
+@click.option("--json", "as_json", is_flag=True)
+@connection_options
+def create_command(
+    options: tuple[str, ...], players: tuple[str, ...], as_json: bool, **connection: Any
+) -> None:
+    """Create a tournament: its format fixed in its genesis, its seed committed."""
+    found = _writes(
+        connection,
+        "CreateTournament",
+        creates=True,
+        format=_format_options(options),
+        players=list(players),
+    )
+    state = found["tournament"]
+    _said(
+        found,
+        as_json,
+        f"tournament {state['tournament_id']}: {len(state['players'])} players, "
+        f"{state['format']['rounds']} rounds of {state['format']['game_kind']}",
+    )
+
+
+@tournament_group.command("register")
+@click.argument("tournament_id")
+@click.argument("name")
+@connection_options
+def register_command(tournament_id: str, name: str, **connection: Any) -> None:
+    """Register a player (before round 1, or between rounds with late entry)."""
+    found = _writes(connection, "RegisterPlayer", tournament_id=tournament_id, name=name)
+    echo_lines([f"{name} registered: {len(found['tournament']['players'])} players"])
+
+
+@tournament_group.command("drop")
+@click.argument("tournament_id")
+@click.argument("name")
+@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@connection_options
+def drop_command(tournament_id: str, name: str, reason: str, **connection: Any) -> None:
+    """Drop a player: not paired from the next round on."""
+    _writes(connection, "DropPlayer", tournament_id=tournament_id, name=name, reason=reason)
+    echo_lines([f"{name} dropped"])
+
+
+def _round_lines(state: dict[str, Any]) -> list[str]:
+    if not state["rounds"]:
+        return ["no round paired yet"]
+    current = state["rounds"][-1]
+    status = (
+        "complete" if current["complete"] else "published" if current["published"] else "proposed"
+    )
+    lines = [
+        f"round {current['round']} ({status}; {current['method']}"
+        + (
+            f", {current['solver']}, objective {current['objective']} {current['status']}"
+            if current["solver"]
+            else ""
+        )
+        + ")"
+    ]
+    for table in current["tables"]:
+        result = f"  points {table['points']} places {table['places']}" if table["finished"] else ""
+        game = f" {table['game_id']}" if table["game_id"] else ""
+        lines.append(f"  table {table['table']}{game}: {', '.join(table['players'])}{result}")
+    if current["byes"]:
+        lines.append(f"  byes: {', '.join(current['byes'])}")
+    return lines
+
+
+@tournament_group.command("pair")
+@click.argument("tournament_id")
+@click.option(
+    "--table",
+    "tables",
+    multiple=True,
+    metavar="A,B,C",
+    help="Fixed pods only: a table's players in seat order.",
+)
+@click.option("--bye", "byes", multiple=True, help="Fixed pods only: a player with a bye.")
+@click.option("--json", "as_json", is_flag=True)
+@connection_options
+def pair_command(
+    tournament_id: str,
+    tables: tuple[str, ...],
+    byes: tuple[str, ...],
+    as_json: bool,
+    **connection: Any,
+) -> None:
+    """Propose the next round (Swiss: derived from the seed, standings and history)."""
+    pods = [{"players": [p.strip() for p in t.split(",")]} for t in tables]
+    found = _writes(
+        connection, "PairRound", tournament_id=tournament_id, tables=pods, byes=list(byes)
+    )
+    if as_json:
+        echo_json(found)
+        return
+    echo_lines(_round_lines(found["tournament"]))
+
+
+@tournament_group.command("swap")
+@click.argument("tournament_id")
+@click.argument("first")
+@click.argument("second")
+@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@connection_options
+def swap_command(
+    tournament_id: str, first: str, second: str, reason: str, **connection: Any
+) -> None:
+    """Exchange two players of the proposed round."""
+    found = _writes(
+        connection,
+        "SwapPlayers",
+        tournament_id=tournament_id,
+        first=first,
+        second=second,
+        reason=reason,
+    )
+    echo_lines(_round_lines(found["tournament"]))
+
+
+@tournament_group.command("fix")
+@click.argument("tournament_id")
+@click.argument("name")
+@click.argument("table", type=click.IntRange(1, 10_000))
+@click.argument("seat", type=click.IntRange(0, 16))
+@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@connection_options
+def fix_command(
+    tournament_id: str, name: str, table: int, seat: int, reason: str, **connection: Any
+) -> None:
+    """Put a player at a table (from 1) and seat (from 0) of the proposed round."""
+    found = _writes(
+        connection,
+        "FixTable",
+        tournament_id=tournament_id,
+        name=name,
+        table=table,
+        seat=seat,
+        reason=reason,
+    )
+    echo_lines(_round_lines(found["tournament"]))
+
+
+@tournament_group.command("publish")
+@click.argument("tournament_id")
+@click.option("--json", "as_json", is_flag=True)
+@connection_options
+def publish_command(tournament_id: str, as_json: bool, **connection: Any) -> None:
+    """Publish the proposed round: every table's game in one commit, the seat tokens."""
+    found = _writes(connection, "PublishRound", tournament_id=tournament_id)
+    if as_json:
+        echo_json(found)
+        return
+    echo_lines(_round_lines(found["tournament"]))
+    echo_lines(
+        f"  table {s['table']} seat {s['seat']} {s['name']}: {s['seat_token']}"
+        for s in found["seats"]
+    )
+
+
+@tournament_group.command("start")
+@click.argument("tournament_id")
+@click.option(
+    "--minutes",
+    type=click.IntRange(0, 24 * 60),
+    default=0,
+    help="Default: the format's round_minutes.",
+)
+@connection_options
+def start_command(tournament_id: str, minutes: int, **connection: Any) -> None:
+    """Start the round clock."""
+    found = _writes(connection, "StartClock", tournament_id=tournament_id, minutes=minutes)
+    current = found["tournament"]["rounds"][-1]
+    echo_lines([f"round {current['round']}: clock started, {current['minutes']} minutes"])
+
+
+@tournament_group.command("extend")
+@click.argument("tournament_id")
+@click.option("--minutes", type=click.IntRange(1, 240), required=True)
+@click.option(
+    "--table", type=click.IntRange(0, 10_000), default=0, help="One table (default 0: every table)."
+)
+@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@connection_options
+def extend_command(
+    tournament_id: str, minutes: int, table: int, reason: str, **connection: Any
+) -> None:
+    """Give one table, or every table, more time."""
+    _writes(
+        connection,
+        "ExtendClock",
+        tournament_id=tournament_id,
+        table=table,
+        minutes=minutes,
+        reason=reason,
+    )
+    echo_lines([f"{'table ' + str(table) if table else 'every table'}: {minutes} more minutes"])
+
+
+@tournament_group.command("call")
+@click.argument("tournament_id")
+@connection_options
+def call_command(tournament_id: str, **connection: Any) -> None:
+    """Call time: unfinished tables are ruled on as the format's at_time says."""
+    found = _writes(connection, "CallTime", tournament_id=tournament_id)
+    echo_lines(_round_lines(found["tournament"]))
+
+
+@tournament_group.command("penalty")
+@click.argument("tournament_id")
+@click.argument("name")
+@click.argument("penalty", type=click.Choice(["warning", "game_loss", "disqualification"]))
+@click.option(
+    "--round", "round_", type=click.IntRange(0, 100), default=0, help="Default: the current round."
+)
+@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@connection_options
+def penalty_command(
+    tournament_id: str, name: str, penalty: str, round_: int, reason: str, **connection: Any
+) -> None:
+    """Record a penalty against a player (a named arbiter's, or the organiser's)."""
+    _writes(
+        connection,
+        "AddPenalty",
+        tournament_id=tournament_id,
+        name=name,
+        penalty=penalty,
+        round=round_,
+        reason=reason,
+    )
+    echo_lines([f"{name}: {penalty.replace('_', ' ')} recorded"])
+
+
+@tournament_group.command("end")
+@click.argument("tournament_id")
+@connection_options
+def end_command(tournament_id: str, **connection: Any) -> None:
+    """End the tournament: its seed is revealed, so anyone can re-derive every pairing."""
+    _writes(connection, "EndTournament", tournament_id=tournament_id)
+    echo_lines([f"tournament {tournament_id} ended; its seed is revealed"])
+
+
+def standings_lines(state: dict[str, Any]) -> list[str]:
+    """The standings table of a tournament's state."""
+    tiebreaks = state["format"]["tiebreaks"]
+    head = f"{'#':>3}  {'player':<16} {'points':>7} {'game pts':>8} {'opp avg':>8} {'wins':>5}"
+    lines = [f"{head} {'played':>6}  (tiebreaks: {tiebreaks})"]
+    for s in state["standings"]:
+        mark = " DQ" if s["disqualified"] else " dropped" if s["dropped"] else ""
+        lines.append(
+            f"{s['place']:>3}  {s['name']:<16} {s['match_points']:>7} {s['game_points']:>8} "
+            f"{s['opponents_average']:>8} {s['wins']:>5} {s['played']:>6}{mark}"
+        )
+    return lines
+
+
+@tournament_group.command("standings")
+@click.argument("tournament_id")
+@click.option(
+    "--at",
+    "at_seq",
+    type=click.IntRange(0),
+    default=0,
+    help="As at this seq of the stream (default: now).",
+)
+@click.option("--json", "as_json", is_flag=True)
+@connection_options
+def tournament_standings_command(
+    tournament_id: str, at_seq: int, as_json: bool, **connection: Any
+) -> None:
+    """The standings with every tiebreak, at any seq of the tournament."""
+    found = _writes(connection, "GetTournament", tournament_id=tournament_id, at_seq=at_seq)
+    state = found["tournament"]
+    if as_json:
+        echo_json(state)
+        return
+    echo_lines([f"tournament {tournament_id} at seq {state['seq']} of {state['last_seq']}"])
+    echo_lines(standings_lines(state))
+    echo_lines(_round_lines(state))
+
+
+@tournament_group.command("export")
+@click.argument("tournament_id")
+@click.option("-o", "--output", required=True, help="The file to write.")
+@connection_options
+def export_command(tournament_id: str, output: str, **connection: Any) -> None:
+    """The tournament's record with every ended game's, for `feastlog verify`."""
+    found = _writes(connection, "ExportTournament", tournament_id=tournament_id)
+    with open(output, "w", encoding="utf-8") as out:
+        out.write(found["document"])
+    echo_lines([f"wrote {output}"])
+
+
+@tournament_group.command("watch")
+@click.argument("tournament_id")
+@click.option("--from", "from_seq", type=click.IntRange(1), default=1)
+@connection_options
+def watch_command(tournament_id: str, from_seq: int, **connection: Any) -> None:
+    """The tournament's rows as they are recorded (publishing, results, clock, penalties)."""
+    with connected(target_of(connection), writes=True, creates=False) as client:
+        for row in client.watch_tournament(tournament_id, from_seq):
+            action, actor = row.get("action", ""), row.get("actor", "")
+            echo_lines(
+                [f"{row['seq']:>5} {row['kind']:<11} {action:<12} {actor} {row['recorded_at']}"]
+            )

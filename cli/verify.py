@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable, usage
-from feastlog.cli.output import show_reports
+from feastlog.cli.output import echo_json, echo_lines, show_reports
 from feastlog.replay.export import (
     BadExport,
     read_export,
@@ -21,6 +21,7 @@ from feastlog.replay.export import (
     records_in,
     verify_document,
 )
+from feastlog.replay.tournament.export import is_tournament_export, verify_tournament
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
@@ -84,6 +85,8 @@ def verify_command(
             text = read_record_file(file)
         except (OSError, UnicodeDecodeError) as bad:
             raise cannot_read(file, bad) from bad
+        if is_tournament_export(text):
+            tournament_verified(file, text, as_json)
         found = records_in(file, text)
         if not found:
             raise unreachable(f"{file}: it holds no record")
@@ -153,3 +156,20 @@ def _proofs(
         if own is not None and not found:
             problems += proofcheck.check_record_in_head(own, head)
     return problems
+
+
+def tournament_verified(file: str, text: str, as_json: bool) -> None:
+    """Verify a tournament's export (its record and its games' together) and exit: 0 when
+    everything verified, 1 when anything did not (each fault named), 3 when it is none."""
+    try:
+        report = verify_tournament(text)
+    except BadExport as bad:
+        raise unreachable(f"{file}: {bad}") from bad
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        verdict = "OK" if report.ok else "FAILED"
+        echo_lines([f"{file}: tournament {report.tournament_id}: {verdict}"])
+        echo_lines(f"  checked: {check}" for check in report.checks)
+        echo_lines(f"  fault: {fault}" for fault in report.faults)
+    sys.exit(OK if report.ok else FAILED)

@@ -24,6 +24,14 @@ _SHELL = (
 )
 
 
+def page(title: str, sub: str, body: str, refresh: int = 0) -> str:
+    """A page of its own (no script): ``refresh`` seconds, if any, between reloads."""
+    made = _page(title, sub, body)
+    if not refresh:
+        return made
+    return made.replace("<head>", f'<head>\n<meta http-equiv="refresh" content="{refresh}">', 1)
+
+
 def _page(title: str, sub: str, body: str, script: str = "", tools: str = "") -> str:
     """A page with the shared header and stylesheet; ``script`` is inlined, if any."""
     script_src = csp_hash(script) if script else "'none'"

@@ -53,6 +53,7 @@ from feastlog.replay.record import (
     salted,
 )
 from feastlog.replay.rng import seed_commitment
+from feastlog.replay.tournament.spec import KIND as TOURNAMENT
 from feastlog.v1 import record_pb2
 
 MISSING = "missing"
@@ -383,6 +384,11 @@ def verify(
     checked, outcome, table = 0, None, None
     if hashlib.sha256(pack_bytes).hexdigest() != genesis.pack_sha256:
         faults.append(Fault(1, PACK, "the content pack does not match the genesis sha256"))
+    elif genesis.game_kind == TOURNAMENT:  # a tournament's own record (replay/tournament/)
+        from feastlog.replay.tournament.record import fold_faults as tournament_fold
+
+        checked, tournament_faults = tournament_fold(rows)
+        faults += tournament_faults + result_faults(rows, claimed, None, "a tournament")
     elif genesis.game_kind not in games.kinds() or (
         genesis.ruleset_version not in fold.engine_of(genesis).spec.rulesets
     ):

@@ -39,7 +39,8 @@ from feastlog.replay.record import (
     VERSIONS,
     Row,
 )
-from feastlog.v1 import record_pb2
+from feastlog.replay.tournament.spec import KIND as TOURNAMENT
+from feastlog.v1 import record_pb2, tournament_record_pb2
 
 FORMAT = "feastlog-record"
 # lower-case, as every export has written them (bytes.fromhex would take upper-case and
@@ -66,15 +67,20 @@ class Record:
     claimed: Outcome | None
 
 
-def decoded(row: Row) -> dict[str, Any]:
-    """A row's body as protobuf JSON, for people reading the file."""
-    message = _MESSAGES[row.kind]()
+def decoded(row: Row, tournament: bool = False) -> dict[str, Any]:
+    """A row's body as protobuf JSON, for people reading the file (a tournament's command
+    rows hold a ``TournamentCommand``)."""
+    message = (
+        tournament_record_pb2.TournamentCommand()
+        if tournament and row.kind == COMMAND
+        else _MESSAGES[row.kind]()
+    )
     message.ParseFromString(row.body)
     out: dict[str, Any] = json_format.MessageToDict(message, preserving_proto_field_name=True)
     return out
 
 
-def row_entry(row: Row, version: int) -> dict[str, Any]:
+def row_entry(row: Row, version: int, tournament: bool = False) -> dict[str, Any]:
     """One row as the export stores it (with its commitment from format 2 on)."""
     entry = {
         "seq": row.seq,
@@ -86,7 +92,7 @@ def row_entry(row: Row, version: int) -> dict[str, Any]:
         "prev_hash": row.prev_hash,
         "hash": row.hash,
         "state_hash": row.state_hash,
-        "decoded": decoded(row),
+        "decoded": decoded(row, tournament),
     }
     if version != FORMAT_1:
         entry["commitment"] = row.commitment
@@ -108,7 +114,8 @@ def export_record(rows: Sequence[Row], pack_bytes: bytes) -> dict[str, Any]:
     seed = revealed_seed(rows)
     genesis = record_pb2.Genesis.FromString(rows[0].body)
     version = record_version(genesis)
-    outcome = folded_result(rows, pack_bytes)
+    tournament = genesis.game_kind == TOURNAMENT  # its own record: no result of its own
+    outcome = None if tournament else folded_result(rows, pack_bytes)
     result = None
     if outcome is not None:
         result = {"points": list(outcome.points), "winners": list(outcome.winners)}
@@ -121,7 +128,7 @@ def export_record(rows: Sequence[Row], pack_bytes: bytes) -> dict[str, Any]:
         "content_pack": {"sha256": genesis.pack_sha256, **_pack_entry(pack_bytes)},
         "server_seed": seed.hex() if seed is not None else None,
         "result": result,
-        "rows": [row_entry(r, version) for r in rows],
+        "rows": [row_entry(r, version, tournament) for r in rows],
     }
 
 

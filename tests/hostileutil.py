@@ -32,6 +32,7 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import tournament_service_pb2 as tpb
+from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
 
 TOURNAMENT = "hostile-cup"
@@ -52,6 +53,7 @@ class Targets:
     finished: str  # a game the arbiter closed
     move: record_pb2.Command  # a legal command for ``own`` now
     tokens: dict[str, list[str]] = field(default_factory=dict)
+    tournament: str = ""  # a tournament run on the record, of one round, not yet paired
 
     def metadata(self, principal: str, game_id: str) -> tuple[tuple[str, str], ...]:
         """Call metadata for a principal, relative to the game a request names."""
@@ -110,6 +112,11 @@ def populate(address: str, key: str) -> Targets:
     legal = client.ListLegalCommands(
         pb.ListLegalCommandsRequest(game_id=running), metadata=bearer(tokens[running][own])
     )
+    tournaments = tpb_grpc.TournamentServiceStub(grpc.insecure_channel(address))
+    cup = tpb.CreateTournamentRequest(
+        format={"table_sizes": "3-4", "rounds": "1"}, players=["Kai", "Lea", "Max", "Noa"]
+    )
+    tournament = tournaments.CreateTournament(cup, metadata=org).tournament.tournament_id
     return Targets(
         key,
         running,
@@ -120,6 +127,7 @@ def populate(address: str, key: str) -> Targets:
         made["finished"].game_id,
         legal.commands[0],
         tokens,
+        tournament,
     )
 
 
@@ -208,6 +216,69 @@ TEMPLATES: dict[str, Template] = {
     ),
     "/feastlog.v1.TournamentService/GetStats": lambda t: (
         tpb.GetStatsRequest(tournament_id=TOURNAMENT),
+        t.running,
+    ),
+    # a tournament run on the record: the organiser's cells take it through one round
+    "/feastlog.v1.TournamentService/CreateTournament": lambda t: (
+        tpb.CreateTournamentRequest(format={"rounds": "1"}, players=["Kim", "Lou", "Mo"]),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/RegisterPlayer": lambda t: (
+        tpb.RegisterPlayerRequest(tournament_id=t.tournament, name="Matrix"),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/DropPlayer": lambda t: (
+        tpb.DropPlayerRequest(tournament_id=t.tournament, name="Matrix", reason="matrix"),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/PairRound": lambda t: (
+        tpb.PairRoundRequest(tournament_id=t.tournament),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/SwapPlayers": lambda t: (
+        tpb.SwapPlayersRequest(tournament_id=t.tournament, first="Kai", second="Lea", reason="m"),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/FixTable": lambda t: (
+        tpb.FixTableRequest(tournament_id=t.tournament, name="Kai", table=1, seat=0, reason="m"),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/PublishRound": lambda t: (
+        tpb.PublishRoundRequest(tournament_id=t.tournament),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/StartClock": lambda t: (
+        tpb.StartClockRequest(tournament_id=t.tournament),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/ExtendClock": lambda t: (
+        tpb.ExtendClockRequest(tournament_id=t.tournament, minutes=5, reason="matrix"),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/CallTime": lambda t: (
+        tpb.CallTimeRequest(tournament_id=t.tournament),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/AddPenalty": lambda t: (
+        tpb.AddPenaltyRequest(
+            tournament_id=t.tournament, name="Kai", penalty="warning", reason="matrix"
+        ),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/EndTournament": lambda t: (
+        tpb.EndTournamentRequest(tournament_id=t.tournament),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/GetTournament": lambda t: (
+        tpb.GetTournamentRequest(tournament_id=t.tournament),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/WatchTournament": lambda t: (
+        tpb.WatchTournamentRequest(tournament_id=t.tournament, from_seq=1),
+        t.running,
+    ),
+    "/feastlog.v1.TournamentService/ExportTournament": lambda t: (
+        tpb.ExportTournamentRequest(tournament_id=t.tournament),
         t.running,
     ),
     # the organiser adds "matrix" and then revokes it

@@ -42,6 +42,7 @@ from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.logtree import LogTree
 from feastlog.service.app.notary import Notary
 from feastlog.service.app.reads import Reads, asked_for, first_seq
+from feastlog.service.app.tournament import Tournaments
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.writer import Database
@@ -163,6 +164,7 @@ class Application(Reads):
         self.refusals = RefusalBudget()
         self.refolds = Refolds()
         self.finishing = ToTheEnd()
+        self.tournaments = Tournaments(self)
 
     async def start(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -218,14 +220,18 @@ class Application(Reads):
 
     async def _open(self, opening: commands.Opening, warnings: tuple[str, ...] = ()) -> Created:
         await self.db.commit(Batch(games=[opening.stored]))
+        self.opened(opening)
+        begun = [] if opening.game is None else opening.game.rows[:1]
+        return Created(opening.genesis, opening.tokens, warnings, self.receipts(begun))
+
+    def opened(self, opening: commands.Opening) -> None:
+        """Take a game just committed into memory: live, or waiting; its seat tokens."""
         if opening.game is None:
             self.room.add(opening.genesis, opening.server_seed, opening.pack)
         else:
             self.live.start(opening.game)
         for seat, token in enumerate(opening.tokens):
             self.credentials.add_seat(token, opening.genesis.game_id, seat)
-        begun = [] if opening.game is None else opening.game.rows[:1]
-        return Created(opening.genesis, opening.tokens, warnings, self.receipts(begun))
 
     def receipts(self, rows: Sequence[Row]) -> tuple[Receipt, ...]:
         """The signed receipts of rows just recorded (none when the server signs nothing)."""
@@ -457,6 +463,8 @@ class Application(Reads):
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
         self.live.settle(game)
+        if game.over and game.genesis.tournament_id:  # its result goes to its tournament
+            self.tournaments.ended_soon(game, utc_now())
         answer = await self._accepted(game, done.rows[0], viewer, False)
         return replace(answer, receipts=self.receipts(done.rows))
 

@@ -86,7 +86,12 @@ FIELDS: dict[str, Field] = {
     "text": Field(2000),  # a note's
     "reason": Field(500),
     "ruled_by": Field(128),  # the server writes the ruler's name over what is sent
-    "name": Field(40),  # a named arbiter's
+    "name": Field(40),  # a named arbiter's, a tournament player's
+    "first": Field(40),  # the players of a tournament's swap
+    "second": Field(40),
+    "penalty": Field(32),  # a tournament penalty's kind
+    "byes": Field(40),  # the names of the players a fixed round gives a bye
+    "format": Field(64),  # each tournament format option's key and value
     "page_token": Field(128),
     "options": Field(64),  # each rule option's key and value
     # a witness's cosignature of a head (ProofService.AddCosignature): hex and RFC 3339

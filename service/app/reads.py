@@ -34,6 +34,7 @@ from feastlog.replay.history import genesis_of
 from feastlog.replay.record import COMMAND, SEED_REVEAL
 from feastlog.replay.standings import Standing
 from feastlog.replay.text import plain_number
+from feastlog.replay.tournament.spec import KIND as TOURNAMENT
 from feastlog.replay.visibility import (
     Open,
     Release,
@@ -354,7 +355,10 @@ class Reads(Proving, ABC):
         listing = Listing(LIST_GAMES, kind, tournament_id)
         before = listing.place_of(page_token)
         found = await self._read(lambda store: store.listed(kind, tournament_id, before, size + 1))
-        lines = [await self._summary(listed) for listed in found[:size]]
+        # a tournament's own record is listed by the store, but is no game: its calls are
+        # TournamentService's (a page may then hold fewer lines; its token is a place)
+        games = [listed for listed in found[:size] if listed.game_kind != TOURNAMENT]
+        lines = [await self._summary(listed) for listed in games]
         more = len(found) > size
         return GamePage(lines, listing.token_after(found[size - 1].n) if more else "")
 

@@ -39,8 +39,9 @@ from typing import Any, Protocol
 from feastlog.replay import fold, games
 from feastlog.replay.engine import FactsByRow
 from feastlog.replay.fold import Table
-from feastlog.replay.history import refold
+from feastlog.replay.history import genesis_of, refold
 from feastlog.replay.record import Row
+from feastlog.replay.tournament.record import is_tournament
 from feastlog.v1 import record_pb2
 
 # Bumped whenever a table's columns or contents change: a file whose projection has
@@ -148,8 +149,8 @@ class StoredRecord(Protocol):
 
 def rows_of_stored(stored: StoredRecord) -> Projected:
     """The projection rows of a stored game (none for one still running)."""
-    if stored.rows[-1].kind != "seed_reveal":
-        return []
+    if stored.rows[-1].kind != "seed_reveal" or is_tournament(genesis_of(stored.rows[0])):
+        return []  # running, or a tournament's own record (its games have outcomes)
     folded = refold(stored.rows, stored.server_seed, stored.pack_body)
     return outcome_rows(Ending(folded.genesis, folded.tables[-1], folded.facts, len(folded.rows)))
 

@@ -15,6 +15,7 @@ pages; a token never appears in a URL or a page.
     GET  /games/{id}/seat            a seat's (or the arbiter's) page, or the token form
     POST /games/{id}/seat            take the token from the form; /seat/forget drops it
     GET  /games/{id}/seat/events     that viewer's stream
+    GET  /tournaments/{id}           a tournament's round (tables, seats, clock) and standings
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from aiohttp_sse import sse_response
 
 from feastlog.presentation.page import Live, json_for_script, new_faces, scores_in, step_entry
 from feastlog.presentation.page_board import render_board, render_message, render_token_form
+from feastlog.presentation.page_tournament import render_tournament
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.text import plain_number
-from feastlog.service.app.application import Application
+from feastlog.replay.tournament.export import decoded_row
+from feastlog.service.app.application import Application, utc_now
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
@@ -243,7 +246,23 @@ def make_app(application: Application) -> web.Application:
     app.router.add_post("/games/{game_id}/seat", take_token)
     app.router.add_post("/games/{game_id}/seat/forget", forget_token)
     app.router.add_get("/games/{game_id}/seat/events", seat_events)
+    app.router.add_get("/tournaments/{tournament_id}", tournament_page)
     return app
+
+
+async def tournament_page(request: web.Request) -> web.Response:
+    """A tournament's page: its current round (tables, seats, games, clock), its standings."""
+    application = request.app[APP]
+    tid = checked("tournament_id", request.match_info["tournament_id"])
+    snap = await application.tournaments.snapshot(tid, 0, utc_now())
+    current = snap.state.current
+    heads = {}
+    for game_id in current.game_ids if current is not None else ():
+        heads[game_id] = await application.live.head(game_id)
+    started = next(
+        (r.recorded_at for r in reversed(snap.rows) if decoded_row(r)[0] == "start_clock"), ""
+    )
+    return html_response(render_tournament(snap.state, snap.standings, heads, started))
 
 
 async def serve_http(

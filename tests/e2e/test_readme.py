@@ -25,6 +25,7 @@ import pytest
 README = Path(__file__).resolve().parents[2] / "README.md"
 GAME = re.compile(r"\bg_[0-9a-f]{16}\b")
 TOKEN = re.compile(r"\bseat_[A-Za-z0-9_-]{16,}")
+TOURNAMENT = re.compile(r"\bt_[0-9a-f]{16}\b")  # TOURNAMENT_ID: the one `tournament create` printed
 COMMENT = re.compile(r"\s{2,}#.*$")  # a comment after a command: two spaces or more, then #
 
 # What a walkthrough does not run, each with why.
@@ -99,7 +100,7 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
     }
     env |= {"PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", "FEASTLOG_PORT": "0"}
     server: subprocess.Popen[str] | None = None
-    game_id = token = ""
+    game_id = token = tournament = ""
     ran = []
     try:
         for command in commands():
@@ -113,6 +114,7 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
                     server = start(command, tmp_path, env)
                 continue
             text = command.replace("GAME_ID", game_id).replace("seat_…", token)
+            text = text.replace("TOURNAMENT_ID", tournament)
             args = shlex.split(text)
             stdin = "1\n" if args[1] == "play" else ""
             done = subprocess.run(
@@ -130,6 +132,8 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
             ran.append(args[1])
             if args[1] in ("new", "demo") and GAME.search(done.stdout):
                 game_id = GAME.findall(done.stdout)[-1]
+            if args[1:3] == ["tournament", "create"] and TOURNAMENT.search(done.stdout):
+                tournament = TOURNAMENT.findall(done.stdout)[0]
             if args[1] == "new" and TOKEN.search(done.stdout):
                 token = TOKEN.findall(done.stdout)[0]
     finally:

@@ -49,6 +49,19 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     A + "SubmitRuling": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     T + "GetStandings": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
     T + "GetStats": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    # a tournament: the organiser's (or a named arbiter's) to run, anyone's to read
+    T + "CreateTournament": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    **{
+        T + rpc: (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED)
+        for rpc in (
+            "RegisterPlayer", "DropPlayer", "PairRound", "SwapPlayers", "FixTable",
+            "PublishRound", "StartClock", "ExtendClock", "CallTime", "AddPenalty",
+            "EndTournament",
+        )
+    },
+    T + "GetTournament": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    T + "WatchTournament": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    T + "ExportTournament": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
     # named arbiters: the organiser's alone
     AD + "AddArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     AD + "RevokeArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),

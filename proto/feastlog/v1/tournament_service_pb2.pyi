@@ -19,6 +19,1085 @@ else:
 DESCRIPTOR: _descriptor.FileDescriptor
 
 @_typing.final
+class TournamentState(_message.Message):
+    """A tournament as it stands at a seq."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class FormatEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    LAST_SEQ_FIELD_NUMBER: _builtins.int
+    FORMAT_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    ROUNDS_FIELD_NUMBER: _builtins.int
+    PENALTIES_FIELD_NUMBER: _builtins.int
+    STANDINGS_FIELD_NUMBER: _builtins.int
+    ENDED_FIELD_NUMBER: _builtins.int
+    SEED_COMMITMENT_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    seq: _builtins.int
+    last_seq: _builtins.int
+    ended: _builtins.bool
+    seed_commitment: _builtins.str
+    @_builtins.property
+    def format(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The format, as its genesis spells it out."""
+
+    @_builtins.property
+    def players(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentPlayer]: ...
+    @_builtins.property
+    def rounds(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentRound]: ...
+    @_builtins.property
+    def penalties(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentPenalty]: ...
+    @_builtins.property
+    def standings(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentStanding]:
+        """Best first, with every tiebreak (docs/tournament.md)."""
+
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        seq: _builtins.int = ...,
+        last_seq: _builtins.int = ...,
+        format: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        players: _abc.Iterable[Global___TournamentPlayer] | None = ...,
+        rounds: _abc.Iterable[Global___TournamentRound] | None = ...,
+        penalties: _abc.Iterable[Global___TournamentPenalty] | None = ...,
+        standings: _abc.Iterable[Global___TournamentStanding] | None = ...,
+        ended: _builtins.bool = ...,
+        seed_commitment: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ended", b"ended", "format", b"format", "last_seq", b"last_seq", "penalties", b"penalties", "players", b"players", "rounds", b"rounds", "seed_commitment", b"seed_commitment", "seq", b"seq", "standings", b"standings", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentState: _TypeAlias = TournamentState  # noqa: Y015
+
+@_typing.final
+class TournamentPlayer(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ENTERED_FIELD_NUMBER: _builtins.int
+    LAST_ROUND_FIELD_NUMBER: _builtins.int
+    DROPPED_FIELD_NUMBER: _builtins.int
+    DISQUALIFIED_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    entered: _builtins.int
+    """The first round the player may play."""
+    last_round: _builtins.int
+    """The last round played, once dropped (0 while the player plays on)."""
+    dropped: _builtins.bool
+    disqualified: _builtins.bool
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        entered: _builtins.int = ...,
+        last_round: _builtins.int = ...,
+        dropped: _builtins.bool = ...,
+        disqualified: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["disqualified", b"disqualified", "dropped", b"dropped", "entered", b"entered", "last_round", b"last_round", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentPlayer: _TypeAlias = TournamentPlayer  # noqa: Y015
+
+@_typing.final
+class TournamentRound(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ROUND_FIELD_NUMBER: _builtins.int
+    TABLES_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
+    METHOD_FIELD_NUMBER: _builtins.int
+    SOLVER_FIELD_NUMBER: _builtins.int
+    OBJECTIVE_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    PUBLISHED_FIELD_NUMBER: _builtins.int
+    COMPLETE_FIELD_NUMBER: _builtins.int
+    MINUTES_FIELD_NUMBER: _builtins.int
+    CALLED_FIELD_NUMBER: _builtins.int
+    CHANGES_FIELD_NUMBER: _builtins.int
+    round: _builtins.int
+    method: _builtins.str
+    solver: _builtins.str
+    objective: _builtins.int
+    status: _builtins.str
+    published: _builtins.bool
+    complete: _builtins.bool
+    minutes: _builtins.int
+    """The round's minutes once its clock started (0 before), and whether time was called."""
+    called: _builtins.bool
+    changes: _builtins.int
+    """Swaps and fixed seats made to the proposal."""
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___TournamentTable]: ...
+    @_builtins.property
+    def byes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        round: _builtins.int = ...,
+        tables: _abc.Iterable[Global___TournamentTable] | None = ...,
+        byes: _abc.Iterable[_builtins.str] | None = ...,
+        method: _builtins.str = ...,
+        solver: _builtins.str = ...,
+        objective: _builtins.int = ...,
+        status: _builtins.str = ...,
+        published: _builtins.bool = ...,
+        complete: _builtins.bool = ...,
+        minutes: _builtins.int = ...,
+        called: _builtins.bool = ...,
+        changes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["byes", b"byes", "called", b"called", "changes", b"changes", "complete", b"complete", "method", b"method", "minutes", b"minutes", "objective", b"objective", "published", b"published", "round", b"round", "solver", b"solver", "status", b"status", "tables", b"tables"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentRound: _TypeAlias = TournamentRound  # noqa: Y015
+
+@_typing.final
+class TournamentTable(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    MINUTES_FIELD_NUMBER: _builtins.int
+    FINISHED_FIELD_NUMBER: _builtins.int
+    POINTS_FIELD_NUMBER: _builtins.int
+    PLACES_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    table: _builtins.int
+    game_id: _builtins.str
+    minutes: _builtins.int
+    """The minutes this table has (the round's and its extensions)."""
+    finished: _builtins.bool
+    closed: _builtins.bool
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """In seat order, seat 0 first."""
+
+    @_builtins.property
+    def points(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    @_builtins.property
+    def places(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]: ...
+    def __init__(
+        self,
+        *,
+        table: _builtins.int = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+        game_id: _builtins.str = ...,
+        minutes: _builtins.int = ...,
+        finished: _builtins.bool = ...,
+        points: _abc.Iterable[_builtins.int] | None = ...,
+        places: _abc.Iterable[_builtins.int] | None = ...,
+        closed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["closed", b"closed", "finished", b"finished", "game_id", b"game_id", "minutes", b"minutes", "places", b"places", "players", b"players", "points", b"points", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentTable: _TypeAlias = TournamentTable  # noqa: Y015
+
+@_typing.final
+class TournamentPenalty(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    PENALTY_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    BY_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    penalty: _builtins.str
+    round: _builtins.int
+    by: _builtins.str
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        penalty: _builtins.str = ...,
+        round: _builtins.int = ...,
+        by: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "name", b"name", "penalty", b"penalty", "reason", b"reason", "round", b"round"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentPenalty: _TypeAlias = TournamentPenalty  # noqa: Y015
+
+@_typing.final
+class TournamentStanding(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLACE_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    MATCH_POINTS_FIELD_NUMBER: _builtins.int
+    MATCH_POINTS_VALUE_FIELD_NUMBER: _builtins.int
+    GAME_POINTS_FIELD_NUMBER: _builtins.int
+    OPPONENTS_AVERAGE_FIELD_NUMBER: _builtins.int
+    WINS_FIELD_NUMBER: _builtins.int
+    PLAYED_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
+    DROPPED_FIELD_NUMBER: _builtins.int
+    DISQUALIFIED_FIELD_NUMBER: _builtins.int
+    WARNINGS_FIELD_NUMBER: _builtins.int
+    place: _builtins.int
+    name: _builtins.str
+    match_points: _builtins.str
+    """Exactly ("7 1/2") and as a number."""
+    match_points_value: _builtins.float
+    game_points: _builtins.int
+    opponents_average: _builtins.str
+    wins: _builtins.str
+    played: _builtins.int
+    byes: _builtins.int
+    dropped: _builtins.bool
+    disqualified: _builtins.bool
+    warnings: _builtins.int
+    def __init__(
+        self,
+        *,
+        place: _builtins.int = ...,
+        name: _builtins.str = ...,
+        match_points: _builtins.str = ...,
+        match_points_value: _builtins.float = ...,
+        game_points: _builtins.int = ...,
+        opponents_average: _builtins.str = ...,
+        wins: _builtins.str = ...,
+        played: _builtins.int = ...,
+        byes: _builtins.int = ...,
+        dropped: _builtins.bool = ...,
+        disqualified: _builtins.bool = ...,
+        warnings: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["byes", b"byes", "disqualified", b"disqualified", "dropped", b"dropped", "game_points", b"game_points", "match_points", b"match_points", "match_points_value", b"match_points_value", "name", b"name", "opponents_average", b"opponents_average", "place", b"place", "played", b"played", "warnings", b"warnings", "wins", b"wins"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___TournamentStanding: _TypeAlias = TournamentStanding  # noqa: Y015
+
+@_typing.final
+class CreateTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    @_typing.final
+    class FormatEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+    FORMAT_FIELD_NUMBER: _builtins.int
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def format(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """Format options (docs/tournament.md); those left out take their defaults."""
+
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        format: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["format", b"format", "players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTournamentRequest: _TypeAlias = CreateTournamentRequest  # noqa: Y015
+
+@_typing.final
+class CreateTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreateTournamentResponse: _TypeAlias = CreateTournamentResponse  # noqa: Y015
+
+@_typing.final
+class RegisterPlayerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterPlayerRequest: _TypeAlias = RegisterPlayerRequest  # noqa: Y015
+
+@_typing.final
+class RegisterPlayerResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RegisterPlayerResponse: _TypeAlias = RegisterPlayerResponse  # noqa: Y015
+
+@_typing.final
+class DropPlayerRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    name: _builtins.str
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "reason", b"reason", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DropPlayerRequest: _TypeAlias = DropPlayerRequest  # noqa: Y015
+
+@_typing.final
+class DropPlayerResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DropPlayerResponse: _TypeAlias = DropPlayerResponse  # noqa: Y015
+
+@_typing.final
+class PodTable(_message.Message):
+    """A table of fixed pods: the players in seat order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PLAYERS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def players(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        players: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["players", b"players"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PodTable: _TypeAlias = PodTable  # noqa: Y015
+
+@_typing.final
+class PairRoundRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    TABLES_FIELD_NUMBER: _builtins.int
+    BYES_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    @_builtins.property
+    def tables(self) -> _containers.RepeatedCompositeFieldContainer[Global___PodTable]:
+        """Fixed pods only: the organiser's tables, and the byes."""
+
+    @_builtins.property
+    def byes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        tables: _abc.Iterable[Global___PodTable] | None = ...,
+        byes: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["byes", b"byes", "tables", b"tables", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairRoundRequest: _TypeAlias = PairRoundRequest  # noqa: Y015
+
+@_typing.final
+class PairRoundResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairRoundResponse: _TypeAlias = PairRoundResponse  # noqa: Y015
+
+@_typing.final
+class SwapPlayersRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    FIRST_FIELD_NUMBER: _builtins.int
+    SECOND_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    first: _builtins.str
+    second: _builtins.str
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        first: _builtins.str = ...,
+        second: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["first", b"first", "reason", b"reason", "second", b"second", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SwapPlayersRequest: _TypeAlias = SwapPlayersRequest  # noqa: Y015
+
+@_typing.final
+class SwapPlayersResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SwapPlayersResponse: _TypeAlias = SwapPlayersResponse  # noqa: Y015
+
+@_typing.final
+class FixTableRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    name: _builtins.str
+    table: _builtins.int
+    """1-based table, 0-based seat."""
+    seat: _builtins.int
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        table: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "reason", b"reason", "seat", b"seat", "table", b"table", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FixTableRequest: _TypeAlias = FixTableRequest  # noqa: Y015
+
+@_typing.final
+class FixTableResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FixTableResponse: _TypeAlias = FixTableResponse  # noqa: Y015
+
+@_typing.final
+class PublishRoundRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishRoundRequest: _TypeAlias = PublishRoundRequest  # noqa: Y015
+
+@_typing.final
+class PublishedSeat(_message.Message):
+    """A seat of a published round: the player's token, shown once, for the organiser to hand out."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TABLE_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    SEAT_TOKEN_FIELD_NUMBER: _builtins.int
+    table: _builtins.int
+    seat: _builtins.int
+    name: _builtins.str
+    game_id: _builtins.str
+    seat_token: _builtins.str
+    def __init__(
+        self,
+        *,
+        table: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        name: _builtins.str = ...,
+        game_id: _builtins.str = ...,
+        seat_token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id", "name", b"name", "seat", b"seat", "seat_token", b"seat_token", "table", b"table"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishedSeat: _TypeAlias = PublishedSeat  # noqa: Y015
+
+@_typing.final
+class PublishRoundResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___PublishedSeat]: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+        seats: _abc.Iterable[Global___PublishedSeat] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seats", b"seats", "tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PublishRoundResponse: _TypeAlias = PublishRoundResponse  # noqa: Y015
+
+@_typing.final
+class StartClockRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    MINUTES_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    minutes: _builtins.int
+    """0: the format's round_minutes."""
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        minutes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["minutes", b"minutes", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartClockRequest: _TypeAlias = StartClockRequest  # noqa: Y015
+
+@_typing.final
+class StartClockResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___StartClockResponse: _TypeAlias = StartClockResponse  # noqa: Y015
+
+@_typing.final
+class ExtendClockRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    TABLE_FIELD_NUMBER: _builtins.int
+    MINUTES_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    table: _builtins.int
+    """0: every table."""
+    minutes: _builtins.int
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        table: _builtins.int = ...,
+        minutes: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["minutes", b"minutes", "reason", b"reason", "table", b"table", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExtendClockRequest: _TypeAlias = ExtendClockRequest  # noqa: Y015
+
+@_typing.final
+class ExtendClockResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExtendClockResponse: _TypeAlias = ExtendClockResponse  # noqa: Y015
+
+@_typing.final
+class CallTimeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CallTimeRequest: _TypeAlias = CallTimeRequest  # noqa: Y015
+
+@_typing.final
+class CallTimeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CallTimeResponse: _TypeAlias = CallTimeResponse  # noqa: Y015
+
+@_typing.final
+class AddPenaltyRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    PENALTY_FIELD_NUMBER: _builtins.int
+    ROUND_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    name: _builtins.str
+    penalty: _builtins.str
+    """"warning", "game_loss" or "disqualification"."""
+    round: _builtins.int
+    """0: the current round."""
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        penalty: _builtins.str = ...,
+        round: _builtins.int = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name", "penalty", b"penalty", "reason", b"reason", "round", b"round", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddPenaltyRequest: _TypeAlias = AddPenaltyRequest  # noqa: Y015
+
+@_typing.final
+class AddPenaltyResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AddPenaltyResponse: _TypeAlias = AddPenaltyResponse  # noqa: Y015
+
+@_typing.final
+class EndTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EndTournamentRequest: _TypeAlias = EndTournamentRequest  # noqa: Y015
+
+@_typing.final
+class EndTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___EndTournamentResponse: _TypeAlias = EndTournamentResponse  # noqa: Y015
+
+@_typing.final
+class GetTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    AT_SEQ_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    at_seq: _builtins.int
+    """0: now."""
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        at_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at_seq", b"at_seq", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTournamentRequest: _TypeAlias = GetTournamentRequest  # noqa: Y015
+
+@_typing.final
+class GetTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetTournamentResponse: _TypeAlias = GetTournamentResponse  # noqa: Y015
+
+@_typing.final
+class WatchTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    FROM_SEQ_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    from_seq: _builtins.int
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+        from_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["from_seq", b"from_seq", "tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchTournamentRequest: _TypeAlias = WatchTournamentRequest  # noqa: Y015
+
+@_typing.final
+class WatchTournamentResponse(_message.Message):
+    """One row of the tournament's stream (everything in it is public), and the state after it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEQ_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    ACTOR_FIELD_NUMBER: _builtins.int
+    RECORDED_AT_FIELD_NUMBER: _builtins.int
+    PREV_HASH_FIELD_NUMBER: _builtins.int
+    HASH_FIELD_NUMBER: _builtins.int
+    STATE_HASH_FIELD_NUMBER: _builtins.int
+    COMMITMENT_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    DECODED_FIELD_NUMBER: _builtins.int
+    TOURNAMENT_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    kind: _builtins.str
+    actor: _builtins.str
+    recorded_at: _builtins.str
+    prev_hash: _builtins.str
+    hash: _builtins.str
+    state_hash: _builtins.str
+    commitment: _builtins.str
+    action: _builtins.str
+    """The command's action ("publish", "result"…), empty for the genesis and the reveal."""
+    decoded: _builtins.str
+    """The row's body as protobuf JSON."""
+    @_builtins.property
+    def tournament(self) -> Global___TournamentState: ...
+    def __init__(
+        self,
+        *,
+        seq: _builtins.int = ...,
+        kind: _builtins.str = ...,
+        actor: _builtins.str = ...,
+        recorded_at: _builtins.str = ...,
+        prev_hash: _builtins.str = ...,
+        hash: _builtins.str = ...,
+        state_hash: _builtins.str = ...,
+        commitment: _builtins.str = ...,
+        action: _builtins.str = ...,
+        decoded: _builtins.str = ...,
+        tournament: Global___TournamentState | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "actor", b"actor", "commitment", b"commitment", "decoded", b"decoded", "hash", b"hash", "kind", b"kind", "prev_hash", b"prev_hash", "recorded_at", b"recorded_at", "seq", b"seq", "state_hash", b"state_hash", "tournament", b"tournament"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WatchTournamentResponse: _TypeAlias = WatchTournamentResponse  # noqa: Y015
+
+@_typing.final
+class ExportTournamentRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOURNAMENT_ID_FIELD_NUMBER: _builtins.int
+    tournament_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        tournament_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tournament_id", b"tournament_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportTournamentRequest: _TypeAlias = ExportTournamentRequest  # noqa: Y015
+
+@_typing.final
+class ExportTournamentResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DOCUMENT_FIELD_NUMBER: _builtins.int
+    FILE_NAME_FIELD_NUMBER: _builtins.int
+    document: _builtins.str
+    file_name: _builtins.str
+    def __init__(
+        self,
+        *,
+        document: _builtins.str = ...,
+        file_name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["document", b"document", "file_name", b"file_name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ExportTournamentResponse: _TypeAlias = ExportTournamentResponse  # noqa: Y015
+
+@_typing.final
 class GetStandingsRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -45,6 +45,81 @@ class TournamentServiceStub:
                 request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsRequest.SerializeToString,
                 response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsResponse.FromString,
                 _registered_method=True)
+        self.CreateTournament = channel.unary_unary(
+                '/feastlog.v1.TournamentService/CreateTournament',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.CreateTournamentRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.CreateTournamentResponse.FromString,
+                _registered_method=True)
+        self.RegisterPlayer = channel.unary_unary(
+                '/feastlog.v1.TournamentService/RegisterPlayer',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.RegisterPlayerRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.RegisterPlayerResponse.FromString,
+                _registered_method=True)
+        self.DropPlayer = channel.unary_unary(
+                '/feastlog.v1.TournamentService/DropPlayer',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.DropPlayerRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.DropPlayerResponse.FromString,
+                _registered_method=True)
+        self.PairRound = channel.unary_unary(
+                '/feastlog.v1.TournamentService/PairRound',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.PairRoundRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.PairRoundResponse.FromString,
+                _registered_method=True)
+        self.SwapPlayers = channel.unary_unary(
+                '/feastlog.v1.TournamentService/SwapPlayers',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.SwapPlayersRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.SwapPlayersResponse.FromString,
+                _registered_method=True)
+        self.FixTable = channel.unary_unary(
+                '/feastlog.v1.TournamentService/FixTable',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.FixTableRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.FixTableResponse.FromString,
+                _registered_method=True)
+        self.PublishRound = channel.unary_unary(
+                '/feastlog.v1.TournamentService/PublishRound',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.PublishRoundRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.PublishRoundResponse.FromString,
+                _registered_method=True)
+        self.StartClock = channel.unary_unary(
+                '/feastlog.v1.TournamentService/StartClock',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.StartClockRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.StartClockResponse.FromString,
+                _registered_method=True)
+        self.ExtendClock = channel.unary_unary(
+                '/feastlog.v1.TournamentService/ExtendClock',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.ExtendClockRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.ExtendClockResponse.FromString,
+                _registered_method=True)
+        self.CallTime = channel.unary_unary(
+                '/feastlog.v1.TournamentService/CallTime',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.CallTimeRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.CallTimeResponse.FromString,
+                _registered_method=True)
+        self.AddPenalty = channel.unary_unary(
+                '/feastlog.v1.TournamentService/AddPenalty',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.AddPenaltyRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.AddPenaltyResponse.FromString,
+                _registered_method=True)
+        self.EndTournament = channel.unary_unary(
+                '/feastlog.v1.TournamentService/EndTournament',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.EndTournamentRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.EndTournamentResponse.FromString,
+                _registered_method=True)
+        self.GetTournament = channel.unary_unary(
+                '/feastlog.v1.TournamentService/GetTournament',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetTournamentRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetTournamentResponse.FromString,
+                _registered_method=True)
+        self.WatchTournament = channel.unary_stream(
+                '/feastlog.v1.TournamentService/WatchTournament',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.WatchTournamentRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.WatchTournamentResponse.FromString,
+                _registered_method=True)
+        self.ExportTournament = channel.unary_unary(
+                '/feastlog.v1.TournamentService/ExportTournament',
+                request_serializer=feastlog_dot_v1_dot_tournament__service__pb2.ExportTournamentRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.ExportTournamentResponse.FromString,
+                _registered_method=True)
 
 
 class TournamentServiceServicer:
@@ -67,6 +142,114 @@ class TournamentServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateTournament(self, request, context):
+        """A tournament run on the record (docs/tournament.md): a stream in the same log as its
+        games. Every call below but GetTournament, WatchTournament and ExportTournament is
+        the organiser's or a named arbiter's; each answers with the tournament as it now is.
+        A new tournament: its format (every option spelled out in its genesis) and players.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RegisterPlayer(self, request, context):
+        """A player registers (before round 1, or between rounds with late entry).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DropPlayer(self, request, context):
+        """A player drops: not paired from the next round on.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PairRound(self, request, context):
+        """Propose the next round: the Swiss pairing derived from the seed, or fixed pods.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SwapPlayers(self, request, context):
+        """Exchange two players of the proposed round.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FixTable(self, request, context):
+        """Put a player at a given table and seat of the proposed round.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PublishRound(self, request, context):
+        """Publish the proposed round: every table's game in one commit; the seat tokens.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StartClock(self, request, context):
+        """Start the round clock.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExtendClock(self, request, context):
+        """More time for one table, or all.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CallTime(self, request, context):
+        """Call time: unfinished tables are ruled on as the format's at_time says.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AddPenalty(self, request, context):
+        """A penalty against a player: warning, game_loss or disqualification.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def EndTournament(self, request, context):
+        """End the tournament: the seed is revealed.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTournament(self, request, context):
+        """The tournament (players, rounds, tables, clock, results, standings) at any seq; public.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WatchTournament(self, request, context):
+        """Its rows from a seq on, stored then live (publishing, results: its games' starts and ends).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ExportTournament(self, request, context):
+        """The tournament's record with every game's, as one JSON document `feastlog verify` reads.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TournamentServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -79,6 +262,81 @@ def add_TournamentServiceServicer_to_server(servicer, server):
                     servicer.GetStats,
                     request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsRequest.FromString,
                     response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetStatsResponse.SerializeToString,
+            ),
+            'CreateTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateTournament,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.CreateTournamentRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.CreateTournamentResponse.SerializeToString,
+            ),
+            'RegisterPlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterPlayer,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.RegisterPlayerRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.RegisterPlayerResponse.SerializeToString,
+            ),
+            'DropPlayer': grpc.unary_unary_rpc_method_handler(
+                    servicer.DropPlayer,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.DropPlayerRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.DropPlayerResponse.SerializeToString,
+            ),
+            'PairRound': grpc.unary_unary_rpc_method_handler(
+                    servicer.PairRound,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.PairRoundRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.PairRoundResponse.SerializeToString,
+            ),
+            'SwapPlayers': grpc.unary_unary_rpc_method_handler(
+                    servicer.SwapPlayers,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.SwapPlayersRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.SwapPlayersResponse.SerializeToString,
+            ),
+            'FixTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.FixTable,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.FixTableRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.FixTableResponse.SerializeToString,
+            ),
+            'PublishRound': grpc.unary_unary_rpc_method_handler(
+                    servicer.PublishRound,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.PublishRoundRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.PublishRoundResponse.SerializeToString,
+            ),
+            'StartClock': grpc.unary_unary_rpc_method_handler(
+                    servicer.StartClock,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.StartClockRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.StartClockResponse.SerializeToString,
+            ),
+            'ExtendClock': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExtendClock,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.ExtendClockRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.ExtendClockResponse.SerializeToString,
+            ),
+            'CallTime': grpc.unary_unary_rpc_method_handler(
+                    servicer.CallTime,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.CallTimeRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.CallTimeResponse.SerializeToString,
+            ),
+            'AddPenalty': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddPenalty,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.AddPenaltyRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.AddPenaltyResponse.SerializeToString,
+            ),
+            'EndTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.EndTournament,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.EndTournamentRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.EndTournamentResponse.SerializeToString,
+            ),
+            'GetTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTournament,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.GetTournamentRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.GetTournamentResponse.SerializeToString,
+            ),
+            'WatchTournament': grpc.unary_stream_rpc_method_handler(
+                    servicer.WatchTournament,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.WatchTournamentRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.WatchTournamentResponse.SerializeToString,
+            ),
+            'ExportTournament': grpc.unary_unary_rpc_method_handler(
+                    servicer.ExportTournament,
+                    request_deserializer=feastlog_dot_v1_dot_tournament__service__pb2.ExportTournamentRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_tournament__service__pb2.ExportTournamentResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -136,6 +394,411 @@ class TournamentService:
             '/feastlog.v1.TournamentService/GetStats',
             feastlog_dot_v1_dot_tournament__service__pb2.GetStatsRequest.SerializeToString,
             feastlog_dot_v1_dot_tournament__service__pb2.GetStatsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/CreateTournament',
+            feastlog_dot_v1_dot_tournament__service__pb2.CreateTournamentRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.CreateTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RegisterPlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/RegisterPlayer',
+            feastlog_dot_v1_dot_tournament__service__pb2.RegisterPlayerRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.RegisterPlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DropPlayer(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/DropPlayer',
+            feastlog_dot_v1_dot_tournament__service__pb2.DropPlayerRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.DropPlayerResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PairRound(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/PairRound',
+            feastlog_dot_v1_dot_tournament__service__pb2.PairRoundRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.PairRoundResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SwapPlayers(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/SwapPlayers',
+            feastlog_dot_v1_dot_tournament__service__pb2.SwapPlayersRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.SwapPlayersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FixTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/FixTable',
+            feastlog_dot_v1_dot_tournament__service__pb2.FixTableRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.FixTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PublishRound(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/PublishRound',
+            feastlog_dot_v1_dot_tournament__service__pb2.PublishRoundRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.PublishRoundResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StartClock(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/StartClock',
+            feastlog_dot_v1_dot_tournament__service__pb2.StartClockRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.StartClockResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExtendClock(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/ExtendClock',
+            feastlog_dot_v1_dot_tournament__service__pb2.ExtendClockRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.ExtendClockResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CallTime(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/CallTime',
+            feastlog_dot_v1_dot_tournament__service__pb2.CallTimeRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.CallTimeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddPenalty(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/AddPenalty',
+            feastlog_dot_v1_dot_tournament__service__pb2.AddPenaltyRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.AddPenaltyResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EndTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/EndTournament',
+            feastlog_dot_v1_dot_tournament__service__pb2.EndTournamentRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.EndTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/GetTournament',
+            feastlog_dot_v1_dot_tournament__service__pb2.GetTournamentRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.GetTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WatchTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/WatchTournament',
+            feastlog_dot_v1_dot_tournament__service__pb2.WatchTournamentRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.WatchTournamentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ExportTournament(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TournamentService/ExportTournament',
+            feastlog_dot_v1_dot_tournament__service__pb2.ExportTournamentRequest.SerializeToString,
+            feastlog_dot_v1_dot_tournament__service__pb2.ExportTournamentResponse.FromString,
             options,
             channel_credentials,
             insecure,

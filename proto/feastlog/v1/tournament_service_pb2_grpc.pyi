@@ -41,6 +41,40 @@ class TournamentServiceStub:
     """Per game kind: games scored, the win rate by seat position and a game-specific
     figure, over every finished game (or one tournament's).
     """
+    CreateTournament: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.CreateTournamentRequest, _tournament_service_pb2.CreateTournamentResponse]
+    """A tournament run on the record (docs/tournament.md): a stream in the same log as its
+    games. Every call below but GetTournament, WatchTournament and ExportTournament is
+    the organiser's or a named arbiter's; each answers with the tournament as it now is.
+    A new tournament: its format (every option spelled out in its genesis) and players.
+    """
+    RegisterPlayer: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.RegisterPlayerRequest, _tournament_service_pb2.RegisterPlayerResponse]
+    """A player registers (before round 1, or between rounds with late entry)."""
+    DropPlayer: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.DropPlayerRequest, _tournament_service_pb2.DropPlayerResponse]
+    """A player drops: not paired from the next round on."""
+    PairRound: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.PairRoundRequest, _tournament_service_pb2.PairRoundResponse]
+    """Propose the next round: the Swiss pairing derived from the seed, or fixed pods."""
+    SwapPlayers: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.SwapPlayersRequest, _tournament_service_pb2.SwapPlayersResponse]
+    """Exchange two players of the proposed round."""
+    FixTable: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.FixTableRequest, _tournament_service_pb2.FixTableResponse]
+    """Put a player at a given table and seat of the proposed round."""
+    PublishRound: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.PublishRoundRequest, _tournament_service_pb2.PublishRoundResponse]
+    """Publish the proposed round: every table's game in one commit; the seat tokens."""
+    StartClock: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.StartClockRequest, _tournament_service_pb2.StartClockResponse]
+    """Start the round clock."""
+    ExtendClock: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.ExtendClockRequest, _tournament_service_pb2.ExtendClockResponse]
+    """More time for one table, or all."""
+    CallTime: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.CallTimeRequest, _tournament_service_pb2.CallTimeResponse]
+    """Call time: unfinished tables are ruled on as the format's at_time says."""
+    AddPenalty: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.AddPenaltyRequest, _tournament_service_pb2.AddPenaltyResponse]
+    """A penalty against a player: warning, game_loss or disqualification."""
+    EndTournament: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.EndTournamentRequest, _tournament_service_pb2.EndTournamentResponse]
+    """End the tournament: the seed is revealed."""
+    GetTournament: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.GetTournamentRequest, _tournament_service_pb2.GetTournamentResponse]
+    """The tournament (players, rounds, tables, clock, results, standings) at any seq; public."""
+    WatchTournament: _grpc.UnaryStreamMultiCallable[_tournament_service_pb2.WatchTournamentRequest, _tournament_service_pb2.WatchTournamentResponse]
+    """Its rows from a seq on, stored then live (publishing, results: its games' starts and ends)."""
+    ExportTournament: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.ExportTournamentRequest, _tournament_service_pb2.ExportTournamentResponse]
+    """The tournament's record with every game's, as one JSON document `feastlog verify` reads."""
 
 @_typing.type_check_only
 class TournamentServiceAsyncStub(TournamentServiceStub):
@@ -55,6 +89,40 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     """Per game kind: games scored, the win rate by seat position and a game-specific
     figure, over every finished game (or one tournament's).
     """
+    CreateTournament: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.CreateTournamentRequest, _tournament_service_pb2.CreateTournamentResponse]  # type: ignore[assignment]
+    """A tournament run on the record (docs/tournament.md): a stream in the same log as its
+    games. Every call below but GetTournament, WatchTournament and ExportTournament is
+    the organiser's or a named arbiter's; each answers with the tournament as it now is.
+    A new tournament: its format (every option spelled out in its genesis) and players.
+    """
+    RegisterPlayer: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.RegisterPlayerRequest, _tournament_service_pb2.RegisterPlayerResponse]  # type: ignore[assignment]
+    """A player registers (before round 1, or between rounds with late entry)."""
+    DropPlayer: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.DropPlayerRequest, _tournament_service_pb2.DropPlayerResponse]  # type: ignore[assignment]
+    """A player drops: not paired from the next round on."""
+    PairRound: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.PairRoundRequest, _tournament_service_pb2.PairRoundResponse]  # type: ignore[assignment]
+    """Propose the next round: the Swiss pairing derived from the seed, or fixed pods."""
+    SwapPlayers: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.SwapPlayersRequest, _tournament_service_pb2.SwapPlayersResponse]  # type: ignore[assignment]
+    """Exchange two players of the proposed round."""
+    FixTable: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.FixTableRequest, _tournament_service_pb2.FixTableResponse]  # type: ignore[assignment]
+    """Put a player at a given table and seat of the proposed round."""
+    PublishRound: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.PublishRoundRequest, _tournament_service_pb2.PublishRoundResponse]  # type: ignore[assignment]
+    """Publish the proposed round: every table's game in one commit; the seat tokens."""
+    StartClock: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.StartClockRequest, _tournament_service_pb2.StartClockResponse]  # type: ignore[assignment]
+    """Start the round clock."""
+    ExtendClock: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.ExtendClockRequest, _tournament_service_pb2.ExtendClockResponse]  # type: ignore[assignment]
+    """More time for one table, or all."""
+    CallTime: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.CallTimeRequest, _tournament_service_pb2.CallTimeResponse]  # type: ignore[assignment]
+    """Call time: unfinished tables are ruled on as the format's at_time says."""
+    AddPenalty: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.AddPenaltyRequest, _tournament_service_pb2.AddPenaltyResponse]  # type: ignore[assignment]
+    """A penalty against a player: warning, game_loss or disqualification."""
+    EndTournament: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.EndTournamentRequest, _tournament_service_pb2.EndTournamentResponse]  # type: ignore[assignment]
+    """End the tournament: the seed is revealed."""
+    GetTournament: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.GetTournamentRequest, _tournament_service_pb2.GetTournamentResponse]  # type: ignore[assignment]
+    """The tournament (players, rounds, tables, clock, results, standings) at any seq; public."""
+    WatchTournament: _aio.UnaryStreamMultiCallable[_tournament_service_pb2.WatchTournamentRequest, _tournament_service_pb2.WatchTournamentResponse]  # type: ignore[assignment]
+    """Its rows from a seq on, stored then live (publishing, results: its games' starts and ends)."""
+    ExportTournament: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.ExportTournamentRequest, _tournament_service_pb2.ExportTournamentResponse]  # type: ignore[assignment]
+    """The tournament's record with every game's, as one JSON document `feastlog verify` reads."""
 
 class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
     """Tournaments: the games created with the same tournament_id, and their standings."""
@@ -78,5 +146,129 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         """Per game kind: games scored, the win rate by seat position and a game-specific
         figure, over every finished game (or one tournament's).
         """
+
+    @_abc_1.abstractmethod
+    def CreateTournament(
+        self,
+        request: _tournament_service_pb2.CreateTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.CreateTournamentResponse, _abc.Awaitable[_tournament_service_pb2.CreateTournamentResponse]]:
+        """A tournament run on the record (docs/tournament.md): a stream in the same log as its
+        games. Every call below but GetTournament, WatchTournament and ExportTournament is
+        the organiser's or a named arbiter's; each answers with the tournament as it now is.
+        A new tournament: its format (every option spelled out in its genesis) and players.
+        """
+
+    @_abc_1.abstractmethod
+    def RegisterPlayer(
+        self,
+        request: _tournament_service_pb2.RegisterPlayerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.RegisterPlayerResponse, _abc.Awaitable[_tournament_service_pb2.RegisterPlayerResponse]]:
+        """A player registers (before round 1, or between rounds with late entry)."""
+
+    @_abc_1.abstractmethod
+    def DropPlayer(
+        self,
+        request: _tournament_service_pb2.DropPlayerRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.DropPlayerResponse, _abc.Awaitable[_tournament_service_pb2.DropPlayerResponse]]:
+        """A player drops: not paired from the next round on."""
+
+    @_abc_1.abstractmethod
+    def PairRound(
+        self,
+        request: _tournament_service_pb2.PairRoundRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.PairRoundResponse, _abc.Awaitable[_tournament_service_pb2.PairRoundResponse]]:
+        """Propose the next round: the Swiss pairing derived from the seed, or fixed pods."""
+
+    @_abc_1.abstractmethod
+    def SwapPlayers(
+        self,
+        request: _tournament_service_pb2.SwapPlayersRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.SwapPlayersResponse, _abc.Awaitable[_tournament_service_pb2.SwapPlayersResponse]]:
+        """Exchange two players of the proposed round."""
+
+    @_abc_1.abstractmethod
+    def FixTable(
+        self,
+        request: _tournament_service_pb2.FixTableRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.FixTableResponse, _abc.Awaitable[_tournament_service_pb2.FixTableResponse]]:
+        """Put a player at a given table and seat of the proposed round."""
+
+    @_abc_1.abstractmethod
+    def PublishRound(
+        self,
+        request: _tournament_service_pb2.PublishRoundRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.PublishRoundResponse, _abc.Awaitable[_tournament_service_pb2.PublishRoundResponse]]:
+        """Publish the proposed round: every table's game in one commit; the seat tokens."""
+
+    @_abc_1.abstractmethod
+    def StartClock(
+        self,
+        request: _tournament_service_pb2.StartClockRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.StartClockResponse, _abc.Awaitable[_tournament_service_pb2.StartClockResponse]]:
+        """Start the round clock."""
+
+    @_abc_1.abstractmethod
+    def ExtendClock(
+        self,
+        request: _tournament_service_pb2.ExtendClockRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.ExtendClockResponse, _abc.Awaitable[_tournament_service_pb2.ExtendClockResponse]]:
+        """More time for one table, or all."""
+
+    @_abc_1.abstractmethod
+    def CallTime(
+        self,
+        request: _tournament_service_pb2.CallTimeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.CallTimeResponse, _abc.Awaitable[_tournament_service_pb2.CallTimeResponse]]:
+        """Call time: unfinished tables are ruled on as the format's at_time says."""
+
+    @_abc_1.abstractmethod
+    def AddPenalty(
+        self,
+        request: _tournament_service_pb2.AddPenaltyRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.AddPenaltyResponse, _abc.Awaitable[_tournament_service_pb2.AddPenaltyResponse]]:
+        """A penalty against a player: warning, game_loss or disqualification."""
+
+    @_abc_1.abstractmethod
+    def EndTournament(
+        self,
+        request: _tournament_service_pb2.EndTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.EndTournamentResponse, _abc.Awaitable[_tournament_service_pb2.EndTournamentResponse]]:
+        """End the tournament: the seed is revealed."""
+
+    @_abc_1.abstractmethod
+    def GetTournament(
+        self,
+        request: _tournament_service_pb2.GetTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.GetTournamentResponse, _abc.Awaitable[_tournament_service_pb2.GetTournamentResponse]]:
+        """The tournament (players, rounds, tables, clock, results, standings) at any seq; public."""
+
+    @_abc_1.abstractmethod
+    def WatchTournament(
+        self,
+        request: _tournament_service_pb2.WatchTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_abc.Iterator[_tournament_service_pb2.WatchTournamentResponse], _abc.AsyncIterator[_tournament_service_pb2.WatchTournamentResponse]]:
+        """Its rows from a seq on, stored then live (publishing, results: its games' starts and ends)."""
+
+    @_abc_1.abstractmethod
+    def ExportTournament(
+        self,
+        request: _tournament_service_pb2.ExportTournamentRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_tournament_service_pb2.ExportTournamentResponse, _abc.Awaitable[_tournament_service_pb2.ExportTournamentResponse]]:
+        """The tournament's record with every game's, as one JSON document `feastlog verify` reads."""
 
 def add_TournamentServiceServicer_to_server(servicer: TournamentServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1,0 +1,456 @@
+"""The tournament use cases: create, register, drop, pair, swap, fix, publish, the round
+clock, penalties, results from the games, end; and the reads (state and standings at any
+seq, the rows, watching).  Each is load → decide (``replay.tournament``) → save.
+
+A tournament is a record in the same log as its games (``replay/tournament/record.py``):
+its rows are written through the same writer, one tournament at a time under its lock.
+Publishing a round writes every table's game and the publish row in one commit.  A
+game's end reaches its tournament's stream as a result row: when the game ends on this
+server (``Application`` calls ``game_ended``), and, for a game ended anywhere else (a
+restart, another path), whenever the tournament is next read or changed (``_catch_up``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import secrets
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from feastlog.replay.engine import RuleViolation, SetupRefused
+from feastlog.replay.record import ARBITER, SERVER, Row
+from feastlog.replay.tournament import pairing
+from feastlog.replay.tournament.export import export_text
+from feastlog.replay.tournament.record import (
+    command_row,
+    fold_rows,
+    genesis_row,
+    is_tournament,
+    new_genesis,
+    reveal_row,
+    round_seed,
+    table_result,
+)
+from feastlog.replay.tournament.spec import ID_PREFIX, read_format
+from feastlog.replay.tournament.standings import Line, standings
+from feastlog.replay.tournament.state import Tournament
+from feastlog.service.app import commands
+from feastlog.service.app.auth import Caller
+from feastlog.service.app.errors import (
+    BadRequest,
+    GameNotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
+from feastlog.service.store import Batch, NewGame
+from feastlog.v1 import record_pb2
+from feastlog.v1 import tournament_record_pb2 as tpb
+
+log = logging.getLogger("feastlog")
+M = TypeVar("M", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    from feastlog.service.app.application import Application
+    from feastlog.service.app.live import LiveGame
+
+
+def _named_rule(method: M) -> M:
+    """A refusal of the tournament's rules says its rule id in its words too
+    (``TOUR-SWAP: a swap takes two different players``), as `feastlog rules tournament`
+    lists them; the id is in the error's metadata as for every refusal."""
+
+    @functools.wraps(method)
+    async def named(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await method(*args, **kwargs)
+        except RuleViolation as refused:
+            if refused.message.startswith(refused.rule_id):
+                raise
+            words = f"{refused.rule_id}: {refused.message}"
+            if isinstance(refused, SetupRefused):
+                raise SetupRefused(refused.rule_id, refused.field, words) from None
+            raise RuleViolation(refused.rule_id, words) from None
+
+    return named  # type: ignore[return-value]
+
+
+@dataclass
+class Live:
+    """A tournament folded in memory: its rows, the state after each, its seed."""
+
+    rows: list[Row]
+    states: list[Tournament]
+    server_seed: bytes
+    pack: bytes
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    moved: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    @property
+    def state(self) -> Tournament:
+        """The tournament now."""
+        return self.states[-1]
+
+
+@dataclass(frozen=True)
+class Seat:
+    """A published seat: the table, the seat, the player, the game and its token."""
+
+    table: int
+    seat: int
+    name: str
+    game_id: str
+    token: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A tournament at a seq: its state, standings, and the rows up to it."""
+
+    seq: int
+    last_seq: int
+    state: Tournament
+    standings: list[Line]
+    rows: tuple[Row, ...]
+    seed_commitment: str
+
+
+class Tournaments:
+    """Every tournament of a server, over its application."""
+
+    def __init__(self, app: Application) -> None:
+        self.app = app
+        self._live: dict[str, Live] = {}
+        self._taking: set[asyncio.Task[None]] = set()
+
+    def ended_soon(self, game: LiveGame, now: str) -> None:
+        """Take a game's result into its tournament after the command that ended it has
+        been answered (a failure here leaves it to the next catch-up)."""
+        task = asyncio.create_task(self.game_ended(game, now))
+        self._taking.add(task)
+        task.add_done_callback(_taken)
+        task.add_done_callback(self._taking.discard)
+
+    @_named_rule
+    async def create_tournament(
+        self, caller: Caller, options: Mapping[str, str], players: Sequence[str], now: str
+    ) -> Tournament:
+        """A new tournament: its genesis (format, seed commitment), and its first players."""
+        caller.require_organiser()
+        read_format(options)
+        pack = b""  # the tournament's own record has no pack: each game's record holds its own
+        seed = secrets.token_bytes(32)
+        tid = ID_PREFIX + secrets.token_hex(8)
+        genesis = new_genesis(tid, options, seed, now, "", _sha(pack))
+        first, state = genesis_row(genesis)
+        rows, states = [first], [state]
+        for name in players:
+            register = tpb.TournamentCommand(register=tpb.RegisterPlayer(name=name), by="organiser")
+            row, state = command_row(rows[-1], state, register, ARBITER, now, seed)
+            rows.append(row)
+            states.append(state)
+        stored = NewGame(first, [], seed, genesis.pack_sha256, genesis.game_kind, "", pack, tid)
+        await self.app.db.commit(Batch(games=[stored], rows=rows[1:]))
+        self._live[tid] = Live(rows, states, seed, pack)
+        return state
+
+    async def _load(self, tid: str) -> Live:
+        if not tid:
+            raise BadRequest("tournament_id is required", field="tournament_id")
+        found = self._live.get(tid)
+        if found is not None:
+            return found
+        stored = await self.app.db.call(self.app.db.store.load, tid)
+        if stored is None or not is_tournament(record_pb2.Genesis.FromString(stored.rows[0].body)):
+            raise GameNotFound(f"there is no tournament {tid!r}", game_id=tid)
+        states = await asyncio.to_thread(fold_rows, stored.rows)
+        return self._live.setdefault(
+            tid, Live(list(stored.rows), states, stored.server_seed, stored.pack_body)
+        )
+
+    async def _append(
+        self,
+        live: Live,
+        commands_: Sequence[tuple[tpb.TournamentCommand, str]],
+        now: str,
+        extra: Batch | None = None,
+    ) -> Tournament:
+        """Fold commands (all or none) and commit their rows, with ``extra`` in the same commit."""
+        rows, states = list(live.rows), list(live.states)
+        for command, actor in commands_:
+            row, state = command_row(rows[-1], states[-1], command, actor, now, live.server_seed)
+            rows.append(row)
+            states.append(state)
+        batch = extra or Batch()
+        batch.rows.extend(rows[len(live.rows) :])
+        await self.app.db.commit(batch)
+        live.rows, live.states = rows, states
+        async with live.moved:
+            live.moved.notify_all()
+        return live.state
+
+    @_named_rule
+    async def command(
+        self, caller: Caller, tid: str, command: tpb.TournamentCommand, now: str
+    ) -> Tournament:
+        """One organiser's or arbiter's command (register, drop, swap, fix, clock, penalty)."""
+        _runs(caller)
+        signed = tpb.TournamentCommand()
+        signed.CopyFrom(command)
+        signed.by = caller.ruled_by
+        live = await self._load(tid)
+        async with live.lock:
+            await self._catch_up(live, now)
+            state = await self._append(live, [(signed, ARBITER)], now)
+            if signed.WhichOneof("action") == "call_time":
+                await self._rule_at_time(caller, live, now)
+            return state
+
+    @_named_rule
+    async def pair(
+        self,
+        caller: Caller,
+        tid: str,
+        fixed: Sequence[Sequence[str]],
+        byes: Sequence[str],
+        now: str,
+    ) -> Tournament:
+        """Propose the next round: the Swiss pairing derived from the seed (or the
+        organiser's fixed pods, for a format of fixed pods)."""
+        _runs(caller)
+        live = await self._load(tid)
+        async with live.lock:
+            await self._catch_up(live, now)
+            state = live.state
+            number = sum(1 for r in state.rounds if r.published) + 1
+            if state.format.pairing == "fixed":
+                if not fixed:
+                    raise BadRequest(
+                        "a format of fixed pods takes the tables from the organiser", field="tables"
+                    )
+                propose = tpb.ProposePairing(
+                    round=number,
+                    tables=[tpb.PairedTable(players=list(t)) for t in fixed],
+                    byes=list(byes),
+                    method="fixed",
+                )
+                return await self._append(live, [(_by(caller, propose), ARBITER)], now)
+            if fixed:
+                raise BadRequest(
+                    "a Swiss format derives its tables: swap or fix seats instead", field="tables"
+                )
+            current = state.current
+            if current is not None and current.published and not current.complete:
+                raise RuleViolation(
+                    "TOUR-PAIR-UNFINISHED",
+                    f"round {current.number} is not finished: every table needs its result first",
+                )
+            if number > state.format.rounds:
+                raise RuleViolation(
+                    "TOUR-ROUNDS", f"the format has {state.format.rounds} rounds, all paired"
+                )
+            base = state if current is None or current.published else _without_proposal(state)
+            derive = (
+                pairing.round_robin if state.format.pairing == "round_robin" else pairing.propose
+            )
+            found = await asyncio.to_thread(derive, base, live.server_seed)
+            propose = tpb.ProposePairing(
+                round=number,
+                tables=[tpb.PairedTable(players=list(t)) for t in found.tables],
+                byes=list(found.byes),
+                method=found.method,
+                solver=found.solver,
+                objective=found.objective,
+                status=found.status,
+            )
+            return await self._append(live, [(_by(caller, propose, "server"), SERVER)], now)
+
+    @_named_rule
+    async def publish(self, caller: Caller, tid: str, now: str) -> tuple[Tournament, list[Seat]]:
+        """Publish the proposed round: every table's game and the publish row, one commit."""
+        _runs(caller)
+        live = await self._load(tid)
+        async with live.lock:
+            state = live.state
+            current = state.current
+            if current is None or current.published:
+                raise RuleViolation("TOUR-NO-PROPOSAL", "no round is proposed: pair one first")
+            fmt = state.format
+            openings = [
+                commands.open_game(
+                    fmt.game_kind,
+                    list(players),
+                    dict(fmt.game_options),
+                    round_seed(live.server_seed, current.number) if fmt.duplicate else b"",
+                    tid,
+                    b"",
+                    fmt.seat_entropy,
+                    now,
+                )
+                for players in current.tables
+            ]
+            publish = tpb.PublishRound(
+                round=current.number, game_ids=[o.genesis.game_id for o in openings]
+            )
+            batch = Batch(games=[o.stored for o in openings])
+            state = await self._append(live, [(_by(caller, publish), ARBITER)], now, batch)
+            seats = []
+            for t, opening in enumerate(openings, start=1):
+                self.app.opened(opening)
+                for seat, token in enumerate(opening.tokens):
+                    name = opening.genesis.seats[seat].name
+                    seats.append(Seat(t, seat, name, opening.genesis.game_id, token))
+            return state, seats
+
+    @_named_rule
+    async def end(self, caller: Caller, tid: str, now: str) -> Tournament:
+        """End the tournament: the end row and the seed reveal."""
+        _runs(caller)
+        live = await self._load(tid)
+        async with live.lock:
+            await self._catch_up(live, now)
+            end = tpb.TournamentCommand(end=tpb.EndTournament(), by=caller.ruled_by)
+            rows, states = list(live.rows), list(live.states)
+            row, state = command_row(rows[-1], states[-1], end, ARBITER, now, live.server_seed)
+            reveal = reveal_row(row, state, live.server_seed, now)
+            await self.app.db.commit(Batch(rows=[row, reveal]))
+            live.rows, live.states = [*rows, row, reveal], [*states, state, state]
+            async with live.moved:
+                live.moved.notify_all()
+            return state
+
+    async def game_ended(self, game: LiveGame, now: str) -> None:
+        """A game of a tournament ended here: its result goes into the stream."""
+        tid = game.genesis.tournament_id
+        if not tid.startswith(ID_PREFIX):
+            return
+        try:
+            live = await self._load(tid)
+        except GameNotFound:  # a game tagged like a tournament that is not one
+            return
+        async with live.lock:
+            await self._catch_up(live, now)
+
+    async def snapshot(self, tid: str, at_seq: int, now: str) -> Snapshot:
+        """The tournament at a seq (0: now): state, standings and rows; public to all."""
+        live = await self._load(tid)
+        async with live.lock:
+            await self._catch_up(live, now)
+        last = len(live.rows)
+        seq = last if at_seq <= 0 else min(at_seq, last)
+        state = live.states[seq - 1]
+        commitment = record_pb2.Genesis.FromString(live.rows[0].body).seed_commitment
+        return Snapshot(seq, last, state, standings(state), tuple(live.rows[:seq]), commitment)
+
+    async def export_tournament(self, tid: str, now: str) -> str:
+        """The tournament's record with every published game's, as one JSON document."""
+        live = await self._load(tid)
+        async with live.lock:
+            await self._catch_up(live, now)
+            rows = tuple(live.rows)
+        games = []
+        for game_id in (g for r in live.state.rounds for g in r.game_ids):
+            games.append(await self.app.db.call(self.app.db.store.load, game_id))
+        return await asyncio.to_thread(export_text, rows, [g for g in games if g is not None])
+
+    async def follow(self, tid: str, from_seq: int) -> AsyncIterator[tuple[Row, Tournament]]:
+        """Every row from ``from_seq`` on, stored then live, with the state after it."""
+        live = await self._load(tid)
+        sent = max(from_seq, 1) - 1
+        while True:
+            while sent < len(live.rows):
+                yield live.rows[sent], live.states[sent]
+                sent += 1
+            if live.state.ended:
+                return
+            async with live.moved:
+                await live.moved.wait_for(_longer(live, sent))
+
+    async def _catch_up(self, live: Live, now: str) -> None:
+        """Record the result of every table of the published round whose game has ended."""
+        current = live.state.current
+        if current is None or not current.published or live.state.ended:
+            return
+        results = []
+        for t, (game_id, result) in enumerate(
+            zip(current.game_ids, current.results, strict=True), start=1
+        ):
+            if result is not None:
+                continue
+            game = await self.app.live.get(game_id)
+            if not game.over:
+                continue
+            points, places, closed = table_result(game.engine, game.table, game.genesis)
+            found = tpb.TableResult(
+                round=current.number,
+                table=t,
+                game_id=game_id,
+                points=points,
+                places=places,
+                closed=closed,
+            )
+            results.append((tpb.TournamentCommand(result=found, by="server"), SERVER))
+        if results:
+            await self._append(live, results, now)
+
+    async def _rule_at_time(self, caller: Caller, live: Live, now: str) -> None:
+        """Time called: every unfinished table is closed (or voided), as the format says,
+        by a ruling in its game's record; then their results are taken."""
+        current = live.state.current
+        assert current is not None
+        ruling = "close_game" if live.state.format.at_time == "close" else "void_game"
+        for game_id, result in zip(current.game_ids, current.results, strict=True):
+            if result is not None:
+                continue
+            game = await self.app.live.get(game_id)
+            if game.over:
+                continue
+            command = record_pb2.ArbiterCommand(reason=f"time called in round {current.number}")
+            getattr(command, ruling).SetInParent()
+            await self.app.rule(
+                caller, game_id, f"{live.state.tournament_id}-r{current.number}-time", command
+            )
+        await self._catch_up(live, now)
+
+
+def _taken(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("a game's result did not reach its tournament yet: %s", task.exception())
+
+
+def _longer(live: Live, sent: int) -> Callable[[], bool]:
+    return lambda: len(live.rows) > sent
+
+
+def _runs(caller: Caller) -> None:
+    """TOUR-ROLE: the organiser or a named arbiter (no credentials: unauthenticated)."""
+    if caller.role == "anonymous":
+        raise Unauthenticated("running a tournament needs the organiser's or an arbiter's key")
+    if caller.role not in ("organiser", "arbiter"):
+        raise PermissionDenied(
+            "only the organiser or a named arbiter runs a tournament", rule_id="TOUR-ROLE"
+        )
+
+
+def _by(
+    caller: Caller, propose: tpb.ProposePairing | tpb.PublishRound, by: str = ""
+) -> tpb.TournamentCommand:
+    field_name = "propose" if isinstance(propose, tpb.ProposePairing) else "publish"
+    command = tpb.TournamentCommand(by=by or caller.ruled_by)
+    getattr(command, field_name).CopyFrom(propose)
+    return command
+
+
+def _without_proposal(state: Tournament) -> Tournament:
+    """The state before its unpublished proposal (a new proposal replaces it)."""
+    from dataclasses import replace
+
+    return replace(state, rounds=state.rounds[:-1])
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
