@@ -47,6 +47,7 @@ from feastlog.replay.engine import (
     how_many,
 )
 from feastlog.replay.rng import Rng, derive_seed
+from feastlog.replay.table_rules import TABLE_RULES
 from feastlog.replay.text import plain_number
 from feastlog.v1 import record_pb2
 
@@ -69,6 +70,7 @@ RECORD_RULES: Mapping[str, Rule] = catalogue(
         "Score adjustments keep each seat's total adjustment within ±1,000,000 points.",
     ),
     Rule("FL-ARBITER-ONLY", "feastlog record", "Only the arbiter rules; only seats play."),
+    *TABLE_RULES.values(),
 )
 
 
@@ -200,10 +202,16 @@ def check_role(actor: str, command: record_pb2.Command) -> str:
 
 
 def step(
-    engine: Engine, table: Table, actor: str, command: record_pb2.Command
+    engine: Engine,
+    table: Table,
+    actor: str,
+    command: record_pb2.Command,
+    at: desk.At | None = None,
 ) -> tuple[Table, list[Fact]]:
     """Check one command in the order of this module's docstring and apply it.
 
+    ``at`` is the row's place in its record (its seq, the tables before it): a call, an
+    answer or a rewind needs it (``replay/desk.py``).
     Raises RuleViolation (``WrongRole`` for the actor's role) or MalformedCommand.
     """
     if table.kind != engine.spec.kind:
@@ -211,14 +219,36 @@ def step(
     check_open(engine, table)
     which = check_role(actor, command)
     if which == "arbiter":
-        return _rule(table, command.arbiter)
+        return _ruling(engine, table, command.arbiter, at)
+    if which == "call":
+        seat = seat_of(actor, len(table.adjustments))
+        return desk.call(engine, table, seat, command.call, at)
     if which != engine.spec.command_field:
         raise MalformedCommand(
             "command", f"this is a {engine.spec.title} game; the command is for {which}"
         )
     seat = seat_of(actor, len(table.adjustments))
+    desk.check_not_held(table)
     game, facts = _move(engine, table.game, seat, getattr(command, which))
     return evolve(table, game=game), facts
+
+
+def _ruling(
+    engine: Engine, table: Table, ruling: record_pb2.ArbiterCommand, at: desk.At | None
+) -> tuple[Table, list[Fact]]:
+    """A ruling: its reason, the call it answers (if any), then its effect."""
+    if not ruling.reason.strip():
+        raise RuleViolation("FL-RULING-REASON", "a ruling needs a reason")
+    answered = desk.check_answer(table, ruling)
+    if ruling.WhichOneof("ruling") == "rewind":
+        table, fact = desk.rewind(engine, table, ruling, at)
+        facts: list[Fact] = [{**_ruling_fact(ruling), "to_seq": int(ruling.rewind.to_seq)}, fact]
+    else:
+        table, facts = _rule(table, ruling)
+    if answered is not None:
+        table, said = desk.answer(table, ruling, answered, at)
+        facts.append(said)
+    return table, facts
 
 
 def seat_of(actor: str, seats: int) -> int:
@@ -262,7 +292,7 @@ def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
 
 def legal_commands(engine: Engine, table: Table, actor: str) -> list[Message]:
     """The game's commands ``actor`` may send now: none once it is over, none for the arbiter."""
-    if actor == "arbiter" or is_over(engine, table):
+    if actor == "arbiter" or is_over(engine, table) or desk.holding(table) is not None:
         return []
     return engine.legal_commands(table.game, seat_of(actor, len(table.adjustments)))
 
@@ -272,9 +302,7 @@ def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[
     if not ruling.reason.strip():
         raise RuleViolation("FL-RULING-REASON", "a ruling needs a reason")
     which = ruling.WhichOneof("ruling")
-    fact: Fact = {"type": "ruling", "ruling": which, "reason": ruling.reason}
-    if ruling.ruled_by:  # who ruled: recorded since named arbiters; older rulings have none
-        fact["ruled_by"] = ruling.ruled_by
+    fact = _ruling_fact(ruling)
     seats = len(table.adjustments)
     if which == "note":
         return evolve(table, notes=(*table.notes, ruling.note.text)), [
@@ -303,6 +331,14 @@ def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[
     raise MalformedCommand("command.arbiter.ruling", "the ruling is empty")
 
 
+def _ruling_fact(ruling: record_pb2.ArbiterCommand) -> Fact:
+    """The ``ruling`` fact of any ruling: which, why, who (and the call it answers)."""
+    fact: Fact = {"type": "ruling", "ruling": ruling.WhichOneof("ruling"), "reason": ruling.reason}
+    if ruling.ruled_by:  # who ruled: recorded since named arbiters; older rulings have none
+        fact["ruled_by"] = ruling.ruled_by
+    return fact
+
+
 def _check_seat(seat: int, seats: int) -> None:
     if not 0 <= seat < seats:
         raise RuleViolation("FL-RULING-SEAT", f"there is no seat {seat} in this game")
@@ -322,3 +358,7 @@ def outcome(engine: Engine, table: Table) -> Outcome | None:
     key = {s: (points[s], base.tiebreak[s] if base.tiebreak else 0) for s in contenders}
     best = max(key.values())
     return Outcome(points, tuple(s for s in contenders if key[s] == best), base.tiebreak)
+
+
+# the table's own rows (replay/desk.py), imported last: desk builds on this module's Table
+from feastlog.replay import desk  # noqa: E402
