@@ -285,7 +285,14 @@ def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
         ruling = command.arbiter.WhichOneof("ruling")
         seat = ["FL-RULING-SEAT"] if ruling in ("score_adjustment", "forfeit") else []
         points = ["FL-RULING-POINTS"] if ruling == "score_adjustment" else []
-        return [*closed, "FL-RULING-REASON", *seat, *points]
+        answers = ["FL-CALL-UNKNOWN", "FL-CALL-ANSWERED", "FL-CALL-VERDICT"]
+        answers = answers if command.arbiter.answers_call or command.arbiter.verdict else []
+        rewind = ["FL-REWIND-TARGET", "FL-REWIND-RULING", "FL-REWIND-NOTHING"]
+        rewind = rewind if ruling == "rewind" else []
+        return [*closed, "FL-RULING-REASON", *answers, *seat, *points, *rewind]
+    if which == "call":
+        calls = ["FL-CALL-ROW", "FL-CALL-CLAIM", "FL-CALL-LIMIT", "FL-CALL-SECOND-HOLD"]
+        return [*closed, *calls, "FL-CALL-ALTERNATIVE"]
     own = list(engine.checks(getattr(command, which))) if which else []
     return [*closed, *engine.spec.turn_rules, *own]
 

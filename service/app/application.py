@@ -425,6 +425,7 @@ class Application(Reads):
         )
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
+        self.table.advanced(game, done.rows)  # the calls' queue (service/app/table.py)
         self.live.settle(game)
         return await self._accepted(game, done.rows[0], viewer, False)
 

@@ -18,7 +18,8 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
@@ -52,6 +53,9 @@ from feastlog.service.store import Listed, Rejection, StoredGame
 from feastlog.service.store.projection import KindStats
 from feastlog.service.web.pages import page_html
 from feastlog.v1 import record_pb2
+
+if TYPE_CHECKING:
+    from feastlog.service.app.table import Desk
 
 T = TypeVar("T")
 
@@ -157,6 +161,13 @@ class Standings:
 
 class Reads(ABC):
     """The read use cases over a source of games (see the module doc)."""
+
+    @cached_property
+    def table(self) -> Desk:
+        """At the table: calls, the calls' queue, case files (``service/app/table.py``)."""
+        from feastlog.service.app.table import Desk  # it builds on this module
+
+        return Desk(self)
 
     @abstractmethod
     async def _game(self, game_id: str) -> LiveGame:

@@ -38,6 +38,7 @@ from feastlog.v1 import (
     audit_service_pb2,
     game_service_pb2,
     replay_service_pb2,
+    table_service_pb2,
     tournament_service_pb2,
 )
 
@@ -53,10 +54,11 @@ SERVICE_NAMES = (
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )
-FEASTLOG_SERVICES = SERVICE_NAMES[:5]
+FEASTLOG_SERVICES = SERVICE_NAMES[:6]
 
 
 @dataclass
