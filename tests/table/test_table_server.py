@@ -19,6 +19,7 @@ from feastlog.replay.export import verify_document
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
@@ -40,19 +41,17 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ProcessServer]:
 
 
 def _move(
-    client: pb.GameServiceStub, game_id: str, tokens: list[str], rng: random.Random
-) -> grpc.RpcError | None:
+    client: pb_grpc.GameServiceStub, game_id: str, tokens: list[str], rng: random.Random
+) -> None:
+    """The first seat to act plays a random legal move."""
     view = view_of(client.GetView(pb.GetViewRequest(game_id=game_id), metadata=bearer(KEY)))
     seat = int(sorted(view["to_act"])[0])
     legal = client.ListLegalCommands(
         pb.ListLegalCommandsRequest(game_id=game_id), metadata=bearer(tokens[seat])
     )
-    command = rng.choice(list(legal.commands)) if legal.commands else None
-    if command is None:  # held: no legal move listed; send the last one tried
-        return None
+    command = rng.choice(list(legal.commands))
     request = pb.SubmitCommandRequest(game_id=game_id, command_id=uuid.uuid4().hex, command=command)
     client.SubmitCommand(request, metadata=bearer(tokens[seat]))
-    return None
 
 
 def _refused(call: object, *args: object, **kwargs: object) -> tuple[grpc.StatusCode, str]:
