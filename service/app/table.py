@@ -69,8 +69,12 @@ class Desk:
         """A seat calls the arbiter: recorded as a row of its game (the fold's checks)."""
         from feastlog.service.app.application import Application
 
+        if caller.role == "anonymous":
+            raise Unauthenticated("a seat calls the arbiter with its seat token")
         if caller.role != "seat":
-            raise PermissionDenied("a seat calls the arbiter, with its seat token")
+            raise PermissionDenied(
+                "a seat calls the arbiter, with its seat token: an arbiter rules"
+            )
         if not isinstance(self.app, Application):
             raise BadRequest("a call is made to a running server", field="game_id")
         return await self.app.submit(
@@ -80,12 +84,10 @@ class Desk:
     async def calls(
         self, caller: Caller, game_id: str, tournament_id: str, open_only: bool
     ) -> list[QueuedCall]:
-        """The calls of one game (a seat: its own game's), or of every running game (of a
+        """The calls of one game (anyone who may watch it), or of every running game (of a
         tournament) for the arbiters."""
-        if game_id:
+        if game_id:  # calls are public at the table: whoever may watch the game
             caller.viewer(game_id)  # a seat token of another game is refused
-            if caller.role not in ("organiser", "arbiter", "seat"):
-                require_arbiter(caller)
             found = _queued(await self.app._game(game_id))
         else:
             require_arbiter(caller)
