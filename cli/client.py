@@ -69,6 +69,8 @@ from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from feastlog.v1 import table_service_pb2 as tabpb
+from feastlog.v1 import table_service_pb2_grpc as tabpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
@@ -190,6 +192,11 @@ class Client:
     def admin_service(self) -> adpb_grpc.AdminServiceStub:
         """feastlog.v1.AdminService."""
         return adpb_grpc.AdminServiceStub(self.channel)
+
+    @cached_property
+    def table_service(self) -> tabpb_grpc.TableServiceStub:
+        """feastlog.v1.TableService."""
+        return tabpb_grpc.TableServiceStub(self.channel)
 
     def close(self) -> None:
         """Close the channel, and stop an embedded server."""
@@ -453,6 +460,56 @@ class Client:
         )
         reply = self.call(self.audit_service.SubmitRuling, request)
         return int(reply.seq), reply.hash
+
+    def call_arbiter(
+        self,
+        game_id: str,
+        token: str,
+        about_seq: int,
+        claim: str,
+        hold: bool,
+        alternative: record_pb2.Command | None = None,
+    ) -> int:
+        """A seat calls the arbiter about row ``about_seq``: the call's id (its seq)."""
+        request = tabpb.CallArbiterRequest(
+            game_id=self.game(game_id),
+            command_id=uuid.uuid4().hex,
+            about_seq=about_seq,
+            claim=claim,
+            hold=hold,
+            alternative=alternative,
+        )
+        return int(self.call(self.table_service.CallArbiter, request, token).call)
+
+    def calls(
+        self, game_id: str, tournament: str, open_only: bool, token: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The calls of a game, or of the server's (a tournament's) running games."""
+        request = tabpb.ListCallsRequest(
+            game_id=game_id, tournament_id=tournament, open_only=open_only
+        )
+        reply = self.call(self.table_service.ListCalls, request, token)
+        return [
+            json_format.MessageToDict(
+                c, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+            )
+            for c in reply.calls
+        ]
+
+    def watch_calls(self, tournament: str) -> Iterator[dict[str, Any]]:
+        """The open calls, then each call made or answered, as it commits."""
+        request = tabpb.WatchCallsRequest(tournament_id=tournament)
+        for each in self.stream(self.table_service.WatchCalls, request):
+            yield json_format.MessageToDict(
+                each.call,
+                preserving_proto_field_name=True,
+                always_print_fields_with_no_presence=True,
+            )
+
+    def case_file(self, game_id: str, call: int, token: str | None = None) -> str:
+        """The case file of a call as the caller may see it (canonical JSON text)."""
+        request = tabpb.GetCaseFileRequest(game_id=self.game(game_id), call=call)
+        return str(self.call(self.table_service.GetCaseFile, request, token).bundle)
 
     def stats(self, tournament: str) -> list[dict[str, Any]]:
         """Per game kind: games, win rate by seat, a figure."""
