@@ -31,12 +31,16 @@ NEAR = 3  # refusals this many rows before the row called about, up to the call,
 def _row_entry(
     record: Record, row: Any, viewer: Viewer, public: bool, version: int
 ) -> dict[str, Any]:
-    shown = row.kind != COMMAND or command_for(viewer, fold.engine_of(record.genesis), row, public)
+    engine = fold.engine_of(record.genesis)
+    shown = row.kind != COMMAND or command_for(viewer, engine, row, public) is not None
+    # a client may name its commands after their content: another's id stays hidden, as
+    # in every watcher's stream, until the record is public
+    own_id = public or viewer.role == "arbiter" or row.actor == str(viewer)
     entry: dict[str, Any] = {
         "seq": row.seq,
         "kind": row.kind,
         "actor": row.actor,
-        "command_id": row.command_id if shown else None,
+        "command_id": row.command_id if shown and own_id else None,
         "body": row.body.hex() if shown else None,
         "recorded_at": row.recorded_at,
         "prev_hash": row.prev_hash,

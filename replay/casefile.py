@@ -7,8 +7,9 @@ key.  ``check`` verifies one offline, from its bytes alone:
 
 1. its format and version, and its digest;
 2. its rows are seqs 1..n, each linked to the one before and hashed as the record's
-   format says (``replay/record.py``): a body the viewer may not see is ``null``, which
-   the format-2 chain never needed (it hashes the commitment);
+   format says (``replay/record.py``): a body (or another seat's ``command_id``) the
+   viewer may not see is ``null``, which the format-2 chain never needed (it hashes the
+   commitment); a format-1 row with a hidden part has only its link checked;
 3. its genesis opens its commitment (format 2: empty salt) and names the file's game;
 4. the last row is the call: a seat's ``SeatCall`` whose row, claim and hold are the
    file's ``call``, about a row before it;
@@ -100,7 +101,7 @@ def _check_rows(document: dict[str, Any]) -> list[str]:
     for i, row in enumerate(rows):
         if row.seq != i + 1:
             return [*faults, f"row {i + 1} is seq {row.seq}: the rows are not 1..n"]
-        hidden = entries[i].get("body") is None
+        hidden = entries[i].get("body") is None or entries[i].get("command_id") is None
         if row.prev_hash != prev:
             faults.append(f"seq {row.seq} does not link to the row before it")
         if not (hidden and version == FORMAT_1) and row.expected_hash(version) != row.hash:
@@ -154,5 +155,6 @@ def _check_seed(
         for row, entry in zip(rows, entries, strict=True)
         if row.kind == COMMAND
         and entry.get("body") is not None
+        and entry.get("command_id") is not None
         and not row.opens(row_salt(seed, row.game_id, row.seq))
     ]
