@@ -67,7 +67,9 @@ def test_call_hold_case_file_rewind_and_play_on(server: ProcessServer, kind: str
     table = tpb_grpc.TableServiceStub(channel)
     audit = apb_grpc.AuditServiceStub(channel)
     replay = rpb_grpc.ReplayServiceStub(channel)
-    game = create(client, KEY, kind, ["Ann", "Brian", "Celia"])
+    game = create(
+        client, KEY, kind, ["Ann", "Brian", "Celia"], seed=bytes([KINDS.index(kind) + 1]) * 32
+    )
     game_id, tokens = game.game_id, [t.token for t in game.seat_tokens]
     rng = random.Random(3)
     for _ in range(4):
@@ -185,11 +187,7 @@ def test_watch_calls_sees_a_call_and_its_answer(server: ProcessServer) -> None:
     client = stub(server.address)
     table = tpb_grpc.TableServiceStub(channel)
     audit = apb_grpc.AuditServiceStub(channel)
-    game = (
-        create(client, KEY, "bon-appetit", ["Ann", "Brian"], tournament_id="")
-        if False
-        else create(client, KEY, "bon-appetit", ["Ann", "Brian"])
-    )
+    game = create(client, KEY, "bon-appetit", ["Ann", "Brian"], seed=bytes([4]) * 32)
     tokens = [t.token for t in game.seat_tokens]
     _move(client, game.game_id, tokens, random.Random(1))
     seen: list[tpb.ArbiterCall] = []
