@@ -118,6 +118,13 @@ def test_call_queue_case_ruling_and_rewind_from_the_command_line(
     code, out = run(server, "calls", game.game_id)
     assert "upheld at seq 6 by organiser: Ann takes her move back" in out
 
+    code, out = run(server, "replay", game.game_id)
+    assert code == 0, out
+    assert "Brian calls the arbiter about seq 3, holding the game: Ann took two cards" in out
+    assert "Arbiter ruling by organiser: rewind to seq 2 (reason: Ann takes her move back)" in out
+    assert "the seats' moves of seqs 3 to 5 are superseded" in out
+    assert "Brian's call at seq 5 is upheld: Ann takes her move back" in out
+
     play_to_end(client, game.game_id, tokens, seed=6)
     code, out = run(server, "audit", game.game_id)
     assert code == 0, out
