@@ -52,7 +52,7 @@ def row_lines(engine: Engine, row: Row, facts: Sequence[Fact], names: Sequence[s
     return lines
 
 
-TABLE_FACTS = ("call", "call_answered", "rewound")  # replay/desk.py's
+TABLE_FACTS = ("call", "call_answered", "rewound", "clock_timeout")  # replay/desk.py's
 
 
 def _at_the_table(fact: Fact, names: Sequence[str]) -> str:
@@ -62,6 +62,9 @@ def _at_the_table(fact: Fact, names: Sequence[str]) -> str:
     if fact["type"] == "call":
         hold = ", holding the game" if fact.get("hold") else ""
         return f"{who} calls the arbiter about seq {fact['about_seq']}{hold}: {fact['claim']}"
+    if fact["type"] == "clock_timeout":
+        forfeits = " and forfeits" if fact["consequence"] == "forfeit" else ""
+        return f"{who}'s time runs out{forfeits}: the arbiter is called, the game held"
     if fact["type"] == "call_answered":
         return f"{who}'s call at seq {fact['call']} is {fact['verdict']}: {fact['reason']}"
     return (
@@ -80,6 +83,8 @@ def _ruling(fact: Fact, names: Sequence[str]) -> str:
         "void_game": "the game is void",
         "close_game": "the game is closed",
         "rewind": f"rewind to seq {fact.get('to_seq', '?')}",
+        "pause_clocks": "every clock paused",
+        "resume_clocks": "the clocks run again",
     }.get(str(fact["ruling"]), str(fact["ruling"]))
     by = f" by {fact['ruled_by']}" if fact.get("ruled_by") else ""
     return f"Arbiter ruling{by}: {what} (reason: {fact['reason']})"

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from feastlog.replay import clocks as timing
 from feastlog.replay.engine import (
     Engine,
     Fact,
@@ -82,10 +83,12 @@ class Rewound:
 
 @dataclass(frozen=True)
 class Desk:
-    """What happened at the table: the calls and the rewinds, in record order."""
+    """What happened at the table: the calls and the rewinds, in record order, and the
+    seats' clocks (``replay/clocks.py``) in a game that has them."""
 
     calls: tuple[Call, ...] = ()
     rewinds: tuple[Rewound, ...] = ()
+    clocks: timing.Clocks | None = None
 
 
 @dataclass(frozen=True)
@@ -97,11 +100,12 @@ class SeatedTable(Table):
 
 @dataclass(frozen=True)
 class At:
-    """Where a row is folded: its seq, and the tables after every row before it
-    (``earlier[i]`` after seq i + 1)."""
+    """Where a row is folded: its seq, the tables after every row before it (``earlier[i]``
+    after seq i + 1), and its ``recorded_at`` (what a game's clocks read)."""
 
     seq: int
     earlier: Sequence[Table]
+    recorded_at: str = ""
 
 
 def desk_of(table: Table) -> Desk:
@@ -337,3 +341,70 @@ def call_dict(game_id: str, found: Call) -> dict[str, Any]:
 def malformed_member(which: str) -> MalformedCommand:
     """A table member a build cannot fold."""
     return MalformedCommand("command", f"the {which} command is not one this table takes")
+
+
+def started(engine: Engine, table: Table, options: dict[str, str], created_at: str) -> Table:
+    """The table after setup, with its clocks when the game has the option (SetupRefused
+    FL-CLOCK-OPTION for one out of form or range)."""
+    found = timing.parse(options, len(table.adjustments), created_at)
+    if found is None:
+        return table
+    found = timing.restarted(engine, found, table.game, None, False, False)
+    return seated(table, Desk(clocks=found))
+
+
+def before_row(table: Table, at: At | None) -> Table:
+    """The table with every running clock charged up to this row's time."""
+    found = desk_of(table).clocks
+    if found is None or at is None or not at.recorded_at:
+        return table
+    charged = timing.charged(found, timing.time_ms(at.recorded_at))
+    return seated(table, evolve(desk_of(table), clocks=charged))
+
+
+def after_row(engine: Engine, table: Table, mover: int | None, over: bool) -> Table:
+    """The table with its clocks restarted after a row (``mover``: a seat's game move)."""
+    found = desk_of(table).clocks
+    if found is None:
+        return table
+    stopped = holding(table) is not None
+    again = timing.restarted(engine, found, table.game, mover, stopped, over)
+    return seated(table, evolve(desk_of(table), clocks=again))
+
+
+def _clocks_of(table: Table) -> timing.Clocks:
+    found = desk_of(table).clocks
+    if found is None:
+        raise RuleViolation("FL-CLOCK-NONE", "this game has no clocks")
+    return found
+
+
+def time_out(table: Table, event: record_pb2.ClockEvent, at: At | None) -> tuple[Table, list[Fact]]:
+    """A seat's time ran out: the consequence of the game's clock option, and a call
+    that holds the game for the arbiter."""
+    at = _need(at)
+    found = _clocks_of(table)
+    if event.WhichOneof("event") != "timeout":
+        raise MalformedCommand("command.clock", "the clock row holds no event")
+    seat = event.timeout.seat
+    timing.check_timeout(found, seat)
+    desk = desk_of(table)
+    claim = f"seat {seat}'s time ran out ({found.on_timeout}: FL-CLOCK-TIMEOUT)"
+    held = Call(at.seq, seat, at.seq - 1, claim, True)
+    spent = evolve(found, timed_out=(*found.timed_out, seat))
+    forfeited = table.forfeited | {seat} if found.on_timeout == "forfeit" else table.forfeited
+    out = seated(
+        evolve(table, forfeited=forfeited), evolve(desk, calls=(*desk.calls, held), clocks=spent)
+    )
+    fact: Fact = {"type": "clock_timeout", "seat": seat, "consequence": found.on_timeout}
+    return out, [fact]
+
+
+def pause(table: Table, ruling: record_pb2.ArbiterCommand) -> Table:
+    """The arbiter pauses or resumes every clock (FL-CLOCK-NONE, FL-CLOCK-PAUSED)."""
+    found = _clocks_of(table)
+    paused = ruling.WhichOneof("ruling") == "pause_clocks"
+    if found.paused == paused:
+        state = "paused" if paused else "running"
+        raise RuleViolation("FL-CLOCK-PAUSED", f"the clocks are already {state}")
+    return seated(table, evolve(desk_of(table), clocks=evolve(found, paused=paused)))

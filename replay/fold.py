@@ -31,7 +31,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay import games
+from feastlog.replay import clocks, games
 from feastlog.replay.canonical import canonical_bytes, sha256_hex
 from feastlog.replay.engine import (
     Engine,
@@ -55,6 +55,7 @@ from feastlog.v1 import record_pb2
 # points, and well inside the 32-bit scores of the outcomes projection, so the row that
 # ends a game can always be written.
 ADJUSTMENT_LIMIT = 1_000_000
+SERVER_ACTOR = "server"  # the actor of the rows the server appends (a clock's time-out)
 
 RECORD_RULES: Mapping[str, Rule] = catalogue(
     Rule(
@@ -156,8 +157,9 @@ def start(genesis: record_pb2.Genesis, server_seed: bytes, pack: Any) -> tuple[T
         given = how_many(len(genesis.seat_entropy), "seat")
         raise ValueError(f"the genesis has seat entropy for {given}, not its {len(seats)}")
     rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
-    game, facts = engine.setup(seats, dict(genesis.options), pack, rng, version)
-    return Table(genesis.game_kind, game, (0,) * len(seats)), facts
+    game, facts = engine.setup(seats, clocks.game_options(genesis.options), pack, rng, version)
+    table = Table(genesis.game_kind, game, (0,) * len(seats))
+    return desk.started(engine, table, dict(genesis.options), genesis.created_at), facts
 
 
 def is_over(engine: Engine, table: Table) -> bool:
@@ -218,19 +220,27 @@ def step(
         raise ValueError(f"a {table.kind} table folded with the {engine.spec.kind} engine")
     check_open(engine, table)
     which = check_role(actor, command)
+    table = desk.before_row(table, at)  # a clocked game's running clocks, up to this row
+    mover = None
     if which == "arbiter":
-        return _ruling(engine, table, command.arbiter, at)
-    if which == "call":
+        table, facts = _ruling(engine, table, command.arbiter, at)
+    elif which == "call":
         seat = seat_of(actor, len(table.adjustments))
-        return desk.call(engine, table, seat, command.call, at)
-    if which != engine.spec.command_field:
+        table, facts = desk.call(engine, table, seat, command.call, at)
+    elif which == "clock":
+        if actor != SERVER_ACTOR:
+            raise WrongRole("FL-CLOCK-SERVER", "only the server records that a seat's time ran out")
+        table, facts = desk.time_out(table, command.clock, at)
+    elif which != engine.spec.command_field:
         raise MalformedCommand(
             "command", f"this is a {engine.spec.title} game; the command is for {which}"
         )
-    seat = seat_of(actor, len(table.adjustments))
-    desk.check_not_held(table)
-    game, facts = _move(engine, table.game, seat, getattr(command, which))
-    return evolve(table, game=game), facts
+    else:
+        mover = seat_of(actor, len(table.adjustments))
+        desk.check_not_held(table)
+        game, facts = _move(engine, table.game, mover, getattr(command, which))
+        table = evolve(table, game=game)
+    return desk.after_row(engine, table, mover, is_over(engine, table)), facts
 
 
 def _ruling(
@@ -240,9 +250,12 @@ def _ruling(
     if not ruling.reason.strip():
         raise RuleViolation("FL-RULING-REASON", "a ruling needs a reason")
     answered = desk.check_answer(table, ruling)
-    if ruling.WhichOneof("ruling") == "rewind":
+    facts: list[Fact]
+    if ruling.WhichOneof("ruling") in ("pause_clocks", "resume_clocks"):
+        table, facts = desk.pause(table, ruling), [_ruling_fact(ruling)]
+    elif ruling.WhichOneof("ruling") == "rewind":
         table, fact = desk.rewind(engine, table, ruling, at)
-        facts: list[Fact] = [{**_ruling_fact(ruling), "to_seq": int(ruling.rewind.to_seq)}, fact]
+        facts = [{**_ruling_fact(ruling), "to_seq": int(ruling.rewind.to_seq)}, fact]
     else:
         table, facts = _rule(table, ruling)
     if answered is not None:

@@ -79,7 +79,7 @@ def apply_row(
     """The table after one row that follows the genesis; ``earlier``: the tables after
     every row before it (what a call or a rewind folds with, ``replay/desk.py``)."""
     if row.kind == COMMAND:
-        at = desk.At(row.seq, earlier) if len(earlier) == row.seq - 1 else None
+        at = desk.At(row.seq, earlier, row.recorded_at) if len(earlier) == row.seq - 1 else None
         return fold.step(engine, table, row.actor, command_of(row), at)
     if row.kind == SEED_REVEAL:
         return table, [{"type": "seed_revealed", "server_seed": seed_of(row).hex()}]

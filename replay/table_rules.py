@@ -55,6 +55,31 @@ TABLE_RULES: Mapping[str, Rule] = catalogue(
         "A rewind never goes back past an earlier rewind: that would abandon its ruling.",
     ),
     Rule(
+        "FL-CLOCK-OPTION",
+        "feastlog table",
+        "A clock is bank:SECONDS+INCREMENT (bank 10 to 86,400 s, increment 0 to 3,600 s) or "
+        "move:SECONDS (5 to 86,400 s); clock_timeout is arbiter or forfeit.",
+    ),
+    Rule("FL-CLOCK-NONE", "feastlog table", "Only a game with clocks has clocks to pause."),
+    Rule(
+        "FL-CLOCK-PAUSED",
+        "feastlog table",
+        "The arbiter pauses running clocks and resumes paused ones.",
+    ),
+    Rule(
+        "FL-CLOCK-EARLY",
+        "feastlog table",
+        "A time-out is recorded only once a running seat's time is spent.",
+    ),
+    Rule(
+        "FL-CLOCK-TIMEOUT",
+        "feastlog table",
+        "A seat whose time ran out plays on without a clock; the arbiter is called (the "
+        "game held), and with clock_timeout=forfeit the seat forfeits.",
+    ),
+    Rule("FL-CLOCK-SERVER", "feastlog table", "Only the server records a time-out."),
+    Rule("FL-CLOCK-TIME", "feastlog table", "A clocked game's rows carry RFC 3339 times."),
+    Rule(
         "FL-REWIND-NOTHING",
         "feastlog table",
         "A rewind takes back at least one seat move.",

@@ -27,6 +27,8 @@ class Recorder:
     rows: list[Row] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     facts: list[list[Fact]] = field(default_factory=list)
+    options: dict[str, str] = field(default_factory=dict)
+    times: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.engine = games.engine(self.kind)
@@ -44,6 +46,7 @@ class Recorder:
             self.seed,
             "2026-01-01T00:00:00Z",
         )
+        genesis.options.update(self.options)
         row, table, facts = begin(genesis, self.seed, pack)
         self.rows, self.tables, self.facts = [row], [table], [facts]
 
@@ -60,12 +63,19 @@ class Recorder:
     def send(self, actor: str, command: record_pb2.Command) -> list[Fact]:
         """Fold one command (raising its refusal) and append its row; then the reveal."""
         seq = len(self.rows) + 1
-        table, facts = fold.step(self.engine, self.table, actor, command, desk.At(seq, self.tables))
+        at = desk.At(seq, self.tables, self.time(seq))
+        table, facts = fold.step(self.engine, self.table, actor, command, at)
         self._append(COMMAND, actor, command.SerializeToString(deterministic=True), table, facts)
         if fold.is_over(self.engine, table):
             body = record_pb2.SeedReveal(server_seed=self.seed).SerializeToString()
             self._append(SEED_REVEAL, "server", body, table, [])
         return facts
+
+    def time(self, seq: int) -> str:
+        """When row ``seq`` is recorded: ``self.times`` if it names it, else a second a row."""
+        return self.times.get(
+            seq, f"2026-01-01T{seq // 3600:02d}:{seq // 60 % 60:02d}:{seq % 60:02d}Z"
+        )
 
     def _append(self, kind: str, actor: str, body: bytes, table: Table, facts: list[Fact]) -> None:
         prev = self.rows[-1]
@@ -75,7 +85,7 @@ class Recorder:
             kind,
             actor,
             body,
-            f"2026-01-01T00:01:{prev.seq:06d}Z",
+            self.time(prev.seq + 1),
             prev.hash,
             state_hash(table),
             f"c{prev.seq + 1}" if kind == COMMAND else "",

@@ -199,7 +199,7 @@ def advance(
             last_seq=str(game.last_seq),
         )
     # the fold checks, in its one order: game closed, actor's role, seat to act, the move's own
-    at = desk.At(game.last_seq + 1, game.tables)
+    at = desk.At(game.last_seq + 1, game.tables, now)
     table, facts = fold.step(game.engine, game.table, actor, command, at)
     version = record_version(game.genesis)  # a game keeps the format it began in
     row = make_row(

@@ -161,6 +161,7 @@ class Fact(_message.Message):
     CALL_FIELD_NUMBER: _builtins.int
     CALL_ANSWERED_FIELD_NUMBER: _builtins.int
     REWOUND_FIELD_NUMBER: _builtins.int
+    CLOCK_TIMEOUT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def bon_appetit(self) -> _bon_appetit_view_pb2.BonAppetitFact:
         """A fact of the game's rules."""
@@ -189,6 +190,10 @@ class Fact(_message.Message):
     def rewound(self) -> Global___RewoundFact:
         """A rewind ruling took the game back (JSON type "rewound")."""
 
+    @_builtins.property
+    def clock_timeout(self) -> Global___ClockTimeoutFact:
+        """A seat's time ran out (JSON type "clock_timeout")."""
+
     def __init__(
         self,
         *,
@@ -200,16 +205,42 @@ class Fact(_message.Message):
         call: Global___CallFact | None = ...,
         call_answered: Global___CallAnsweredFact | None = ...,
         rewound: Global___RewoundFact | None = ...,
+        clock_timeout: Global___ClockTimeoutFact | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "call", b"call", "call_answered", b"call_answered", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "rewound", b"rewound", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "call", b"call", "call_answered", b"call_answered", "clock_timeout", b"clock_timeout", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "rewound", b"rewound", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "call", b"call", "call_answered", b"call_answered", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "rewound", b"rewound", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "call", b"call", "call_answered", b"call_answered", "clock_timeout", b"clock_timeout", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "rewound", b"rewound", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_fact: _TypeAlias = _typing.Literal["bon_appetit", "menu_masters", "picky_eaters", "ruling", "seed_revealed", "call", "call_answered", "rewound"]  # noqa: Y015
+    _WhichOneofReturnType_fact: _TypeAlias = _typing.Literal["bon_appetit", "menu_masters", "picky_eaters", "ruling", "seed_revealed", "call", "call_answered", "rewound", "clock_timeout"]  # noqa: Y015
     _WhichOneofArgType_fact: _TypeAlias = _typing.Literal["fact", b"fact"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_fact) -> _WhichOneofReturnType_fact | None: ...
 
 Global___Fact: _TypeAlias = Fact  # noqa: Y015
+
+@_typing.final
+class ClockTimeoutFact(_message.Message):
+    """A seat's time ran out; the consequence is the game's clock_timeout option."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CONSEQUENCE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    consequence: _builtins.str
+    """"arbiter" or "forfeit"."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        consequence: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consequence", b"consequence", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockTimeoutFact: _TypeAlias = ClockTimeoutFact  # noqa: Y015
 
 @_typing.final
 class CallFact(_message.Message):
