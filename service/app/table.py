@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from feastlog.presentation import case
+from feastlog.replay import clocks as timing
 from feastlog.replay import desk
+from feastlog.replay.fold import SERVER_ACTOR
 from feastlog.replay.record import Row
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, PermissionDenied, Unauthenticated
@@ -62,6 +64,7 @@ class Desk:
 
     app: Reads
     watchers: set[asyncio.Queue[QueuedCall | None]] = field(default_factory=set)
+    timers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     async def call_arbiter(
         self, caller: Caller, game_id: str, command_id: str, made: record_pb2.SeatCall
@@ -124,7 +127,9 @@ class Desk:
             self.watchers.discard(queue)
 
     def advanced(self, game: LiveGame, rows: Sequence[Row]) -> None:
-        """After a commit: tell the queue's watchers of each call it made or answered."""
+        """After a commit: a clocked game's timer set again; the queue's watchers told of
+        each call it made or answered."""
+        self._time(game)
         if not self.watchers:
             return
         seqs = {r.seq for r in rows}
@@ -146,3 +151,49 @@ class Desk:
         released = await self.app.released(game)
         refusals = await self.app.rejections(caller, game_id)
         return case.bundle(game, found, viewer, released.public, refusals)
+
+    def _time(self, game: LiveGame) -> None:
+        """Set a clocked game's timer for its first running seat's deadline (none once it
+        is over or no clock runs); the timer it had is cancelled."""
+        old = self.timers.pop(game.game_id, None)
+        if old is not None and old is not asyncio.current_task():
+            old.cancel()
+        found = desk.desk_of(game.table).clocks
+        due = None if found is None or game.over else timing.deadline(found)
+        if due is not None:
+            task = asyncio.get_running_loop().create_task(self._expire(game, *due, game.last_seq))
+            self.timers[game.game_id] = task
+
+    async def _expire(self, game: LiveGame, seat: int, at_ms: int, seq: int) -> None:
+        """At a seat's deadline, unless a row came first: the server's time-out row."""
+        from feastlog.service.app import commands
+        from feastlog.service.app.application import Application
+
+        app = self.app
+        assert isinstance(app, Application)  # only a server sets timers
+        await app.clock.until(at_ms)
+        async with game.lock:
+            if game.last_seq != seq:
+                return  # another row came first: it set the timer again
+            event = record_pb2.ClockEvent(timeout=record_pb2.ClockTimeout(seat=seat))
+            command = record_pb2.Command(clock=event)
+            body = command.SerializeToString(deterministic=True)
+            done = commands.advance(
+                game, SERVER_ACTOR, None, command, body, f"timeout-{seq + 1}", app.clock.now()
+            )
+            await app.db.commit(done.batch)
+            game.advance(done.rows, done.tables, done.facts)
+            self.advanced(game, done.rows)
+            app.live.settle(game)
+
+    async def clocks(self, caller: Caller, game_id: str) -> dict[str, Any] | None:
+        """A game's clocks now (None for a game without): public at the table."""
+        caller.viewer(game_id)  # a seat token of another game is refused
+        game = await self.app._game(game_id)
+        found = desk.desk_of(game.table).clocks
+        if found is None:
+            return None
+        clock = getattr(self.app, "clock", None)
+        now = timing.time_ms(clock.now()) if clock is not None and not game.over else None
+        shown: dict[str, Any] = timing.as_dict(found, now)
+        return shown

@@ -271,3 +271,99 @@ class GetCaseFileResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetCaseFileResponse: _TypeAlias = GetCaseFileResponse  # noqa: Y015
+
+@_typing.final
+class GetClocksRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GAME_ID_FIELD_NUMBER: _builtins.int
+    game_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        game_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["game_id", b"game_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetClocksRequest: _TypeAlias = GetClocksRequest  # noqa: Y015
+
+@_typing.final
+class SeatClock(_message.Message):
+    """One seat's clock."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    REMAINING_MS_FIELD_NUMBER: _builtins.int
+    USED_MS_FIELD_NUMBER: _builtins.int
+    RUNNING_FIELD_NUMBER: _builtins.int
+    TIMED_OUT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    remaining_ms: _builtins.int
+    """Milliseconds left (negative once spent), as of the request."""
+    used_ms: _builtins.int
+    running: _builtins.bool
+    """Whether it runs now (the seat is to act, no pause, no hold, time not yet run out)."""
+    timed_out: _builtins.bool
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        remaining_ms: _builtins.int = ...,
+        used_ms: _builtins.int = ...,
+        running: _builtins.bool = ...,
+        timed_out: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["remaining_ms", b"remaining_ms", "running", b"running", "seat", b"seat", "timed_out", b"timed_out", "used_ms", b"used_ms"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatClock: _TypeAlias = SeatClock  # noqa: Y015
+
+@_typing.final
+class GetClocksResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CLOCKED_FIELD_NUMBER: _builtins.int
+    MODE_FIELD_NUMBER: _builtins.int
+    ALLOWANCE_MS_FIELD_NUMBER: _builtins.int
+    INCREMENT_MS_FIELD_NUMBER: _builtins.int
+    ON_TIMEOUT_FIELD_NUMBER: _builtins.int
+    PAUSED_FIELD_NUMBER: _builtins.int
+    SEATS_FIELD_NUMBER: _builtins.int
+    clocked: _builtins.bool
+    """False for a game without clocks (the rest is then empty)."""
+    mode: _builtins.str
+    """"bank" or "move"."""
+    allowance_ms: _builtins.int
+    """The bank, or the time for one move."""
+    increment_ms: _builtins.int
+    on_timeout: _builtins.str
+    """"arbiter" or "forfeit"."""
+    paused: _builtins.bool
+    @_builtins.property
+    def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]: ...
+    def __init__(
+        self,
+        *,
+        clocked: _builtins.bool = ...,
+        mode: _builtins.str = ...,
+        allowance_ms: _builtins.int = ...,
+        increment_ms: _builtins.int = ...,
+        on_timeout: _builtins.str = ...,
+        paused: _builtins.bool = ...,
+        seats: _abc.Iterable[Global___SeatClock] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["allowance_ms", b"allowance_ms", "clocked", b"clocked", "increment_ms", b"increment_ms", "mode", b"mode", "on_timeout", b"on_timeout", "paused", b"paused", "seats", b"seats"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetClocksResponse: _TypeAlias = GetClocksResponse  # noqa: Y015

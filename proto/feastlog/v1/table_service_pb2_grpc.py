@@ -57,6 +57,11 @@ class TableServiceStub:
                 request_serializer=feastlog_dot_v1_dot_table__service__pb2.GetCaseFileRequest.SerializeToString,
                 response_deserializer=feastlog_dot_v1_dot_table__service__pb2.GetCaseFileResponse.FromString,
                 _registered_method=True)
+        self.GetClocks = channel.unary_unary(
+                '/feastlog.v1.TableService/GetClocks',
+                request_serializer=feastlog_dot_v1_dot_table__service__pb2.GetClocksRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_table__service__pb2.GetClocksResponse.FromString,
+                _registered_method=True)
 
 
 class TableServiceServicer:
@@ -96,6 +101,13 @@ class TableServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetClocks(self, request, context):
+        """A clocked game's clocks now (public at the table): each seat's time left and used.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TableServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -118,6 +130,11 @@ def add_TableServiceServicer_to_server(servicer, server):
                     servicer.GetCaseFile,
                     request_deserializer=feastlog_dot_v1_dot_table__service__pb2.GetCaseFileRequest.FromString,
                     response_serializer=feastlog_dot_v1_dot_table__service__pb2.GetCaseFileResponse.SerializeToString,
+            ),
+            'GetClocks': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetClocks,
+                    request_deserializer=feastlog_dot_v1_dot_table__service__pb2.GetClocksRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_table__service__pb2.GetClocksResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -231,6 +248,33 @@ class TableService:
             '/feastlog.v1.TableService/GetCaseFile',
             feastlog_dot_v1_dot_table__service__pb2.GetCaseFileRequest.SerializeToString,
             feastlog_dot_v1_dot_table__service__pb2.GetCaseFileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetClocks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.TableService/GetClocks',
+            feastlog_dot_v1_dot_table__service__pb2.GetClocksRequest.SerializeToString,
+            feastlog_dot_v1_dot_table__service__pb2.GetClocksResponse.FromString,
             options,
             channel_credentials,
             insecure,

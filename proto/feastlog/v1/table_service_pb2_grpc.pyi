@@ -50,6 +50,8 @@ class TableServiceStub:
     """
     GetCaseFile: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetCaseFileRequest, _table_service_pb2.GetCaseFileResponse]
     """The case file of a call: one self-verifying JSON bundle, as the caller may see it."""
+    GetClocks: _grpc.UnaryUnaryMultiCallable[_table_service_pb2.GetClocksRequest, _table_service_pb2.GetClocksResponse]
+    """A clocked game's clocks now (public at the table): each seat's time left and used."""
 
 @_typing.type_check_only
 class TableServiceAsyncStub(TableServiceStub):
@@ -73,6 +75,8 @@ class TableServiceAsyncStub(TableServiceStub):
     """
     GetCaseFile: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetCaseFileRequest, _table_service_pb2.GetCaseFileResponse]  # type: ignore[assignment]
     """The case file of a call: one self-verifying JSON bundle, as the caller may see it."""
+    GetClocks: _aio.UnaryUnaryMultiCallable[_table_service_pb2.GetClocksRequest, _table_service_pb2.GetClocksResponse]  # type: ignore[assignment]
+    """A clocked game's clocks now (public at the table): each seat's time left and used."""
 
 class TableServiceServicer(metaclass=_abc_1.ABCMeta):
     """At the table: a seat calls the arbiter, the arbiters' queue of calls, and the case
@@ -117,5 +121,13 @@ class TableServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_table_service_pb2.GetCaseFileResponse, _abc.Awaitable[_table_service_pb2.GetCaseFileResponse]]:
         """The case file of a call: one self-verifying JSON bundle, as the caller may see it."""
+
+    @_abc_1.abstractmethod
+    def GetClocks(
+        self,
+        request: _table_service_pb2.GetClocksRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_table_service_pb2.GetClocksResponse, _abc.Awaitable[_table_service_pb2.GetClocksResponse]]:
+        """A clocked game's clocks now (public at the table): each seat's time left and used."""
 
 def add_TableServiceServicer_to_server(servicer: TableServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

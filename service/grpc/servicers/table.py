@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
@@ -65,6 +66,37 @@ class TableService(Servicer, pb_grpc.TableServiceServicer):
         text = await self.app.table.case_file(self.caller(context), request.game_id, request.call)
         digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         return pb.GetCaseFileResponse(bundle=text, sha256=digest)
+
+    @unary
+    async def GetClocks(
+        self, request: pb.GetClocksRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetClocksResponse:
+        return clocks_message(await self.app.table.clocks(self.caller(context), request.game_id))
+
+
+def clocks_message(found: dict[str, Any] | None) -> pb.GetClocksResponse:
+    """A game's clocks (``timing.as_dict``) as GetClocksResponse."""
+    if found is None:
+        return pb.GetClocksResponse(clocked=False)
+    seats = [
+        pb.SeatClock(
+            seat=s,
+            remaining_ms=found["remaining_ms"][s],
+            used_ms=found["used_ms"][s],
+            running=s in found["running"],
+            timed_out=s in found["timed_out"],
+        )
+        for s in range(len(found["remaining_ms"]))
+    ]
+    return pb.GetClocksResponse(
+        clocked=True,
+        mode=found["mode"],
+        allowance_ms=found["allowance_ms"],
+        increment_ms=found["increment_ms"],
+        on_timeout=found["on_timeout"],
+        paused=found["paused"],
+        seats=seats,
+    )
 
 
 def add_to(server: grpc.aio.Server, app: Application) -> None:
