@@ -139,9 +139,5 @@ def test_a_clock_option_out_of_range_is_refused_and_nothing_is_made(
     before = len(client.ListGames(pb.ListGamesRequest()).games)
     with pytest.raises(grpc.RpcError) as refused:
         create(client, server.key, "bon-appetit", ["Ann", "Brian"], clock="bank:1+0")
-    assert (
-        refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-        or error_info(refused.value).metadata.get("rule_id") == "FL-CLOCK-OPTION"
-    )
     assert error_info(refused.value).metadata.get("rule_id") == "FL-CLOCK-OPTION"
     assert len(client.ListGames(pb.ListGamesRequest()).games) == before
