@@ -168,7 +168,7 @@ def rejections_command(game_id: str, as_json: bool, **connection: Any) -> None:
     click.echo(how_many(len(rows), "rejected command"))
 
 
-RULINGS = ("note", "adjust", "forfeit", "void", "close", "rewind")
+RULINGS = ("note", "adjust", "forfeit", "void", "close", "rewind", "pause", "resume")
 VERDICTS = {"upheld": record_pb2.CALL_VERDICT_UPHELD, "denied": record_pb2.CALL_VERDICT_DENIED}
 SEQ = Bounded(1, 2**63 - 1)
 
@@ -211,6 +211,10 @@ def ruling_of(
         ruling.forfeit.seat = seat or 0
     elif what == "rewind":
         ruling.rewind.to_seq = to_seq or 0
+    elif what == "pause":
+        ruling.pause_clocks.SetInParent()
+    elif what == "resume":
+        ruling.resume_clocks.SetInParent()
     elif what == "void":
         ruling.void_game.SetInParent()
     else:
@@ -243,6 +247,7 @@ def rule_command(
 ) -> None:
     """Append a ruling (note, adjust, forfeit, void, close, rewind); nothing earlier changes.
 
+    pause and resume stop and restart every seat's clock in a game with clocks.
     The record says who ruled: the organiser, or the named arbiter whose key was used.
     With --call ID --verdict upheld|denied it answers a seat's call. A rewind returns the
     game to its state after --to-seq; the seat moves after it stay in the record,

@@ -506,6 +506,19 @@ class Client:
                 always_print_fields_with_no_presence=True,
             )
 
+    def clocks(self, game_id: str) -> dict[str, Any] | None:
+        """A game's clocks now (None for a game without)."""
+        request = tabpb.GetClocksRequest(game_id=self.game(game_id))
+        reply = self.call(self.table_service.GetClocks, request)
+        if not reply.clocked:
+            return None
+        found: dict[str, Any] = json_format.MessageToDict(
+            reply, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
+        for seat in found["seats"]:  # int64 as numbers, not JSON strings
+            seat["remaining_ms"], seat["used_ms"] = int(seat["remaining_ms"]), int(seat["used_ms"])
+        return found
+
     def case_file(self, game_id: str, call: int, token: str | None = None) -> str:
         """The case file of a call as the caller may see it (canonical JSON text)."""
         request = tabpb.GetCaseFileRequest(game_id=self.game(game_id), call=call)

@@ -68,6 +68,10 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.table:case_command",
         "The case file of CALL in GAME_ID: one self-verifying bundle (feastlog verify checks it).",
     ),
+    "clocks": Listed(
+        "feastlog.cli.table:clocks_command",
+        "A clocked game's clocks now: each seat's time left and used, which run.",
+    ),
     "demo": Listed(
         "feastlog.cli.game_commands:demo_command",
         "Bots play a complete game through the file's server (or one started on the file).",

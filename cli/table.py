@@ -135,3 +135,27 @@ def case_command(
     except OSError as failed:
         raise cannot_write(output, failed) from None
     click.echo(f"case file of call {call} written to {output}")
+
+
+@click.command("clocks")
+@click.argument("game_id")
+@click.option("--json", "as_json", is_flag=True)
+@connection_options
+def clocks_command(game_id: str, as_json: bool, **connection: Any) -> None:
+    """A clocked game's clocks now: each seat's time left and used, which run."""
+    with connected(target_of(connection), creates=False) as client:
+        found = client.clocks(game_id)
+    if as_json:
+        echo_json(found)
+        return
+    if found is None:
+        click.echo(f"{game_id} has no clocks")
+        return
+    paused = " (paused)" if found["paused"] else ""
+    click.echo(f"{found['mode']} clock, time-out: {found['on_timeout']}{paused}")
+    for seat in found["seats"]:
+        state = "runs" if seat["running"] else "timed out" if seat["timed_out"] else "stopped"
+        click.echo(
+            f"seat {seat['seat']}: {seat['remaining_ms'] / 1000:.1f} s left, "
+            f"{seat['used_ms'] / 1000:.1f} s used, {state}"
+        )

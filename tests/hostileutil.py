@@ -237,6 +237,10 @@ TEMPLATES: dict[str, Template] = {
         t.running,
     ),
     "/feastlog.v1.TableService/WatchCalls": lambda t: (tabpb.WatchCallsRequest(), t.running),
+    "/feastlog.v1.TableService/GetClocks": lambda t: (
+        tabpb.GetClocksRequest(game_id=t.running),
+        t.running,
+    ),
     "/feastlog.v1.TableService/GetCaseFile": lambda t: (
         tabpb.GetCaseFileRequest(game_id=t.running, call=3),
         t.running,

@@ -47,6 +47,11 @@ USE_CASES: dict[str, frozenset[str]] = {
         "arbiters": {"arbiters", "list_arbiters", "ListArbiters"},
         "add arbiter": {"add_arbiter", "AddArbiter"},
         "revoke arbiter": {"revoke_arbiter", "RevokeArbiter"},
+        "call arbiter": {"call_arbiter", "CallArbiter"},
+        "calls": {"calls", "list_calls", "ListCalls"},
+        "watch calls": {"watch_calls", "WatchCalls"},
+        "case file": {"case_file", "get_case_file", "GetCaseFile"},
+        "clocks": {"clocks", "get_clocks", "GetClocks"},
     }.items()
 }
 

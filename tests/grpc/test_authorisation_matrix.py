@@ -60,6 +60,8 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     TB + "WatchCalls": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     # each viewer's own case file: what it may see of the game
     TB + "GetCaseFile": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    # the clocks are public at the table
+    TB + "GetClocks": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
 }
 # fmt: on
 

@@ -157,3 +157,25 @@ def test_play_can_call_the_arbiter(server: ProcessServer) -> None:
         pytest.fail("no seat was to act")
     code, out = run(server, "calls", game.game_id, "--json")
     assert [c["claim"] for c in json.loads(out)] == ["the first bid was out of turn"]
+
+
+def test_clocks_and_pause_from_the_command_line(server: ProcessServer) -> None:
+    code, out = run(
+        server, "new", "picky-eaters", "--players", "Ann,Dev", "--option", "clock=bank:600+5"
+    )
+    assert code == 0, out
+    game_id = next(w for w in out.split() if w.startswith("g_"))
+    code, out = run(server, "clocks", game_id)
+    assert code == 0 and out.startswith("bank clock, time-out: arbiter"), out
+    assert "600.0 s left" in out or "599." in out
+    code, out = run(server, "rule", game_id, "pause", "--reason", "lunch")
+    assert code == 0, out
+    code, out = run(server, "clocks", game_id, "--json")
+    found = json.loads(out)
+    assert found["paused"] and not any(s["running"] for s in found["seats"])
+    code, out = run(server, "rule", game_id, "pause", "--reason", "again")
+    assert code == 4 and "already paused" in out, out
+    code, out = run(
+        server, "new", "picky-eaters", "--players", "Ann,Dev", "--option", "clock=move:2"
+    )
+    assert code == 2 and "5 to 86400" in out, out  # a bad option: usage, nothing made
