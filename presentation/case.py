@@ -76,9 +76,7 @@ def bundle(
         "call": desk.call_dict(genesis.game_id, call),
         "rows": [_row_entry(record, r, viewer, public, version) for r in rows],
         # which of these rows a later rewind superseded (rulings are public)
-        "superseded": {
-            str(k): v for k, v in desk.superseded(record.rows, engine).items() if k <= call.seq
-        },
+        "superseded": {str(k): v for k, v in desk.superseded(record.rows).items() if k <= call.seq},
         "server_seed": (revealed_seed(record.rows) or b"").hex() or None if public else None,
         "refusals": [
             _refusal(r) for r in refusals if call.about_seq - NEAR <= r.after_seq < call.seq

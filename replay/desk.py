@@ -290,13 +290,19 @@ def rewind(
     return seated(back, evolve(desk, rewinds=(*desk.rewinds, Rewound(at.seq, to_seq)))), fact
 
 
-def is_table_move(command: record_pb2.Command, engine: Engine) -> bool:
-    """Whether a command row is a seat's game move or a clock row: what a rewind supersedes."""
-    which = command.WhichOneof("game")
-    return which == engine.spec.command_field or which == "clock"
+def is_table_move(row: Row) -> bool:
+    """Whether a command row is a seat's game move or a clock row: what a rewind supersedes.
+
+    Read from the actor, and from the body only to tell a seat's call from its move, so
+    it holds for a row whose body its reader may not see (a sealed move: no call)."""
+    if row.actor == "server":
+        return True
+    if not row.actor.startswith("seat:"):
+        return False
+    return record_pb2.Command.FromString(row.body).WhichOneof("game") != "call"
 
 
-def superseded(rows: Sequence[Row], engine: Engine) -> dict[int, int]:
+def superseded(rows: Sequence[Row]) -> dict[int, int]:
     """Every superseded row of a record: its seq → the seq of the rewind that abandoned it.
 
     A rewind ruling at seq R to seq N supersedes every seat move (and clock row) of seqs
@@ -310,9 +316,7 @@ def superseded(rows: Sequence[Row], engine: Engine) -> dict[int, int]:
         if command.arbiter.WhichOneof("ruling") != "rewind":
             continue
         for earlier in rows[int(command.arbiter.rewind.to_seq) : row.seq - 1]:
-            if earlier.kind != COMMAND or earlier.seq in found:
-                continue
-            if is_table_move(record_pb2.Command.FromString(earlier.body), engine):
+            if earlier.kind == COMMAND and earlier.seq not in found and is_table_move(earlier):
                 found[earlier.seq] = row.seq
     return found
 

@@ -161,7 +161,7 @@ def test_the_rewound_game_continues_from_the_targets_state_and_rulings_stand() -
     assert game.table.adjustments == (0, 2, 0)
     assert [f["type"] for f in facts] == ["ruling", "rewound", "call_answered"]
     assert desk.holding(game.table) is None
-    superseded = desk.superseded(game.rows, game.engine)
+    superseded = desk.superseded(game.rows)
     assert sorted(superseded) == [4, 5, 6]  # the seat moves, not the adjustment or the call
     assert set(superseded.values()) == {len(game.rows)}
 

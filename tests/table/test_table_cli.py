@@ -124,6 +124,10 @@ def test_call_queue_case_ruling_and_rewind_from_the_command_line(
     assert "Arbiter ruling by organiser: rewind to seq 2 (reason: Ann takes her move back)" in out
     assert "the seats' moves of seqs 3 to 5 are superseded" in out
     assert "Brian's call at seq 5 is upheld: Ann takes her move back" in out
+    page = tmp_path / "page.html"
+    code, out = run(server, "replay", game.game_id, "--html", str(page))
+    assert code == 0, out
+    assert '"superseded_by":6' in page.read_text().replace(" ", "")  # the abandoned line, marked
 
     play_to_end(client, game.game_id, tokens, seed=6)
     code, out = run(server, "audit", game.game_id)
