@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from feastlog.presentation.explain import explain, message_dict, rule_entry, what_if
-from feastlog.replay import desk, fold
+from feastlog.replay import clocks, desk, fold
 from feastlog.replay.casefile import FORMAT, VERSION, sealed
 from feastlog.replay.engine import Viewer
 from feastlog.replay.history import record_version, revealed_seed
@@ -81,7 +81,7 @@ def bundle(
         "refusals": [
             _refusal(r) for r in refusals if call.about_seq - NEAR <= r.after_seq < call.seq
         ],
-        "clocks": None,  # this build runs no clocks (docs/table.md)
+        "clocks": _clocks_at(record, call.seq),
         "receipts": None,  # signed receipts are not in this build
     }
     if everything:
@@ -112,6 +112,12 @@ def bundle(
             else None
         )
     return sealed(json.loads(json.dumps(out, default=str)))
+
+
+def _clocks_at(record: Record, seq: int) -> dict[str, Any] | None:
+    """The clocks after the call's row (public at the table); None for a game without."""
+    found = desk.desk_of(record.tables[seq - 1]).clocks
+    return None if found is None else clocks.as_dict(found)
 
 
 def _refusal(r: Any) -> dict[str, Any]:

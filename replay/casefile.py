@@ -12,7 +12,8 @@ key.  ``check`` verifies one offline, from its bytes alone:
    commitment); a format-1 row with a hidden part has only its link checked;
 3. its genesis opens its commitment (format 2: empty salt) and names the file's game;
 4. the last row is the call: a seat's ``SeatCall`` whose row, claim and hold are the
-   file's ``call``, about a row before it;
+   file's ``call``, about a row before it (or the server's time-out of the call's seat,
+   which holds the game);
 5. with ``server_seed`` (a finished game), the seed matches the genesis commitment and
    every visible command row opens its commitment.
 
@@ -117,10 +118,15 @@ def _check_rows(document: dict[str, Any]) -> list[str]:
 def _check_call(document: dict[str, Any], rows: list[Row]) -> list[str]:
     call = document["call"]
     last = rows[-1]
-    if last.seq != int(call["call"]) or not last.actor.startswith("seat:") or not last.body:
+    if last.seq != int(call["call"]) or not last.body:
         return [f"the last row is not the call at seq {call['call']}"]
     made = record_pb2.Command.FromString(last.body)
-    if made.WhichOneof("game") != "call":
+    if last.actor == "server" and made.WhichOneof("game") == "clock":  # a time-out's call
+        seat = made.clock.timeout.seat
+        if seat != int(call["seat"]) or int(call["about_seq"]) != last.seq - 1 or not call["hold"]:
+            return [f"the time-out at seq {last.seq} is not the call the file describes"]
+        return []
+    if made.WhichOneof("game") != "call" or not last.actor.startswith("seat:"):
         return [f"seq {last.seq} is not a call to the arbiter"]
     said = made.call
     if (

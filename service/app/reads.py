@@ -55,7 +55,7 @@ from feastlog.service.web.pages import page_html
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
-    from feastlog.service.app.table import Desk
+    from feastlog.service.app.table import AtTable
 
 T = TypeVar("T")
 
@@ -163,11 +163,11 @@ class Reads(ABC):
     """The read use cases over a source of games (see the module doc)."""
 
     @cached_property
-    def table(self) -> Desk:
+    def table(self) -> AtTable:
         """At the table: calls, the calls' queue, case files (``service/app/table.py``)."""
-        from feastlog.service.app.table import Desk  # it builds on this module
+        from feastlog.service.app.table import AtTable  # it builds on this module
 
-        return Desk(self)
+        return AtTable(self)
 
     @abstractmethod
     async def _game(self, game_id: str) -> LiveGame:

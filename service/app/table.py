@@ -4,7 +4,7 @@ A call is a seat's command like any other (``SeatCall`` in ``feastlog.v1.Command
 takes the application's one path (``Application.submit``: the game's lock, the fold's
 checks, the refusal stored, the writer).  The queue reads the calls from the folded
 tables (``replay/desk.py``); ``WatchCalls`` wakes on every commit that made or answered
-a call on this node (``Desk.advanced``, which the application calls after each commit).
+a call on this node (``AtTable.advanced``, which the application calls after each commit).
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ def require_arbiter(caller: Caller) -> None:
 
 
 @dataclass
-class Desk:
-    """The table's use cases over the application."""
+class AtTable:
+    """The table's use cases over the application (``Reads.table``)."""
 
     app: Reads
     watchers: set[asyncio.Queue[QueuedCall | None]] = field(default_factory=set)

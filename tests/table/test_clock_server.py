@@ -5,12 +5,14 @@ stop every clock, and the record audits and refolds to the same clocks."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 
 import grpc
 import pytest
 
+from feastlog.replay import casefile
 from feastlog.service.app.clock import ManualClock
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
@@ -100,6 +102,14 @@ def test_a_bank_runs_down_and_the_server_records_the_time_out(
     calls = table.ListCalls(tpb.ListCallsRequest(game_id=game.game_id)).calls
     assert [(c.seat, c.state, c.hold) for c in calls] == [(nxt, "open", True)]
     assert "FL-CLOCK-TIMEOUT" in calls[0].claim
+    case = json.loads(
+        table.GetCaseFile(
+            tpb.GetCaseFileRequest(game_id=game.game_id, call=calls[0].call),
+            metadata=bearer(tokens[nxt]),
+        ).bundle
+    )
+    assert casefile.check(case) == []
+    assert case["clocks"]["timed_out"] == [nxt] and case["clocks"]["remaining_ms"][nxt] <= 0
     legal = client.ListLegalCommands(
         pb.ListLegalCommandsRequest(game_id=game.game_id), metadata=bearer(tokens[nxt])
     )
