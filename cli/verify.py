@@ -60,7 +60,7 @@ def _case(text: str) -> dict[str, object] | None:
     """The file as a case file, or None when it is none (then it is read as a record)."""
     try:
         document = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: read as a record
         return None
     return document if casefile.is_case(document) else None
 
