@@ -209,3 +209,19 @@ def test_rewind_and_replay_ends_identical(kind: str, seed: int, data: st.DataObj
     assert exported.ok, exported
     folded = refold(again.rows, again.seed, again.pack_bytes)
     assert state_hash(folded.tables[-1]) == again.rows[-1].state_hash
+
+
+def test_what_if_folds_a_call_an_answer_and_a_rewind_in_a_rows_place() -> None:
+    from feastlog.presentation.explain import what_if
+
+    game, _ = played("bon-appetit", 4)
+    call = game.call(0, 3, "seat 1 bid twice", hold=True)
+    game.rule(record_pb2.ArbiterCommand(reason="looking", note=record_pb2.Note(text="later")))
+    folded = refold(game.rows, game.seed, game.pack_bytes)
+    last = len(game.rows)
+    rewind = record_pb2.Command(arbiter=rewind_ruling(3, call))
+    assert what_if(folded, last, "arbiter", rewind)["legal"] is True
+    assert what_if(folded, last, "arbiter", answer(call))["legal"] is True
+    assert what_if(folded, last, "seat:1", call_of(2))["legal"] is True
+    # in the call's own place there is no call to answer yet
+    assert what_if(folded, call, "arbiter", rewind)["rule_id"] == "FL-CALL-UNKNOWN"
