@@ -120,6 +120,9 @@ def explain(record: Record, seq: int) -> dict[str, Any]:
     before_view = table_view(engine, record.tables[seq - 2], ARBITER) if seq > 1 else {}
     out["state_change"] = changes(before_view, table_view(engine, after, ARBITER))
     out["visibility"] = [_seen_by(engine, row, facts, names, v) for v in viewers_of(len(names))]
+    by = desk.superseded(record.rows).get(seq)
+    if by is not None:  # a rewind took it back: it stays, checked in its place, abandoned
+        out["superseded_by"] = by
     return out
 
 

@@ -565,6 +565,8 @@ def explanation_lines(found: dict[str, Any]) -> list[str]:
         f"seq {found['seq']}: {found['kind']} by {found['actor_name']} ({found['actor']}), "
         f"command_id {found['command_id'] or '-'}, recorded at {found['recorded_at']}",
     ]
+    if "superseded_by" in found:
+        lines.append(f"superseded by the rewind at seq {found['superseded_by']}: an abandoned line")
     if "command" in found:
         lines.append("command: " + json.dumps(found["command"], sort_keys=True))
     if found["checks"]:

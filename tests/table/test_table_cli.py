@@ -124,6 +124,8 @@ def test_call_queue_case_ruling_and_rewind_from_the_command_line(
     assert "Arbiter ruling by organiser: rewind to seq 2 (reason: Ann takes her move back)" in out
     assert "the seats' moves of seqs 3 to 5 are superseded" in out
     assert "Brian's call at seq 5 is upheld: Ann takes her move back" in out
+    code, out = run(server, "explain", game.game_id, "3")
+    assert code == 0 and "superseded by the rewind at seq 6: an abandoned line" in out, out
     page = tmp_path / "page.html"
     code, out = run(server, "replay", game.game_id, "--html", str(page))
     assert code == 0, out
