@@ -8,8 +8,9 @@ A game created with the option ``clock`` runs a clock for every seat that has to
   act.
 
 ``clock_timeout`` says what a time-out brings: ``arbiter`` (the default: a call that holds
-the game, which the arbiter answers) or ``forfeit`` (the seat forfeits, and the same held
-call asks the arbiter how play goes on).
+the game, which the arbiter answers), ``forfeit`` (the seat forfeits, and the same held
+call asks the arbiter how play goes on) or ``pass`` (the seat's default move where the
+rulebook gives one, such as Picky Eaters' pass; where it gives none, ``arbiter``).
 
 The time is the rows' own ``recorded_at`` (RFC 3339, read to the millisecond): before each
 row, every running seat is charged the time since the row before; a clock runs only while
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from feastlog.replay.engine import Engine, RuleViolation, SetupRefused, evolve
 
 OPTIONS = ("clock", "clock_timeout")  # the table's own options, not a game's
-CONSEQUENCES = ("arbiter", "forfeit")
+CONSEQUENCES = ("arbiter", "forfeit", "pass")
 BANK = re.compile(r"bank:(\d{1,6})\+(\d{1,5})")
 MOVE = re.compile(r"move:(\d{1,6})")
 LIMITS = {"bank": (10, 86_400), "increment": (0, 3_600), "move": (5, 86_400)}  # seconds

@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from google.protobuf.message import Message
+
 from feastlog.replay import clocks as timing
 from feastlog.replay.engine import (
     Engine,
@@ -40,7 +42,7 @@ from feastlog.replay.engine import (
     RuleViolation,
     evolve,
 )
-from feastlog.replay.fold import Table
+from feastlog.replay.fold import Table, play
 from feastlog.replay.record import COMMAND, Row
 from feastlog.replay.table_rules import OPEN_CALLS, TABLE_RULES
 from feastlog.v1 import record_pb2
@@ -383,9 +385,25 @@ def _clocks_of(table: Table) -> timing.Clocks:
     return found
 
 
-def time_out(table: Table, event: record_pb2.ClockEvent, at: At | None) -> tuple[Table, list[Fact]]:
-    """A seat's time ran out: the consequence of the game's clock option, and a call
-    that holds the game for the arbiter."""
+def default_move(engine: Engine, game: object, seat: int) -> Message | None:
+    """The seat's legal pass (a move named ``pass…``, such as Picky Eaters' pass for the
+    round), the default move a time-out plays with ``clock_timeout=pass``; None when the
+    rulebook gives the seat none now."""
+    for inner in engine.legal_commands(game, seat):
+        oneofs = inner.DESCRIPTOR.oneofs
+        member = inner.WhichOneof(oneofs[0].name) if oneofs else None
+        if member is not None and member.startswith("pass"):
+            return inner
+    return None
+
+
+def time_out(
+    engine: Engine, table: Table, event: record_pb2.ClockEvent, at: At | None
+) -> tuple[Table, list[Fact]]:
+    """A seat's time ran out: the consequence of the game's clock option.  ``pass``: the
+    seat's default move, when it has one (its clock keeps running); otherwise, and with
+    ``arbiter`` or ``forfeit``, a call that holds the game for the arbiter (the seat plays
+    on without a clock; ``forfeit`` forfeits it)."""
     at = _need(at)
     found = _clocks_of(table)
     if event.WhichOneof("event") != "timeout":
@@ -393,14 +411,21 @@ def time_out(table: Table, event: record_pb2.ClockEvent, at: At | None) -> tuple
     seat = event.timeout.seat
     timing.check_timeout(found, seat)
     desk = desk_of(table)
-    claim = f"seat {seat}'s time ran out ({found.on_timeout}: FL-CLOCK-TIMEOUT)"
+    default = default_move(engine, table.game, seat) if found.on_timeout == "pass" else None
+    if default is not None:
+        game, facts = play(engine, table.game, seat, default)  # the fold's checks, then it
+        fact: Fact = {"type": "clock_timeout", "seat": seat, "consequence": "pass"}
+        return evolve(table, game=game), [fact, *facts]
+    consequence = "arbiter" if found.on_timeout == "pass" else found.on_timeout
+    claim = f"seat {seat}'s time ran out ({consequence}: FL-CLOCK-TIMEOUT)"
     held = Call(at.seq, seat, at.seq - 1, claim, True)
     spent = evolve(found, timed_out=(*found.timed_out, seat))
-    forfeited = table.forfeited | {seat} if found.on_timeout == "forfeit" else table.forfeited
+    forfeited = table.forfeited | {seat} if consequence == "forfeit" else table.forfeited
     out = seated(
-        evolve(table, forfeited=forfeited), evolve(desk, calls=(*desk.calls, held), clocks=spent)
+        evolve(table, forfeited=forfeited),
+        evolve(desk, calls=(*desk.calls, held), clocks=spent),
     )
-    fact: Fact = {"type": "clock_timeout", "seat": seat, "consequence": found.on_timeout}
+    fact = {"type": "clock_timeout", "seat": seat, "consequence": consequence}
     return out, [fact]
 
 

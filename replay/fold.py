@@ -230,7 +230,7 @@ def step(
     elif which == "clock":
         if actor != SERVER_ACTOR:
             raise WrongRole("FL-CLOCK-SERVER", "only the server records that a seat's time ran out")
-        table, facts = desk.time_out(table, command.clock, at)
+        table, facts = desk.time_out(engine, table, command.clock, at)
     elif which != engine.spec.command_field:
         raise MalformedCommand(
             "command", f"this is a {engine.spec.title} game; the command is for {which}"

@@ -58,7 +58,7 @@ TABLE_RULES: Mapping[str, Rule] = catalogue(
         "FL-CLOCK-OPTION",
         "feastlog table",
         "A clock is bank:SECONDS+INCREMENT (bank 10 to 86,400 s, increment 0 to 3,600 s) or "
-        "move:SECONDS (5 to 86,400 s); clock_timeout is arbiter or forfeit.",
+        "move:SECONDS (5 to 86,400 s); clock_timeout is arbiter, forfeit or pass.",
     ),
     Rule("FL-CLOCK-NONE", "feastlog table", "Only a game with clocks has clocks to pause."),
     Rule(
@@ -74,8 +74,9 @@ TABLE_RULES: Mapping[str, Rule] = catalogue(
     Rule(
         "FL-CLOCK-TIMEOUT",
         "feastlog table",
-        "A seat whose time ran out plays on without a clock; the arbiter is called (the "
-        "game held), and with clock_timeout=forfeit the seat forfeits.",
+        "A time-out calls the arbiter, the game held, and the seat plays on without a "
+        "clock (with clock_timeout=forfeit it forfeits); with clock_timeout=pass the seat "
+        "passes instead, where the rulebook lets it.",
     ),
     Rule("FL-CLOCK-SERVER", "feastlog table", "Only the server records a time-out."),
     Rule("FL-CLOCK-TIME", "feastlog table", "A clocked game's rows carry RFC 3339 times."),

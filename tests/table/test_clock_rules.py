@@ -149,3 +149,21 @@ def test_a_clocked_record_refolds_and_audits_to_the_same_clocks() -> None:
     # a row's time is under the chain and the clocks under the state hash: another time
     # folds to other clocks, and the audit finds it
     assert clocks_of(game).used_ms != (0, 0, 0)
+
+
+def test_a_time_out_passes_where_the_rulebook_gives_a_pass() -> None:
+    game = clocked("picky-eaters", "move:20", "pass")
+    seat = sorted(game.engine.to_act(game.table.game))[0]
+    assert desk.default_move(game.engine, game.table.game, seat) is not None
+    facts = timeout(game, seat, 20)
+    assert facts[0] == {"type": "clock_timeout", "seat": seat, "consequence": "pass"}
+    assert desk.holding(game.table) is None  # no call: the seat passed
+    assert seat not in game.engine.to_act(game.table.game)
+    assert verify(game.rows, game.pack_bytes, game.seed).ok
+
+
+def test_with_no_pass_to_play_a_time_out_calls_the_arbiter() -> None:
+    game = clocked("bon-appetit", "move:20", "pass")  # a sealed bid has no pass
+    facts = timeout(game, 0, 20)
+    assert facts == [{"type": "clock_timeout", "seat": 0, "consequence": "arbiter"}]
+    assert desk.holding(game.table) is not None

@@ -345,7 +345,7 @@ class GetClocksResponse(_message.Message):
     """The bank, or the time for one move."""
     increment_ms: _builtins.int
     on_timeout: _builtins.str
-    """"arbiter" or "forfeit"."""
+    """"arbiter", "forfeit" or "pass"."""
     paused: _builtins.bool
     @_builtins.property
     def seats(self) -> _containers.RepeatedCompositeFieldContainer[Global___SeatClock]: ...

@@ -227,7 +227,7 @@ class ClockTimeoutFact(_message.Message):
     CONSEQUENCE_FIELD_NUMBER: _builtins.int
     seat: _builtins.int
     consequence: _builtins.str
-    """"arbiter" or "forfeit"."""
+    """"arbiter", "forfeit" or "pass" (the seat's pass was played for it)."""
     def __init__(
         self,
         *,
