@@ -168,14 +168,23 @@ def rejections_command(game_id: str, as_json: bool, **connection: Any) -> None:
     click.echo(how_many(len(rows), "rejected command"))
 
 
-RULINGS = ("note", "adjust", "forfeit", "void", "close")
+RULINGS = ("note", "adjust", "forfeit", "void", "close", "rewind", "pause", "resume")
+VERDICTS = {"upheld": record_pb2.CALL_VERDICT_UPHELD, "denied": record_pb2.CALL_VERDICT_DENIED}
+SEQ = Bounded(1, 2**63 - 1)
 
 
 def ruling_of(
-    what: str, reason: str, seat: int | None, points: int | None, text: str
+    what: str,
+    reason: str,
+    seat: int | None,
+    points: int | None,
+    text: str,
+    to_seq: int | None = None,
 ) -> record_pb2.ArbiterCommand:
     """The ArbiterCommand for a ruling named on the command line."""
     ruling = record_pb2.ArbiterCommand(reason=reason)
+    if what == "rewind" and to_seq is None:
+        raise usage("a rewind needs --to-seq (the row whose state play goes back to)")
     if what in ("adjust", "forfeit") and seat is None:
         raise usage(
             "an adjust ruling needs --seat" if what == "adjust" else "a forfeit needs --seat"
@@ -188,6 +197,7 @@ def ruling_of(
             ("--seat", seat is not None, ("adjust", "forfeit")),
             ("--points", points is not None, ("adjust",)),
             ("--text", bool(text), ("note",)),
+            ("--to-seq", to_seq is not None, ("rewind",)),
         )
         if given and what not in takes
     ]
@@ -199,6 +209,12 @@ def ruling_of(
         ruling.score_adjustment.seat, ruling.score_adjustment.points = seat or 0, points or 0
     elif what == "forfeit":
         ruling.forfeit.seat = seat or 0
+    elif what == "rewind":
+        ruling.rewind.to_seq = to_seq or 0
+    elif what == "pause":
+        ruling.pause_clocks.SetInParent()
+    elif what == "resume":
+        ruling.resume_clocks.SetInParent()
     elif what == "void":
         ruling.void_game.SetInParent()
     else:
@@ -213,6 +229,9 @@ def ruling_of(
 @click.option("--seat", type=SEAT, help="The seat an adjustment or forfeit is about.")
 @click.option("--points", type=POINTS, help="Points to add (negative to take); adjust needs it.")
 @click.option("--text", default="", help="A note's text (default: the reason).")
+@click.option("--to-seq", type=SEQ, help="A rewind's target: play goes on from after this row.")
+@click.option("--call", "answers", type=SEQ, help="The call (its seq) this ruling answers.")
+@click.option("--verdict", type=click.Choice(sorted(VERDICTS)), help="The answer to --call.")
 @connection_options
 def rule_command(
     game_id: str,
@@ -221,13 +240,24 @@ def rule_command(
     seat: int | None,
     points: int | None,
     text: str,
+    to_seq: int | None,
+    answers: int | None,
+    verdict: str | None,
     **connection: Any,
 ) -> None:
-    """Append an arbiter ruling (note, adjust, forfeit, void, close); nothing earlier changes.
+    """Append a ruling (note, adjust, forfeit, void, close, rewind); nothing earlier changes.
 
+    pause and resume stop and restart every seat's clock in a game with clocks.
     The record says who ruled: the organiser, or the named arbiter whose key was used.
+    With --call ID --verdict upheld|denied it answers a seat's call. A rewind returns the
+    game to its state after --to-seq; the seat moves after it stay in the record,
+    superseded by the ruling.
     """
-    ruling = ruling_of(what, reason, seat, points, text)
+    ruling = ruling_of(what, reason, seat, points, text, to_seq)
+    if (answers is None) != (verdict is None):
+        raise usage("--call and --verdict go together: which call, and upheld or denied")
+    if answers is not None and verdict is not None:
+        ruling.answers_call, ruling.verdict = answers, VERDICTS[verdict]
     with connected(target_of(connection), writes=True, creates=False) as client:
         seq, digest = client.rule(game_id, ruling)
     click.echo(f"ruling recorded at seq {seq} (hash {digest})")

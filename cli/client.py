@@ -73,6 +73,8 @@ from feastlog.v1 import proof_service_pb2 as ppb
 from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from feastlog.v1 import table_service_pb2 as tabpb
+from feastlog.v1 import table_service_pb2_grpc as tabpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
@@ -258,6 +260,11 @@ class Client:
             ),
         )
         return int(self.call(self.proof_service.AddCosignature, request).cosignatures)
+
+    @cached_property
+    def table_service(self) -> tabpb_grpc.TableServiceStub:
+        """feastlog.v1.TableService."""
+        return tabpb_grpc.TableServiceStub(self.channel)
 
     def close(self) -> None:
         """Close the channel, and stop an embedded server."""
@@ -530,6 +537,69 @@ class Client:
         reply = self.call(self.audit_service.SubmitRuling, request)
         self.keep(reply.receipts)
         return int(reply.seq), reply.hash
+
+    def call_arbiter(
+        self,
+        game_id: str,
+        token: str,
+        about_seq: int,
+        claim: str,
+        hold: bool,
+        alternative: record_pb2.Command | None = None,
+    ) -> int:
+        """A seat calls the arbiter about row ``about_seq``: the call's id (its seq)."""
+        request = tabpb.CallArbiterRequest(
+            game_id=self.game(game_id),
+            command_id=uuid.uuid4().hex,
+            about_seq=about_seq,
+            claim=claim,
+            hold=hold,
+            alternative=alternative,
+        )
+        return int(self.call(self.table_service.CallArbiter, request, token).call)
+
+    def calls(
+        self, game_id: str, tournament: str, open_only: bool, token: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The calls of a game, or of the server's (a tournament's) running games."""
+        request = tabpb.ListCallsRequest(
+            game_id=game_id, tournament_id=tournament, open_only=open_only
+        )
+        reply = self.call(self.table_service.ListCalls, request, token)
+        return [
+            json_format.MessageToDict(
+                c, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+            )
+            for c in reply.calls
+        ]
+
+    def watch_calls(self, tournament: str) -> Iterator[dict[str, Any]]:
+        """The open calls, then each call made or answered, as it commits."""
+        request = tabpb.WatchCallsRequest(tournament_id=tournament)
+        for each in self.stream(self.table_service.WatchCalls, request):
+            yield json_format.MessageToDict(
+                each.call,
+                preserving_proto_field_name=True,
+                always_print_fields_with_no_presence=True,
+            )
+
+    def clocks(self, game_id: str) -> dict[str, Any] | None:
+        """A game's clocks now (None for a game without)."""
+        request = tabpb.GetClocksRequest(game_id=self.game(game_id))
+        reply = self.call(self.table_service.GetClocks, request)
+        if not reply.clocked:
+            return None
+        found: dict[str, Any] = json_format.MessageToDict(
+            reply, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+        )
+        for seat in found["seats"]:  # int64 as numbers, not JSON strings
+            seat["remaining_ms"], seat["used_ms"] = int(seat["remaining_ms"]), int(seat["used_ms"])
+        return found
+
+    def case_file(self, game_id: str, call: int, token: str | None = None) -> str:
+        """The case file of a call as the caller may see it (canonical JSON text)."""
+        request = tabpb.GetCaseFileRequest(game_id=self.game(game_id), call=call)
+        return str(self.call(self.table_service.GetCaseFile, request, token).bundle)
 
     def stats(self, tournament: str) -> list[dict[str, Any]]:
         """Per game kind: games, win rate by seat, a figure."""

@@ -61,6 +61,22 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.bench:bench_scale_command",
         "Build stores of each size and report how their figures grow.",
     ),
+    "call": Listed(
+        "feastlog.cli.table:call_command",
+        "Call the arbiter about row SEQ of GAME_ID, as your seat; recorded as a row.",
+    ),
+    "calls": Listed(
+        "feastlog.cli.table:calls_command",
+        "The calls to the arbiter: of GAME_ID, or the queue of every running game (arbiters).",
+    ),
+    "case": Listed(
+        "feastlog.cli.table:case_command",
+        "The case file of CALL in GAME_ID: one self-verifying bundle (feastlog verify checks it).",
+    ),
+    "clocks": Listed(
+        "feastlog.cli.table:clocks_command",
+        "A clocked game's clocks now: each seat's time left and used, which run.",
+    ),
     "demo": Listed(
         "feastlog.cli.game_commands:demo_command",
         "Bots play a complete game through the file's server (or one started on the file).",
@@ -115,7 +131,7 @@ COMMANDS: dict[str, Listed] = {
     ),
     "rule": Listed(
         "feastlog.cli.audit_commands:rule_command",
-        "Append an arbiter ruling (note, adjust, forfeit, void, close); nothing earlier changes.",
+        "Append a ruling (note, adjust, forfeit, void, close, rewind); nothing earlier changes.",
     ),
     "rules": Listed(
         "feastlog.cli.game_commands:rules_command",

@@ -59,17 +59,33 @@ def ask(text: str) -> str:
     return answer
 
 
+def call_of(text: str) -> record_pb2.Command | None:
+    """``call SEQ CLAIM`` (or ``hold SEQ CLAIM``, holding the game) as a call to the
+    arbiter; None for any other answer."""
+    word, _, rest = text.partition(" ")
+    seq_text, _, claim = rest.strip().partition(" ")
+    seq = plain_number(seq_text)
+    if word not in ("call", "hold") or seq is None or not claim.strip():
+        return None
+    made = record_pb2.SeatCall(about_seq=seq, claim=claim.strip(), hold=word == "hold")
+    return record_pb2.Command(call=made)
+
+
 def pick(choices: list[record_pb2.Command], answer: Callable[[str], str]) -> record_pb2.Command:
-    """Ask the player for a number from the list, or a command as JSON."""
+    """Ask the player for a number from the list, a command as JSON, or a call to the
+    arbiter (``call SEQ CLAIM``; ``hold SEQ CLAIM`` holds the game until it is answered)."""
     while True:
-        text = answer("your move (number, or a command as JSON)").strip()
+        text = answer("your move (number, a command as JSON, or call SEQ CLAIM)").strip()
         number = plain_number(text)  # ASCII digits: "٣" is another script's 3, not a choice
         if number is not None and 1 <= number <= len(choices):
             return choices[number - 1]
+        called = call_of(text)
+        if called is not None:
+            return called
         try:
             return json_format.Parse(text, record_pb2.Command())
         except json_format.ParseError:
-            click.echo(f"  choose 1 to {len(choices)}, or type a command as JSON")
+            click.echo(f"  choose 1 to {len(choices)}, type a command as JSON, or call SEQ CLAIM")
 
 
 def input_ended() -> bool:
@@ -153,6 +169,8 @@ def play(seat: Seat, once: bool) -> None:
         if legal_seq != seq:
             continue  # someone moved meanwhile: show the table as it is now
         echo_lines(view_lines(view, me))
+        if not choices:  # held for the arbiter: a call may still be made
+            click.echo("no move is taken now (the game is held for the arbiter's answer)")
         if partial:
             click.echo(f"(the first {len(choices)} legal moves of more; or type one as JSON)")
         for number, command in enumerate(choices, start=1):
@@ -165,5 +183,7 @@ def play(seat: Seat, once: bool) -> None:
             click.echo(f"refused: {refused.message}; the table now:")
             continue
         click.echo(f"recorded at seq {done}")
+        if not choices:
+            time.sleep(WAIT_SECONDS)
         if once:
             return

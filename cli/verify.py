@@ -7,6 +7,7 @@ with --receipts, --head or --later, the checks of the server's signatures
 
 from __future__ import annotations
 
+import json
 import sys
 from typing import TYPE_CHECKING
 
@@ -14,6 +15,7 @@ import click
 
 from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable, usage
 from feastlog.cli.output import echo_json, echo_lines, show_reports
+from feastlog.replay import casefile
 from feastlog.replay.export import (
     BadExport,
     read_export,
@@ -65,6 +67,7 @@ def verify_command(
     pack's sha256, the server seed) is checked against the rows it carries too, and its
     result against the fold (null only for a running, void or closed-early game).  A file,
     or a line of export --all's file, that is not a record at all: exit 3, naming it.
+    A case file (feastlog case) is checked as one: its digest, its rows' chain, the call.
     With --receipts, --head or --later, the server's signed word is held to as well (one
     line per problem, exit 1 for any).
     """
@@ -80,6 +83,7 @@ def verify_command(
     if head is not None and later_file:
         problems += proofcheck.check_extends(head.head, _head(later_file))
     reports = []
+    cases_ok = True
     for file in files:
         try:
             text = read_record_file(file)
@@ -87,6 +91,12 @@ def verify_command(
             raise cannot_read(file, bad) from bad
         if is_tournament_export(text):
             tournament_verified(file, text, as_json)
+        case = _case(text)
+        if case is not None:
+            faults = casefile.check(case)
+            cases_ok = cases_ok and not faults
+            _show_case(file, case, faults, as_json)
+            continue
         found = records_in(file, text)
         if not found:
             raise unreachable(f"{file}: it holds no record")
@@ -103,7 +113,7 @@ def verify_command(
         click.echo(f"proof: {line}", err=True)
     if not problems and (kept is not None or head is not None):
         click.echo("proof: the server's signed word holds", err=True)
-    sys.exit(OK if all(r["ok"] for r in reports) and not problems else FAILED)
+    sys.exit(OK if cases_ok and all(r["ok"] for r in reports) and not problems else FAILED)
 
 
 def _receipts(path: str) -> list[proofcheck.Kept]:
@@ -173,3 +183,27 @@ def tournament_verified(file: str, text: str, as_json: bool) -> None:
         echo_lines(f"  checked: {check}" for check in report.checks)
         echo_lines(f"  fault: {fault}" for fault in report.faults)
     sys.exit(OK if report.ok else FAILED)
+
+
+def _case(text: str) -> dict[str, object] | None:
+    """The file as a case file, or None when it is none (then it is read as a record)."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, or nested too deep: read as a record
+        return None
+    return document if casefile.is_case(document) else None
+
+
+def _show_case(file: str, case: dict[str, object], faults: list[str], as_json: bool) -> None:
+    """A case file's verdict: one line, then each fault."""
+    if as_json:
+        click.echo(
+            json.dumps({"file": file, "case_file": True, "ok": not faults, "faults": faults})
+        )
+        return
+    call = case.get("call")
+    number = call.get("call") if isinstance(call, dict) else "?"
+    verdict = "verifies" if not faults else "does NOT verify"
+    click.echo(f"{file}: case file of call {number} in {case.get('game_id')}: {verdict}")
+    for fault in faults:
+        click.echo(f"  {fault}")

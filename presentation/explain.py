@@ -16,7 +16,7 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from feastlog.presentation.narrative import row_lines
-from feastlog.replay import fold
+from feastlog.replay import desk, fold
 from feastlog.replay.engine import (
     ARBITER,
     Engine,
@@ -120,6 +120,9 @@ def explain(record: Record, seq: int) -> dict[str, Any]:
     before_view = table_view(engine, record.tables[seq - 2], ARBITER) if seq > 1 else {}
     out["state_change"] = changes(before_view, table_view(engine, after, ARBITER))
     out["visibility"] = [_seen_by(engine, row, facts, names, v) for v in viewers_of(len(names))]
+    by = desk.superseded(record.rows).get(seq)
+    if by is not None:  # a rewind took it back: it stays, checked in its place, abandoned
+        out["superseded_by"] = by
     return out
 
 
@@ -153,7 +156,8 @@ def what_if(record: Record, seq: int, actor: str, command: record_pb2.Command) -
     out["command"] = message_dict(command)
     out["checks"] = [rule_entry(engine, r) for r in fold.checked_rules(engine, command)]
     try:
-        after, facts = fold.step(engine, before, actor, command)
+        at = desk.At(seq, record.tables[: seq - 1], record.rows[seq - 1].recorded_at)
+        after, facts = fold.step(engine, before, actor, command, at)
     except RuleViolation as broken:
         return {
             **out,

@@ -43,10 +43,35 @@ def row_lines(engine: Engine, row: Row, facts: Sequence[Fact], names: Sequence[s
         if fact.get("type") == "ruling":
             lines.append(_ruling(fact, names))
             continue
+        if fact.get("type") in TABLE_FACTS:
+            lines.append(_at_the_table(fact, names))
+            continue
         text = engine.narrate(fact, names)
         if text:
             lines.append(text)
     return lines
+
+
+TABLE_FACTS = ("call", "call_answered", "rewound", "clock_timeout")  # replay/desk.py's
+
+
+def _at_the_table(fact: Fact, names: Sequence[str]) -> str:
+    """A call to the arbiter, its answer, or a rewind, in words."""
+    seat = int(fact.get("seat", -1))
+    who = names[seat] if 0 <= seat < len(names) else f"seat {seat}"
+    if fact["type"] == "call":
+        hold = ", holding the game" if fact.get("hold") else ""
+        return f"{who} calls the arbiter about seq {fact['about_seq']}{hold}: {fact['claim']}"
+    if fact["type"] == "clock_timeout":
+        forfeits = " and forfeits" if fact["consequence"] == "forfeit" else ""
+        return f"{who}'s time runs out{forfeits}: the arbiter is called, the game held"
+    if fact["type"] == "call_answered":
+        return f"{who}'s call at seq {fact['call']} is {fact['verdict']}: {fact['reason']}"
+    return (
+        f"The game goes back to its state after seq {fact['to_seq']}: the seats' moves of "
+        f"seqs {fact['superseded_from']} to {fact['superseded_to']} are superseded (they stay "
+        "in the record; calls and rulings stand)"
+    )
 
 
 def _ruling(fact: Fact, names: Sequence[str]) -> str:
@@ -57,6 +82,9 @@ def _ruling(fact: Fact, names: Sequence[str]) -> str:
         "forfeit": f"{who} forfeits",
         "void_game": "the game is void",
         "close_game": "the game is closed",
+        "rewind": f"rewind to seq {fact.get('to_seq', '?')}",
+        "pause_clocks": "every clock paused",
+        "resume_clocks": "the clocks run again",
     }.get(str(fact["ruling"]), str(fact["ruling"]))
     by = f" by {fact['ruled_by']}" if fact.get("ruled_by") else ""
     return f"Arbiter ruling{by}: {what} (reason: {fact['reason']})"

@@ -159,14 +159,37 @@ def step_entry(
     return entry
 
 
+def _superseded(steps: Sequence[Seen]) -> dict[int, int]:
+    """The seats' moves (and clock rows) a rewind superseded → the rewind's seq, from the
+    facts a viewer was told (a page drawn from a server's replies has no bodies): each
+    ``rewound`` fact names its seqs, of which a seat's call (a ``call`` fact) stands."""
+    by_seq = {s.row.seq: s for s in steps}
+    found: dict[int, int] = {}
+    for step in steps:
+        for fact in step.facts:
+            if fact.get("type") != "rewound":
+                continue
+            for seq in range(int(fact["superseded_from"]), int(fact["superseded_to"]) + 1):
+                row = by_seq.get(seq)
+                if row is None or seq in found or row.row.actor == "arbiter":
+                    continue
+                if not any(f.get("type") == "call" for f in row.facts):
+                    found[seq] = step.row.seq
+    return found
+
+
 def step_entries(
     engine: Engine, names: Sequence[str], seen: Iterable[Seen]
 ) -> list[dict[str, Any]]:
     """Every step: the first with its whole view, the rest as patches."""
     out: list[dict[str, Any]] = []
     before: dict[str, Any] | None = None
-    for step in seen:
+    steps = list(seen)
+    abandoned = _superseded(steps)  # rows a rewind took back: still shown, marked
+    for step in steps:
         out.append(step_entry(engine, names, step, before))
+        if step.row.seq in abandoned:
+            out[-1]["superseded_by"] = abandoned[step.row.seq]
         before = step.view
     return out
 

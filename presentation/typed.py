@@ -29,7 +29,13 @@ from google.protobuf.message import Message
 from feastlog.replay.engine import Fact
 from feastlog.v1 import view_pb2
 
-RECORD_FACTS = ("ruling", "seed_revealed")  # facts of the record itself, in any game
+RECORD_FACTS = (
+    "ruling",
+    "seed_revealed",
+    "call",
+    "call_answered",
+    "rewound",
+)  # facts of the record itself, in any game
 
 
 class NotTyped(ValueError):

@@ -280,7 +280,7 @@ def _fold(
     faults: list[Fault] = []
     if state_hash(table) != rows[0].state_hash:
         faults.append(Fault(1, STATE, "the state after setup differs from the recorded one"))
-    checked = 0
+    checked, tables = 0, [table]
     for row in rows[1:]:
         if row.kind == GENESIS:
             faults.append(Fault(row.seq, RULE, "a second genesis row"))
@@ -288,7 +288,7 @@ def _fold(
         if row.kind == SEED_REVEAL and not fold.is_over(engine, table):
             faults.append(Fault(row.seq, RULE, "the seed is revealed before the game ended"))
         try:
-            table, _ = apply_row(engine, table, row)
+            table, _ = apply_row(engine, table, row, tables)
         except RuleViolation as broken:
             faults.append(Fault(row.seq, RULE, broken.message, broken.rule_id))
             break
@@ -296,6 +296,7 @@ def _fold(
             faults.append(Fault(row.seq, RULE, f"the row cannot be applied: {_why(bad)}"))
             break
         checked += row.kind == COMMAND
+        tables.append(table)
         if state_hash(table) != row.state_hash:
             faults.append(Fault(row.seq, STATE, "the recomputed state hash differs"))
     return table, checked, faults

@@ -31,7 +31,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay import games
+from feastlog.replay import clocks, games
 from feastlog.replay.canonical import canonical_bytes, sha256_hex
 from feastlog.replay.engine import (
     Engine,
@@ -47,6 +47,7 @@ from feastlog.replay.engine import (
     how_many,
 )
 from feastlog.replay.rng import Rng, derive_seed
+from feastlog.replay.table_rules import TABLE_RULES
 from feastlog.replay.text import plain_number
 from feastlog.v1 import record_pb2
 
@@ -54,6 +55,7 @@ from feastlog.v1 import record_pb2
 # points, and well inside the 32-bit scores of the outcomes projection, so the row that
 # ends a game can always be written.
 ADJUSTMENT_LIMIT = 1_000_000
+SERVER_ACTOR = "server"  # the actor of the rows the server appends (a clock's time-out)
 
 RECORD_RULES: Mapping[str, Rule] = catalogue(
     Rule(
@@ -69,6 +71,7 @@ RECORD_RULES: Mapping[str, Rule] = catalogue(
         "Score adjustments keep each seat's total adjustment within ±1,000,000 points.",
     ),
     Rule("FL-ARBITER-ONLY", "feastlog record", "Only the arbiter rules; only seats play."),
+    *TABLE_RULES.values(),
 )
 
 
@@ -154,8 +157,9 @@ def start(genesis: record_pb2.Genesis, server_seed: bytes, pack: Any) -> tuple[T
         given = how_many(len(genesis.seat_entropy), "seat")
         raise ValueError(f"the genesis has seat entropy for {given}, not its {len(seats)}")
     rng = Rng(derive_seed(server_seed, tuple(genesis.seat_entropy)))
-    game, facts = engine.setup(seats, dict(genesis.options), pack, rng, version)
-    return Table(genesis.game_kind, game, (0,) * len(seats)), facts
+    game, facts = engine.setup(seats, clocks.game_options(genesis.options), pack, rng, version)
+    table = Table(genesis.game_kind, game, (0,) * len(seats))
+    return desk.started(engine, table, dict(genesis.options), genesis.created_at), facts
 
 
 def is_over(engine: Engine, table: Table) -> bool:
@@ -200,25 +204,64 @@ def check_role(actor: str, command: record_pb2.Command) -> str:
 
 
 def step(
-    engine: Engine, table: Table, actor: str, command: record_pb2.Command
+    engine: Engine,
+    table: Table,
+    actor: str,
+    command: record_pb2.Command,
+    at: desk.At | None = None,
 ) -> tuple[Table, list[Fact]]:
     """Check one command in the order of this module's docstring and apply it.
 
+    ``at`` is the row's place in its record (its seq, the tables before it): a call, an
+    answer or a rewind needs it (``replay/desk.py``).
     Raises RuleViolation (``WrongRole`` for the actor's role) or MalformedCommand.
     """
     if table.kind != engine.spec.kind:
         raise ValueError(f"a {table.kind} table folded with the {engine.spec.kind} engine")
     check_open(engine, table)
     which = check_role(actor, command)
+    table = desk.before_row(table, at)  # a clocked game's running clocks, up to this row
+    mover = None
     if which == "arbiter":
-        return _rule(table, command.arbiter)
-    if which != engine.spec.command_field:
+        table, facts = _ruling(engine, table, command.arbiter, at)
+    elif which == "call":
+        seat = seat_of(actor, len(table.adjustments))
+        table, facts = desk.call(engine, table, seat, command.call, at)
+    elif which == "clock":
+        if actor != SERVER_ACTOR:
+            raise WrongRole("FL-CLOCK-SERVER", "only the server records that a seat's time ran out")
+        table, facts = desk.time_out(engine, table, command.clock, at)
+    elif which != engine.spec.command_field:
         raise MalformedCommand(
             "command", f"this is a {engine.spec.title} game; the command is for {which}"
         )
-    seat = seat_of(actor, len(table.adjustments))
-    game, facts = _move(engine, table.game, seat, getattr(command, which))
-    return evolve(table, game=game), facts
+    else:
+        mover = seat_of(actor, len(table.adjustments))
+        desk.check_not_held(table)
+        game, facts = _move(engine, table.game, mover, getattr(command, which))
+        table = evolve(table, game=game)
+    return desk.after_row(engine, table, mover, is_over(engine, table)), facts
+
+
+def _ruling(
+    engine: Engine, table: Table, ruling: record_pb2.ArbiterCommand, at: desk.At | None
+) -> tuple[Table, list[Fact]]:
+    """A ruling: its reason, the call it answers (if any), then its effect."""
+    if not ruling.reason.strip():
+        raise RuleViolation("FL-RULING-REASON", "a ruling needs a reason")
+    answered = desk.check_answer(table, ruling)
+    facts: list[Fact]
+    if ruling.WhichOneof("ruling") in ("pause_clocks", "resume_clocks"):
+        table, facts = desk.pause(table, ruling), [_ruling_fact(ruling)]
+    elif ruling.WhichOneof("ruling") == "rewind":
+        table, fact = desk.rewind(engine, table, ruling, at)
+        facts = [{**_ruling_fact(ruling), "to_seq": int(ruling.rewind.to_seq)}, fact]
+    else:
+        table, facts = _rule(table, ruling)
+    if answered is not None:
+        table, said = desk.answer(table, ruling, answered, at)
+        facts.append(said)
+    return table, facts
 
 
 def seat_of(actor: str, seats: int) -> int:
@@ -255,14 +298,21 @@ def checked_rules(engine: Engine, command: record_pb2.Command) -> list[str]:
         ruling = command.arbiter.WhichOneof("ruling")
         seat = ["FL-RULING-SEAT"] if ruling in ("score_adjustment", "forfeit") else []
         points = ["FL-RULING-POINTS"] if ruling == "score_adjustment" else []
-        return [*closed, "FL-RULING-REASON", *seat, *points]
+        answers = ["FL-CALL-UNKNOWN", "FL-CALL-ANSWERED", "FL-CALL-VERDICT"]
+        answers = answers if command.arbiter.answers_call or command.arbiter.verdict else []
+        rewind = ["FL-REWIND-TARGET", "FL-REWIND-RULING", "FL-REWIND-NOTHING"]
+        rewind = rewind if ruling == "rewind" else []
+        return [*closed, "FL-RULING-REASON", *answers, *seat, *points, *rewind]
+    if which == "call":
+        calls = ["FL-CALL-ROW", "FL-CALL-CLAIM", "FL-CALL-LIMIT", "FL-CALL-SECOND-HOLD"]
+        return [*closed, *calls, "FL-CALL-ALTERNATIVE"]
     own = list(engine.checks(getattr(command, which))) if which else []
     return [*closed, *engine.spec.turn_rules, *own]
 
 
 def legal_commands(engine: Engine, table: Table, actor: str) -> list[Message]:
     """The game's commands ``actor`` may send now: none once it is over, none for the arbiter."""
-    if actor == "arbiter" or is_over(engine, table):
+    if actor == "arbiter" or is_over(engine, table) or desk.holding(table) is not None:
         return []
     return engine.legal_commands(table.game, seat_of(actor, len(table.adjustments)))
 
@@ -272,9 +322,7 @@ def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[
     if not ruling.reason.strip():
         raise RuleViolation("FL-RULING-REASON", "a ruling needs a reason")
     which = ruling.WhichOneof("ruling")
-    fact: Fact = {"type": "ruling", "ruling": which, "reason": ruling.reason}
-    if ruling.ruled_by:  # who ruled: recorded since named arbiters; older rulings have none
-        fact["ruled_by"] = ruling.ruled_by
+    fact = _ruling_fact(ruling)
     seats = len(table.adjustments)
     if which == "note":
         return evolve(table, notes=(*table.notes, ruling.note.text)), [
@@ -303,6 +351,14 @@ def _rule(table: Table, ruling: record_pb2.ArbiterCommand) -> tuple[Table, list[
     raise MalformedCommand("command.arbiter.ruling", "the ruling is empty")
 
 
+def _ruling_fact(ruling: record_pb2.ArbiterCommand) -> Fact:
+    """The ``ruling`` fact of any ruling: which, why, who (and the call it answers)."""
+    fact: Fact = {"type": "ruling", "ruling": ruling.WhichOneof("ruling"), "reason": ruling.reason}
+    if ruling.ruled_by:  # who ruled: recorded since named arbiters; older rulings have none
+        fact["ruled_by"] = ruling.ruled_by
+    return fact
+
+
 def _check_seat(seat: int, seats: int) -> None:
     if not 0 <= seat < seats:
         raise RuleViolation("FL-RULING-SEAT", f"there is no seat {seat} in this game")
@@ -322,3 +378,7 @@ def outcome(engine: Engine, table: Table) -> Outcome | None:
     key = {s: (points[s], base.tiebreak[s] if base.tiebreak else 0) for s in contenders}
     best = max(key.values())
     return Outcome(points, tuple(s for s in contenders if key[s] == best), base.tiebreak)
+
+
+# the table's own rows (replay/desk.py), imported last: desk builds on this module's Table
+from feastlog.replay import desk  # noqa: E402

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from feastlog.replay import fold, games
+from feastlog.replay import desk, fold, games
 from feastlog.replay.engine import Engine, Fact
 from feastlog.replay.fold import Table
 from feastlog.replay.record import (
@@ -73,10 +73,14 @@ def revealed_seed(rows: Sequence[Row]) -> bytes | None:
     return seed_of(rows[-1]) if rows and rows[-1].kind == SEED_REVEAL else None
 
 
-def apply_row(engine: Engine, table: Table, row: Row) -> tuple[Table, list[Fact]]:
-    """The table after one row that follows the genesis."""
+def apply_row(
+    engine: Engine, table: Table, row: Row, earlier: Sequence[Table] = ()
+) -> tuple[Table, list[Fact]]:
+    """The table after one row that follows the genesis; ``earlier``: the tables after
+    every row before it (what a call or a rewind folds with, ``replay/desk.py``)."""
     if row.kind == COMMAND:
-        return fold.step(engine, table, row.actor, command_of(row))
+        at = desk.At(row.seq, earlier, row.recorded_at) if len(earlier) == row.seq - 1 else None
+        return fold.step(engine, table, row.actor, command_of(row), at)
     if row.kind == SEED_REVEAL:
         return table, [{"type": "seed_revealed", "server_seed": seed_of(row).hex()}]
     raise ValueError(f"row {row.seq}: a {row.kind} row can only come first")
@@ -144,7 +148,7 @@ def refold(rows: Sequence[Row], server_seed: bytes, pack_bytes: bytes) -> Folded
     table, facts = fold.start(genesis, server_seed, pack)
     tables, all_facts = [table], [tuple(facts)]
     for row in rows[1:]:
-        table, facts = apply_row(engine, table, row)
+        table, facts = apply_row(engine, table, row, tables)
         tables.append(table)
         all_facts.append(tuple(facts))
     return Folded(genesis, pack, tuple(rows), tuple(tables), tuple(all_facts))

@@ -48,6 +48,7 @@ from feastlog.replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
 from feastlog.replay.fold import Table
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.record import COMMAND, SEED_REVEAL, Row
+from feastlog.replay.table_rules import TABLE_MEMBERS
 from feastlog.v1 import record_pb2
 
 
@@ -175,6 +176,8 @@ def sees_command(
     """Whether ``viewer`` may see a command ``actor`` sent (a sealed bid: its owner only)."""
     which = command.WhichOneof("game")
     if public or which == "arbiter" or viewer.role == "arbiter" or actor == str(viewer):
+        return True
+    if which in TABLE_MEMBERS:  # a call to the arbiter, a clock row: public at the table
         return True
     return engine.command_public(getattr(command, which or ""))
 

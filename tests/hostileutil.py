@@ -31,6 +31,7 @@ from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import table_service_pb2 as tabpb
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
@@ -106,9 +107,16 @@ def populate(address: str, key: str) -> Targets:
         ),
         metadata=org,
     )
+    tokens = {g.game_id: [t.token for t in g.seat_tokens] for g in made.values()}
+    call = record_pb2.SeatCall(about_seq=1, claim="matrix")  # seq 3: a call to the arbiter
+    client.SubmitCommand(
+        pb.SubmitCommandRequest(
+            game_id=running, command_id="call", command=record_pb2.Command(call=call)
+        ),
+        metadata=bearer(tokens[running][0]),
+    )
     view = as_dict(client.GetView(pb.GetViewRequest(game_id=running)).view)
     own = int(view["to_act"][0])
-    tokens = {g.game_id: [t.token for t in g.seat_tokens] for g in made.values()}
     legal = client.ListLegalCommands(
         pb.ListLegalCommandsRequest(game_id=running), metadata=bearer(tokens[running][own])
     )
@@ -291,6 +299,23 @@ TEMPLATES: dict[str, Template] = {
         t.running,
     ),
     "/feastlog.v1.AdminService/ListArbiters": lambda t: (adpb.ListArbitersRequest(), t.running),
+    "/feastlog.v1.TableService/CallArbiter": lambda t: (
+        tabpb.CallArbiterRequest(game_id=t.running, about_seq=1, claim="matrix"),
+        t.running,
+    ),
+    "/feastlog.v1.TableService/ListCalls": lambda t: (
+        tabpb.ListCallsRequest(game_id=t.running),
+        t.running,
+    ),
+    "/feastlog.v1.TableService/WatchCalls": lambda t: (tabpb.WatchCallsRequest(), t.running),
+    "/feastlog.v1.TableService/GetClocks": lambda t: (
+        tabpb.GetClocksRequest(game_id=t.running),
+        t.running,
+    ),
+    "/feastlog.v1.TableService/GetCaseFile": lambda t: (
+        tabpb.GetCaseFileRequest(game_id=t.running, call=3),
+        t.running,
+    ),
 }
 
 

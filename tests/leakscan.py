@@ -38,6 +38,7 @@ from feastlog.replay.export import load_record
 from feastlog.replay.fold import wrap_command
 from feastlog.replay.history import Folded, refold
 from feastlog.replay.record import Row, actor_seat
+from feastlog.replay.table_rules import TABLE_MEMBERS
 from feastlog.replay.visibility import sees_fact
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
@@ -134,6 +135,8 @@ class Played:
         command = record_pb2.Command.FromString(row.body)
         which = command.WhichOneof("game")
         if which == "arbiter" or viewer.role == "arbiter" or row.actor == str(viewer):
+            return True
+        if which in TABLE_MEMBERS:  # a call to the arbiter: public at the table
             return True
         return self.engine.command_public(getattr(command, which or ""))
 

@@ -419,9 +419,10 @@
     const log = $("log");
     log.replaceChildren();
     steps.forEach((step, i) => {
-      const item = h("li", { cls: `${step.ruling ? "ruling" : ""}` },
+      const gone = step.superseded_by ? ` (superseded by the rewind at seq ${step.superseded_by})` : "";
+      const item = h("li", { cls: `${step.ruling ? "ruling" : ""}${gone ? " superseded" : ""}` },
         h("button", { cls: "jump", label: `seq ${step.seq}`, title: `by ${actorName(step.actor)}` }, h("span", { cls: "n" }, step.seq), " ",
-          step.lines.length ? step.lines.join(" ") : `${step.kind.replace("_", " ")} by ${actorName(step.actor)}`));
+          (step.lines.length ? step.lines.join(" ") : `${step.kind.replace("_", " ")} by ${actorName(step.actor)}`) + gone));
       item.dataset.index = i;
       item.querySelector("button").addEventListener("click", () => go(i));
       log.append(item);

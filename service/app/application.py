@@ -24,6 +24,7 @@ from feastlog.replay.record import Row
 from feastlog.replay.visibility import Dealt, Step, facts_for, seed_out, seen
 from feastlog.service.app import commands
 from feastlog.service.app.auth import Caller, Credentials, new_arbiter_key, token_sha256
+from feastlog.service.app.clock import Clock, SystemClock
 from feastlog.service.app.entropy import Pending, WaitingRoom, begin_with
 from feastlog.service.app.errors import (
     AlreadyStarted,
@@ -165,6 +166,7 @@ class Application(Reads):
         self.refolds = Refolds()
         self.finishing = ToTheEnd()
         self.tournaments = Tournaments(self)
+        self.clock: Clock = SystemClock()  # the rows' times; a test sets a ManualClock
 
     async def start(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -198,9 +200,9 @@ class Application(Reads):
         if pack_bytes:
             # an organiser's own pack is read (TOML, up to 128 KiB: about 0.6 s at worst)
             # and checked off the event loop, so no game waits on it
-            opening = await asyncio.to_thread(commands.open_game, *request, utc_now(), key)
+            opening = await asyncio.to_thread(commands.open_game, *request, self.clock.now(), key)
         else:
-            opening = commands.open_game(*request, utc_now(), key)
+            opening = commands.open_game(*request, self.clock.now(), key)
         warnings = await self._seed_warnings(seed) if seed else ()
         return await self.finishing.run(self._open(opening, warnings))
 
@@ -230,6 +232,7 @@ class Application(Reads):
             self.room.add(opening.genesis, opening.server_seed, opening.pack)
         else:
             self.live.start(opening.game)
+            self.table.advanced(opening.game, opening.game.rows)  # a clocked game's timer
         for seat, token in enumerate(opening.tokens):
             self.credentials.add_seat(token, opening.genesis.game_id, seat)
 
@@ -458,10 +461,17 @@ class Application(Reads):
             answer = await self._accepted(game, earlier, viewer, True)
             return replace(answer, receipts=self.receipts([earlier]))
         done = commands.advance(
-            game, actor, sent.expected_seq, sent.command, sent.body, sent.command_id, utc_now()
+            game,
+            actor,
+            sent.expected_seq,
+            sent.command,
+            sent.body,
+            sent.command_id,
+            self.clock.now(),
         )
         await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
+        self.table.advanced(game, done.rows)  # the calls' queue (service/app/table.py)
         self.live.settle(game)
         if game.over and game.genesis.tournament_id:  # its result goes to its tournament
             self.tournaments.ended_soon(game, utc_now())

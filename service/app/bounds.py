@@ -85,6 +85,7 @@ FIELDS: dict[str, Field] = {
     "actor": Field(32),
     "text": Field(2000),  # a note's
     "reason": Field(500),
+    "claim": Field(1000),  # a seat's call to the arbiter, in its words
     "ruled_by": Field(128),  # the server writes the ruler's name over what is sent
     "name": Field(40),  # a named arbiter's, a tournament player's
     "first": Field(40),  # the players of a tournament's swap

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from feastlog.replay import fold
+from feastlog.replay import desk, fold
 from feastlog.replay.engine import Engine, Fact, PackError, pack_source, unknown_pack_key
 from feastlog.replay.fold import Table, loaded_pack, state_hash
 from feastlog.replay.games import engine as engine_of
@@ -201,7 +201,8 @@ def advance(
             last_seq=str(game.last_seq),
         )
     # the fold checks, in its one order: game closed, actor's role, seat to act, the move's own
-    table, facts = fold.step(game.engine, game.table, actor, command)
+    at = desk.At(game.last_seq + 1, game.tables, now)
+    table, facts = fold.step(game.engine, game.table, actor, command, at)
     version = record_version(game.genesis)  # a game keeps the format it began in
     row = make_row(
         game.game_id,

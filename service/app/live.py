@@ -90,13 +90,14 @@ class LiveGame:
     def follow_on(self, rows: Sequence[Row]) -> bool:
         """Fold rows committed elsewhere onto this game; False (nothing changed) if they do
         not follow on from its last row or a state hash disagrees: then reload it whole."""
-        tables, facts = [], []
+        tables: list[Table] = []
+        facts: list[tuple[Fact, ...]] = []
         table, prev = self.table, self.rows[-1]
         for row in rows:
             if row.seq != prev.seq + 1 or row.prev_hash != prev.hash:
                 return False
             try:
-                table, found = apply_row(self.engine, table, row)
+                table, found = apply_row(self.engine, table, row, [*self.tables, *tables])
             except (RuleViolation, MalformedCommand, ValueError):
                 return False
             if state_hash(table) != row.state_hash:

@@ -18,7 +18,8 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
@@ -54,6 +55,9 @@ from feastlog.service.store import Listed, Rejection, StoredGame
 from feastlog.service.store.projection import KindStats
 from feastlog.service.web.pages import page_html
 from feastlog.v1 import record_pb2
+
+if TYPE_CHECKING:
+    from feastlog.service.app.table import AtTable
 
 T = TypeVar("T")
 
@@ -159,6 +163,13 @@ class Standings:
 
 class Reads(Proving, ABC):
     """The read use cases over a source of games (see the module doc)."""
+
+    @cached_property
+    def table(self) -> AtTable:
+        """At the table: calls, the calls' queue, case files (``service/app/table.py``)."""
+        from feastlog.service.app.table import AtTable  # it builds on this module
+
+        return AtTable(self)
 
     @abstractmethod
     async def _game(self, game_id: str) -> LiveGame:
@@ -563,6 +574,8 @@ def explanation_lines(found: dict[str, Any]) -> list[str]:
         f"seq {found['seq']}: {found['kind']} by {found['actor_name']} ({found['actor']}), "
         f"command_id {found['command_id'] or '-'}, recorded at {found['recorded_at']}",
     ]
+    if "superseded_by" in found:
+        lines.append(f"superseded by the rewind at seq {found['superseded_by']}: an abandoned line")
     if "command" in found:
         lines.append("command: " + json.dumps(found["command"], sort_keys=True))
     if found["checks"]:

@@ -40,6 +40,7 @@ from feastlog.v1 import (
     game_service_pb2,
     proof_service_pb2,
     replay_service_pb2,
+    table_service_pb2,
     tournament_service_pb2,
 )
 
@@ -56,6 +57,7 @@ SERVICE_NAMES = (
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     proof_service_pb2.DESCRIPTOR.services_by_name["ProofService"].full_name,
+    table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )

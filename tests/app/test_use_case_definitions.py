@@ -52,6 +52,11 @@ USE_CASES: dict[str, frozenset[str]] = {
         "inclusion proof": {"inclusion_proof", "get_inclusion_proof", "GetInclusionProof"},
         "consistency proof": {"consistency_proof", "get_consistency_proof", "GetConsistencyProof"},
         "add cosignature": {"add_cosignature", "AddCosignature"},
+        "call arbiter": {"call_arbiter", "CallArbiter"},
+        "calls": {"calls", "list_calls", "ListCalls"},
+        "watch calls": {"watch_calls", "WatchCalls"},
+        "case file": {"case_file", "get_case_file", "GetCaseFile"},
+        "clocks": {"clocks", "get_clocks", "GetClocks"},
     }.items()
 }
 

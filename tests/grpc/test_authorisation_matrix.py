@@ -19,8 +19,8 @@ UNAUTH = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 RULES = grpc.StatusCode.FAILED_PRECONDITION
 
-G, R, A, T, AD = (
-    f"/feastlog.v1.{s}Service/" for s in ("Game", "Replay", "Audit", "Tournament", "Admin")
+G, R, A, T, AD, TB = (
+    f"/feastlog.v1.{s}Service/" for s in ("Game", "Replay", "Audit", "Tournament", "Admin", "Table")
 )
 
 # Expected status per RPC, in the order of PRINCIPALS:
@@ -66,6 +66,15 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     AD + "AddArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     AD + "RevokeArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     AD + "ListArbiters": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    # a seat calls the arbiter, any seat of the game, at any time; an arbiter rules instead
+    TB + "CallArbiter": (UNAUTH, UNAUTH, UNAUTH, DENIED, OK, OK, DENIED),
+    # a game's calls are public at the table; the server's queue is the arbiters'
+    TB + "ListCalls": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    TB + "WatchCalls": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    # each viewer's own case file: what it may see of the game
+    TB + "GetCaseFile": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    # the clocks are public at the table
+    TB + "GetClocks": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
 }
 # fmt: on
 

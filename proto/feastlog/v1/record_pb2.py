@@ -27,7 +27,7 @@ from feastlog.v1 import menu_masters_pb2 as feastlog_dot_v1_dot_menu__masters__p
 from feastlog.v1 import picky_eaters_pb2 as feastlog_dot_v1_dot_picky__eaters__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66\x65\x61stlog/v1/record.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x1d\x66\x65\x61stlog/v1/bon_appetit.proto\x1a\x1e\x66\x65\x61stlog/v1/menu_masters.proto\x1a\x1e\x66\x65\x61stlog/v1/picky_eaters.proto\"\x18\n\x08SeatInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x93\x03\n\x07Genesis\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tgame_kind\x18\x02 \x01(\t\x12\x17\n\x0fruleset_version\x18\x03 \x01(\t\x12\x0f\n\x07pack_id\x18\x04 \x01(\t\x12\x13\n\x0bpack_sha256\x18\x05 \x01(\t\x12$\n\x05seats\x18\x06 \x03(\x0b\x32\x15.feastlog.v1.SeatInfo\x12\x32\n\x07options\x18\x07 \x03(\x0b\x32!.feastlog.v1.Genesis.OptionsEntry\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x15\n\rseed_supplied\x18\t \x01(\x08\x12\x15\n\rtournament_id\x18\n \x01(\t\x12\x12\n\ncreated_at\x18\x0b \x01(\t\x12\x14\n\x0cseat_entropy\x18\x0c \x03(\x0c\x12\x16\n\x0erecord_version\x18\r \x01(\r\x12\x12\n\nserver_key\x18! \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xea\x01\n\x07\x43ommand\x12\x35\n\x0b\x62on_appetit\x18\x01 \x01(\x0b\x32\x1e.feastlog.v1.BonAppetitCommandH\x00\x12\x37\n\x0cmenu_masters\x18\x02 \x01(\x0b\x32\x1f.feastlog.v1.MenuMastersCommandH\x00\x12\x37\n\x0cpicky_eaters\x18\x03 \x01(\x0b\x32\x1f.feastlog.v1.PickyEatersCommandH\x00\x12.\n\x07\x61rbiter\x18\x04 \x01(\x0b\x32\x1b.feastlog.v1.ArbiterCommandH\x00\x42\x06\n\x04game\"\x9c\x02\n\x0e\x41rbiterCommand\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12!\n\x04note\x18\x02 \x01(\x0b\x32\x11.feastlog.v1.NoteH\x00\x12\x38\n\x10score_adjustment\x18\x03 \x01(\x0b\x32\x1c.feastlog.v1.ScoreAdjustmentH\x00\x12\'\n\x07\x66orfeit\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.ForfeitH\x00\x12*\n\tvoid_game\x18\x05 \x01(\x0b\x32\x15.feastlog.v1.VoidGameH\x00\x12,\n\nclose_game\x18\x06 \x01(\x0b\x32\x16.feastlog.v1.CloseGameH\x00\x12\x10\n\x08ruled_by\x18\x07 \x01(\tB\x08\n\x06ruling\"\x14\n\x04Note\x12\x0c\n\x04text\x18\x01 \x01(\t\"/\n\x0fScoreAdjustment\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0e\n\x06points\x18\x02 \x01(\x05\"\x17\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\x05\"\n\n\x08VoidGame\"\x0b\n\tCloseGame\"!\n\nSeedReveal\x12\x13\n\x0bserver_seed\x18\x01 \x01(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x66\x65\x61stlog/v1/record.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x1d\x66\x65\x61stlog/v1/bon_appetit.proto\x1a\x1e\x66\x65\x61stlog/v1/menu_masters.proto\x1a\x1e\x66\x65\x61stlog/v1/picky_eaters.proto\"\x18\n\x08SeatInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\"\x93\x03\n\x07Genesis\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tgame_kind\x18\x02 \x01(\t\x12\x17\n\x0fruleset_version\x18\x03 \x01(\t\x12\x0f\n\x07pack_id\x18\x04 \x01(\t\x12\x13\n\x0bpack_sha256\x18\x05 \x01(\t\x12$\n\x05seats\x18\x06 \x03(\x0b\x32\x15.feastlog.v1.SeatInfo\x12\x32\n\x07options\x18\x07 \x03(\x0b\x32!.feastlog.v1.Genesis.OptionsEntry\x12\x17\n\x0fseed_commitment\x18\x08 \x01(\t\x12\x15\n\rseed_supplied\x18\t \x01(\x08\x12\x15\n\rtournament_id\x18\n \x01(\t\x12\x12\n\ncreated_at\x18\x0b \x01(\t\x12\x14\n\x0cseat_entropy\x18\x0c \x03(\x0c\x12\x16\n\x0erecord_version\x18\r \x01(\r\x12\x12\n\nserver_key\x18! \x01(\t\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"\xbb\x02\n\x07\x43ommand\x12\x35\n\x0b\x62on_appetit\x18\x01 \x01(\x0b\x32\x1e.feastlog.v1.BonAppetitCommandH\x00\x12\x37\n\x0cmenu_masters\x18\x02 \x01(\x0b\x32\x1f.feastlog.v1.MenuMastersCommandH\x00\x12\x37\n\x0cpicky_eaters\x18\x03 \x01(\x0b\x32\x1f.feastlog.v1.PickyEatersCommandH\x00\x12.\n\x07\x61rbiter\x18\x04 \x01(\x0b\x32\x1b.feastlog.v1.ArbiterCommandH\x00\x12%\n\x04\x63\x61ll\x18\x05 \x01(\x0b\x32\x15.feastlog.v1.SeatCallH\x00\x12(\n\x05\x63lock\x18\x06 \x01(\x0b\x32\x17.feastlog.v1.ClockEventH\x00\x42\x06\n\x04game\"\xea\x03\n\x0e\x41rbiterCommand\x12\x0e\n\x06reason\x18\x01 \x01(\t\x12!\n\x04note\x18\x02 \x01(\x0b\x32\x11.feastlog.v1.NoteH\x00\x12\x38\n\x10score_adjustment\x18\x03 \x01(\x0b\x32\x1c.feastlog.v1.ScoreAdjustmentH\x00\x12\'\n\x07\x66orfeit\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.ForfeitH\x00\x12*\n\tvoid_game\x18\x05 \x01(\x0b\x32\x15.feastlog.v1.VoidGameH\x00\x12,\n\nclose_game\x18\x06 \x01(\x0b\x32\x16.feastlog.v1.CloseGameH\x00\x12%\n\x06rewind\x18\n \x01(\x0b\x32\x13.feastlog.v1.RewindH\x00\x12\x30\n\x0cpause_clocks\x18\x0b \x01(\x0b\x32\x18.feastlog.v1.PauseClocksH\x00\x12\x32\n\rresume_clocks\x18\x0c \x01(\x0b\x32\x19.feastlog.v1.ResumeClocksH\x00\x12\x10\n\x08ruled_by\x18\x07 \x01(\t\x12\x14\n\x0c\x61nswers_call\x18\x08 \x01(\x03\x12)\n\x07verdict\x18\t \x01(\x0e\x32\x18.feastlog.v1.CallVerdictB\x08\n\x06ruling\"e\n\x08SeatCall\x12\x11\n\tabout_seq\x18\x01 \x01(\x03\x12\r\n\x05\x63laim\x18\x02 \x01(\t\x12\x0c\n\x04hold\x18\x03 \x01(\x08\x12)\n\x0b\x61lternative\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.Command\"\x18\n\x06Rewind\x12\x0e\n\x06to_seq\x18\x01 \x01(\x03\"\r\n\x0bPauseClocks\"\x0e\n\x0cResumeClocks\"C\n\nClockEvent\x12,\n\x07timeout\x18\x01 \x01(\x0b\x32\x19.feastlog.v1.ClockTimeoutH\x00\x42\x07\n\x05\x65vent\"\x1c\n\x0c\x43lockTimeout\x12\x0c\n\x04seat\x18\x01 \x01(\x05\"\x14\n\x04Note\x12\x0c\n\x04text\x18\x01 \x01(\t\"/\n\x0fScoreAdjustment\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0e\n\x06points\x18\x02 \x01(\x05\"\x17\n\x07\x46orfeit\x12\x0c\n\x04seat\x18\x01 \x01(\x05\"\n\n\x08VoidGame\"\x0b\n\tCloseGame\"!\n\nSeedReveal\x12\x13\n\x0bserver_seed\x18\x01 \x01(\x0c*]\n\x0b\x43\x61llVerdict\x12\x1c\n\x18\x43\x41LL_VERDICT_UNSPECIFIED\x10\x00\x12\x17\n\x13\x43\x41LL_VERDICT_UPHELD\x10\x01\x12\x17\n\x13\x43\x41LL_VERDICT_DENIED\x10\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,6 +36,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_GENESIS_OPTIONSENTRY']._loaded_options = None
   _globals['_GENESIS_OPTIONSENTRY']._serialized_options = b'8\001'
+  _globals['_CALLVERDICT']._serialized_start=1794
+  _globals['_CALLVERDICT']._serialized_end=1887
   _globals['_SEATINFO']._serialized_start=136
   _globals['_SEATINFO']._serialized_end=160
   _globals['_GENESIS']._serialized_start=163
@@ -43,19 +45,31 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_GENESIS_OPTIONSENTRY']._serialized_start=520
   _globals['_GENESIS_OPTIONSENTRY']._serialized_end=566
   _globals['_COMMAND']._serialized_start=569
-  _globals['_COMMAND']._serialized_end=803
-  _globals['_ARBITERCOMMAND']._serialized_start=806
-  _globals['_ARBITERCOMMAND']._serialized_end=1090
-  _globals['_NOTE']._serialized_start=1092
-  _globals['_NOTE']._serialized_end=1112
-  _globals['_SCOREADJUSTMENT']._serialized_start=1114
-  _globals['_SCOREADJUSTMENT']._serialized_end=1161
-  _globals['_FORFEIT']._serialized_start=1163
-  _globals['_FORFEIT']._serialized_end=1186
-  _globals['_VOIDGAME']._serialized_start=1188
-  _globals['_VOIDGAME']._serialized_end=1198
-  _globals['_CLOSEGAME']._serialized_start=1200
-  _globals['_CLOSEGAME']._serialized_end=1211
-  _globals['_SEEDREVEAL']._serialized_start=1213
-  _globals['_SEEDREVEAL']._serialized_end=1246
+  _globals['_COMMAND']._serialized_end=884
+  _globals['_ARBITERCOMMAND']._serialized_start=887
+  _globals['_ARBITERCOMMAND']._serialized_end=1377
+  _globals['_SEATCALL']._serialized_start=1379
+  _globals['_SEATCALL']._serialized_end=1480
+  _globals['_REWIND']._serialized_start=1482
+  _globals['_REWIND']._serialized_end=1506
+  _globals['_PAUSECLOCKS']._serialized_start=1508
+  _globals['_PAUSECLOCKS']._serialized_end=1521
+  _globals['_RESUMECLOCKS']._serialized_start=1523
+  _globals['_RESUMECLOCKS']._serialized_end=1537
+  _globals['_CLOCKEVENT']._serialized_start=1539
+  _globals['_CLOCKEVENT']._serialized_end=1606
+  _globals['_CLOCKTIMEOUT']._serialized_start=1608
+  _globals['_CLOCKTIMEOUT']._serialized_end=1636
+  _globals['_NOTE']._serialized_start=1638
+  _globals['_NOTE']._serialized_end=1658
+  _globals['_SCOREADJUSTMENT']._serialized_start=1660
+  _globals['_SCOREADJUSTMENT']._serialized_end=1707
+  _globals['_FORFEIT']._serialized_start=1709
+  _globals['_FORFEIT']._serialized_end=1732
+  _globals['_VOIDGAME']._serialized_start=1734
+  _globals['_VOIDGAME']._serialized_end=1744
+  _globals['_CLOSEGAME']._serialized_start=1746
+  _globals['_CLOSEGAME']._serialized_end=1757
+  _globals['_SEEDREVEAL']._serialized_start=1759
+  _globals['_SEEDREVEAL']._serialized_end=1792
 # @@protoc_insertion_point(module_scope)

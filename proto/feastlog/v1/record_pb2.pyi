@@ -10,6 +10,7 @@ from feastlog.v1 import picky_eaters_pb2 as _picky_eaters_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -20,6 +21,28 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _CallVerdict:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CallVerdictEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CallVerdict.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    CALL_VERDICT_UNSPECIFIED: _CallVerdict.ValueType  # 0
+    CALL_VERDICT_UPHELD: _CallVerdict.ValueType  # 1
+    """The caller was right."""
+    CALL_VERDICT_DENIED: _CallVerdict.ValueType  # 2
+    """The caller was not."""
+
+class CallVerdict(_CallVerdict, metaclass=_CallVerdictEnumTypeWrapper):
+    """The arbiter's answer to a call."""
+
+CALL_VERDICT_UNSPECIFIED: CallVerdict.ValueType  # 0
+CALL_VERDICT_UPHELD: CallVerdict.ValueType  # 1
+"""The caller was right."""
+CALL_VERDICT_DENIED: CallVerdict.ValueType  # 2
+"""The caller was not."""
+Global___CallVerdict: _TypeAlias = CallVerdict  # noqa: Y015
 
 @_typing.final
 class SeatInfo(_message.Message):
@@ -153,6 +176,8 @@ class Command(_message.Message):
     MENU_MASTERS_FIELD_NUMBER: _builtins.int
     PICKY_EATERS_FIELD_NUMBER: _builtins.int
     ARBITER_FIELD_NUMBER: _builtins.int
+    CALL_FIELD_NUMBER: _builtins.int
+    CLOCK_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def bon_appetit(self) -> _bon_appetit_pb2.BonAppetitCommand: ...
     @_builtins.property
@@ -161,6 +186,14 @@ class Command(_message.Message):
     def picky_eaters(self) -> _picky_eaters_pb2.PickyEatersCommand: ...
     @_builtins.property
     def arbiter(self) -> Global___ArbiterCommand: ...
+    @_builtins.property
+    def call(self) -> Global___SeatCall:
+        """A seat calls the arbiter about a row (docs/record-format.md, "At the table")."""
+
+    @_builtins.property
+    def clock(self) -> Global___ClockEvent:
+        """The server's clock: a seat's time ran out (actor "server")."""
+
     def __init__(
         self,
         *,
@@ -168,12 +201,14 @@ class Command(_message.Message):
         menu_masters: _menu_masters_pb2.MenuMastersCommand | None = ...,
         picky_eaters: _picky_eaters_pb2.PickyEatersCommand | None = ...,
         arbiter: Global___ArbiterCommand | None = ...,
+        call: Global___SeatCall | None = ...,
+        clock: Global___ClockEvent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["arbiter", b"arbiter", "bon_appetit", b"bon_appetit", "game", b"game", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["arbiter", b"arbiter", "bon_appetit", b"bon_appetit", "call", b"call", "clock", b"clock", "game", b"game", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arbiter", b"arbiter", "bon_appetit", b"bon_appetit", "game", b"game", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arbiter", b"arbiter", "bon_appetit", b"bon_appetit", "call", b"call", "clock", b"clock", "game", b"game", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["bon_appetit", "menu_masters", "picky_eaters", "arbiter"]  # noqa: Y015
+    _WhichOneofReturnType_game: _TypeAlias = _typing.Literal["bon_appetit", "menu_masters", "picky_eaters", "arbiter", "call", "clock"]  # noqa: Y015
     _WhichOneofArgType_game: _TypeAlias = _typing.Literal["game", b"game"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_game) -> _WhichOneofReturnType_game | None: ...
 
@@ -191,7 +226,12 @@ class ArbiterCommand(_message.Message):
     FORFEIT_FIELD_NUMBER: _builtins.int
     VOID_GAME_FIELD_NUMBER: _builtins.int
     CLOSE_GAME_FIELD_NUMBER: _builtins.int
+    REWIND_FIELD_NUMBER: _builtins.int
+    PAUSE_CLOCKS_FIELD_NUMBER: _builtins.int
+    RESUME_CLOCKS_FIELD_NUMBER: _builtins.int
     RULED_BY_FIELD_NUMBER: _builtins.int
+    ANSWERS_CALL_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
     reason: _builtins.str
     """Why the arbiter ruled so; required."""
     ruled_by: _builtins.str
@@ -199,6 +239,10 @@ class ArbiterCommand(_message.Message):
     Set by the server from the caller's credential (a value sent is replaced); empty in
     rulings recorded before named arbiters.
     """
+    answers_call: _builtins.int
+    """The call (the seq of its row) this ruling answers; 0 for none."""
+    verdict: Global___CallVerdict.ValueType
+    """The answer to that call: upheld or denied. Set exactly when answers_call is."""
     @_builtins.property
     def note(self) -> Global___Note: ...
     @_builtins.property
@@ -209,6 +253,14 @@ class ArbiterCommand(_message.Message):
     def void_game(self) -> Global___VoidGame: ...
     @_builtins.property
     def close_game(self) -> Global___CloseGame: ...
+    @_builtins.property
+    def rewind(self) -> Global___Rewind:
+        """At the table (docs/record-format.md): a takeback, and the clocks stopped or run."""
+
+    @_builtins.property
+    def pause_clocks(self) -> Global___PauseClocks: ...
+    @_builtins.property
+    def resume_clocks(self) -> Global___ResumeClocks: ...
     def __init__(
         self,
         *,
@@ -218,17 +270,162 @@ class ArbiterCommand(_message.Message):
         forfeit: Global___Forfeit | None = ...,
         void_game: Global___VoidGame | None = ...,
         close_game: Global___CloseGame | None = ...,
+        rewind: Global___Rewind | None = ...,
+        pause_clocks: Global___PauseClocks | None = ...,
+        resume_clocks: Global___ResumeClocks | None = ...,
         ruled_by: _builtins.str = ...,
+        answers_call: _builtins.int = ...,
+        verdict: Global___CallVerdict.ValueType = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["close_game", b"close_game", "forfeit", b"forfeit", "note", b"note", "ruling", b"ruling", "score_adjustment", b"score_adjustment", "void_game", b"void_game"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["close_game", b"close_game", "forfeit", b"forfeit", "note", b"note", "pause_clocks", b"pause_clocks", "resume_clocks", b"resume_clocks", "rewind", b"rewind", "ruling", b"ruling", "score_adjustment", b"score_adjustment", "void_game", b"void_game"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["close_game", b"close_game", "forfeit", b"forfeit", "note", b"note", "reason", b"reason", "ruled_by", b"ruled_by", "ruling", b"ruling", "score_adjustment", b"score_adjustment", "void_game", b"void_game"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["answers_call", b"answers_call", "close_game", b"close_game", "forfeit", b"forfeit", "note", b"note", "pause_clocks", b"pause_clocks", "reason", b"reason", "resume_clocks", b"resume_clocks", "rewind", b"rewind", "ruled_by", b"ruled_by", "ruling", b"ruling", "score_adjustment", b"score_adjustment", "verdict", b"verdict", "void_game", b"void_game"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_ruling: _TypeAlias = _typing.Literal["note", "score_adjustment", "forfeit", "void_game", "close_game"]  # noqa: Y015
+    _WhichOneofReturnType_ruling: _TypeAlias = _typing.Literal["note", "score_adjustment", "forfeit", "void_game", "close_game", "rewind", "pause_clocks", "resume_clocks"]  # noqa: Y015
     _WhichOneofArgType_ruling: _TypeAlias = _typing.Literal["ruling", b"ruling"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_ruling) -> _WhichOneofReturnType_ruling | None: ...
 
 Global___ArbiterCommand: _TypeAlias = ArbiterCommand  # noqa: Y015
+
+@_typing.final
+class SeatCall(_message.Message):
+    """A seat calls the arbiter: about which row, what it claims, and whether play waits."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ABOUT_SEQ_FIELD_NUMBER: _builtins.int
+    CLAIM_FIELD_NUMBER: _builtins.int
+    HOLD_FIELD_NUMBER: _builtins.int
+    ALTERNATIVE_FIELD_NUMBER: _builtins.int
+    about_seq: _builtins.int
+    """The row the call is about: 1 to the game's last seq."""
+    claim: _builtins.str
+    """The claim, in the caller's words; required."""
+    hold: _builtins.bool
+    """Hold the game: no seat may move until the arbiter answers (one hold at a time)."""
+    @_builtins.property
+    def alternative(self) -> Global___Command:
+        """Optionally, the command the caller says should have been played at about_seq
+        (public, like the call: the case file's what-if).
+        """
+
+    def __init__(
+        self,
+        *,
+        about_seq: _builtins.int = ...,
+        claim: _builtins.str = ...,
+        hold: _builtins.bool = ...,
+        alternative: Global___Command | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["alternative", b"alternative"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["about_seq", b"about_seq", "alternative", b"alternative", "claim", b"claim", "hold", b"hold"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SeatCall: _TypeAlias = SeatCall  # noqa: Y015
+
+@_typing.final
+class Rewind(_message.Message):
+    """The game returns to the state after seq to_seq; the seat moves after it stay in the
+    record, superseded by this ruling.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TO_SEQ_FIELD_NUMBER: _builtins.int
+    to_seq: _builtins.int
+    def __init__(
+        self,
+        *,
+        to_seq: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["to_seq", b"to_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Rewind: _TypeAlias = Rewind  # noqa: Y015
+
+@_typing.final
+class PauseClocks(_message.Message):
+    """Every seat's clock stops."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PauseClocks: _TypeAlias = PauseClocks  # noqa: Y015
+
+@_typing.final
+class ResumeClocks(_message.Message):
+    """Every seat's clock runs again."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ResumeClocks: _TypeAlias = ResumeClocks  # noqa: Y015
+
+@_typing.final
+class ClockEvent(_message.Message):
+    """A clock row, appended by the server."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TIMEOUT_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def timeout(self) -> Global___ClockTimeout: ...
+    def __init__(
+        self,
+        *,
+        timeout: Global___ClockTimeout | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "timeout", b"timeout"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "timeout", b"timeout"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_event: _TypeAlias = _typing.Literal["timeout"]  # noqa: Y015
+    _WhichOneofArgType_event: _TypeAlias = _typing.Literal["event", b"event"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_event) -> _WhichOneofReturnType_event | None: ...
+
+Global___ClockEvent: _TypeAlias = ClockEvent  # noqa: Y015
+
+@_typing.final
+class ClockTimeout(_message.Message):
+    """A seat's time ran out; what follows is the game's clock option's consequence."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockTimeout: _TypeAlias = ClockTimeout  # noqa: Y015
 
 @_typing.final
 class Note(_message.Message):

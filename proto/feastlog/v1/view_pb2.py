@@ -27,25 +27,33 @@ from feastlog.v1 import menu_masters_view_pb2 as feastlog_dot_v1_dot_menu__maste
 from feastlog.v1 import picky_eaters_view_pb2 as feastlog_dot_v1_dot_picky__eaters__view__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x66\x65\x61stlog/v1/view.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\"feastlog/v1/bon_appetit_view.proto\x1a#feastlog/v1/menu_masters_view.proto\x1a#feastlog/v1/picky_eaters_view.proto\"S\n\x0bParticipant\x12\x1f\n\x04role\x18\x01 \x01(\x0e\x32\x11.feastlog.v1.Role\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x15\n\rother_game_id\x18\x03 \x01(\t\"\xb3\x01\n\tTableView\x12\x32\n\x0b\x62on_appetit\x18\x01 \x01(\x0b\x32\x1b.feastlog.v1.BonAppetitViewH\x00\x12\x34\n\x0cmenu_masters\x18\x02 \x01(\x0b\x32\x1c.feastlog.v1.MenuMastersViewH\x00\x12\x34\n\x0cpicky_eaters\x18\x03 \x01(\x0b\x32\x1c.feastlog.v1.PickyEatersViewH\x00\x42\x06\n\x04game\"\x91\x02\n\x04\x46\x61\x63t\x12\x32\n\x0b\x62on_appetit\x18\x01 \x01(\x0b\x32\x1b.feastlog.v1.BonAppetitFactH\x00\x12\x34\n\x0cmenu_masters\x18\x02 \x01(\x0b\x32\x1c.feastlog.v1.MenuMastersFactH\x00\x12\x34\n\x0cpicky_eaters\x18\x03 \x01(\x0b\x32\x1c.feastlog.v1.PickyEatersFactH\x00\x12)\n\x06ruling\x18\x04 \x01(\x0b\x32\x17.feastlog.v1.RulingFactH\x00\x12\x36\n\rseed_revealed\x18\x05 \x01(\x0b\x32\x1d.feastlog.v1.SeedRevealedFactH\x00\x42\x06\n\x04\x66\x61\x63t\"\xa8\x01\n\nRulingFact\x12\x0e\n\x06ruling\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x11\n\x04text\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x01\x88\x01\x01\x12\x13\n\x06points\x18\x05 \x01(\x05H\x02\x88\x01\x01\x12\x15\n\x08ruled_by\x18\x06 \x01(\tH\x03\x88\x01\x01\x42\x07\n\x05_textB\x07\n\x05_seatB\t\n\x07_pointsB\x0b\n\t_ruled_by\"\'\n\x10SeedRevealedFact\x12\x13\n\x0bserver_seed\x18\x01 \x01(\t*x\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15GAME_KIND_BON_APPETIT\x10\x01\x12\x1a\n\x16GAME_KIND_MENU_MASTERS\x10\x02\x12\x1a\n\x16GAME_KIND_PICKY_EATERS\x10\x03*v\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_SEAT\x10\x01\x12\x12\n\x0eROLE_SPECTATOR\x10\x02\x12\x10\n\x0cROLE_ARBITER\x10\x03\x12\x0f\n\x0bROLE_SERVER\x10\x04\x12\x12\n\x0eROLE_ANONYMOUS\x10\x05\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x66\x65\x61stlog/v1/view.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\"feastlog/v1/bon_appetit_view.proto\x1a#feastlog/v1/menu_masters_view.proto\x1a#feastlog/v1/picky_eaters_view.proto\"S\n\x0bParticipant\x12\x1f\n\x04role\x18\x01 \x01(\x0e\x32\x11.feastlog.v1.Role\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x15\n\rother_game_id\x18\x03 \x01(\t\"\xb3\x01\n\tTableView\x12\x32\n\x0b\x62on_appetit\x18\x01 \x01(\x0b\x32\x1b.feastlog.v1.BonAppetitViewH\x00\x12\x34\n\x0cmenu_masters\x18\x02 \x01(\x0b\x32\x1c.feastlog.v1.MenuMastersViewH\x00\x12\x34\n\x0cpicky_eaters\x18\x03 \x01(\x0b\x32\x1c.feastlog.v1.PickyEatersViewH\x00\x42\x06\n\x04game\"\xd5\x03\n\x04\x46\x61\x63t\x12\x32\n\x0b\x62on_appetit\x18\x01 \x01(\x0b\x32\x1b.feastlog.v1.BonAppetitFactH\x00\x12\x34\n\x0cmenu_masters\x18\x02 \x01(\x0b\x32\x1c.feastlog.v1.MenuMastersFactH\x00\x12\x34\n\x0cpicky_eaters\x18\x03 \x01(\x0b\x32\x1c.feastlog.v1.PickyEatersFactH\x00\x12)\n\x06ruling\x18\x04 \x01(\x0b\x32\x17.feastlog.v1.RulingFactH\x00\x12\x36\n\rseed_revealed\x18\x05 \x01(\x0b\x32\x1d.feastlog.v1.SeedRevealedFactH\x00\x12%\n\x04\x63\x61ll\x18\x06 \x01(\x0b\x32\x15.feastlog.v1.CallFactH\x00\x12\x36\n\rcall_answered\x18\x07 \x01(\x0b\x32\x1d.feastlog.v1.CallAnsweredFactH\x00\x12+\n\x07rewound\x18\x08 \x01(\x0b\x32\x18.feastlog.v1.RewoundFactH\x00\x12\x36\n\rclock_timeout\x18\t \x01(\x0b\x32\x1d.feastlog.v1.ClockTimeoutFactH\x00\x42\x06\n\x04\x66\x61\x63t\"5\n\x10\x43lockTimeoutFact\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x13\n\x0b\x63onsequence\x18\x02 \x01(\t\"V\n\x08\x43\x61llFact\x12\x0c\n\x04\x63\x61ll\x18\x01 \x01(\x03\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x11\n\tabout_seq\x18\x03 \x01(\x03\x12\r\n\x05\x63laim\x18\x04 \x01(\t\x12\x0c\n\x04hold\x18\x05 \x01(\x08\"O\n\x10\x43\x61llAnsweredFact\x12\x0c\n\x04\x63\x61ll\x18\x01 \x01(\x03\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0f\n\x07verdict\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"M\n\x0bRewoundFact\x12\x0e\n\x06to_seq\x18\x01 \x01(\x03\x12\x17\n\x0fsuperseded_from\x18\x02 \x01(\x03\x12\x15\n\rsuperseded_to\x18\x03 \x01(\x03\"\xc8\x01\n\nRulingFact\x12\x0e\n\x06ruling\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x11\n\x04text\x18\x03 \x01(\tH\x00\x88\x01\x01\x12\x11\n\x04seat\x18\x04 \x01(\x05H\x01\x88\x01\x01\x12\x13\n\x06points\x18\x05 \x01(\x05H\x02\x88\x01\x01\x12\x15\n\x08ruled_by\x18\x06 \x01(\tH\x03\x88\x01\x01\x12\x13\n\x06to_seq\x18\x07 \x01(\x03H\x04\x88\x01\x01\x42\x07\n\x05_textB\x07\n\x05_seatB\t\n\x07_pointsB\x0b\n\t_ruled_byB\t\n\x07_to_seq\"\'\n\x10SeedRevealedFact\x12\x13\n\x0bserver_seed\x18\x01 \x01(\t*x\n\x08GameKind\x12\x19\n\x15GAME_KIND_UNSPECIFIED\x10\x00\x12\x19\n\x15GAME_KIND_BON_APPETIT\x10\x01\x12\x1a\n\x16GAME_KIND_MENU_MASTERS\x10\x02\x12\x1a\n\x16GAME_KIND_PICKY_EATERS\x10\x03*v\n\x04Role\x12\x14\n\x10ROLE_UNSPECIFIED\x10\x00\x12\r\n\tROLE_SEAT\x10\x01\x12\x12\n\x0eROLE_SPECTATOR\x10\x02\x12\x10\n\x0cROLE_ARBITER\x10\x03\x12\x0f\n\x0bROLE_SERVER\x10\x04\x12\x12\n\x0eROLE_ANONYMOUS\x10\x05\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.view_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GAMEKIND']._serialized_start=904
-  _globals['_GAMEKIND']._serialized_end=1024
-  _globals['_ROLE']._serialized_start=1026
-  _globals['_ROLE']._serialized_end=1144
+  _globals['_GAMEKIND']._serialized_start=1435
+  _globals['_GAMEKIND']._serialized_end=1555
+  _globals['_ROLE']._serialized_start=1557
+  _globals['_ROLE']._serialized_end=1675
   _globals['_PARTICIPANT']._serialized_start=149
   _globals['_PARTICIPANT']._serialized_end=232
   _globals['_TABLEVIEW']._serialized_start=235
   _globals['_TABLEVIEW']._serialized_end=414
   _globals['_FACT']._serialized_start=417
-  _globals['_FACT']._serialized_end=690
-  _globals['_RULINGFACT']._serialized_start=693
-  _globals['_RULINGFACT']._serialized_end=861
-  _globals['_SEEDREVEALEDFACT']._serialized_start=863
-  _globals['_SEEDREVEALEDFACT']._serialized_end=902
+  _globals['_FACT']._serialized_end=886
+  _globals['_CLOCKTIMEOUTFACT']._serialized_start=888
+  _globals['_CLOCKTIMEOUTFACT']._serialized_end=941
+  _globals['_CALLFACT']._serialized_start=943
+  _globals['_CALLFACT']._serialized_end=1029
+  _globals['_CALLANSWEREDFACT']._serialized_start=1031
+  _globals['_CALLANSWEREDFACT']._serialized_end=1110
+  _globals['_REWOUNDFACT']._serialized_start=1112
+  _globals['_REWOUNDFACT']._serialized_end=1189
+  _globals['_RULINGFACT']._serialized_start=1192
+  _globals['_RULINGFACT']._serialized_end=1392
+  _globals['_SEEDREVEALEDFACT']._serialized_start=1394
+  _globals['_SEEDREVEALEDFACT']._serialized_end=1433
 # @@protoc_insertion_point(module_scope)

@@ -158,6 +158,10 @@ class Fact(_message.Message):
     PICKY_EATERS_FIELD_NUMBER: _builtins.int
     RULING_FIELD_NUMBER: _builtins.int
     SEED_REVEALED_FIELD_NUMBER: _builtins.int
+    CALL_FIELD_NUMBER: _builtins.int
+    CALL_ANSWERED_FIELD_NUMBER: _builtins.int
+    REWOUND_FIELD_NUMBER: _builtins.int
+    CLOCK_TIMEOUT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def bon_appetit(self) -> _bon_appetit_view_pb2.BonAppetitFact:
         """A fact of the game's rules."""
@@ -174,6 +178,22 @@ class Fact(_message.Message):
     def seed_revealed(self) -> Global___SeedRevealedFact:
         """The game ended and the server seed is revealed (JSON type "seed_revealed")."""
 
+    @_builtins.property
+    def call(self) -> Global___CallFact:
+        """A seat called the arbiter (JSON type "call")."""
+
+    @_builtins.property
+    def call_answered(self) -> Global___CallAnsweredFact:
+        """A ruling answered a call (JSON type "call_answered")."""
+
+    @_builtins.property
+    def rewound(self) -> Global___RewoundFact:
+        """A rewind ruling took the game back (JSON type "rewound")."""
+
+    @_builtins.property
+    def clock_timeout(self) -> Global___ClockTimeoutFact:
+        """A seat's time ran out (JSON type "clock_timeout")."""
+
     def __init__(
         self,
         *,
@@ -182,16 +202,138 @@ class Fact(_message.Message):
         picky_eaters: _picky_eaters_view_pb2.PickyEatersFact | None = ...,
         ruling: Global___RulingFact | None = ...,
         seed_revealed: Global___SeedRevealedFact | None = ...,
+        call: Global___CallFact | None = ...,
+        call_answered: Global___CallAnsweredFact | None = ...,
+        rewound: Global___RewoundFact | None = ...,
+        clock_timeout: Global___ClockTimeoutFact | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "call", b"call", "call_answered", b"call_answered", "clock_timeout", b"clock_timeout", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "rewound", b"rewound", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bon_appetit", b"bon_appetit", "call", b"call", "call_answered", b"call_answered", "clock_timeout", b"clock_timeout", "fact", b"fact", "menu_masters", b"menu_masters", "picky_eaters", b"picky_eaters", "rewound", b"rewound", "ruling", b"ruling", "seed_revealed", b"seed_revealed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_fact: _TypeAlias = _typing.Literal["bon_appetit", "menu_masters", "picky_eaters", "ruling", "seed_revealed"]  # noqa: Y015
+    _WhichOneofReturnType_fact: _TypeAlias = _typing.Literal["bon_appetit", "menu_masters", "picky_eaters", "ruling", "seed_revealed", "call", "call_answered", "rewound", "clock_timeout"]  # noqa: Y015
     _WhichOneofArgType_fact: _TypeAlias = _typing.Literal["fact", b"fact"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_fact) -> _WhichOneofReturnType_fact | None: ...
 
 Global___Fact: _TypeAlias = Fact  # noqa: Y015
+
+@_typing.final
+class ClockTimeoutFact(_message.Message):
+    """A seat's time ran out; the consequence is the game's clock_timeout option."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEAT_FIELD_NUMBER: _builtins.int
+    CONSEQUENCE_FIELD_NUMBER: _builtins.int
+    seat: _builtins.int
+    consequence: _builtins.str
+    """"arbiter", "forfeit" or "pass" (the seat's pass was played for it)."""
+    def __init__(
+        self,
+        *,
+        seat: _builtins.int = ...,
+        consequence: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["consequence", b"consequence", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ClockTimeoutFact: _TypeAlias = ClockTimeoutFact  # noqa: Y015
+
+@_typing.final
+class CallFact(_message.Message):
+    """A seat's call to the arbiter, as recorded (its id is the seq of its row)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    ABOUT_SEQ_FIELD_NUMBER: _builtins.int
+    CLAIM_FIELD_NUMBER: _builtins.int
+    HOLD_FIELD_NUMBER: _builtins.int
+    call: _builtins.int
+    seat: _builtins.int
+    about_seq: _builtins.int
+    claim: _builtins.str
+    hold: _builtins.bool
+    def __init__(
+        self,
+        *,
+        call: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        about_seq: _builtins.int = ...,
+        claim: _builtins.str = ...,
+        hold: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["about_seq", b"about_seq", "call", b"call", "claim", b"claim", "hold", b"hold", "seat", b"seat"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CallFact: _TypeAlias = CallFact  # noqa: Y015
+
+@_typing.final
+class CallAnsweredFact(_message.Message):
+    """The answer to a call."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_FIELD_NUMBER: _builtins.int
+    SEAT_FIELD_NUMBER: _builtins.int
+    VERDICT_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    call: _builtins.int
+    seat: _builtins.int
+    verdict: _builtins.str
+    """"upheld" or "denied"."""
+    reason: _builtins.str
+    def __init__(
+        self,
+        *,
+        call: _builtins.int = ...,
+        seat: _builtins.int = ...,
+        verdict: _builtins.str = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "reason", b"reason", "seat", b"seat", "verdict", b"verdict"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CallAnsweredFact: _TypeAlias = CallAnsweredFact  # noqa: Y015
+
+@_typing.final
+class RewoundFact(_message.Message):
+    """The game is back at its state after to_seq; the seat moves of seqs superseded_from to
+    superseded_to stay in the record, superseded by this ruling.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TO_SEQ_FIELD_NUMBER: _builtins.int
+    SUPERSEDED_FROM_FIELD_NUMBER: _builtins.int
+    SUPERSEDED_TO_FIELD_NUMBER: _builtins.int
+    to_seq: _builtins.int
+    superseded_from: _builtins.int
+    superseded_to: _builtins.int
+    def __init__(
+        self,
+        *,
+        to_seq: _builtins.int = ...,
+        superseded_from: _builtins.int = ...,
+        superseded_to: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["superseded_from", b"superseded_from", "superseded_to", b"superseded_to", "to_seq", b"to_seq"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RewoundFact: _TypeAlias = RewoundFact  # noqa: Y015
 
 @_typing.final
 class RulingFact(_message.Message):
@@ -205,6 +347,7 @@ class RulingFact(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     POINTS_FIELD_NUMBER: _builtins.int
     RULED_BY_FIELD_NUMBER: _builtins.int
+    TO_SEQ_FIELD_NUMBER: _builtins.int
     ruling: _builtins.str
     """Which ruling: "note", "score_adjustment", "forfeit", "void_game" or "close_game"."""
     reason: _builtins.str
@@ -217,6 +360,8 @@ class RulingFact(_message.Message):
     """Points added (or, negative, taken), for "score_adjustment"."""
     ruled_by: _builtins.str
     """Who made the ruling ("organiser" or a named arbiter); absent in older records."""
+    to_seq: _builtins.int
+    """The seq the game went back to, for "rewind"."""
     def __init__(
         self,
         *,
@@ -226,10 +371,11 @@ class RulingFact(_message.Message):
         seat: _builtins.int | None = ...,
         points: _builtins.int | None = ...,
         ruled_by: _builtins.str | None = ...,
+        to_seq: _builtins.int | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_ruled_by", b"_ruled_by", "_seat", b"_seat", "_text", b"_text", "points", b"points", "ruled_by", b"ruled_by", "seat", b"seat", "text", b"text"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_ruled_by", b"_ruled_by", "_seat", b"_seat", "_text", b"_text", "_to_seq", b"_to_seq", "points", b"points", "ruled_by", b"ruled_by", "seat", b"seat", "text", b"text", "to_seq", b"to_seq"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_ruled_by", b"_ruled_by", "_seat", b"_seat", "_text", b"_text", "points", b"points", "reason", b"reason", "ruled_by", b"ruled_by", "ruling", b"ruling", "seat", b"seat", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_points", b"_points", "_ruled_by", b"_ruled_by", "_seat", b"_seat", "_text", b"_text", "_to_seq", b"_to_seq", "points", b"points", "reason", b"reason", "ruled_by", b"ruled_by", "ruling", b"ruling", "seat", b"seat", "text", b"text", "to_seq", b"to_seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__points: _TypeAlias = _typing.Literal["points"]  # noqa: Y015
     _WhichOneofArgType__points: _TypeAlias = _typing.Literal["_points", b"_points"]  # noqa: Y015
@@ -239,6 +385,8 @@ class RulingFact(_message.Message):
     _WhichOneofArgType__seat: _TypeAlias = _typing.Literal["_seat", b"_seat"]  # noqa: Y015
     _WhichOneofReturnType__text: _TypeAlias = _typing.Literal["text"]  # noqa: Y015
     _WhichOneofArgType__text: _TypeAlias = _typing.Literal["_text", b"_text"]  # noqa: Y015
+    _WhichOneofReturnType__to_seq: _TypeAlias = _typing.Literal["to_seq"]  # noqa: Y015
+    _WhichOneofArgType__to_seq: _TypeAlias = _typing.Literal["_to_seq", b"_to_seq"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__points) -> _WhichOneofReturnType__points | None: ...
     @_typing.overload
@@ -247,6 +395,8 @@ class RulingFact(_message.Message):
     def WhichOneof(self, oneof_group: _WhichOneofArgType__seat) -> _WhichOneofReturnType__seat | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__text) -> _WhichOneofReturnType__text | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__to_seq) -> _WhichOneofReturnType__to_seq | None: ...
 
 Global___RulingFact: _TypeAlias = RulingFact  # noqa: Y015
 

@@ -1,0 +1,199 @@
+"""At the table, the use cases: a seat calls the arbiter, the arbiters' queue, the case file.
+
+A call is a seat's command like any other (``SeatCall`` in ``feastlog.v1.Command``): it
+takes the application's one path (``Application.submit``: the game's lock, the fold's
+checks, the refusal stored, the writer).  The queue reads the calls from the folded
+tables (``replay/desk.py``); ``WatchCalls`` wakes on every commit that made or answered
+a call on this node (``AtTable.advanced``, which the application calls after each commit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from feastlog.presentation import case
+from feastlog.replay import clocks as timing
+from feastlog.replay import desk
+from feastlog.replay.fold import SERVER_ACTOR
+from feastlog.replay.record import Row
+from feastlog.service.app.auth import Caller
+from feastlog.service.app.errors import BadRequest, PermissionDenied, Unauthenticated
+from feastlog.service.app.live import LiveGame
+from feastlog.v1 import record_pb2
+
+if TYPE_CHECKING:
+    from feastlog.service.app.application import Accepted
+    from feastlog.service.app.reads import Reads
+
+QUEUE_BOUND = 1024  # changes a slow watcher of the queue may have waiting; then it ends
+
+
+@dataclass(frozen=True)
+class QueuedCall:
+    """A call as the queue shows it: the game's, its tournament, and the call."""
+
+    game_id: str
+    tournament_id: str
+    call: desk.Call
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data (``desk.call_dict`` and the tournament)."""
+        return {**desk.call_dict(self.game_id, self.call), "tournament_id": self.tournament_id}
+
+
+def _queued(game: LiveGame) -> list[QueuedCall]:
+    return [
+        QueuedCall(game.game_id, game.genesis.tournament_id, c) for c in desk.calls_of(game.table)
+    ]
+
+
+def require_arbiter(caller: Caller) -> None:
+    """Refuse unless the caller is the organiser or a named arbiter."""
+    if caller.role == "anonymous":
+        raise Unauthenticated("the calls' queue needs an arbiter's key or the organiser's")
+    if caller.role not in ("organiser", "arbiter"):
+        raise PermissionDenied("the calls' queue is the arbiters': a seat sees its own game's")
+
+
+@dataclass
+class AtTable:
+    """The table's use cases over the application (``Reads.table``)."""
+
+    app: Reads
+    watchers: set[asyncio.Queue[QueuedCall | None]] = field(default_factory=set)
+    timers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+
+    async def call_arbiter(
+        self, caller: Caller, game_id: str, command_id: str, made: record_pb2.SeatCall
+    ) -> Accepted:
+        """A seat calls the arbiter: recorded as a row of its game (the fold's checks)."""
+        from feastlog.service.app.application import Application
+
+        if caller.role == "anonymous":
+            raise Unauthenticated("a seat calls the arbiter with its seat token")
+        if caller.role != "seat":
+            raise PermissionDenied(
+                "a seat calls the arbiter, with its seat token: an arbiter rules"
+            )
+        if not isinstance(self.app, Application):
+            raise BadRequest("a call is made to a running server", field="game_id")
+        return await self.app.submit(
+            caller, game_id, command_id, None, record_pb2.Command(call=made)
+        )
+
+    async def calls(
+        self, caller: Caller, game_id: str, tournament_id: str, open_only: bool
+    ) -> list[QueuedCall]:
+        """The calls of one game (anyone who may watch it), or of every running game (of a
+        tournament) for the arbiters."""
+        if game_id:  # calls are public at the table: whoever may watch the game
+            caller.viewer(game_id)  # a seat token of another game is refused
+            found = _queued(await self.app._game(game_id))
+        else:
+            require_arbiter(caller)
+            found = [c for g in await self._running(tournament_id) for c in _queued(g)]
+        return [c for c in found if c.call.open or not open_only]
+
+    async def _running(self, tournament_id: str) -> list[LiveGame]:
+        """Every running game (of a tournament), folded (from the store if cold)."""
+        out, page = [], ""
+        while True:
+            listed = await self.app.games("", 200, tournament_id, page)
+            for line in listed.games:
+                if not line.over and not line.waiting_for_entropy:
+                    out.append(await self.app._game(line.game_id))
+            page = listed.next_page_token
+            if not page:
+                return out
+
+    async def watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
+        """The open calls, then every call made or answered as it commits."""
+        require_arbiter(caller)
+        queue: asyncio.Queue[QueuedCall | None] = asyncio.Queue(QUEUE_BOUND)
+        self.watchers.add(queue)
+        try:
+            for found in await self.calls(caller, "", tournament_id, True):
+                yield found
+            while True:
+                changed = await queue.get()
+                if changed is None:
+                    return
+                if not tournament_id or changed.tournament_id == tournament_id:
+                    yield changed
+        finally:
+            self.watchers.discard(queue)
+
+    def advanced(self, game: LiveGame, rows: Sequence[Row]) -> None:
+        """After a commit: a clocked game's timer set again; the queue's watchers told of
+        each call it made or answered."""
+        self._time(game)
+        if not self.watchers:
+            return
+        seqs = {r.seq for r in rows}
+        for found in _queued(game):
+            if found.call.seq in seqs or found.call.answered_seq in seqs:
+                for queue in list(self.watchers):
+                    if queue.full():  # a watcher that does not read: end its stream
+                        self.watchers.discard(queue)
+                        continue
+                    queue.put_nowait(found)
+
+    async def case_file(self, caller: Caller, game_id: str, call: int) -> str:
+        """The case file of a call, as the caller may see it (canonical JSON text)."""
+        game = await self.app._game(game_id)
+        viewer = caller.viewer(game_id)
+        found = next((c for c in desk.calls_of(game.table) if c.seq == call), None)
+        if found is None:
+            raise BadRequest(f"game {game_id} has no call at seq {call}", field="call")
+        released = await self.app.released(game)
+        refusals = await self.app.rejections(caller, game_id)
+        return case.bundle(game, found, viewer, released.public, refusals)
+
+    def _time(self, game: LiveGame) -> None:
+        """Set a clocked game's timer for its first running seat's deadline (none once it
+        is over or no clock runs); the timer it had is cancelled."""
+        old = self.timers.pop(game.game_id, None)
+        if old is not None and old is not asyncio.current_task():
+            old.cancel()
+        found = desk.desk_of(game.table).clocks
+        due = None if found is None or game.over else timing.deadline(found)
+        if due is not None:
+            task = asyncio.get_running_loop().create_task(self._expire(game, *due, game.last_seq))
+            self.timers[game.game_id] = task
+
+    async def _expire(self, game: LiveGame, seat: int, at_ms: int, seq: int) -> None:
+        """At a seat's deadline, unless a row came first: the server's time-out row."""
+        from feastlog.service.app import commands
+        from feastlog.service.app.application import Application
+
+        app = self.app
+        assert isinstance(app, Application)  # only a server sets timers
+        await app.clock.until(at_ms)
+        async with game.lock:
+            if game.last_seq != seq:
+                return  # another row came first: it set the timer again
+            event = record_pb2.ClockEvent(timeout=record_pb2.ClockTimeout(seat=seat))
+            command = record_pb2.Command(clock=event)
+            body = command.SerializeToString(deterministic=True)
+            done = commands.advance(
+                game, SERVER_ACTOR, None, command, body, f"timeout-{seq + 1}", app.clock.now()
+            )
+            await app.db.commit(done.batch)
+            game.advance(done.rows, done.tables, done.facts)
+            self.advanced(game, done.rows)
+            app.live.settle(game)
+
+    async def clocks(self, caller: Caller, game_id: str) -> dict[str, Any] | None:
+        """A game's clocks now (None for a game without): public at the table."""
+        caller.viewer(game_id)  # a seat token of another game is refused
+        game = await self.app._game(game_id)
+        found = desk.desk_of(game.table).clocks
+        if found is None:
+            return None
+        clock = getattr(self.app, "clock", None)
+        now = timing.time_ms(clock.now()) if clock is not None and not game.over else None
+        shown: dict[str, Any] = timing.as_dict(found, now)
+        return shown
