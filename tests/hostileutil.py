@@ -29,6 +29,8 @@ from feastlog.service.grpc.guard import methods, request_limit
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import proof_service_pb2 as ppb
+from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import table_service_pb2 as tabpb
@@ -125,6 +127,7 @@ def populate(address: str, key: str) -> Targets:
         format={"table_sizes": "3-4", "rounds": "1"}, players=["Kai", "Lea", "Max", "Noa"]
     )
     tournament = tournaments.CreateTournament(cup, metadata=org).tournament.tournament_id
+    _head_over_every_row(address)
     return Targets(
         key,
         running,
@@ -137,6 +140,25 @@ def populate(address: str, key: str) -> Targets:
         tokens,
         tournament,
     )
+
+
+def _head_over_every_row(address: str) -> None:
+    """Wait for the server's signed tree head to cover every row written (a head comes
+    every 2 s while rows arrive), so that the proofs' templates have a head to prove in."""
+    import time
+
+    proofs = ppb_grpc.ProofServiceStub(grpc.insecure_channel(address))
+    rows = proofs.GetServerInfo(ppb.GetServerInfoRequest()).tree_size
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if proofs.GetTreeHead(ppb.GetTreeHeadRequest()).head.size >= rows:
+                return
+        except grpc.RpcError as none_yet:
+            if none_yet.code() != grpc.StatusCode.NOT_FOUND:
+                raise
+        time.sleep(0.2)
+    raise AssertionError(f"no signed tree head over the {rows} rows written after 20 s")
 
 
 def populated_server(
@@ -299,6 +321,18 @@ TEMPLATES: dict[str, Template] = {
         t.running,
     ),
     "/feastlog.v1.AdminService/ListArbiters": lambda t: (adpb.ListArbitersRequest(), t.running),
+    "/feastlog.v1.ProofService/GetServerInfo": lambda t: (ppb.GetServerInfoRequest(), t.running),
+    "/feastlog.v1.ProofService/GetTreeHead": lambda t: (ppb.GetTreeHeadRequest(), t.running),
+    "/feastlog.v1.ProofService/GetInclusionProof": lambda t: (
+        ppb.GetInclusionProofRequest(game_id=t.running, seq=1),
+        t.running,
+    ),
+    "/feastlog.v1.ProofService/GetConsistencyProof": lambda t: (
+        ppb.GetConsistencyProofRequest(first=1, second=0),
+        t.running,
+    ),
+    # a cosignature that does not verify: refused for whoever sends it
+    "/feastlog.v1.ProofService/AddCosignature": lambda t: (ppb.AddCosignatureRequest(), t.running),
     "/feastlog.v1.TableService/CallArbiter": lambda t: (
         tabpb.CallArbiterRequest(game_id=t.running, about_seq=1, claim="matrix"),
         t.running,

@@ -19,9 +19,11 @@ UNAUTH = grpc.StatusCode.UNAUTHENTICATED
 DENIED = grpc.StatusCode.PERMISSION_DENIED
 RULES = grpc.StatusCode.FAILED_PRECONDITION
 
-G, R, A, T, AD, TB = (
-    f"/feastlog.v1.{s}Service/" for s in ("Game", "Replay", "Audit", "Tournament", "Admin", "Table")
+G, R, A, T, AD, TB, P = (
+    f"/feastlog.v1.{s}Service/"
+    for s in ("Game", "Replay", "Audit", "Tournament", "Admin", "Table", "Proof")
 )
+BAD = grpc.StatusCode.INVALID_ARGUMENT
 
 # Expected status per RPC, in the order of PRINCIPALS:
 # none, malformed, unknown, organiser, own seat, other seat, other game's seat.
@@ -75,6 +77,14 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     TB + "GetCaseFile": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
     # the clocks are public at the table
     TB + "GetClocks": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    # the server's keys and signed heads are everyone's, hashes only
+    P + "GetServerInfo": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    P + "GetTreeHead": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    P + "GetConsistencyProof": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
+    # a row's inclusion: whoever may watch its game
+    P + "GetInclusionProof": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
+    # any witness may hand a cosignature in: its signature decides, not who sends it
+    P + "AddCosignature": (BAD, UNAUTH, UNAUTH, BAD, BAD, BAD, BAD),
 }
 # fmt: on
 
