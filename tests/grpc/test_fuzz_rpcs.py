@@ -237,5 +237,9 @@ def test_large_refusals_keep_the_servers_memory_and_file_bounded(tmp_path: Path)
     }
     assert codes[grpc.StatusCode.RESOURCE_EXHAUSTED] == 40
     assert rss_after - rss_before < 150  # MiB; stored whole, 20 such calls took it to 512
-    assert file_after - file_before < 4  # MiB, for 22 MiB of refused commands
+    # MiB, for 22 MiB of refused commands; most of the growth is the file's first
+    # checkpoint, which writes blocks for every table and index (3.9 MiB before the log
+    # tree's, signed heads' and keys' tables, 4.4 with them): a refusal stored whole would
+    # add its 0.2 MiB each
+    assert file_after - file_before < 6
     assert len(stored.rejections) < 3 * 20 + 20  # a burst per seat, and a few more
