@@ -39,6 +39,7 @@ from feastlog.service.app.errors import (
 from feastlog.service.app.limits import Refolds, RefusalBudget
 from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.reads import Reads, asked_for, first_seq
+from feastlog.service.app.seatlinks import SeatLinks
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.writer import Database
@@ -143,6 +144,7 @@ class Application(Reads):
         self.refusals = RefusalBudget()
         self.refolds = Refolds()
         self.finishing = ToTheEnd()
+        self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
 
     async def start(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -453,6 +455,16 @@ class Application(Reads):
                 game, sender, sent.command_id, sent.body, error, unstored, utc_now(), foreign
             )
             await self.db.commit(Batch(rejections=[refused]))
+
+    async def seat_link(self, caller: Caller, game_id: str, seat: int) -> str:
+        """A one-time code for a seat's page (the organiser's, or the seat's own)."""
+        if not (caller.role == "seat" and caller.game_id == game_id and caller.seat == seat):
+            caller.require_organiser()
+        waiting = await self._still_waiting(game_id)
+        genesis = waiting.draft if waiting is not None else (await self._game(game_id)).genesis
+        if not 0 <= seat < len(genesis.seats):
+            raise BadRequest(f"this game has seats 0 to {len(genesis.seats) - 1}", field="seat")
+        return self.seat_links.mint(game_id, seat)
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""

@@ -24,6 +24,7 @@ from feastlog.replay.text import plain_number
 from feastlog.service import announce, runtime
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Credentials, OrganiserKeyError, organiser_key
+from feastlog.service.app.seatlinks import SeatLinks, links_path
 from feastlog.service.grpc import guard as limits
 from feastlog.service.grpc import reflection
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
@@ -38,6 +39,7 @@ from feastlog.v1 import (
     audit_service_pb2,
     game_service_pb2,
     replay_service_pb2,
+    seat_link_service_pb2,
     tournament_service_pb2,
 )
 
@@ -53,10 +55,11 @@ SERVICE_NAMES = (
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    seat_link_service_pb2.DESCRIPTOR.services_by_name["SeatLinkService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )
-FEASTLOG_SERVICES = SERVICE_NAMES[:5]
+FEASTLOG_SERVICES = SERVICE_NAMES[:6]
 
 
 @dataclass
@@ -139,6 +142,8 @@ async def create_server(
             key, store.seat_of_token, store.arbiter_of_key, remember_arbiters=not store.shared
         )
         app = Application(db, credentials)
+        if not store.shared:  # one folder: the links outlive a restart (else in memory)
+            app.seat_links = SeatLinks(links_path(db_path))
         await app.start()
         follower = await follow_other_nodes(store, app)
     except CannotOpenStore:

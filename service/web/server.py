@@ -15,6 +15,7 @@ pages; a token never appears in a URL or a page.
     GET  /games/{id}/seat            a seat's (or the arbiter's) page, or the token form
     POST /games/{id}/seat            take the token from the form; /seat/forget drops it
     GET  /games/{id}/seat/events     that viewer's stream
+    the seat's moves and one-time links: ``service/web/seat.py``
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, Unauthenticated
 from feastlog.service.app.reads import MAX_PAGE_SIZE
+from feastlog.service.app.seatlinks import SESSION_PREFIX
 from feastlog.service.grpc.server import Running
 from feastlog.service.grpc.status import describe
 
@@ -83,6 +85,11 @@ def seat_caller(request: web.Request) -> Caller | None:
     token = request.cookies.get(COOKIE)
     if not token:
         return None
+    if token.startswith(SESSION_PREFIX):  # a session a seat link opened
+        found = request.app[APP].seat_links.seat_of_session(token)
+        if found is None:
+            raise Unauthenticated("this browser's seat session has ended: open a new seat link")
+        return Caller("seat", found.game_id, found.seat)
     return request.app[APP].credentials.caller((("authorization", f"Bearer {token}"),))
 
 
@@ -130,20 +137,6 @@ async def spectator_page(request: web.Request) -> web.Response:
     return await game_page(request, Caller("anonymous"), f"/games/{game_id_of(request)}/events")
 
 
-async def seat_page(request: web.Request) -> web.Response:
-    """The page of the seat (or arbiter) whose token is in the cookie, or the token form."""
-    game_id = game_id_of(request)
-    try:
-        caller = seat_caller(request)
-        if caller is not None:
-            caller.viewer(game_id)  # a token of another game is refused here
-    except KNOWN as error:
-        return await token_form(request, describe(error)[2], 403)
-    if caller is None:
-        return await token_form(request)
-    return await game_page(request, caller, f"/games/{game_id}/seat/events")
-
-
 async def token_form(request: web.Request, error: str = "", status: int = 200) -> web.Response:
     """The form asking for a seat token (or the organiser key)."""
     game_id = game_id_of(request)
@@ -174,14 +167,6 @@ async def take_token(request: web.Request) -> web.StreamResponse:
         samesite="Strict",
         secure=request.secure,
     )
-    raise response
-
-
-async def forget_token(request: web.Request) -> web.StreamResponse:
-    """Drop the cookie: back to the spectator's page."""
-    game_id = game_id_of(request)
-    response = web.HTTPSeeOther(f"/games/{game_id}")
-    response.del_cookie(COOKIE, path=f"/games/{game_id}/seat")
     raise response
 
 
@@ -227,16 +212,17 @@ async def seat_events(request: web.Request) -> web.StreamResponse:
 
 def make_app(application: Application) -> web.Application:
     """The web application over a server's games."""
-    app = web.Application(middlewares=[service_errors])
+    from feastlog.service.web import seat  # the seat's page and moves (it imports this module)
+
+    app = web.Application(middlewares=[seat.same_site_only, service_errors])
     app[APP] = application
     app.router.add_get("/", board_page)
     app.router.add_get("/board.json", board_json)
     app.router.add_get("/games/{game_id}", spectator_page)
     app.router.add_get("/games/{game_id}/events", spectator_events)
-    app.router.add_get("/games/{game_id}/seat", seat_page)
     app.router.add_post("/games/{game_id}/seat", take_token)
-    app.router.add_post("/games/{game_id}/seat/forget", forget_token)
     app.router.add_get("/games/{game_id}/seat/events", seat_events)
+    seat.add_routes(app)
     return app
 
 

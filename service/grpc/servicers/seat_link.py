@@ -1,0 +1,39 @@
+"""feastlog.v1.SeatLinkService: one-time links to a seat's web page (``Application.seat_link``)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import grpc
+
+from feastlog.service.app.application import Application
+from feastlog.service.grpc.servicers.base import Servicer
+from feastlog.service.grpc.status import unary
+from feastlog.v1 import seat_link_service_pb2 as pb
+from feastlog.v1 import seat_link_service_pb2_grpc as pb_grpc
+
+
+def link_path(game_id: str, code: str) -> str:
+    """Where a seat's one-time code is taken on the web pages."""
+    return f"/games/{quote(game_id, safe='')}/seat/link?code={quote(code, safe='')}"
+
+
+class SeatLinkService(Servicer, pb_grpc.SeatLinkServiceServicer):
+    """One-time seat links, for the organiser (any seat) or a seat (its own)."""
+
+    @unary
+    async def CreateSeatLink(
+        self, request: pb.CreateSeatLinkRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CreateSeatLinkResponse:
+        code = await self.app.seat_link(self.caller(context), request.game_id, request.seat)
+        return pb.CreateSeatLinkResponse(
+            game_id=request.game_id,
+            seat=request.seat,
+            code=code,
+            path=link_path(request.game_id, code),
+        )
+
+
+def add_to(server: grpc.aio.Server, app: Application) -> None:
+    """Register the SeatLinkService on a server."""
+    pb_grpc.add_SeatLinkServiceServicer_to_server(SeatLinkService(app), server)
