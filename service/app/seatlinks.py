@@ -55,6 +55,7 @@ class SeatLinks:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
+        self.pages_url = ""  # where the web pages are served (``serve_http`` sets it)
         self._lock = threading.Lock()
         self._codes: dict[str, SeatOf] = {}
         self._sessions: dict[str, SeatOf] = {}

@@ -245,4 +245,6 @@ async def serve_http(
         raise
     running.http = runner
     bound: int = runner.addresses[0][1]
+    shown = host if ":" not in host else f"[{host}]"
+    running.app.seat_links.pages_url = f"http{'s' if ssl_context else ''}://{shown}:{bound}"
     return bound

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#feastlog/v1/seat_link_service.proto\x12\x0b\x66\x65\x61stlog.v1\"6\n\x15\x43reateSeatLinkRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"S\n\x16\x43reateSeatLinkResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t2l\n\x0fSeatLinkService\x12Y\n\x0e\x43reateSeatLink\x12\".feastlog.v1.CreateSeatLinkRequest\x1a#.feastlog.v1.CreateSeatLinkResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#feastlog/v1/seat_link_service.proto\x12\x0b\x66\x65\x61stlog.v1\"6\n\x15\x43reateSeatLinkRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"`\n\x16\x43reateSeatLinkResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\x0b\n\x03url\x18\x05 \x01(\t2l\n\x0fSeatLinkService\x12Y\n\x0e\x43reateSeatLink\x12\".feastlog.v1.CreateSeatLinkRequest\x1a#.feastlog.v1.CreateSeatLinkResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,7 +34,7 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CREATESEATLINKREQUEST']._serialized_start=52
   _globals['_CREATESEATLINKREQUEST']._serialized_end=106
   _globals['_CREATESEATLINKRESPONSE']._serialized_start=108
-  _globals['_CREATESEATLINKRESPONSE']._serialized_end=191
-  _globals['_SEATLINKSERVICE']._serialized_start=193
-  _globals['_SEATLINKSERVICE']._serialized_end=301
+  _globals['_CREATESEATLINKRESPONSE']._serialized_end=204
+  _globals['_SEATLINKSERVICE']._serialized_start=206
+  _globals['_SEATLINKSERVICE']._serialized_end=314
 # @@protoc_insertion_point(module_scope)

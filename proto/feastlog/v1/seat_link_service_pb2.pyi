@@ -47,6 +47,7 @@ class CreateSeatLinkResponse(_message.Message):
     SEAT_FIELD_NUMBER: _builtins.int
     CODE_FIELD_NUMBER: _builtins.int
     PATH_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     seat: _builtins.int
     code: _builtins.str
@@ -55,6 +56,10 @@ class CreateSeatLinkResponse(_message.Message):
     """The link's path on the server's web pages, code included
     ("/games/ID/seat/link?code=sl_..."): put the pages' address before it.
     """
+    url: _builtins.str
+    """The whole link, when this server serves its pages (`serve --http`): its address
+    then the path. Empty otherwise: put the pages' public address before `path`.
+    """
     def __init__(
         self,
         *,
@@ -62,10 +67,11 @@ class CreateSeatLinkResponse(_message.Message):
         seat: _builtins.int = ...,
         code: _builtins.str = ...,
         path: _builtins.str = ...,
+        url: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "game_id", b"game_id", "path", b"path", "seat", b"seat"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "game_id", b"game_id", "path", b"path", "seat", b"seat", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -26,11 +26,13 @@ class SeatLinkService(Servicer, pb_grpc.SeatLinkServiceServicer):
         self, request: pb.CreateSeatLinkRequest, context: grpc.aio.ServicerContext
     ) -> pb.CreateSeatLinkResponse:
         code = await self.app.seat_link(self.caller(context), request.game_id, request.seat)
+        path, pages = link_path(request.game_id, code), self.app.seat_links.pages_url
         return pb.CreateSeatLinkResponse(
             game_id=request.game_id,
             seat=request.seat,
             code=code,
-            path=link_path(request.game_id, code),
+            path=path,
+            url=pages + path if pages else "",
         )
 
 
