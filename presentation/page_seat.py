@@ -64,7 +64,7 @@ _LINK_PAGE = """<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>{title}</title>
 <link rel="stylesheet" href="/assets/page.css">
 <link rel="stylesheet" href="/assets/seat.css">

@@ -23,6 +23,7 @@
   let sending = false;
   let asking = null; // a legal list being fetched
   let lastSent = null; // what this page sent last: {seq, sealed, summary}
+  const replies = []; // every answer the server gave a move from this page
 
   function h(tag, attrs, ...kids) {
     const el = document.createElement(tag);
@@ -111,8 +112,8 @@
       return;
     }
     const list = candidates();
-    const sealedNote = lastSent && lastSent.sealed && lastSent.seq >= legal.seq - 0
-      ? `Your move is sealed: nobody else sees it until it is revealed. ` : "";
+    const sealedNote = lastSent && lastSent.sealed && lastSent.seq === legal.seq
+      ? "Your move is sealed: nobody else sees it until it is revealed. " : "";
     if (!legal.options.length) {
       const waiting = `Waiting for ${names(legal.to_act)} to act.`;
       status.textContent = (lastSent && lastSent.sealed ? "Your move is sealed: nobody else sees it until it is revealed. " : "") + waiting;
@@ -212,6 +213,7 @@
         body: JSON.stringify({ command_id: newId(), expected_seq: legal.seq, command }),
       });
       const body = await reply.json();
+      replies.push(body);
       if (!reply.ok) {
         const e = body.error || {};
         const rule = e.rule_id ? ` (rule ${e.rule_id})` : "";
@@ -244,9 +246,21 @@
   });
   reset.addEventListener("click", () => { chosen = []; settle(); showError(""); draw(); focusQuestion(); });
 
+  // a new row: ask the server again, unless the table the row left says this seat is not
+  // to act (then it has nothing to send, and the server is spared the question)
   document.addEventListener("feastlog:step", (e) => {
     if (e.detail.seq > latestSeq) latestSeq = e.detail.seq;
-    if (legal && latestSeq > legal.seq) { draw(); refresh(); }
+    if (!legal || latestSeq <= legal.seq) return;
+    const now = window.feastlog ? window.feastlog.view(latestSeq) : null;
+    const me = Number(data.viewer.id.split(":")[1]);
+    if (isSeat && now && !now.over && Array.isArray(now.to_act) && !now.to_act.includes(me) && !asking) {
+      legal = { seq: latestSeq, options: [], to_act: now.to_act.map((s) => data.game.seats[s]), over: false, partial: false, stale: false };
+      chosen = [];
+      draw();
+      return;
+    }
+    draw();
+    refresh();
   });
   document.addEventListener("feastlog:live", (e) => {
     const was = connection;
@@ -266,6 +280,8 @@
     options: () => (legal ? legal.options : []),
     seq: () => (legal ? legal.seq : null),
     ready: () => Boolean(legal) && !behind() && !sending && !asking,
+    over: () => Boolean(legal && legal.over),
+    replies: () => replies.slice(),
     send: (command) => sendCommand(command, false, "by hand"),
   };
 })();

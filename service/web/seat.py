@@ -73,9 +73,11 @@ def csrf_token(cookie: str) -> str:
 
 
 def cross_site(request: web.Request) -> bool:
-    """Whether a request comes from another site's page (a browser says so)."""
-    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
-        return True
+    """Whether a request comes from another site's page (a browser says so: the fetch
+    metadata every current browser sends, else the ``Origin`` of older ones)."""
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None:
+        return site not in ("same-origin", "none")
     origin = request.headers.get("Origin")
     return origin is not None and origin != f"{request.scheme}://{request.host}"
 
@@ -133,7 +135,7 @@ async def seat_page(request: web.Request) -> web.Response:
     page = await request.app[APP].page(caller, game_id, live=live)
     response = html_response(linked_seat_page(page, csrf_token(request.cookies[COOKIE])))
     response.headers["Content-Security-Policy"] = SEAT_POLICY
-    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Referrer-Policy"] = "same-origin"
     return response
 
 
@@ -224,7 +226,7 @@ async def link_page(request: web.Request) -> web.Response:
     page = render_link_page(game_id, title, names[found.seat], found.seat, code)
     response = html_response(page)
     response.headers["Content-Security-Policy"] = SEAT_POLICY
-    response.headers["Referrer-Policy"] = "no-referrer"
+    response.headers["Referrer-Policy"] = "same-origin"
     return response
 
 

@@ -42,6 +42,7 @@ from feastlog.service.grpc.server import Running
 from feastlog.service.grpc.status import describe
 
 COOKIE = "feastlog_token"
+RETRY_MS = 1000  # how soon a browser whose stream dropped tries again (its default: ~3 s)
 APP = web.AppKey("app", Application)
 
 # The service's errors as HTTP statuses (by their gRPC codes: service/grpc/status.py).
@@ -190,7 +191,8 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
             entry = step_entry(engine_of(kind), names, step, before)
             entry["cards"] = new_faces(kind, watching.pack, step.view, known)
             before = step.view
-            await stream.send(json_for_script(entry), id=str(step.row.seq), event="step")
+            seq = str(step.row.seq)
+            await stream.send(json_for_script(entry), id=seq, event="step", retry=RETRY_MS)
         result = watching.result()
         if result is not None:
             await stream.send(json.dumps(result), event="end")
