@@ -329,7 +329,9 @@ def played_from_pages(server: Served, kind: str, game_id: str, seats: list[Seat]
     # the move that ends a game and the seed reveal are one commit: whatever a page got of
     # that last move, it got once the whole record was public
     last_hidden = reveal - 2
-    receipts, command_ids, sent = [], {}, {}
+    receipts: list[Receipt] = []
+    command_ids: dict[int, str] = {}
+    sent: dict[Viewer, list[record_pb2.Command]] = {}
     for seat in seats:
         viewer = Viewer.of_seat(seat.seat)
         seq = 1
