@@ -52,6 +52,7 @@ from feastlog.v1 import (
     audit_service_pb2,
     game_service_pb2,
     replay_service_pb2,
+    seat_link_service_pb2,
     tournament_service_pb2,
 )
 
@@ -64,6 +65,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
         (audit_service_pb2, "AuditService"),
         (tournament_service_pb2, "TournamentService"),
         (admin_service_pb2, "AdminService"),
+        (seat_link_service_pb2, "SeatLinkService"),
     )
 )
 
