@@ -45,12 +45,6 @@ def qr_text(url: str) -> str:
     return out.getvalue()
 
 
-def qr_svg(url: str) -> str:
-    """A QR code of ``url`` as an SVG data URI, for a page."""
-    data: str = segno.make(url, error="m").svg_data_uri(scale=4)
-    return data
-
-
 def link_lines(
     links: Sequence[dict[str, Any]], names: Sequence[str], qr: bool = False
 ) -> list[str]:

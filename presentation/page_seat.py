@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 import re
 
+import segno
+
 from feastlog.presentation.page import asset
 
 # What a seat's page may load: its own server's files, nothing inline, nothing else.
@@ -99,3 +101,9 @@ def render_link_refused(game_id: str, message: str) -> str:
 <p class="quiet"><a href="/games/{quoted}/seat">Open the seat with its token</a> ·
 <a href="/games/{quoted}">watch as a spectator</a></p>"""
     return _LINK_PAGE.format(title="feastlog — seat link", body=body)
+
+
+def qr_data_uri(url: str) -> str:
+    """A QR code of ``url`` as an SVG data URI (an image the page's CSP allows)."""
+    data: str = segno.make(url, error="m").svg_data_uri(scale=4)
+    return data

@@ -59,6 +59,32 @@
     form.append(h("input", { type: "hidden", name: "csrf", value: csrf }));
   }
 
+  // the organiser's page: a one-time link and its QR code for every seat, to hand out
+  if (data.viewer.id === "arbiter") {
+    const make = h("button", { type: "button", id: "seat-links-make", cls: "seat-links-make" }, "Make a new link for every seat");
+    const list = h("ul", { id: "seat-links", cls: "seat-links", "aria-label": "Seat links" });
+    const said = h("p", { id: "seat-links-status", role: "status", "aria-live": "polite" });
+    make.addEventListener("click", async () => {
+      make.disabled = true;
+      said.textContent = "Making the links…";
+      try {
+        const reply = await fetch(`${base}/links`, { method: "POST", credentials: "same-origin", headers: { "X-Feastlog-Csrf": csrf } });
+        const body = await reply.json();
+        if (!reply.ok) { said.textContent = `Refused: ${body.error ? body.error.message : reply.status}`; return; }
+        list.replaceChildren(...body.links.map((l) => h("li", {},
+          h("strong", { text: `${l.name} (seat ${l.seat})` }), " ",
+          h("img", { src: l.qr, alt: `QR code of ${l.name}'s link`, cls: "seat-qr" }),
+          h("code", { cls: "seat-url", text: l.url }))));
+        said.textContent = "Each link works once; a new one replaces a seat's unused link.";
+      } catch (e) {
+        said.textContent = "Could not reach the server: try again.";
+      } finally {
+        make.disabled = false;
+      }
+    });
+    panel.append(h("h2", { text: "Seat links" }), said, make, list);
+  }
+
   const key = (step) => `${step.ask}\u0000${step.pick}`;
 
   function candidates() {

@@ -22,6 +22,7 @@ import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from feastlog.service.files import FILE_MODE
 
@@ -35,6 +36,11 @@ MOST_SESSIONS = 100_000
 def links_path(db_path: str) -> Path:
     """Where a server holding ``db_path`` keeps its seat links."""
     return Path(db_path).resolve().with_name(Path(db_path).name + SUFFIX)
+
+
+def link_path(game_id: str, code: str) -> str:
+    """Where a seat's one-time code is taken on the web pages."""
+    return f"/games/{quote(game_id, safe='')}/seat/link?code={quote(code, safe='')}"
 
 
 def _digest(secret: str) -> str:

@@ -4,6 +4,7 @@
     GET  /games/{id}/seat/legal        what the seat may send now, as the page offers it
     POST /games/{id}/seat/move         one command (JSON), through ``Application.submit``
     GET  /games/{id}/seat/link?code=   the page a seat's link opens; POST takes the code
+    POST /games/{id}/seat/links        the organiser's page: a new link (and QR code) per seat
     GET  /assets/{name}                the seat page's scripts and styles
 
 A move goes through the guard's input policy (``check_fields``) and the application's
@@ -32,6 +33,7 @@ from feastlog.presentation.page_seat import (
     ASSETS,
     SEAT_POLICY,
     linked_seat_page,
+    qr_data_uri,
     render_link_page,
     render_link_refused,
 )
@@ -39,7 +41,7 @@ from feastlog.presentation.seat_moves import move_options
 from feastlog.replay.games import engine as engine_of
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import KNOWN, BadRequest, PermissionDenied, refusal_of
-from feastlog.service.app.seatlinks import CODE_PREFIX, SESSION_PREFIX
+from feastlog.service.app.seatlinks import CODE_PREFIX, SESSION_PREFIX, link_path
 from feastlog.service.grpc.guard import check_fields
 from feastlog.service.web.server import (
     APP,
@@ -213,6 +215,29 @@ def _request_of(game_id: str, body: bytes) -> pb.SubmitCommandRequest:
         raise BadRequest(said, field="command") from bad
 
 
+async def seat_links_made(request: web.Request) -> web.Response:
+    """The organiser's page: a new one-time link for every seat, with its QR code."""
+    try:
+        return web.json_response(await _links(request), headers=NO_STORE)
+    except KNOWN as error:
+        return refusal_json(error)
+
+
+async def _links(request: web.Request) -> dict[str, Any]:
+    """Every seat's new link, at the address the organiser's browser uses."""
+    app, game_id = request.app[APP], game_id_of(request)
+    caller = the_seat(request)
+    check_csrf(request, request.headers.get(CSRF_HEADER, ""))
+    caller.require_organiser()
+    names = [s.name for s in (await app.live.get(game_id)).genesis.seats]
+    links = []
+    for seat, name in enumerate(names):
+        code = await app.seat_link(caller, game_id, seat)
+        url = f"{request.scheme}://{request.host}{link_path(game_id, code)}"
+        links.append({"seat": seat, "name": name, "url": url, "qr": qr_data_uri(url)})
+    return {"links": links}
+
+
 async def link_page(request: web.Request) -> web.Response:
     """The page a seat's link opens: it names the seat; its button takes the code."""
     game_id = game_id_of(request)
@@ -291,6 +316,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/games/{game_id}/seat", seat_page)
     app.router.add_get("/games/{game_id}/seat/legal", seat_legal)
     app.router.add_post("/games/{game_id}/seat/move", seat_move)
+    app.router.add_post("/games/{game_id}/seat/links", seat_links_made)
     app.router.add_get("/games/{game_id}/seat/link", link_page)
     app.router.add_post("/games/{game_id}/seat/link", take_link)
     app.router.add_post("/games/{game_id}/seat/forget", forget)

@@ -142,6 +142,34 @@ def link(server: Served, game_id: str, seat: int) -> str:
         channel.close()
 
 
+def links_from_the_organisers_page(
+    server: Served, browser: Any, game_id: str, folder: Path, kind: str
+) -> list[str]:
+    """The organiser opens the game's seat page with the key and makes every seat's link:
+    the URLs shown beside their QR codes (drawn under the page's CSP)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(f"{server.url}/games/{game_id}/seat")
+        page.fill("#token", KEY)
+        page.click("button[type=submit]")
+        page.click("#seat-links-make")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('#seat-links img')].filter((i) => "
+            "i.complete && i.naturalWidth > 0).length > 1"
+        )
+        urls: list[str] = page.eval_on_selector_all(
+            "#seat-links .seat-url", "(els) => els.map((e) => e.textContent)"
+        )
+        page.screenshot(path=folder / f"{kind}-organiser.png", full_page=True)
+        assert errors == [] and all("/seat/link?code=sl_" in u for u in urls)
+        return urls
+    finally:
+        context.close()
+
+
 def server_seq(server: Served, game_id: str) -> int:
     """The game's last seq, as the server has it."""
     channel = grpc.insecure_channel(server.address)
@@ -387,7 +415,8 @@ def test_a_whole_game_is_played_from_the_seats_pages(
     folder.mkdir(exist_ok=True)
     seats = [Seat(browser, s, WIDTHS[0] if s == 0 else WIDTHS[1]) for s in range(len(players))]
     try:
-        urls = [link(served, game.game_id, s.seat) for s in seats]
+        urls = links_from_the_organisers_page(served, browser, game.game_id, folder, kind)
+        assert len(urls) == len(seats)
         for seat, url in zip(seats, urls, strict=True):
             seat.take(url)
         # the link was spent: a second browser that has it gets nothing

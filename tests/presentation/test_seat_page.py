@@ -183,6 +183,25 @@ def test_a_move_from_the_page_is_checked_as_grpc_checks_it(web: WebServer) -> No
     assert request(web, "GET", f"{base}/legal", cookie=jar).status == 401  # session closed
 
 
+def test_the_organisers_page_makes_every_seats_link_with_its_qr_code(web: WebServer) -> None:
+    game = create(stub(web.address), web.key, "menu-masters", NAMES[:2], seed=bytes([94]) * 32)
+    base = f"/games/{game.game_id}/seat"
+    jar = request(web, "POST", base, {"token": web.key}).headers["set-cookie"].split(";")[0]
+    csrf = {"X-Feastlog-Csrf": csrf_token(jar.split("=", 1)[1]), "Cookie": jar}
+    status, made = send(web, f"{base}/links", b"", csrf)
+    assert status == 200 and [(m["seat"], m["name"]) for m in made["links"]] == [
+        (0, "Ann"),
+        (1, "Brian"),
+    ]
+    for made_link in made["links"]:
+        assert made_link["url"].startswith(f"http://127.0.0.1:{web.http_port}{base}/link?code=sl_")
+        assert made_link["qr"].startswith("data:image/svg+xml")
+    assert send(web, f"{base}/links", b"", {"Cookie": jar})[0] == 403  # no CSRF token
+    seat = take(web, seat_link(web, game.game_id, 0).path)
+    mine = {"X-Feastlog-Csrf": csrf_token(seat.split("=", 1)[1]), "Cookie": seat}
+    assert send(web, f"{base}/links", b"", mine)[0] == 403  # a seat makes none from its page
+
+
 def test_seat_links_are_kept_as_hashes_and_outlive_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "games.duckdb.seat-links"
     links = SeatLinks(path)

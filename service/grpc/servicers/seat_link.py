@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import grpc
 
 from feastlog.service.app.application import Application
+from feastlog.service.app.seatlinks import link_path
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.status import unary
 from feastlog.v1 import seat_link_service_pb2 as pb
 from feastlog.v1 import seat_link_service_pb2_grpc as pb_grpc
-
-
-def link_path(game_id: str, code: str) -> str:
-    """Where a seat's one-time code is taken on the web pages."""
-    return f"/games/{quote(game_id, safe='')}/seat/link?code={quote(code, safe='')}"
 
 
 class SeatLinkService(Servicer, pb_grpc.SeatLinkServiceServicer):
