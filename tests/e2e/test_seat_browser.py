@@ -56,7 +56,9 @@ MOST_MOVES = 2000
 # FEASTLOG_SEAT_WHOLE_GAMES=1 plays every move of every game through the pages.
 WHOLE = bool(os.environ.get("FEASTLOG_SEAT_WHOLE_GAMES"))
 PAGE_MOVES = {"menu-masters": 40}
-WIDTHS = (360, 1280)  # seat 0's page is a phone's, the others a desktop's
+WIDTHS = (360, 1280)
+# seat 0's page is a phone's, the others a desktop's; the screenshots go here (CI keeps them)
+SHOTS = Path(__file__).resolve().parents[2] / "build" / "screenshots" / "seat-pages"
 # what each page received, kept by the page itself (CSP does not apply to this script)
 CAPTURE = """
 window.__steps = [];
@@ -287,6 +289,8 @@ def play_through_pages(
                 continue
             if moves < len(seats):
                 seat.controls_labelled()
+            if moves == RECONNECT_AFTER + 1:  # mid-game, a seat choosing its move
+                shoot_choosing(seat, kind)
             seq = seat.play(rng.choice(now["options"]), mouse=moves < len(seats))
             moves, moved = moves + 1, True
             if moves == RECONNECT_AFTER:
@@ -338,6 +342,20 @@ def refuse_one(server: Served, seats: list[Seat], game_id: str, kind: str) -> No
     assert error["rule_id"] in shown and error["message"] in shown
     assert server_seq(server, game_id) == before
     assert seat.state()["seq"] == before
+
+
+def shoot_choosing(seat: Seat, kind: str) -> None:
+    """The screen of a seat to act, at each width, its first choice made."""
+    folder = SHOTS
+    seat.page.evaluate(
+        "() => { const b = document.querySelector('#seat-question button.seat-choice');"
+        " if (b) b.click(); }"
+    )
+    for width in WIDTHS:
+        seat.page.set_viewport_size({"width": width, "height": 900})
+        seat.page.screenshot(path=folder / f"{kind}-choosing-{width}px.png")
+    seat.page.set_viewport_size({"width": seat.width, "height": 900})
+    seat.page.click("#seat-reset")
 
 
 def shoot(seats: list[Seat], kind: str, folder: Path) -> None:
@@ -413,6 +431,7 @@ def test_a_whole_game_is_played_from_the_seats_pages(
     game = create(stub(served.address), KEY, kind, players, seed=bytes([70 + len(kind)]) * 32)
     folder = screenshots / "seat-pages"
     folder.mkdir(exist_ok=True)
+    assert folder == SHOTS
     seats = [Seat(browser, s, WIDTHS[0] if s == 0 else WIDTHS[1]) for s in range(len(players))]
     try:
         urls = links_from_the_organisers_page(served, browser, game.game_id, folder, kind)
