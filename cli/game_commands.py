@@ -106,8 +106,7 @@ def new_command(
     qr: bool,
     **connection: Any,
 ) -> None:
-    """Create a game (on the file's server, or in the file); prints the id and seat tokens
-    (and, with --links, a one-time link to each seat's page)."""
+    """Create a game (on the file's server, or in the file); prints the id and seat tokens."""
     names = [p.strip() for p in players.split(",") if p.strip()]
     if any("=" not in o for o in options):
         raise click.BadParameter("rule options are KEY=VALUE", param_hint="--option")
