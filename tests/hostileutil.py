@@ -31,6 +31,7 @@ from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import seat_link_service_pb2 as slpb
 from feastlog.v1 import tournament_service_pb2 as tpb
 from tests.serverutil import ThreadedServer, bearer, error_info, stub
 
@@ -220,6 +221,10 @@ TEMPLATES: dict[str, Template] = {
         t.running,
     ),
     "/feastlog.v1.AdminService/ListArbiters": lambda t: (adpb.ListArbitersRequest(), t.running),
+    "/feastlog.v1.SeatLinkService/CreateSeatLink": lambda t: (
+        slpb.CreateSeatLinkRequest(game_id=t.running, seat=t.own),
+        t.running,
+    ),
 }
 
 

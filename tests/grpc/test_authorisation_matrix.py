@@ -53,6 +53,10 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     AD + "AddArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     AD + "RevokeArbiter": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     AD + "ListArbiters": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
+    # a seat's one-time link: the organiser's for any seat, a seat token's for its own
+    "/feastlog.v1.SeatLinkService/CreateSeatLink": (
+        UNAUTH, UNAUTH, UNAUTH, OK, OK, DENIED, DENIED,
+    ),
 }
 # fmt: on
 
