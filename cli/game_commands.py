@@ -15,7 +15,7 @@ import click
 
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
-from feastlog.cli.errors import FAILED, unreachable
+from feastlog.cli.errors import FAILED, CliError, unreachable
 from feastlog.cli.narrate import Narrator, table_lines
 from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
@@ -135,7 +135,14 @@ def new_command(
         made = client.create_game(**request)
         if links:
             seats = [s["seat"] for s in made["seats"]]
-            made["links"] = seat_links(client, made["game_id"], seats, link_base)
+            try:
+                made["links"] = seat_links(client, made["game_id"], seats, link_base)
+            except CliError:  # the game is made all the same: its tokens are shown once
+                if as_json:
+                    echo_json(made)
+                else:
+                    click.echo("\n".join(seat_lines(made)))
+                raise
     warn(made)
     if as_json:
         echo_json(made)

@@ -269,3 +269,17 @@ def test_feastlog_new_prints_a_link_and_a_qr_code_per_seat(web: WebServer) -> No
     assert made["links"][0]["url"].startswith("https://table.example/games/")
     unpaired = CliRunner().invoke(cli, [*args[:-2], "--qr"])
     assert unpaired.exit_code == 2 and "--links" in unpaired.output
+
+
+def test_links_with_no_pages_to_link_to_still_show_the_new_games_tokens(tmp_path: Path) -> None:
+    db = tmp_path / "games.duckdb"
+    args = ["new", "menu-masters", "--players", "Ann,Brian", "--db", str(db), "--links"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and "--link-base" in result.output
+    assert "seat 1 Brian: seat_" in result.output and "Traceback" not in result.output
+    based = CliRunner().invoke(cli, [*args, "--link-base", "http://table.example"])
+    assert based.exit_code == 0, based.output
+    url = next(line for line in based.output.splitlines() if "seat 0 Ann link: " in line)
+    code = parse_qs(urlparse(url.split(" link: ")[1]).query)["code"][0]
+    kept = SeatLinks(tmp_path / "games.duckdb.seat-links")  # a server started on the file
+    assert kept.seat_of_code(code) is not None and code not in kept.path.read_text()  # type: ignore[union-attr]
