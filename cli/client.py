@@ -73,6 +73,8 @@ from feastlog.v1 import proof_service_pb2 as ppb
 from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from feastlog.v1 import seat_link_service_pb2 as slpb
+from feastlog.v1 import seat_link_service_pb2_grpc as slpb_grpc
 from feastlog.v1 import table_service_pb2 as tabpb
 from feastlog.v1 import table_service_pb2_grpc as tabpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
@@ -265,6 +267,17 @@ class Client:
     def table_service(self) -> tabpb_grpc.TableServiceStub:
         """feastlog.v1.TableService."""
         return tabpb_grpc.TableServiceStub(self.channel)
+
+    @cached_property
+    def seat_link_service(self) -> slpb_grpc.SeatLinkServiceStub:
+        """feastlog.v1.SeatLinkService."""
+        return slpb_grpc.SeatLinkServiceStub(self.channel)
+
+    def create_seat_link(self, game_id: str, seat: int) -> dict[str, Any]:
+        """A one-time link to a seat's page: its code, its path and (served) its URL."""
+        request = slpb.CreateSeatLinkRequest(game_id=game_id, seat=seat)
+        reply = self.call(self.seat_link_service.CreateSeatLink, request)
+        return {"seat": reply.seat, "code": reply.code, "path": reply.path, "url": reply.url}
 
     def close(self) -> None:
         """Close the channel, and stop an embedded server."""

@@ -15,10 +15,11 @@ import click
 
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.client import Replay, connected
-from feastlog.cli.errors import FAILED, unreachable
+from feastlog.cli.errors import FAILED, CliError, unreachable
 from feastlog.cli.narrate import Narrator, table_lines
 from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
+from feastlog.cli.seat_links import link_lines, seat_links
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
 from feastlog.replay.audit import summary_line
@@ -85,6 +86,11 @@ def seat_lines(made: dict[str, Any]) -> list[str]:
 )
 @click.option("--tournament", default="", help="The tournament this game counts for.")
 @click.option("--json", "as_json", is_flag=True, help="The game id and seat tokens as JSON.")
+@click.option(
+    "--links", is_flag=True, help="Also print a one-time link to each seat's page (serve --http)."
+)
+@click.option("--link-base", default="", help="The web pages' public address, for --links.")
+@click.option("--qr", is_flag=True, help="With --links: a QR code of each link too.")
 @connection_options
 def new_command(
     kind: str,
@@ -95,6 +101,9 @@ def new_command(
     seat_entropy: bool,
     tournament: str,
     as_json: bool,
+    links: bool,
+    link_base: str,
+    qr: bool,
     **connection: Any,
 ) -> None:
     """Create a game (on the file's server, or in the file); prints the id and seat tokens."""
@@ -120,13 +129,27 @@ def new_command(
         "seat_entropy": seat_entropy,
         "tournament_id": tournament,
     }
+    if (qr or link_base) and not links:
+        raise click.BadParameter("--qr and --link-base go with --links", param_hint="--links")
     with connected(target_of(connection), writes=True) as client:
         made = client.create_game(**request)
+        if links:
+            seats = [s["seat"] for s in made["seats"]]
+            try:
+                made["links"] = seat_links(client, made["game_id"], seats, link_base)
+            except CliError:  # the game is made all the same: its tokens are shown once
+                if as_json:
+                    echo_json(made)
+                else:
+                    click.echo("\n".join(seat_lines(made)))
+                raise
     warn(made)
     if as_json:
         echo_json(made)
         return
     click.echo("\n".join(seat_lines(made)))
+    if links:
+        click.echo("\n".join(link_lines(made["links"], names, qr)))
     if seat_entropy:
         click.echo("the game starts once every seat has run: feastlog join GAME_ID --token TOKEN")
 

@@ -33,6 +33,7 @@ from feastlog.v1 import proof_service_pb2 as ppb
 from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import seat_link_service_pb2 as slpb
 from feastlog.v1 import table_service_pb2 as tabpb
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
@@ -348,6 +349,10 @@ TEMPLATES: dict[str, Template] = {
     ),
     "/feastlog.v1.TableService/GetCaseFile": lambda t: (
         tabpb.GetCaseFileRequest(game_id=t.running, call=3),
+        t.running,
+    ),
+    "/feastlog.v1.SeatLinkService/CreateSeatLink": lambda t: (
+        slpb.CreateSeatLinkRequest(game_id=t.running, seat=t.own),
         t.running,
     ),
 }

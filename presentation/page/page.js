@@ -605,6 +605,7 @@
     badge.hidden = false;
     badge.textContent = status;
     badge.dataset.state = status;
+    document.dispatchEvent(new CustomEvent("feastlog:live", { detail: status })); // seat.js
   }
 
   if (data.live) {
@@ -633,6 +634,7 @@
       drawLog();
       drawMarks();
       show(following ? steps.length - 1 : cur);
+      document.dispatchEvent(new CustomEvent("feastlog:step", { detail: entry })); // seat.js
     });
     source.addEventListener("end", (e) => {
       data.result = JSON.parse(e.data);

@@ -43,6 +43,7 @@ from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.logtree import LogTree
 from feastlog.service.app.notary import Notary
 from feastlog.service.app.reads import Reads, asked_for, first_seq
+from feastlog.service.app.seatlinks import SeatLinks
 from feastlog.service.app.tournament import Tournaments
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
@@ -167,6 +168,7 @@ class Application(Reads):
         self.finishing = ToTheEnd()
         self.tournaments = Tournaments(self)
         self.clock: Clock = SystemClock()  # the rows' times; a test sets a ManualClock
+        self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
 
     async def start(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -503,6 +505,16 @@ class Application(Reads):
                 game, sender, sent.command_id, sent.body, error, unstored, utc_now(), foreign
             )
             await self.db.commit(Batch(rejections=[refused]))
+
+    async def seat_link(self, caller: Caller, game_id: str, seat: int) -> str:
+        """A one-time code for a seat's page (the organiser's, or the seat's own)."""
+        if not (caller.role == "seat" and caller.game_id == game_id and caller.seat == seat):
+            caller.require_organiser()
+        waiting = await self._still_waiting(game_id)
+        genesis = waiting.draft if waiting is not None else (await self._game(game_id)).genesis
+        if not 0 <= seat < len(genesis.seats):
+            raise BadRequest(f"this game has seats 0 to {len(genesis.seats) - 1}", field="seat")
+        return self.seat_links.mint(game_id, seat)
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it."""

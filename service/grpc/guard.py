@@ -53,6 +53,7 @@ from feastlog.v1 import (
     game_service_pb2,
     proof_service_pb2,
     replay_service_pb2,
+    seat_link_service_pb2,
     table_service_pb2,
     tournament_service_pb2,
 )
@@ -68,6 +69,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
         (admin_service_pb2, "AdminService"),
         (proof_service_pb2, "ProofService"),
         (table_service_pb2, "TableService"),
+        (seat_link_service_pb2, "SeatLinkService"),
     )
 )
 

@@ -25,6 +25,7 @@ from feastlog.service import announce, runtime
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Credentials, OrganiserKeyError, organiser_key
 from feastlog.service.app.notary import server_notary
+from feastlog.service.app.seatlinks import SeatLinks, links_path
 from feastlog.service.grpc import guard as limits
 from feastlog.service.grpc import reflection
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
@@ -40,6 +41,7 @@ from feastlog.v1 import (
     game_service_pb2,
     proof_service_pb2,
     replay_service_pb2,
+    seat_link_service_pb2,
     table_service_pb2,
     tournament_service_pb2,
 )
@@ -58,10 +60,11 @@ SERVICE_NAMES = (
     admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
     proof_service_pb2.DESCRIPTOR.services_by_name["ProofService"].full_name,
     table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
+    seat_link_service_pb2.DESCRIPTOR.services_by_name["SeatLinkService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )
-FEASTLOG_SERVICES = SERVICE_NAMES[:6]
+FEASTLOG_SERVICES = tuple(name for name in SERVICE_NAMES if name.startswith("feastlog."))
 
 
 @dataclass
@@ -145,6 +148,8 @@ async def create_server(
             key, store.seat_of_token, store.arbiter_of_key, remember_arbiters=not store.shared
         )
         app = Application(db, credentials, notary)
+        if not store.shared:  # one folder: the links outlive a restart (else in memory)
+            app.seat_links = SeatLinks(links_path(db_path))
         await app.start()
         follower = await follow_other_nodes(store, app)
     except CannotOpenStore:

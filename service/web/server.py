@@ -16,6 +16,7 @@ pages; a token never appears in a URL or a page.
     POST /games/{id}/seat            take the token from the form; /seat/forget drops it
     GET  /games/{id}/seat/events     that viewer's stream
     GET  /tournaments/{id}           a tournament's round (tables, seats, clock) and standings
+    the seat's moves and one-time links: ``service/web/seat.py``
 """
 
 from __future__ import annotations
@@ -39,10 +40,12 @@ from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
 from feastlog.service.app.reads import MAX_PAGE_SIZE
+from feastlog.service.app.seatlinks import SESSION_PREFIX
 from feastlog.service.grpc.server import Running
 from feastlog.service.grpc.status import describe
 
 COOKIE = "feastlog_token"
+RETRY_MS = 1000  # how soon a browser whose stream dropped tries again (its default: ~3 s)
 APP = web.AppKey("app", Application)
 
 # The service's errors as HTTP statuses (by their gRPC codes: service/grpc/status.py).
@@ -86,6 +89,11 @@ def seat_caller(request: web.Request) -> Caller | None:
     token = request.cookies.get(COOKIE)
     if not token:
         return None
+    if token.startswith(SESSION_PREFIX):  # a session a seat link opened
+        found = request.app[APP].seat_links.seat_of_session(token)
+        if found is None:
+            raise Unauthenticated("this browser's seat session has ended: open a new seat link")
+        return Caller("seat", found.game_id, found.seat)
     return request.app[APP].credentials.caller((("authorization", f"Bearer {token}"),))
 
 
@@ -139,20 +147,6 @@ async def spectator_page(request: web.Request) -> web.Response:
     return await game_page(request, Caller("anonymous"), f"/games/{game_id_of(request)}/events")
 
 
-async def seat_page(request: web.Request) -> web.Response:
-    """The page of the seat (or arbiter) whose token is in the cookie, or the token form."""
-    game_id = game_id_of(request)
-    try:
-        caller = seat_caller(request)
-        if caller is not None:
-            caller.viewer(game_id)  # a token of another game is refused here
-    except KNOWN as error:
-        return await token_form(request, describe(error)[2], 403)
-    if caller is None:
-        return await token_form(request)
-    return await game_page(request, caller, f"/games/{game_id}/seat/events")
-
-
 async def token_form(request: web.Request, error: str = "", status: int = 200) -> web.Response:
     """The form asking for a seat token (or the organiser key)."""
     game_id = game_id_of(request)
@@ -186,14 +180,6 @@ async def take_token(request: web.Request) -> web.StreamResponse:
     raise response
 
 
-async def forget_token(request: web.Request) -> web.StreamResponse:
-    """Drop the cookie: back to the spectator's page."""
-    game_id = game_id_of(request)
-    response = web.HTTPSeeOther(f"/games/{game_id}")
-    response.del_cookie(COOKIE, path=f"/games/{game_id}/seat")
-    raise response
-
-
 async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
     """Server-sent events: each new row as ``caller`` sees it, then the result at the end.
 
@@ -214,7 +200,8 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
             entry = step_entry(engine_of(kind), names, step, before)
             entry["cards"] = new_faces(kind, watching.pack, step.view, known)
             before = step.view
-            await stream.send(json_for_script(entry), id=str(step.row.seq), event="step")
+            seq = str(step.row.seq)
+            await stream.send(json_for_script(entry), id=seq, event="step", retry=RETRY_MS)
         result = watching.result()
         if result is not None:
             await stream.send(json.dumps(result), event="end")
@@ -236,17 +223,18 @@ async def seat_events(request: web.Request) -> web.StreamResponse:
 
 def make_app(application: Application) -> web.Application:
     """The web application over a server's games."""
-    app = web.Application(middlewares=[service_errors])
+    from feastlog.service.web import seat  # the seat's page and moves (it imports this module)
+
+    app = web.Application(middlewares=[seat.same_site_only, service_errors])
     app[APP] = application
     app.router.add_get("/", board_page)
     app.router.add_get("/board.json", board_json)
     app.router.add_get("/games/{game_id}", spectator_page)
     app.router.add_get("/games/{game_id}/events", spectator_events)
-    app.router.add_get("/games/{game_id}/seat", seat_page)
     app.router.add_post("/games/{game_id}/seat", take_token)
-    app.router.add_post("/games/{game_id}/seat/forget", forget_token)
     app.router.add_get("/games/{game_id}/seat/events", seat_events)
     app.router.add_get("/tournaments/{tournament_id}", tournament_page)
+    seat.add_routes(app)
     return app
 
 
@@ -284,4 +272,6 @@ async def serve_http(
         raise
     running.http = runner
     bound: int = runner.addresses[0][1]
+    shown = host if ":" not in host else f"[{host}]"
+    running.app.seat_links.pages_url = f"http{'s' if ssl_context else ''}://{shown}:{bound}"
     return bound

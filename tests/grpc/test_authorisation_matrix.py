@@ -85,6 +85,10 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     P + "GetInclusionProof": (OK, UNAUTH, UNAUTH, OK, OK, OK, DENIED),
     # any witness may hand a cosignature in: its signature decides, not who sends it
     P + "AddCosignature": (BAD, UNAUTH, UNAUTH, BAD, BAD, BAD, BAD),
+    # a seat's one-time link: the organiser's for any seat, a seat token's for its own
+    "/feastlog.v1.SeatLinkService/CreateSeatLink": (
+        UNAUTH, UNAUTH, UNAUTH, OK, OK, DENIED, DENIED,
+    ),
 }
 # fmt: on
 

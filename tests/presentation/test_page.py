@@ -32,6 +32,7 @@ from feastlog.service.app.offline import OfflineFile, answer
 from feastlog.service.store import Batch, Rejection
 from feastlog.service.store.duckdb import Store
 from feastlog.service.web.pages import page_html
+from feastlog.service.web.seat import csrf_token
 from feastlog.v1 import game_service_pb2 as pb
 from tests.recordutil import Built, build, store_games
 from tests.serverutil import create, play_to_end, stub, view_of
@@ -269,7 +270,10 @@ def test_the_web_pages_take_a_seat_token_only_through_the_form(web: WebServer) -
     assert data["viewer"]["id"] == "seat:1" and data["live"]["events"] == f"{base}/seat/events"
     hands = [p["hand"] for p in views_of(data)[-1]["players"]]
     assert hands[0] is None and hands[1] is not None
-    forgot = request(web, "POST", f"{base}/seat/forget", cookie=jar)
+    unasked = request(web, "POST", f"{base}/seat/forget", cookie=jar)  # no CSRF token
+    assert unasked.status == 403 and "set-cookie" not in unasked.headers
+    csrf = {"csrf": csrf_token(jar.split("=", 1)[1])}
+    forgot = request(web, "POST", f"{base}/seat/forget", csrf, cookie=jar)
     assert forgot.status == 303 and "Max-Age=0" in forgot.headers["set-cookie"]
 
 

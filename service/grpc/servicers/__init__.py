@@ -11,6 +11,7 @@ converts the answer; errors leave through the one table of ``service.errors`` (t
 - ``admin``: feastlog.v1.AdminService (named arbiter keys);
 - ``proof``: feastlog.v1.ProofService (keys, signed tree heads, proofs, cosignatures);
 - ``table``: feastlog.v1.TableService (calls to the arbiter, their queue, case files);
+- ``seat_link``: feastlog.v1.SeatLinkService (one-time links to a seat's page);
 - ``convert``: the conversions between plain values and messages;
 - ``base``: what every servicer holds (the application, the caller).
 """
@@ -20,10 +21,19 @@ from __future__ import annotations
 import grpc
 
 from feastlog.service.app.application import Application
-from feastlog.service.grpc.servicers import admin, audit, game, proof, replay, table, tournament
+from feastlog.service.grpc.servicers import (
+    admin,
+    audit,
+    game,
+    proof,
+    replay,
+    seat_link,
+    table,
+    tournament,
+)
 
 
 def add_servicers(server: grpc.aio.Server, app: Application) -> None:
     """Register every feastlog service on a server."""
-    for module in (game, replay, audit, tournament, admin, proof, table):
+    for module in (game, replay, audit, tournament, admin, proof, table, seat_link):
         module.add_to(server, app)
