@@ -101,7 +101,7 @@ def test_every_module_imports_the_installed_names() -> None:
     ``replay``, ``service`` or ``cli`` imports only from the repository's root, so none is."""
     root = CLI.parent
     found = []
-    for folder in ("replay", "service", "cli", "tests", "scripts"):
+    for folder in ("replay", "service", "cli", "client", "tests", "scripts"):
         for path in sorted((root / folder).rglob("*.py")):
             for node in ast.walk(ast.parse(path.read_text())):
                 names = []
@@ -112,6 +112,6 @@ def test_every_module_imports_the_installed_names() -> None:
                 found += [
                     f"{path.relative_to(root)}: {n}"
                     for n in names
-                    if n.split(".")[0] in ("replay", "service", "cli")
+                    if n.split(".")[0] in ("replay", "service", "cli", "client")
                 ]
     assert found == []
