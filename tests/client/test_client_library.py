@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SEED = bytes(range(32))
 
 
-def bid(*gems: int) -> record_pb2.Command:
+def bid(*gems: bon_appetit_pb2.BonAppetitGem.ValueType) -> record_pb2.Command:
     """A Bon Appetit! bid."""
     command = record_pb2.Command()
     command.bon_appetit.bid.gems.extend(gems)
