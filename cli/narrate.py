@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 from feastlog.presentation.narrative import header, row_lines
 from feastlog.replay import games
 from feastlog.replay.engine import Fact
+from feastlog.replay.enums import prefix_of
 from feastlog.replay.record import Row
 from feastlog.v1 import record_pb2
 
@@ -115,17 +116,7 @@ def enum_words(enum_type: Any, value: int) -> str:
     if known is None:  # a number this build's enum does not name
         return str(value)
     spelled: str = known.name
-    return spelled.removeprefix(_enum_prefix(enum_type)).lower().replace("_", " ")
-
-
-def _enum_prefix(enum_type: Any) -> str:
-    """What every value name of an enum starts with (``BON_APPETIT_GEM_``)."""
-    names = [v.name for v in enum_type.values]
-    prefix = names[0]
-    for name in names[1:]:
-        while not name.startswith(prefix):
-            prefix = prefix[:-1]
-    return prefix[: prefix.rfind("_") + 1] if "_" in prefix else prefix
+    return spelled.removeprefix(prefix_of(enum_type)).lower().replace("_", " ")
 
 
 def view_lines(view: dict[str, Any], me: int) -> list[str]:

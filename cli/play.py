@@ -21,7 +21,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
-from google.protobuf import json_format
 
 from feastlog.cli.cards import CardNames
 from feastlog.cli.client import Client, connected
@@ -30,6 +29,8 @@ from feastlog.cli.narrate import Narrator, Seen, command_words, enum_words, move
 from feastlog.cli.output import echo_lines
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.cli.wire import as_dict
+from feastlog.client.commands import command_from_json
+from feastlog.client.errors import FeastlogError
 from feastlog.replay.text import plain_number
 from feastlog.service.app.errors import StaleSeq, WaitingForEntropy
 from feastlog.v1 import record_pb2
@@ -215,9 +216,11 @@ def pick(
             free = free_choice(ways) if partial else None
             return pick_free(*free, answer, name) if free else pick_cards(ways, answer, name)
         try:
-            return json_format.Parse(text, record_pb2.Command())
-        except json_format.ParseError:
-            click.echo(f"  choose 1 to {len(menu)}, or type a command as JSON")
+            command: record_pb2.Command = command_from_json(text)
+            return command
+        except FeastlogError as bad:
+            said = f" ({bad.message})" if bad.reason == "UNKNOWN_ENUM_NAME" else ""
+            click.echo(f"  choose 1 to {len(menu)}, or type a command as JSON{said}")
 
 
 def menu_of(choices: Sequence[record_pb2.Command]) -> list[list[record_pb2.Command]]:
