@@ -114,8 +114,25 @@ async def board_json(request: web.Request) -> web.Response:
             view, names = now.view, summary.players
             row |= {"seq": now.seq, "round": view.get("round"), "phase": view.get("phase")}
             row |= {"scores": scores_in(view), "to_act": [names[s] for s in view["to_act"]]}
+        elif summary.over:
+            row |= await ended(app, summary.game_id)
         rows.append(row)
     return web.json_response({"games": rows}, headers={"Cache-Control": "no-store"})
+
+
+async def ended(app: Any, game_id: str) -> dict[str, Any]:
+    """How a game ended, as the board shows it: voided, closed by the arbiter, or finished
+    with its final scores (rulings applied) and winners."""
+    last = await app.state_at(Caller("anonymous"), game_id)
+    rulings, view = last.rulings, last.steps[-1].view
+    if rulings.get("voided"):
+        return {"ending": "void"}
+    if rulings.get("closed"):
+        return {"ending": "closed"}
+    scores = list(view.get("scores") or scores_in(view))
+    adjustments = rulings.get("adjustments") or []
+    scores = [p + (adjustments[i] if i < len(adjustments) else 0) for i, p in enumerate(scores)]
+    return {"ending": "finished", "scores": scores, "winners": list(view.get("winners") or [])}
 
 
 async def game_page(request: web.Request, caller: Caller, events: str) -> web.Response:
