@@ -14,6 +14,7 @@ from google.protobuf import json_format
 
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import feed_service_pb2 as fpb
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2, view_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
@@ -213,6 +214,14 @@ def watch(game_id: str, from_seq: int = 1) -> Stream[pb.RecordEvent]:
     """WatchGame: the rows from ``from_seq``, stored then live."""
     request = pb.WatchGameRequest(game_id=game_id, from_seq=from_seq)
     return Stream("GameService", "WatchGame", request, lambda reply: reply.event)
+
+
+def watch_all(
+    kind: str = "", tournament_id: str = "", position: str = ""
+) -> Stream[fpb.WatchAllResponse]:
+    """WatchAll (FeedService): every game's rows, from a stored position."""
+    request = fpb.WatchAllRequest(game_kind=kind, tournament_id=tournament_id, position=position)
+    return Stream("FeedService", "WatchAll", request, _same)
 
 
 # --- ReplayService -----------------------------------------------------------------

@@ -17,6 +17,8 @@ from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
+from feastlog.v1 import feed_service_pb2 as fpb
+from feastlog.v1 import feed_service_pb2_grpc as fpb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
@@ -37,6 +39,7 @@ STUBS: Mapping[str, Any] = {
     "AuditService": apb_grpc.AuditServiceStub,
     "TournamentService": tpb_grpc.TournamentServiceStub,
     "AdminService": adpb_grpc.AdminServiceStub,
+    "FeedService": fpb_grpc.FeedServiceStub,
 }
 SEED_REVEAL = "seed_reveal"  # the last row of a game
 
@@ -217,6 +220,13 @@ class Client:
                 if wait is None:
                     raise
                 time.sleep(wait)
+
+    def feed(
+        self, kind: str = "", tournament_id: str = "", position: str = "", token: str | None = None
+    ) -> Iterator[fpb.WatchAllResponse]:
+        """Every game's rows the caller may see (of a kind, of a tournament), from a stored
+        ``position`` (each reply's ``position``: store it to resume there), then live."""
+        return self.stream(calls.watch_all(kind, tournament_id, position), token)
 
     # ReplayService
 

@@ -88,6 +88,7 @@ FIELDS: dict[str, Field] = {
     "ruled_by": Field(128),  # the server writes the ruler's name over what is sent
     "name": Field(40),  # a named arbiter's
     "page_token": Field(128),
+    "position": Field(48 * KIB),  # WatchAll's: a compressed map of games to seqs
     "options": Field(64),  # each rule option's key and value
     "seed": Field(32, Characters.BYTES),
     "entropy": Field(1024, Characters.BYTES),

@@ -50,6 +50,7 @@ from feastlog.service.grpc.status import abort
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
+    feed_service_pb2,
     game_service_pb2,
     replay_service_pb2,
     tournament_service_pb2,
@@ -64,6 +65,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
         (audit_service_pb2, "AuditService"),
         (tournament_service_pb2, "TournamentService"),
         (admin_service_pb2, "AdminService"),
+        (feed_service_pb2, "FeedService"),
     )
 )
 

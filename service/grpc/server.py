@@ -36,6 +36,7 @@ from feastlog.service.store.writer import Database
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
+    feed_service_pb2,
     game_service_pb2,
     replay_service_pb2,
     tournament_service_pb2,
@@ -53,10 +54,11 @@ SERVICE_NAMES = (
     audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
     tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
     admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
+    feed_service_pb2.DESCRIPTOR.services_by_name["FeedService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )
-FEASTLOG_SERVICES = SERVICE_NAMES[:5]
+FEASTLOG_SERVICES = SERVICE_NAMES[:6]
 
 
 @dataclass

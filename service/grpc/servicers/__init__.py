@@ -9,6 +9,7 @@ converts the answer; errors leave through the one table of ``service.errors`` (t
 - ``audit``: feastlog.v1.AuditService (verify, explain, what-if, refusals, rulings);
 - ``tournament``: feastlog.v1.TournamentService (standings, stats);
 - ``admin``: feastlog.v1.AdminService (named arbiter keys);
+- ``feed``: feastlog.v1.FeedService (every game's rows in one stream);
 - ``convert``: the conversions between plain values and messages;
 - ``base``: what every servicer holds (the application, the caller).
 """
@@ -18,10 +19,10 @@ from __future__ import annotations
 import grpc
 
 from feastlog.service.app.application import Application
-from feastlog.service.grpc.servicers import admin, audit, game, replay, tournament
+from feastlog.service.grpc.servicers import admin, audit, feed, game, replay, tournament
 
 
 def add_servicers(server: grpc.aio.Server, app: Application) -> None:
     """Register every feastlog service on a server."""
-    for module in (game, replay, audit, tournament, admin):
+    for module in (game, replay, audit, tournament, admin, feed):
         module.add_to(server, app)
