@@ -11,6 +11,7 @@ pages; a token never appears in a URL or a page.
 
     GET  /                           the board (``?tournament=ID`` for one tournament)
     GET  /board.json                 the board's rows
+    GET  /feed/events                every game's rows, server-sent events (``WatchAll``'s)
     GET  /games/{id}                 the spectator's page;  /games/{id}/events its stream
     GET  /games/{id}/seat            a seat's (or the arbiter's) page, or the token form
     POST /games/{id}/seat            take the token from the form; /seat/forget drops it
@@ -35,6 +36,7 @@ from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, Unauthenticated
+from feastlog.service.app.feed import read_position, watch_all
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.grpc.server import Running
 from feastlog.service.grpc.status import describe
@@ -242,12 +244,41 @@ async def seat_events(request: web.Request) -> web.StreamResponse:
     return await follow(request, caller)
 
 
+async def feed_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events of every game (``service.app.feed``, what ``WatchAll`` sends a
+    spectator): ``?kind=``, ``?tournament=``; each event's id is the position after it,
+    which a browser sends back as ``Last-Event-ID`` when it reconnects (or ``?position=``).
+    """
+    kind = checked("game_kind", request.query.get("kind", ""))
+    tournament_id = checked("tournament_id", request.query.get("tournament", ""))
+    given = request.headers.get("Last-Event-ID") or request.query.get("position", "")
+    position = checked("position", given)
+    read_position(position, kind, tournament_id)  # a bad one is refused before the stream
+    feed = watch_all(request.app[APP], Caller("anonymous"), kind, tournament_id, position)
+    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+        async for row in feed:
+            step = row.step
+            data = {
+                "game_id": row.game_id,
+                "seq": step.row.seq,
+                "kind": step.row.kind,
+                "actor": step.row.actor,
+                "recorded_at": step.row.recorded_at,
+                "hash": step.row.hash,
+                "facts": list(step.facts),
+                "view": step.view,
+            }
+            await stream.send(json_for_script(data), id=row.position, event="row")
+    return stream
+
+
 def make_app(application: Application) -> web.Application:
     """The web application over a server's games."""
     app = web.Application(middlewares=[service_errors])
     app[APP] = application
     app.router.add_get("/", board_page)
     app.router.add_get("/board.json", board_json)
+    app.router.add_get("/feed/events", feed_events)
     app.router.add_get("/games/{game_id}", spectator_page)
     app.router.add_get("/games/{game_id}/events", spectator_events)
     app.router.add_get("/games/{game_id}/seat", seat_page)

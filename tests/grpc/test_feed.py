@@ -4,7 +4,9 @@ server restart with nothing missed and nothing repeated, and each row exactly wh
 
 from __future__ import annotations
 
+import http.client
 import itertools
+import json
 import os
 import signal
 import socket
@@ -13,6 +15,8 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -128,3 +132,43 @@ def test_a_feed_of_one_kind_and_a_bad_position(tmp_path: Path) -> None:
         assert bad.value.field == "position" and bad.value.status == "INVALID_ARGUMENT"
     finally:
         server.stop()
+
+
+def sse_rows(port: int, path: str, n: int) -> list[tuple[str, dict[str, Any]]]:
+    """The first ``n`` events of a server-sent-events stream: (id, data)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        assert response.status == 200, response.read()
+        text = ""
+        while text.count("\n\n") < n:
+            text += response.read1(65536).decode().replace("\r\n", "\n")
+    finally:
+        connection.close()
+    found = []
+    for block in text.split("\n\n")[:n]:
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        found.append((fields["id"].strip(), json.loads(fields["data"])))
+    return found
+
+
+def test_the_feed_as_server_sent_events_resumes_from_its_ids(tmp_path: Path) -> None:
+    from tests.webutil import WebServer, request
+
+    web = WebServer(tmp_path / "games.duckdb")
+    try:
+        organiser = Client(web.address, organiser_key=web.key)
+        games = [organiser.create_game("bon-appetit", ["Ann", "Brian"]) for _ in range(2)]
+        play(organiser, games[0].game_id, games[0].tokens, 2)
+        every = {(g.game_id, s) for g in games for s in range(1, organiser.view(g.game_id).seq + 1)}
+        first = sse_rows(web.http_port, "/feed/events?kind=bon-appetit", 2)
+        assert all("hand" not in seat for _, e in first for seat in e["view"].get("seats", []))
+        got = [(e["game_id"], e["seq"]) for _, e in first]
+        path = f"/feed/events?kind=bon-appetit&position={quote(first[-1][0])}"
+        more = [(e["game_id"], e["seq"]) for _, e in sse_rows(web.http_port, path, len(every) - 2)]
+        assert sorted(got + more) == sorted(every)  # resumed: nothing missed, nothing twice
+        bad = request(web, "GET", "/feed/events?position=nonsense")
+        assert bad.status == 400 and "position" in bad.body
+    finally:
+        web.stop()
