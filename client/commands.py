@@ -79,9 +79,13 @@ def command_from_json(text: str, message: Any = None) -> Any:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as bad:
-        raise FeastlogError(f"not JSON: {bad}", "INVALID_ARGUMENT", "BAD_JSON") from bad
+        raise FeastlogError(
+            f"not a command: not JSON ({bad})", "INVALID_ARGUMENT", "BAD_JSON"
+        ) from bad
     if not isinstance(raw, dict):
-        raise FeastlogError("a command is a JSON object", "INVALID_ARGUMENT", "BAD_JSON")
+        raise FeastlogError(
+            "not a command: a command is a JSON object", "INVALID_ARGUMENT", "BAD_JSON"
+        )
     try:
         json_format.ParseDict(with_enum_names(raw, target.DESCRIPTOR), target)
     except json_format.ParseError as bad:
