@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from feastlog.cli.client import command_from_json, connected
-from feastlog.cli.errors import FAILED, OK, CliError, cannot_write, output_file, usage
+from feastlog.cli.errors import FAILED, OK, REFUSED, CliError, cannot_write, output_file, usage
 from feastlog.cli.output import Bounded, echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.target import connection_options, target_of
@@ -132,13 +132,18 @@ def explain_command(game_id: str, seq: int, as_json: bool, **connection: Any) ->
 def whatif_command(
     game_id: str, seq: int, command_json: str, actor: str | None, as_json: bool, **connection: Any
 ) -> None:
-    """COMMAND (JSON) in place of row SEQ: legal or not (which rule), and its facts."""
+    """COMMAND (JSON) in place of row SEQ: legal or not (which rule), and its facts.
+
+    Exit 0 when it would have been legal; 4 (refused) when not, saying which rule.
+    """
     with connected(target_of(connection)) as client:
         found = client.what_if(
             game_id, seq, actor or "", lambda kind: command_from_json(command_json, kind)
         )
     if as_json:
         echo_json(found)
+        if not found["legal"]:
+            sys.exit(REFUSED)
     elif found["legal"]:
         click.echo(f"legal at seq {seq}; it would have brought about:")
         echo_lines(f"  {line}" for line in found["narrative"])
@@ -147,6 +152,7 @@ def whatif_command(
         echo_lines([f"not legal at seq {seq}: {rule}: {found['message']}"])
         if found.get("text"):
             click.echo(f"  {found['rule_id']} ({found['section']}): {found['text']}")
+        sys.exit(REFUSED)  # it would have been refused: exit 4, as the exit codes say
 
 
 @click.command("rejections")

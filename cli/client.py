@@ -50,6 +50,8 @@ from feastlog.cli.errors import (
 from feastlog.cli.narrate import Seen
 from feastlog.cli.target import Target, require_file
 from feastlog.cli.wire import Metadata, as_dict, bearer, open_blocking_channel
+from feastlog.client.commands import command_from_json as library_command
+from feastlog.client.errors import FeastlogError
 from feastlog.presentation.narrative import check_viewer
 from feastlog.replay import games
 from feastlog.replay.engine import Viewer
@@ -819,16 +821,18 @@ def open_client(
 
 
 def command_from_json(text: str, kind: str) -> record_pb2.Command:
-    """A command from JSON: a ``feastlog.v1.Command``, or the game's own command message."""
+    """A command from JSON: a ``feastlog.v1.Command``, or the game's own command message;
+    enum values by their short names too (``red``: ``feastlog.client.commands``)."""
     try:
-        return json_format.Parse(text, record_pb2.Command())
-    except json_format.ParseError:
-        pass
+        return library_command(text)
+    except FeastlogError as bad:
+        if bad.reason != "BAD_JSON":
+            raise usage(bad.message) from bad
     command = record_pb2.Command()
     try:
-        json_format.Parse(text, getattr(command, games.engine(kind).spec.command_field))
-    except json_format.ParseError as bad:
-        raise usage(f"not a command: {bad}") from bad
+        library_command(text, getattr(command, games.engine(kind).spec.command_field))
+    except FeastlogError as bad:
+        raise usage(bad.message) from bad
     return command
 
 

@@ -284,12 +284,15 @@ def replay_command(
     record = game_id if is_record_file(game_id) else ""
     target = target_of(connection, local=not record)
     with connected(target, record=record) as client:
+        # a file is anyone's to edit: an exported record, or a file no server holds
+        checked = client.audit("") if record else None
         if html_file is not None:  # --html '' is refused as an empty name, not ignored
-            click.echo(write_replay_html(client, game_id, html_file, viewer))
+            if checked is None and client.local:
+                checked = client.audit(game_id)
+            click.echo(write_replay_html(client, game_id, html_file, viewer, checked))
         else:
             found = client.replay(game_id, at, viewer)
             echo_lines(replay_lines(found, at is not None or viewer is not None, at is None))
-        checked = client.audit("") if record else None
     if checked is not None and not checked["ok"]:
         # a file is anyone's to edit: its story is told, and that it does not verify
         echo_lines([f"warning: {game_id} does not verify: {summary_line(checked)}"], err=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +12,7 @@ from google.protobuf.message import Message
 from feastlog.presentation.narrative import header, row_lines
 from feastlog.replay import games
 from feastlog.replay.engine import Fact
+from feastlog.replay.enums import prefix_of
 from feastlog.replay.record import Row
 from feastlog.v1 import record_pb2
 
@@ -58,11 +59,12 @@ def table_lines(view: dict[str, Any], seq: int, viewer: str) -> list[str]:
     return [heading, *json.dumps(view, indent=1, sort_keys=True).splitlines()]
 
 
-def command_words(command: Message) -> str:
+def command_words(command: Message, name: Callable[[str], str] = str) -> str:
     """A command in a few words, for a menu of moves: ``bid: gems green, red``.
 
     Generic over the games: the move's name, then each field set, enum values without
-    their type's prefix (``BON_APPETIT_GEM_RED`` → ``red``), in lower case.
+    their type's prefix (``BON_APPETIT_GEM_RED`` → ``red``), in lower case; strings (card
+    ids) through ``name`` (``cli.cards.CardNames.of``: ``ingredient-beef-4`` → ``Beef``).
     """
     game = command.WhichOneof("game")
     if game is None:
@@ -71,42 +73,50 @@ def command_words(command: Message) -> str:
     oneofs = moves.DESCRIPTOR.oneofs
     move_name = moves.WhichOneof(oneofs[0].name) if len(oneofs) == 1 else None
     if move_name is None:  # a game whose command is one message of fields
-        return _fields_text(moves) or game.replace("_", " ")
-    said = _fields_text(getattr(moves, move_name))
-    name = move_name.replace("_", " ")
-    return f"{name}: {said}" if said else name
+        return _fields_text(moves, name) or game.replace("_", " ")
+    said = _fields_text(getattr(moves, move_name), name)
+    move = move_name.replace("_", " ")
+    return f"{move}: {said}" if said else move
 
 
-def _fields_text(message: Message) -> str:
+def move_name(command: Message) -> str:
+    """The name of a command's move (``discard down``), or of its game's command."""
+    game = command.WhichOneof("game")
+    if game is None:
+        return "(no command)"
+    moves = getattr(command, game)
+    oneofs = moves.DESCRIPTOR.oneofs
+    move = moves.WhichOneof(oneofs[0].name) if len(oneofs) == 1 else None
+    return (move or game).replace("_", " ")
+
+
+def _fields_text(message: Message, name: Callable[[str], str] = str) -> str:
     """``field value, value; field value`` for each field set, in declaration order."""
     parts = []
     for field, value in message.ListFields():
         values = list(value) if field.is_repeated else [value]
-        shown = [_value_text(field, v) for v in values]
+        shown = [_value_text(field, v, name) for v in values]
         parts.append(f"{field.name.replace('_', ' ')} {', '.join(shown)}")
     return "; ".join(parts)
 
 
-def _value_text(field: Any, value: Any) -> str:
+def _value_text(field: Any, value: Any, name: Callable[[str], str] = str) -> str:
     if field.enum_type is not None:
-        known = field.enum_type.values_by_number.get(value)
-        if known is None:  # a number this build's enum does not name
-            return str(value)
-        name: str = known.name
-        return name.removeprefix(_enum_prefix(field.enum_type)).lower().replace("_", " ")
+        return enum_words(field.enum_type, value)
     if field.message_type is not None:
-        return "(" + _fields_text(value) + ")"
+        return "(" + _fields_text(value, name) + ")"
+    if isinstance(value, str):
+        return name(value)
     return str(value)
 
 
-def _enum_prefix(enum_type: Any) -> str:
-    """What every value name of an enum starts with (``BON_APPETIT_GEM_``)."""
-    names = [v.name for v in enum_type.values]
-    prefix = names[0]
-    for name in names[1:]:
-        while not name.startswith(prefix):
-            prefix = prefix[:-1]
-    return prefix[: prefix.rfind("_") + 1] if "_" in prefix else prefix
+def enum_words(enum_type: Any, value: int) -> str:
+    """An enum value without its type's prefix, in lower case: ``red``."""
+    known = enum_type.values_by_number.get(value)
+    if known is None:  # a number this build's enum does not name
+        return str(value)
+    spelled: str = known.name
+    return spelled.removeprefix(prefix_of(enum_type)).lower().replace("_", " ")
 
 
 def view_lines(view: dict[str, Any], me: int) -> list[str]:

@@ -18,8 +18,9 @@ from typing import Any
 from feastlog.cli.client import Client
 from feastlog.cli.errors import cannot_write, output_file
 from feastlog.cli.wire import as_dict
-from feastlog.presentation.page import page_data, render_page
+from feastlog.presentation.page import page_data, render_page, with_verification
 from feastlog.replay import games
+from feastlog.replay.audit import summary_line
 from feastlog.replay.engine import ARBITER, Fact, Viewer
 from feastlog.replay.record import Row
 from feastlog.replay.visibility import refusals_for
@@ -96,13 +97,26 @@ def page_from_server(client: Client, game_id: str, viewer: Viewer | None) -> str
     return render_page(page_data(genesis, engine, chosen, seen, bundled_pack(genesis), refusals))
 
 
-def write_replay_html(client: Client, game_id: str, output: str, viewer: Viewer | None) -> str:
-    """Write the page to ``output``; returns a line saying what was written."""
+def write_replay_html(
+    client: Client,
+    game_id: str,
+    output: str,
+    viewer: Viewer | None,
+    checked: dict[str, Any] | None = None,
+) -> str:
+    """Write the page to ``output``; returns a line saying what was written.  ``checked``:
+    the record's audit report, which a page of a record that does not verify shows at
+    its top (why, in the page itself, not only on standard error)."""
     output_file(output)
     if client.local:  # a DuckDB file no server holds, or an exported record
         page = client.page(game_id, viewer or ARBITER)
     else:
         page = page_from_server(client, game_id, viewer)
+    if checked is not None and not checked["ok"]:
+        faults = [
+            f"seq {f['seq']}: {f['kind']}: {f['message']}".rstrip(": ") for f in checked["faults"]
+        ]
+        page = with_verification(page, summary_line(checked), faults)
     data = page.encode("utf-8")
     try:
         Path(output).write_bytes(data)

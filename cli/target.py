@@ -16,19 +16,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import click
 
 from feastlog.cli.errors import unreachable
+from feastlog.client.errors import FeastlogError
+from feastlog.client.locate import DEFAULT_DB, locate
 from feastlog.replay.text import fits_header
-from feastlog.service import announce
-from feastlog.service.app.auth import KEY_ENV, KEY_FILE, OrganiserKeyError, read_key_file
-from feastlog.service.grpc.tls import Tls, TlsFileError
+from feastlog.service.app.auth import KEY_ENV
+from feastlog.service.grpc.tls import Tls
 from feastlog.service.store.port import is_postgres
 
-DEFAULT_DB = "feastlog.duckdb"
 SERVER_ENV = "FEASTLOG_SERVER"
 
 
@@ -49,28 +48,6 @@ class Target:
         return f"the server at {self.server}" if self.server else f"the file {self.db}"
 
 
-def _same_address(a: str, b: str) -> bool:
-    """Whether two host:port addresses name the same server (localhost is loopback)."""
-    loopback = {"localhost", "127.0.0.1", "[::1]", "::1"}
-
-    def norm(address: str) -> tuple[str, str]:
-        host, _, port = address.strip().rpartition(":")
-        return ("127.0.0.1" if host in loopback else host), port
-
-    return norm(a) == norm(b)
-
-
-def local_key(db: str) -> str | None:
-    """The organiser key file beside the database, if there is one (refused if unusable)."""
-    path = Path(db).parent / KEY_FILE
-    if not path.exists():
-        return None
-    try:
-        return read_key_file(path)
-    except OrganiserKeyError as refused:
-        raise unreachable(str(refused)) from refused
-
-
 def resolve(
     server: str | None,
     db: str,
@@ -80,39 +57,17 @@ def resolve(
     ca: str | None = None,
     local: bool = True,
 ) -> Target:
-    """The target of a command from its options (see the module doc).
+    """The target of a command from its options: found as every client finds its server
+    (``feastlog.client.locate``); a TLS or key file that cannot be used is exit 3.
 
     ``local``: whether the server announced beside the file is wanted (commands that only
     read an exported record or a file offline pass False).
     """
     try:
-        tls = Tls.load(tls_cert, tls_key, ca)
-    except TlsFileError as bad:
-        raise unreachable(str(bad)) from bad
-    # a PostgreSQL database has no file beside which a server could announce itself
-    found = announce.read(db) if local and not is_postgres(db) else None
-    announced = False
-    if server is None and found is not None:
-        server, announced = found.address, True
-    elif server is not None and found is not None and _same_address(server, found.address):
-        announced = True
-    if server and found is not None and announced and found.tls and tls is None:
-        tls = Tls()  # the system's roots, unless --ca says otherwise
-    hint = ""
-    if key is None and server:
-        # the key file is read only for the server announced beside it (never sent elsewhere)
-        mine = local_key(db) if announced else None
-        if mine is not None and found is not None:
-            if found.key_fingerprint == announce.key_fingerprint(mine):
-                key = mine
-            else:
-                hint = f"the organiser key file beside {db} is not the key of {server}"
-        elif (Path(db).parent / KEY_FILE).exists():
-            hint = (
-                f"the organiser key file beside {db} is sent only to the server that announced "
-                f"itself there, not to {server}: pass --organiser-key"
-            )
-    return Target(server or None, db, key, tls, announced, hint)
+        found = locate(server, db, key, tls_cert, tls_key, ca, local)
+    except FeastlogError as bad:
+        raise unreachable(bad.message) from bad
+    return Target(found.server, found.db, found.key, found.tls, found.announced, found.key_hint)
 
 
 def connection_options(command: Callable[..., Any]) -> Callable[..., Any]:

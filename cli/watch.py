@@ -51,6 +51,10 @@ def watch_command(
     """Follow a game live in plain words, as a spectator (or --token, --arbiter), to its end."""
     if token and arbiter:
         raise usage("watch as a seat (--token) or as the arbiter (--arbiter), not both")
+    if connection.get("organiser_key") and not arbiter and not token:
+        click.echo(
+            "watching as a spectator: the organiser key is sent only with --arbiter", err=True
+        )
     with connected(target_of(connection)) as client:
         if client.local:
             raise unreachable(

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import collections
 import math
 import os
 import random
@@ -18,114 +17,17 @@ from typing import Any
 
 import grpc
 from google.protobuf import struct_pb2
-from google.protobuf.message import DecodeError
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
 
-from feastlog.replay.text import fits_header
+# The channels, the routing header, credentials and ErrorInfo are the client library's
+# (``feastlog.client``): the CLI reaches a server the way any client does.
+from feastlog.client.channel import ROUTING_HEADER as ROUTING_HEADER
+from feastlog.client.channel import Metadata as Metadata
+from feastlog.client.channel import bearer as bearer
+from feastlog.client.channel import open_blocking_channel as open_blocking_channel
+from feastlog.client.channel import open_channel as open_channel
+from feastlog.client.errors import error_info as error_info
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-
-Metadata = tuple[tuple[str, str], ...]
-
-# Every call about a game carries its id in this header, so a load balancer in front of
-# many nodes (nginx: hash $http_x_feastlog_game consistent) sends a game's calls to the
-# node that has it folded in memory. Affinity only: any node answers every call correctly.
-ROUTING_HEADER = "x-feastlog-game"
-
-
-def _routing(request: Any) -> list[tuple[str, str]]:
-    """The routing header of a request that names a game (none for one that does not)."""
-    game_id = getattr(request, "game_id", "")
-    # affinity only: an id no header can carry goes without it (the server then names it)
-    return [(ROUTING_HEADER, game_id)] if game_id and fits_header(game_id) else []
-
-
-def _routed(details: Any, request: Any) -> Any:
-    """An asyncio call's details with the routing header added."""
-    extra = _routing(request)
-    if not extra:
-        return details
-    metadata = grpc.aio.Metadata(*(details.metadata or ()), *extra)
-    return grpc.aio.ClientCallDetails(
-        details.method, details.timeout, metadata, details.credentials, details.wait_for_ready
-    )
-
-
-def _routed_blocking(details: Any, request: Any) -> Any:
-    """A blocking call's details with the routing header added."""
-    extra = _routing(request)
-    if not extra:
-        return details
-    metadata = [*(details.metadata or ()), *extra]
-    return _SyncDetails(
-        details.method,
-        details.timeout,
-        metadata,
-        details.credentials,
-        details.wait_for_ready,
-        details.compression,
-    )
-
-
-# grpc.aio files an interceptor under the first kind it is, so one class per kind.
-class _GameRouting(grpc.aio.UnaryUnaryClientInterceptor):
-    """Adds the routing header to every unary call of an asyncio channel."""
-
-    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        """A unary call, routed by its game."""
-        return await continuation(_routed(details, request), request)
-
-
-class _GameStreamRouting(grpc.aio.UnaryStreamClientInterceptor):
-    """Adds the routing header to every server stream of an asyncio channel."""
-
-    async def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
-        """A server stream (WatchGame, replays), routed by its game."""
-        return await continuation(_routed(details, request), request)
-
-
-class _SyncDetails(
-    collections.namedtuple(
-        "_SyncDetails",
-        ("method", "timeout", "metadata", "credentials", "wait_for_ready", "compression"),
-    ),
-    grpc.ClientCallDetails,
-):
-    """Call details of a blocking channel (grpc gives no constructor for them)."""
-
-
-class _SyncGameRouting(grpc.UnaryUnaryClientInterceptor, grpc.UnaryStreamClientInterceptor):
-    """Adds the routing header to every call of a blocking channel."""
-
-    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
-        """A unary call, routed by its game."""
-        return continuation(_routed_blocking(details, request), request)
-
-    def intercept_unary_stream(self, continuation: Any, details: Any, request: Any) -> Any:
-        """A server stream, routed by its game."""
-        return continuation(_routed_blocking(details, request), request)
-
-
-def open_channel(
-    address: str, credentials: grpc.ChannelCredentials | None = None
-) -> grpc.aio.Channel:
-    """An asyncio channel to a server or a load balancer; calls carry the routing header."""
-    routing = [_GameRouting(), _GameStreamRouting()]
-    if credentials is not None:
-        return grpc.aio.secure_channel(address, credentials, interceptors=routing)
-    return grpc.aio.insecure_channel(address, interceptors=routing)
-
-
-def open_blocking_channel(
-    address: str, credentials: grpc.ChannelCredentials | None = None
-) -> grpc.Channel:
-    """A blocking channel to a server or a load balancer; calls carry the routing header."""
-    if credentials is not None:
-        channel = grpc.secure_channel(address, credentials)
-    else:
-        channel = grpc.insecure_channel(address)
-    return grpc.intercept_channel(channel, _SyncGameRouting())
 
 
 def spawn_server(db_path: Path, key: str, prelude: str = "") -> tuple[subprocess.Popen[str], str]:
@@ -150,11 +52,6 @@ def spawn_server(db_path: Path, key: str, prelude: str = "") -> tuple[subprocess
         _, err = proc.communicate(timeout=10)
         raise RuntimeError(f"the server did not start: {first}{err}")
     return proc, found.group(1)
-
-
-def bearer(token: str | None) -> Metadata:
-    """Call metadata carrying a token (none for a spectator)."""
-    return (("authorization", f"Bearer {token}"),) if token else ()
 
 
 def as_dict(message: Any) -> dict[str, Any]:
@@ -244,23 +141,6 @@ async def waiting_for_entropy(stub: pb_grpc.GameServiceAsyncStub, game_id: str) 
             return True
         raise
     return False
-
-
-def error_info(error: grpc.RpcError) -> error_details_pb2.ErrorInfo | None:
-    """The ErrorInfo of a feastlog error (its reason, rule_id or field), if it carries one.
-
-    None too for an error with no trailers to read, or whose rich status disagrees with
-    its code (``from_call`` raises ValueError then: a proxy in between may have rewritten
-    the code): what the CLI says of an error never depends on more than its code.
-    """
-    try:
-        status = rpc_status.from_call(error)  # type: ignore[arg-type]
-    except (AttributeError, ValueError, DecodeError):
-        return None
-    info = error_details_pb2.ErrorInfo()
-    if status is None or not status.details or not status.details[0].Unpack(info):
-        return None
-    return info
 
 
 def reason_of(error: grpc.RpcError) -> str:

@@ -321,6 +321,7 @@ _SHELL = (
   <button type="button" id="large" aria-pressed="false" title="Large type (L)">A+</button>
  </div>
 </header>
+<!--feastlog-verification-->
 <nav class="controls" aria-label="Steps">
  <button type="button" id="first" title="First (Home)" aria-label="First step">&#xAB;</button>
  <button type="button" id="prev" title="Back (&#x2190;)" aria-label="Step back">&#x2039;</button>
@@ -348,6 +349,24 @@ _SHELL = (
 </html>
 """
 )
+
+
+VERIFICATION_MARK = "<!--feastlog-verification-->"
+
+
+def with_verification(page: str, summary: str, faults: Sequence[str]) -> str:
+    """The page with a banner at its top saying its record does not verify, and why: a
+    file is anyone's to edit, and a page drawn from an edited one looks like any other."""
+    listed = "".join(f"<li>{html.escape(fault)}</li>" for fault in faults[:20])
+    more = f"<li>… and {len(faults) - 20} more</li>" if len(faults) > 20 else ""
+    banner = (
+        '<section id="unverified" class="unverified" role="alert">'
+        "<h2>This record does not verify</h2>"
+        f"<p>{html.escape(summary)}</p><ul>{listed}{more}</ul>"
+        "<p>What this page shows is what the file says, not what was played: "
+        "<code>feastlog verify</code> tells the whole of it.</p></section>"
+    )
+    return page.replace(VERIFICATION_MARK, banner, 1)
 
 
 def render_page(data: dict[str, Any]) -> str:

@@ -333,6 +333,16 @@ def organiser_key(folder: Path) -> str:
     return path.read_text().strip()
 
 
+def port_taken(port: int) -> bool:
+    """Whether something listens on (or holds) ``port`` on loopback."""
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
+
+
 def up(folder: Path, nodes: int, port: int) -> Cluster:
     """Start PostgreSQL, ``nodes`` feastlog nodes on it, and nginx in front of them."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -340,6 +350,11 @@ def up(folder: Path, nodes: int, port: int) -> Cluster:
         folder.chmod(0o711)
     if (folder / STATE).exists():
         raise ClusterError(f"a cluster is up in {folder}: stop it first (cluster.py down)")
+    if port and port_taken(port):  # said before anything starts, naming the port
+        raise ClusterError(
+            f"port {port} on 127.0.0.1 is taken (feastlog serve listens on 50051 by default): "
+            "pass another --port, or --port 0 for any free one"
+        )
     cluster = Cluster(str(folder.resolve()))
     try:
         cluster.postgres = start_postgres(folder / "postgres")
@@ -385,7 +400,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("what", choices=["up", "down", "postgres"])
     parser.add_argument("--folder", default="feastlog-cluster", help="where it all lives")
     parser.add_argument("--nodes", type=int, default=3)
-    parser.add_argument("--port", type=int, default=50051, help="nginx's port (0: any)")
+    parser.add_argument(
+        "--port", type=int, default=0, help="nginx's port (default 0: any free one, printed)"
+    )
     parser.add_argument("--purge", action="store_true", help="down: delete the games too")
     args = parser.parse_args(argv)
     folder = Path(args.folder).resolve()  # nginx and pg_ctl take paths from their own folders

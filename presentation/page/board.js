@@ -19,11 +19,16 @@
     card.dataset.game = g.id;
     card.dataset.state = state;
     card.dataset.seq = g.seq;
-    const status = g.waiting ? "waiting for seat entropy" : g.over ? `finished after ${g.seq} rows` : `seq ${g.seq} · round ${g.round} · ${g.phase}`;
+    const winners = (g.winners || []).map((seat) => g.players[seat]).join(" and ");
+    const ended = { void: "void: voided by the arbiter", closed: "closed by the arbiter" }[g.ending]
+      || `finished after ${g.seq} rows${winners ? ` · won by ${winners}` : ""}`;
+    const status = g.waiting ? "waiting for seat entropy" : g.over ? ended : `seq ${g.seq} · round ${g.round} · ${g.phase}`;
+    if (g.ending) card.dataset.ending = g.ending;
     card.append(h("h3", null, g.title, h("span", "quiet", g.id)), h("div", "quiet", status));
     g.players.forEach((name, seat) => {
       const acting = (g.to_act || []).includes(name);
-      card.append(h("div", "score", h("span", null, acting ? "▸ " : "", name), h("strong", null, g.scores ? g.scores[seat] : "")));
+      const won = (g.winners || []).includes(seat) ? " ★" : "";
+      card.append(h("div", "score", h("span", null, acting ? "▸ " : "", name, won), h("strong", null, g.scores ? g.scores[seat] : "")));
     });
     return card;
   }

@@ -94,6 +94,7 @@ FIELDS: dict[str, Field] = {
     "byes": Field(40),  # the names of the players a fixed round gives a bye
     "format": Field(64),  # each tournament format option's key and value
     "page_token": Field(128),
+    "position": Field(48 * KIB),  # WatchAll's: a compressed map of games to seqs
     "options": Field(64),  # each rule option's key and value
     # a witness's cosignature of a head (ProofService.AddCosignature): hex and RFC 3339
     "root": Field(64),

@@ -50,6 +50,7 @@ from feastlog.service.grpc.status import abort
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
+    feed_service_pb2,
     game_service_pb2,
     proof_service_pb2,
     replay_service_pb2,
@@ -70,6 +71,7 @@ SERVICES: tuple[ServiceDescriptor, ...] = tuple(
         (proof_service_pb2, "ProofService"),
         (table_service_pb2, "TableService"),
         (seat_link_service_pb2, "SeatLinkService"),
+        (feed_service_pb2, "FeedService"),
     )
 )
 

@@ -38,6 +38,7 @@ from feastlog.service.store.writer import Database
 from feastlog.v1 import (
     admin_service_pb2,
     audit_service_pb2,
+    feed_service_pb2,
     game_service_pb2,
     proof_service_pb2,
     replay_service_pb2,
@@ -61,6 +62,7 @@ SERVICE_NAMES = (
     proof_service_pb2.DESCRIPTOR.services_by_name["ProofService"].full_name,
     table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
     seat_link_service_pb2.DESCRIPTOR.services_by_name["SeatLinkService"].full_name,
+    feed_service_pb2.DESCRIPTOR.services_by_name["FeedService"].full_name,
     health.SERVICE_NAME,
     *reflection.SERVICE_NAMES,
 )

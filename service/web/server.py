@@ -11,6 +11,7 @@ pages; a token never appears in a URL or a page.
 
     GET  /                           the board (``?tournament=ID`` for one tournament)
     GET  /board.json                 the board's rows
+    GET  /feed/events                every game's rows, server-sent events (``WatchAll``'s)
     GET  /games/{id}                 the spectator's page;  /games/{id}/events its stream
     GET  /games/{id}/seat            a seat's (or the arbiter's) page, or the token form
     POST /games/{id}/seat            take the token from the form; /seat/forget drops it
@@ -39,6 +40,7 @@ from feastlog.service.app.application import Application, utc_now
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
+from feastlog.service.app.feed import read_position, watch_all
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.app.seatlinks import SESSION_PREFIX
 from feastlog.service.grpc.server import Running
@@ -125,6 +127,8 @@ async def board_json(request: web.Request) -> web.Response:
             view, names = now.view, summary.players
             row |= {"seq": now.seq, "round": view.get("round"), "phase": view.get("phase")}
             row |= {"scores": scores_in(view), "to_act": [names[s] for s in view["to_act"]]}
+        elif summary.over:
+            row |= await ended(app, summary.game_id)
         rows.append(row)
     answer: dict[str, Any] = {"games": rows}
     try:  # the server's latest signed tree head, with how many witnesses co-signed it
@@ -133,6 +137,21 @@ async def board_json(request: web.Request) -> web.Response:
     except HeadNotFound:
         pass  # nothing recorded yet
     return web.json_response(answer, headers={"Cache-Control": "no-store"})
+
+
+async def ended(app: Any, game_id: str) -> dict[str, Any]:
+    """How a game ended, as the board shows it: voided, closed by the arbiter, or finished
+    with its final scores (rulings applied) and winners."""
+    last = await app.state_at(Caller("anonymous"), game_id)
+    rulings, view = last.rulings, last.steps[-1].view
+    if rulings.get("voided"):
+        return {"ending": "void"}
+    if rulings.get("closed"):
+        return {"ending": "closed"}
+    scores = list(view.get("scores") or scores_in(view))
+    adjustments = rulings.get("adjustments") or []
+    scores = [p + (adjustments[i] if i < len(adjustments) else 0) for i, p in enumerate(scores)]
+    return {"ending": "finished", "scores": scores, "winners": list(view.get("winners") or [])}
 
 
 async def game_page(request: web.Request, caller: Caller, events: str) -> web.Response:
@@ -221,6 +240,34 @@ async def seat_events(request: web.Request) -> web.StreamResponse:
     return await follow(request, caller)
 
 
+async def feed_events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events of every game (``service.app.feed``, what ``WatchAll`` sends a
+    spectator): ``?kind=``, ``?tournament=``; each event's id is the position after it,
+    which a browser sends back as ``Last-Event-ID`` when it reconnects (or ``?position=``).
+    """
+    kind = checked("game_kind", request.query.get("kind", ""))
+    tournament_id = checked("tournament_id", request.query.get("tournament", ""))
+    given = request.headers.get("Last-Event-ID") or request.query.get("position", "")
+    position = checked("position", given)
+    read_position(position, kind, tournament_id)  # a bad one is refused before the stream
+    feed = watch_all(request.app[APP], Caller("anonymous"), kind, tournament_id, position)
+    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+        async for row in feed:
+            step = row.step
+            data = {
+                "game_id": row.game_id,
+                "seq": step.row.seq,
+                "kind": step.row.kind,
+                "actor": step.row.actor,
+                "recorded_at": step.row.recorded_at,
+                "hash": step.row.hash,
+                "facts": list(step.facts),
+                "view": step.view,
+            }
+            await stream.send(json_for_script(data), id=row.position, event="row")
+    return stream
+
+
 def make_app(application: Application) -> web.Application:
     """The web application over a server's games."""
     from feastlog.service.web import seat  # the seat's page and moves (it imports this module)
@@ -229,6 +276,7 @@ def make_app(application: Application) -> web.Application:
     app[APP] = application
     app.router.add_get("/", board_page)
     app.router.add_get("/board.json", board_json)
+    app.router.add_get("/feed/events", feed_events)
     app.router.add_get("/games/{game_id}", spectator_page)
     app.router.add_get("/games/{game_id}/events", spectator_events)
     app.router.add_post("/games/{game_id}/seat", take_token)

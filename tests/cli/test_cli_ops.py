@@ -513,6 +513,8 @@ def test_watch_follows_a_game_live_as_a_spectator_to_its_end(
         # a seat watches with its token; the file alone cannot be watched
         seat = run("watch", game_id, "--token", tokens[1], "--from", str(sent + 2))
         assert seat.exit_code == 0 and seat.output.startswith(f"[{sent + 2}] Seed revealed")
+        keyed = run("watch", game_id, "--organiser-key", server.key, "--from", str(sent + 2))
+        assert keyed.exit_code == 0 and "watching as a spectator" in keyed.output, keyed.output
     finally:
         server.stop()
     offline = run("watch", game_id)

@@ -56,7 +56,7 @@ def test_explain_whatif_and_stats_offline(stored: tuple[Path, Built, Built]) -> 
     gems = ["BON_APPETIT_GEM_RED"] * 3 + ["BON_APPETIT_GEM_BLUE"]
     greedy = json.dumps({"bid": {"gems": gems}})
     code, out = run("whatif", game_id, "4", greedy, "--db", str(path))
-    assert code == 0 and "not legal" in out and "BA-BID-" in out
+    assert code == 4 and "not legal" in out and "BA-BID-" in out  # refused, as documented
     code, out = run("stats", "--db", str(path), "--json")
     assert code == 0
     (kind,) = json.loads(out)

@@ -30,7 +30,7 @@ from feastlog.v1 import (
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
-CODE = ("replay", "presentation", "service", "cli", "tests", "scripts")
+CODE = ("replay", "presentation", "service", "cli", "client", "tests", "scripts")
 TICKED = re.compile(r"`([^`\n]+)`")
 PATH = re.compile(r"^[\w.-]+(/[\w.-]+)*(\.py|\.toml|\.js|\.css|\.md|/)$")
 NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(\(\))?$")

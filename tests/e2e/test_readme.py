@@ -1,13 +1,17 @@
-"""The README's command blocks, run as written, in order, in one fresh folder.
+"""The command blocks of the README and of every page under docs/, run as written, in
+order, each page in a fresh folder of its own.
 
-Every ``feastlog …`` line of the README's indented code blocks runs with the installed
-``feastlog`` console script; ``feastlog serve`` starts in the background as the README
-says (terminal 1), with ``FEASTLOG_PORT=0`` so it takes a free port (every other command
-finds it beside ``./feastlog.duckdb``). GAME_ID stands for the game id the commands before
-printed last, ``seat_…`` for the first seat token the last ``new`` printed. Lines that
-are not steps of the walkthrough (installing, the test suite, other ways to start the
-server, benchmarks, development tools) are listed in SKIPPED, so a new README line runs
-unless it is added there.
+Every ``feastlog …`` line of a page's indented code blocks runs with the installed
+``feastlog`` console script; the page's first ``feastlog serve …`` starts in the
+background as the page says (terminal 1), with ``FEASTLOG_PORT=0`` so it takes a free
+port (every other command finds it beside ``./feastlog.duckdb``); a page that starts no
+server gets a plain ``feastlog serve`` before its first command. ``openssl`` and
+``printf`` lines (docs/serving.md's certificates) run in a shell. GAME_ID stands for the
+game id the commands before printed last, ``seat_…`` for the first seat token the last
+``new`` printed. Lines that are not steps of a walkthrough (installing, the test suite,
+other ways to start the server, benchmarks, development tools) are listed in SKIPPED,
+and pages that are not walkthroughs in SKIPPED_PAGES, so a new line runs unless it is
+added there.
 """
 
 from __future__ import annotations
@@ -22,7 +26,15 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+# Pages whose commands are not a walkthrough, each with why.
+SKIPPED_PAGES = {
+    "scaling.md": "a cluster of its own (tests/e2e/test_cluster.py, test_many_nodes.py)",
+    "benchmarks.md": "benchmarks: minutes each",
+    "development.md": "development tools",
+}
+SHELL = ("openssl ", "printf ")  # a page's own setup steps (certificates)
 GAME = re.compile(r"\bg_[0-9a-f]{16}\b")
 TOKEN = re.compile(r"\bseat_[A-Za-z0-9_-]{16,}")
 TOURNAMENT = re.compile(r"\bt_[0-9a-f]{16}\b")  # TOURNAMENT_ID: the one `tournament create` printed
@@ -65,12 +77,18 @@ SKIPPED = {
 }
 
 
-def commands() -> list[str]:
-    """Every command of the README's indented code blocks, in order, comments removed."""
+def pages() -> list[Path]:
+    """The README and every page under docs/ that shows a walkthrough."""
+    docs = sorted((ROOT / "docs").glob("*.md"))
+    return [README, *(p for p in docs if p.name not in SKIPPED_PAGES)]
+
+
+def commands(page: Path = README) -> list[str]:
+    """Every command of a page's indented code blocks, in order, comments removed."""
     found = []
     previous_blank = True
     in_block = False
-    for line in README.read_text().splitlines():
+    for line in page.read_text().splitlines():
         if line.startswith("    ") and (in_block or previous_blank):
             in_block = True
             text = COMMENT.sub("", line).strip()
@@ -83,12 +101,28 @@ def commands() -> list[str]:
 
 
 def test_the_readme_lists_what_it_skips() -> None:
-    found = commands()
+    found = [
+        c
+        for page in [*pages(), *(ROOT / "docs" / p for p in SKIPPED_PAGES)]
+        for c in commands(page)
+    ]
     assert [c for c in SKIPPED if c not in found] == [], "SKIPPED names a line no longer there"
-    assert "feastlog serve" in found and "feastlog demo menu-masters --players 4" in found
+    assert "feastlog serve" in commands() and "feastlog demo picky-eaters --players 2" in found
+    assert [p for p in SKIPPED_PAGES if not (ROOT / "docs" / p).exists()] == []
 
 
-def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
+def test_the_walkthroughs_cover_the_commands() -> None:
+    """Between them, the pages run every kind of command a newcomer meets."""
+    verbs = {c.split()[1] for page in pages() for c in commands(page) if c.startswith("feastlog ")}
+    for verb in ("new", "play", "demo", "replay", "audit", "verify", "rule", "import", "watch"):
+        assert verb in verbs
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: p.name)
+def test_the_walkthrough_runs_as_written(tmp_path: Path, page: Path) -> None:
+    steps = commands(page)
+    if not any(c.startswith("feastlog ") for c in steps):
+        return  # a page of prose: nothing to run
     bin_dir = Path(sys.executable).parent
     feastlog = bin_dir / "feastlog"
     if not feastlog.exists():
@@ -103,16 +137,24 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
     game_id = token = tournament = ""
     ran = []
     try:
-        for command in commands():
+        for command in steps:
+            if command.startswith(SHELL):
+                subprocess.run(command, shell=True, cwd=tmp_path, check=True, capture_output=True)
+                continue
+            if command.startswith("feastlog serve") and server is None and page != README:
+                server = start(command, tmp_path, env)  # the page's own server
+                continue
             if command in SKIPPED or not command.startswith("feastlog "):
                 assert command in SKIPPED, (
-                    f"a README line that is not a feastlog command: {command}"
+                    f"a {page.name} line that is not a feastlog command: {command}"
                 )
                 continue
             if command == "feastlog serve":
                 if server is None:  # terminal 1; later mentions are the same server
                     server = start(command, tmp_path, env)
                 continue
+            if server is None:  # a page that starts none: the server is already there
+                server = start("feastlog serve", tmp_path, env)
             text = command.replace("GAME_ID", game_id).replace("seat_…", token)
             text = text.replace("TOURNAMENT_ID", tournament)
             args = shlex.split(text)
@@ -141,10 +183,9 @@ def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
             server.send_signal(signal.SIGTERM)
             _, err = server.communicate(timeout=60)
             assert server.returncode == 0, err
-    assert server is not None, "the README never starts feastlog serve"
+    assert server is not None, f"{page.name} never starts feastlog serve"
     assert not (tmp_path / "feastlog.duckdb.server").exists()  # gone at the clean stop
-    for verb in ("new", "play", "demo", "replay", "audit", "verify", "rule", "import"):
-        assert verb in ran
+    assert ran
 
 
 def start(command: str, folder: Path, env: dict[str, str]) -> subprocess.Popen[str]:

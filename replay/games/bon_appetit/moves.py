@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from feastlog.replay.engine import MalformedCommand, Move, RuleViolation, how_many, in_words
+from feastlog.replay.enums import not_a_value
 from feastlog.replay.games.bon_appetit.flow import seal
 from feastlog.replay.games.bon_appetit.pack import COLOURS
 from feastlog.replay.games.bon_appetit.state import State, bid_limit
@@ -55,7 +56,9 @@ def _colours(raw: Sequence[int], field: str) -> Gems:
     gems = []
     for value in raw:
         if value not in GEM_OF_ENUM:
-            raise MalformedCommand(field, f"{value} is not a gem colour")
+            raise MalformedCommand(
+                field, not_a_value(pb.BonAppetitGem.DESCRIPTOR, value, "a gem colour")
+            )
         gems.append(GEM_OF_ENUM[value])
     return tuple(sorted(gems))
 

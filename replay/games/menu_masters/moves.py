@@ -19,6 +19,7 @@ from feastlog.replay.engine import (
     how_many,
     in_words,
 )
+from feastlog.replay.enums import not_a_value
 from feastlog.replay.games.menu_masters import menus
 from feastlog.replay.games.menu_masters.flow import advance, leave, next_placer, sold_out
 from feastlog.replay.games.menu_masters.menus import (
@@ -74,9 +75,7 @@ def out_of_turn(state: State, seat: int) -> RuleViolation:
 def store_index(value: int, field: str) -> int:
     """The store index of a proto Store value (MalformedCommand when unset or unknown)."""
     if value not in pb.MenuMastersStore.values() or value == pb.MENU_MASTERS_STORE_UNSPECIFIED:
-        raise MalformedCommand(
-            field, "name a store: produce stand, butcher shop, bakery or supermarket"
-        )
+        raise MalformedCommand(field, not_a_value(pb.MenuMastersStore.DESCRIPTOR, value, "a store"))
     return value - 1
 
 
@@ -86,7 +85,10 @@ def read_placement(state: State, move: pb.MenuMastersPlacePawn) -> pb.MenuMaster
         move.placement not in pb.MenuMastersPlacement.values()
         or move.placement == pb.MENU_MASTERS_PLACEMENT_UNSPECIFIED
     ):
-        raise MalformedCommand("place_pawn.placement", "choose line, own or collect_coin")
+        raise MalformedCommand(
+            "place_pawn.placement",
+            not_a_value(pb.MenuMastersPlacement.DESCRIPTOR, move.placement, "a placement"),
+        )
     if move.placement == pb.MENU_MASTERS_PLACEMENT_COLLECT_COIN:
         if move.store != pb.MENU_MASTERS_STORE_UNSPECIFIED:
             raise MalformedCommand("place_pawn.store", "collecting a coin takes no store")

@@ -12,6 +12,7 @@ converts the answer; errors leave through the one table of ``service.errors`` (t
 - ``proof``: feastlog.v1.ProofService (keys, signed tree heads, proofs, cosignatures);
 - ``table``: feastlog.v1.TableService (calls to the arbiter, their queue, case files);
 - ``seat_link``: feastlog.v1.SeatLinkService (one-time links to a seat's page);
+- ``feed``: feastlog.v1.FeedService (every game's rows in one stream);
 - ``convert``: the conversions between plain values and messages;
 - ``base``: what every servicer holds (the application, the caller).
 """
@@ -24,6 +25,7 @@ from feastlog.service.app.application import Application
 from feastlog.service.grpc.servicers import (
     admin,
     audit,
+    feed,
     game,
     proof,
     replay,
@@ -35,5 +37,5 @@ from feastlog.service.grpc.servicers import (
 
 def add_servicers(server: grpc.aio.Server, app: Application) -> None:
     """Register every feastlog service on a server."""
-    for module in (game, replay, audit, tournament, admin, proof, table, seat_link):
+    for module in (game, replay, audit, tournament, admin, proof, table, seat_link, feed):
         module.add_to(server, app)

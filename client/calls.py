@@ -1,0 +1,327 @@
+"""Each RPC once, as a value: which service and method, the request, and how its reply
+becomes what the client returns (typed views for the game's table, the protobuf reply
+message otherwise).  ``Client`` (blocking) and ``AsyncClient`` (asyncio) run the same
+calls; only how they wait differs."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from google.protobuf import json_format
+
+from feastlog.v1 import admin_service_pb2 as adpb
+from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import feed_service_pb2 as fpb
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import record_pb2, view_pb2
+from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import tournament_service_pb2 as tpb
+
+T = TypeVar("T")
+
+
+def plain(message: Any) -> dict[str, Any]:
+    """A Struct as a dict, whole numbers as ints (Struct carries doubles)."""
+    found: dict[str, Any] = json_format.MessageToDict(message)
+    return _whole(found)
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    return value
+
+
+@dataclass(frozen=True)
+class Created:
+    """A new game: its id, seed commitment, and each seat's token by seat."""
+
+    game_id: str
+    seed_commitment: str
+    tokens: list[str]
+    reply: pb.CreateGameResponse
+
+
+@dataclass(frozen=True)
+class View:
+    """The table as the caller may see it at ``seq``: as data (``table``) and typed
+    (``typed``: a ``feastlog.v1.TableView`` holding the game's own view message)."""
+
+    seq: int
+    viewer: str
+    table: dict[str, Any]
+    typed: view_pb2.TableView
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+        return bool(self.table.get("over"))
+
+    @property
+    def to_act(self) -> list[int]:
+        """The seats to act now."""
+        return [int(s) for s in self.table.get("to_act", [])]
+
+
+@dataclass(frozen=True)
+class Legal:
+    """The caller's legal commands at ``seq`` (``partial``: the first 1000 of more)."""
+
+    seq: int
+    commands: list[record_pb2.Command]
+    partial: bool
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """A command recorded: its row's seq and hashes, the facts the caller may see, and
+    whether this answers a retry of a command already recorded (``replayed``)."""
+
+    seq: int
+    hash: str
+    state_hash: str
+    facts: list[dict[str, Any]]
+    game_over: bool
+    replayed: bool
+    command_id: str
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One unary RPC: service, method, request, and the reply's conversion."""
+
+    service: str
+    method: str
+    request: Any
+    answer: Callable[[Any], T]
+
+
+@dataclass(frozen=True)
+class Stream(Generic[T]):
+    """One server-streaming RPC: service, method, request, each reply's conversion."""
+
+    service: str
+    method: str
+    request: Any
+    each: Callable[[Any], T]
+
+
+def _same(reply: T) -> T:
+    return reply
+
+
+# --- GameService -------------------------------------------------------------------
+
+
+def create_game(
+    kind: str,
+    players: Sequence[str],
+    seed: bytes = b"",
+    options: Mapping[str, str] | None = None,
+    content_pack: bytes = b"",
+    seat_entropy: bool = False,
+    tournament_id: str = "",
+) -> Call[Created]:
+    """CreateGame (organiser)."""
+    request = pb.CreateGameRequest(
+        game_kind=kind,
+        players=list(players),
+        seed=seed,
+        options=dict(options or {}),
+        content_pack=content_pack,
+        seat_entropy=seat_entropy,
+        tournament_id=tournament_id,
+    )
+
+    def answer(reply: pb.CreateGameResponse) -> Created:
+        tokens = [t.token for t in sorted(reply.seat_tokens, key=lambda t: t.seat)]
+        return Created(reply.game_id, reply.seed_commitment, tokens, reply)
+
+    return Call("GameService", "CreateGame", request, answer)
+
+
+def join_game(game_id: str, entropy: bytes) -> Call[pb.JoinGameResponse]:
+    """JoinGame: a seat's entropy for a game created with seat entropy."""
+    request = pb.JoinGameRequest(game_id=game_id, entropy=entropy)
+    return Call("GameService", "JoinGame", request, _same)
+
+
+def submit(
+    game_id: str,
+    command: record_pb2.Command,
+    expected_seq: int | None = None,
+    command_id: str | None = None,
+) -> Call[Recorded]:
+    """SubmitCommand, with a command_id (made here when not given) that stays the same
+    however often the call is retried."""
+    command_id = command_id or uuid.uuid4().hex
+    request = pb.SubmitCommandRequest(
+        game_id=game_id, command_id=command_id, command=command, expected_seq=expected_seq
+    )
+
+    def answer(reply: pb.SubmitCommandResponse) -> Recorded:
+        facts = [plain(f) for f in reply.facts]
+        return Recorded(
+            int(reply.seq),
+            reply.hash,
+            reply.state_hash,
+            facts,
+            reply.game_over,
+            reply.replayed,
+            command_id,
+        )
+
+    return Call("GameService", "SubmitCommand", request, answer)
+
+
+def view(game_id: str) -> Call[View]:
+    """GetView."""
+
+    def answer(reply: pb.GetViewResponse) -> View:
+        return View(int(reply.seq), reply.viewer, plain(reply.view), reply.typed_view)
+
+    return Call("GameService", "GetView", pb.GetViewRequest(game_id=game_id), answer)
+
+
+def legal(game_id: str) -> Call[Legal]:
+    """ListLegalCommands."""
+
+    def answer(reply: pb.ListLegalCommandsResponse) -> Legal:
+        return Legal(int(reply.seq), list(reply.commands), reply.partial)
+
+    request = pb.ListLegalCommandsRequest(game_id=game_id)
+    return Call("GameService", "ListLegalCommands", request, answer)
+
+
+def list_games(
+    kind: str = "", tournament_id: str = "", page_size: int = 0, page_token: str = ""
+) -> Call[pb.ListGamesResponse]:
+    """ListGames: one page."""
+    request = pb.ListGamesRequest(
+        game_kind=kind, tournament_id=tournament_id, page_size=page_size, page_token=page_token
+    )
+    return Call("GameService", "ListGames", request, _same)
+
+
+def watch(game_id: str, from_seq: int = 1) -> Stream[pb.RecordEvent]:
+    """WatchGame: the rows from ``from_seq``, stored then live."""
+    request = pb.WatchGameRequest(game_id=game_id, from_seq=from_seq)
+    return Stream("GameService", "WatchGame", request, lambda reply: reply.event)
+
+
+def watch_all(
+    kind: str = "", tournament_id: str = "", position: str = ""
+) -> Stream[fpb.WatchAllResponse]:
+    """WatchAll (FeedService): every game's rows, from a stored position."""
+    request = fpb.WatchAllRequest(game_kind=kind, tournament_id=tournament_id, position=position)
+    return Stream("FeedService", "WatchAll", request, _same)
+
+
+# --- ReplayService -----------------------------------------------------------------
+
+
+def state_at(game_id: str, seq: int = 0, viewer: str = "") -> Call[rpb.GetStateAtResponse]:
+    """GetStateAt: the table after ``seq`` (0: the last) as ``viewer`` saw it."""
+    request = rpb.GetStateAtRequest(game_id=game_id, seq=seq, viewer=viewer)
+    return Call("ReplayService", "GetStateAt", request, _same)
+
+
+def replay(
+    game_id: str, from_seq: int = 0, to_seq: int = 0, viewer: str = ""
+) -> Stream[pb.RecordEvent]:
+    """StreamReplay: rows ``from_seq``..``to_seq`` as ``viewer`` saw them."""
+    request = rpb.StreamReplayRequest(
+        game_id=game_id, from_seq=from_seq, to_seq=to_seq, viewer=viewer
+    )
+    return Stream("ReplayService", "StreamReplay", request, lambda reply: reply.event)
+
+
+def export(game_id: str) -> Call[rpb.ExportRecordResponse]:
+    """ExportRecord: the game's record file."""
+    request = rpb.ExportRecordRequest(game_id=game_id)
+    return Call("ReplayService", "ExportRecord", request, _same)
+
+
+# --- AuditService ------------------------------------------------------------------
+
+
+def verify(game_id: str) -> Call[apb.AuditReport]:
+    """VerifyGame: the game's audit report."""
+    request = apb.VerifyGameRequest(game_id=game_id)
+    return Call("AuditService", "VerifyGame", request, lambda reply: reply.report)
+
+
+def verify_all(kind: str = "") -> Stream[apb.AuditReport]:
+    """VerifyAllGames (organiser): every game's report."""
+    request = apb.VerifyAllGamesRequest(game_kind=kind)
+    return Stream("AuditService", "VerifyAllGames", request, lambda reply: reply.report)
+
+
+def explain(game_id: str, seq: int) -> Call[apb.ExplainEventResponse]:
+    """ExplainEvent: one row explained."""
+    request = apb.ExplainEventRequest(game_id=game_id, seq=seq)
+    return Call("AuditService", "ExplainEvent", request, _same)
+
+
+def what_if(
+    game_id: str, seq: int, actor: str, command: record_pb2.Command
+) -> Call[apb.WhatIfResponse]:
+    """WhatIf: ``command`` by ``actor`` in place of row ``seq``."""
+    request = apb.WhatIfRequest(game_id=game_id, seq=seq, actor=actor, command=command)
+    return Call("AuditService", "WhatIf", request, _same)
+
+
+def rejections(game_id: str) -> Call[list[apb.Rejection]]:
+    """ListRejections: the refusals the caller may see."""
+    request = apb.ListRejectionsRequest(game_id=game_id)
+    return Call("AuditService", "ListRejections", request, lambda reply: list(reply.rejections))
+
+
+def rule(
+    game_id: str, ruling: record_pb2.ArbiterCommand, command_id: str | None = None
+) -> Call[apb.SubmitRulingResponse]:
+    """SubmitRuling (arbiter), with a command_id kept across retries."""
+    request = apb.SubmitRulingRequest(
+        game_id=game_id, command_id=command_id or uuid.uuid4().hex, ruling=ruling
+    )
+    return Call("AuditService", "SubmitRuling", request, _same)
+
+
+# --- TournamentService and AdminService --------------------------------------------
+
+
+def standings(tournament_id: str) -> Call[tpb.GetStandingsResponse]:
+    """GetStandings."""
+    request = tpb.GetStandingsRequest(tournament_id=tournament_id)
+    return Call("TournamentService", "GetStandings", request, _same)
+
+
+def stats(tournament_id: str = "") -> Call[tpb.GetStatsResponse]:
+    """GetStats."""
+    request = tpb.GetStatsRequest(tournament_id=tournament_id)
+    return Call("TournamentService", "GetStats", request, _same)
+
+
+def add_arbiter(name: str) -> Call[adpb.AddArbiterResponse]:
+    """AddArbiter (organiser): the new arbiter's key."""
+    request = adpb.AddArbiterRequest(name=name)
+    return Call("AdminService", "AddArbiter", request, _same)
+
+
+def revoke_arbiter(name: str) -> Call[adpb.RevokeArbiterResponse]:
+    """RevokeArbiter (organiser)."""
+    request = adpb.RevokeArbiterRequest(name=name)
+    return Call("AdminService", "RevokeArbiter", request, _same)
+
+
+def arbiters() -> Call[list[adpb.Arbiter]]:
+    """ListArbiters (organiser)."""
+    request = adpb.ListArbitersRequest()
+    return Call("AdminService", "ListArbiters", request, lambda reply: list(reply.arbiters))

@@ -1,0 +1,299 @@
+"""``Client``: a feastlog server's RPCs from blocking Python code."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+import grpc
+
+from feastlog.client import calls
+from feastlog.client.calls import Call, Created, Legal, Recorded, Stream, View
+from feastlog.client.channel import Metadata, bearer, open_blocking_channel
+from feastlog.client.errors import FeastlogError, from_rpc
+from feastlog.client.locate import DEFAULT_DB, Where, locate
+from feastlog.v1 import admin_service_pb2 as adpb
+from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
+from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
+from feastlog.v1 import feed_service_pb2 as fpb
+from feastlog.v1 import feed_service_pb2_grpc as fpb_grpc
+from feastlog.v1 import game_service_pb2 as pb
+from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from feastlog.v1 import record_pb2
+from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from feastlog.v1 import tournament_service_pb2 as tpb
+from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
+
+T = TypeVar("T")
+
+RETRIES = 6  # a call that could not reach the server is sent again this many times
+BACKOFF = (0.2, 3.0)  # the first wait between tries, doubling up to the second
+TIMEOUT = 30.0  # seconds a unary call may take
+SPECTATOR = ""  # as ``token``: call with no credentials at all
+STUBS: Mapping[str, Any] = {
+    "GameService": pb_grpc.GameServiceStub,
+    "ReplayService": rpb_grpc.ReplayServiceStub,
+    "AuditService": apb_grpc.AuditServiceStub,
+    "TournamentService": tpb_grpc.TournamentServiceStub,
+    "AdminService": adpb_grpc.AdminServiceStub,
+    "FeedService": fpb_grpc.FeedServiceStub,
+}
+SEED_REVEAL = "seed_reveal"  # the last row of a game
+
+
+def find(
+    server: str | None,
+    db: str,
+    organiser_key: str | None,
+    ca: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+) -> Where:
+    """The server as the CLI finds it; FeastlogError when there is none to call."""
+    where = locate(server, db, organiser_key, tls_cert, tls_key, ca)
+    if where.server is None:
+        raise FeastlogError(
+            f"no server announced itself beside {db}: pass server='host:port'",
+            "UNAVAILABLE",
+            "NO_SERVER",
+        )
+    return where
+
+
+def waits(retries: int) -> Iterator[float]:
+    """The waits before each retry: doubling from BACKOFF[0] up to BACKOFF[1]."""
+    wait = BACKOFF[0]
+    for _ in range(retries):
+        yield wait
+        wait = min(wait * 2, BACKOFF[1])
+
+
+class Client:
+    """A feastlog server's RPCs, blocking.
+
+    The server is found as the CLI finds it (``feastlog.client.locate``): ``server``
+    (host:port), else the one announced beside ``db``; TLS with ``ca`` (and ``tls_cert``,
+    ``tls_key`` for mutual TLS).  Each call is sent with ``token`` (a seat's token) when
+    given, else the organiser key (given, or the key file beside ``db`` for its own
+    server), else none; a method's own ``token`` overrides both (``SPECTATOR``: none).
+    Calls that could not reach the server are sent again (``retries``), a command with
+    the same command_id, so it is recorded once.  Every failure is a ``FeastlogError``.
+    """
+
+    def __init__(
+        self,
+        server: str | None = None,
+        *,
+        db: str = DEFAULT_DB,
+        token: str | None = None,
+        organiser_key: str | None = None,
+        ca: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        retries: int = RETRIES,
+        timeout: float = TIMEOUT,
+    ) -> None:
+        where = find(server, db, organiser_key, ca, tls_cert, tls_key)
+        self.address: str = where.server or ""
+        self.token, self.organiser_key = token, where.key
+        self.retries, self.timeout = retries, timeout
+        credentials = where.tls.channel_credentials() if where.tls else None
+        self.channel = open_blocking_channel(self.address, credentials)
+        self.stubs = {name: stub(self.channel) for name, stub in STUBS.items()}
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel (streams being read end)."""
+        self.channel.close()
+
+    def metadata(self, token: str | None) -> Metadata:
+        """The credentials a call carries (see the class doc)."""
+        if token is not None:
+            return bearer(token)
+        return bearer(self.token or self.organiser_key)
+
+    def run(self, call: Call[T], token: str | None = None) -> T:
+        """One unary call, sent again while the server cannot be reached."""
+        method = getattr(self.stubs[call.service], call.method)
+        tries = waits(self.retries)
+        while True:
+            try:
+                reply = method(call.request, metadata=self.metadata(token), timeout=self.timeout)
+            except grpc.RpcError as error:
+                failure = from_rpc(error)
+                wait = next(tries, None) if failure.retryable else None
+                if wait is None:
+                    raise failure from None
+                time.sleep(wait)
+                continue
+            return call.answer(reply)
+
+    def stream(self, stream: Stream[T], token: str | None = None) -> Iterator[T]:
+        """A server stream's replies (not retried: ``follow`` resumes a game's)."""
+        method = getattr(self.stubs[stream.service], stream.method)
+        replies = method(stream.request, metadata=self.metadata(token))
+        try:
+            for reply in replies:
+                yield stream.each(reply)
+        except grpc.RpcError as error:
+            raise from_rpc(error) from None
+        finally:
+            replies.cancel()
+
+    # GameService
+
+    def create_game(
+        self,
+        kind: str,
+        players: Sequence[str],
+        seed: bytes = b"",
+        options: Mapping[str, str] | None = None,
+        content_pack: bytes = b"",
+        seat_entropy: bool = False,
+        tournament_id: str = "",
+    ) -> Created:
+        """A new game (organiser): its id, seed commitment and seat tokens."""
+        made = calls.create_game(
+            kind, players, seed, options, content_pack, seat_entropy, tournament_id
+        )
+        return self.run(made)
+
+    def join(self, game_id: str, entropy: bytes, token: str | None = None) -> pb.JoinGameResponse:
+        """A seat's entropy (a game created with seat entropy)."""
+        return self.run(calls.join_game(game_id, entropy), token)
+
+    def submit(
+        self,
+        game_id: str,
+        command: record_pb2.Command,
+        expected_seq: int | None = None,
+        token: str | None = None,
+        command_id: str | None = None,
+    ) -> Recorded:
+        """Send a command (refused as stale unless the game is at ``expected_seq``, when
+        given); retried with the same command_id."""
+        return self.run(calls.submit(game_id, command, expected_seq, command_id), token)
+
+    def view(self, game_id: str, token: str | None = None) -> View:
+        """The table now, as the caller may see it."""
+        return self.run(calls.view(game_id), token)
+
+    def legal(self, game_id: str, token: str | None = None) -> Legal:
+        """The caller's seat's legal commands now."""
+        return self.run(calls.legal(game_id), token)
+
+    def games(self, kind: str = "", tournament_id: str = "") -> Iterator[pb.GameSummary]:
+        """Every game (of a kind, of a tournament), page by page, oldest first."""
+        page = ""
+        while True:
+            listed = self.run(calls.list_games(kind, tournament_id, 500, page))
+            yield from listed.games
+            page = listed.next_page_token
+            if not page:
+                return
+
+    def follow(
+        self, game_id: str, from_seq: int = 1, token: str | None = None
+    ) -> Iterator[pb.RecordEvent]:
+        """A game's rows from ``from_seq``, the stored ones then each as it is recorded,
+        to the seed reveal; after a dropped connection it resumes where it was (no row
+        missed or repeated)."""
+        tries = waits(self.retries)
+        while True:
+            try:
+                for event in self.stream(calls.watch(game_id, from_seq), token):
+                    yield event
+                    from_seq, tries = event.seq + 1, waits(self.retries)
+                    if event.kind == SEED_REVEAL:
+                        return
+                return
+            except FeastlogError as failure:
+                wait = next(tries, None) if failure.retryable else None
+                if wait is None:
+                    raise
+                time.sleep(wait)
+
+    def feed(
+        self, kind: str = "", tournament_id: str = "", position: str = "", token: str | None = None
+    ) -> Iterator[fpb.WatchAllResponse]:
+        """Every game's rows the caller may see (of a kind, of a tournament), from a stored
+        ``position`` (each reply's ``position``: store it to resume there), then live."""
+        return self.stream(calls.watch_all(kind, tournament_id, position), token)
+
+    # ReplayService
+
+    def state_at(
+        self, game_id: str, seq: int = 0, viewer: str = "", token: str | None = None
+    ) -> rpb.GetStateAtResponse:
+        """The table after ``seq`` (0: now) as ``viewer`` saw it (default: the caller)."""
+        return self.run(calls.state_at(game_id, seq, viewer), token)
+
+    def replay(
+        self, game_id: str, to_seq: int = 0, viewer: str = "", token: str | None = None
+    ) -> Iterator[pb.RecordEvent]:
+        """Rows 1..``to_seq`` (0: all) as ``viewer`` saw them."""
+        return self.stream(calls.replay(game_id, 0, to_seq, viewer), token)
+
+    def export(self, game_id: str, token: str | None = None) -> rpb.ExportRecordResponse:
+        """The game's record file (``content``) and whether it is complete."""
+        return self.run(calls.export(game_id), token)
+
+    # AuditService
+
+    def verify(self, game_id: str, token: str | None = None) -> apb.AuditReport:
+        """One game's audit report."""
+        return self.run(calls.verify(game_id), token)
+
+    def verify_all(self, kind: str = "") -> Iterator[apb.AuditReport]:
+        """Every game's audit report (organiser)."""
+        return self.stream(calls.verify_all(kind))
+
+    def explain(self, game_id: str, seq: int, token: str | None = None) -> apb.ExplainEventResponse:
+        """One row explained: the command, its checks, the change."""
+        return self.run(calls.explain(game_id, seq), token)
+
+    def what_if(
+        self, game_id: str, seq: int, actor: str, command: record_pb2.Command
+    ) -> apb.WhatIfResponse:
+        """``command`` by ``actor`` in place of row ``seq``: legal, and what it would do."""
+        return self.run(calls.what_if(game_id, seq, actor, command))
+
+    def rejections(self, game_id: str, token: str | None = None) -> list[apb.Rejection]:
+        """The refused commands the caller may see."""
+        return self.run(calls.rejections(game_id), token)
+
+    def rule(
+        self, game_id: str, ruling: record_pb2.ArbiterCommand, command_id: str | None = None
+    ) -> apb.SubmitRulingResponse:
+        """Append a ruling (organiser or arbiter); retried with the same command_id."""
+        return self.run(calls.rule(game_id, ruling, command_id))
+
+    # TournamentService, AdminService
+
+    def standings(self, tournament_id: str) -> tpb.GetStandingsResponse:
+        """A tournament's standings."""
+        return self.run(calls.standings(tournament_id))
+
+    def stats(self, tournament_id: str = "") -> tpb.GetStatsResponse:
+        """Per game kind: games, win rate by seat, a figure."""
+        return self.run(calls.stats(tournament_id))
+
+    def add_arbiter(self, name: str) -> adpb.AddArbiterResponse:
+        """A named arbiter and its key (organiser)."""
+        return self.run(calls.add_arbiter(name))
+
+    def revoke_arbiter(self, name: str) -> adpb.RevokeArbiterResponse:
+        """Revoke a named arbiter (organiser)."""
+        return self.run(calls.revoke_arbiter(name))
+
+    def arbiters(self) -> list[adpb.Arbiter]:
+        """The named arbiters (organiser)."""
+        return self.run(calls.arbiters())

@@ -1,0 +1,37 @@
+"""feastlog.v1.FeedService: every game's rows in one stream (``service.app.feed``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+
+from feastlog.service.app.application import Application
+from feastlog.service.app.feed import watch_all
+from feastlog.service.grpc.servicers.base import Servicer
+from feastlog.service.grpc.servicers.convert import event
+from feastlog.service.grpc.status import streaming
+from feastlog.v1 import feed_service_pb2 as pb
+from feastlog.v1 import feed_service_pb2_grpc as pb_grpc
+
+
+class FeedService(Servicer, pb_grpc.FeedServiceServicer):
+    """The feed of every game."""
+
+    @streaming
+    async def WatchAll(
+        self, request: pb.WatchAllRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.WatchAllResponse]:
+        caller = self.caller(context)
+        feed = watch_all(
+            self.app, caller, request.game_kind, request.tournament_id, request.position
+        )
+        async for row in feed:
+            yield pb.WatchAllResponse(
+                game_id=row.game_id, event=event(row.step, row.typed_member), position=row.position
+            )
+
+
+def add_to(server: grpc.aio.Server, app: Application) -> None:
+    """Register the FeedService on a server."""
+    pb_grpc.add_FeedServiceServicer_to_server(FeedService(app), server)

@@ -1,0 +1,174 @@
+"""``WatchAll``: every game's rows in one stream, resumed from a stored position after a
+server restart with nothing missed and nothing repeated, and each row exactly what
+``WatchGame`` sends the same caller."""
+
+from __future__ import annotations
+
+import http.client
+import itertools
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from feastlog.client import Client, FeastlogError
+from feastlog.v1 import feed_service_pb2 as fpb
+from tests.serverutil import ThreadedServer
+
+KEY = "org_test-feed-key-0123456789abcdefghijklmn"
+SPECTATOR = ""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def serve(db: Path, port: int) -> subprocess.Popen[str]:
+    """``feastlog serve`` on a given port, once it listens."""
+    env = {**os.environ, "FEASTLOG_ORGANISER_KEY": KEY}
+    code = "from feastlog.cli.main import main; main()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "serve", "--db", str(db), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    assert "listening on" in proc.stdout.readline()
+    return proc
+
+
+def take(feed: Iterator[fpb.WatchAllResponse], n: int) -> list[fpb.WatchAllResponse]:
+    """The next ``n`` rows of a feed (a thread bounds the wait)."""
+    got: list[fpb.WatchAllResponse] = []
+    reader = threading.Thread(target=lambda: got.extend(next(feed) for _ in range(n)), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert len(got) == n, f"{len(got)} of {n} rows came"
+    return got
+
+
+def play(client: Client, game_id: str, tokens: list[str], moves: int) -> None:
+    """Seats play their first legal command, ``moves`` times."""
+    for _ in range(moves):
+        view = client.view(game_id)
+        seat = view.to_act[0]
+        legal = client.legal(game_id, token=tokens[seat])
+        client.submit(game_id, legal.commands[0], legal.seq, token=tokens[seat])
+
+
+def test_a_feed_resumed_after_a_restart_misses_and_repeats_nothing(tmp_path: Path) -> None:
+    db, port = tmp_path / "feastlog.duckdb", free_port()
+    address = f"127.0.0.1:{port}"
+    proc = serve(db, port)
+    try:
+        organiser = Client(address, organiser_key=KEY)
+        games = [organiser.create_game("bon-appetit", ["Ann", "Brian"]) for _ in range(2)]
+        for game in games:
+            play(organiser, game.game_id, game.tokens, 3)
+        stored = sum(organiser.view(g.game_id).seq for g in games)  # 4 rows each
+        spectator = Client(address, token=SPECTATOR)
+        first = take(spectator.feed(), stored)
+        assert len({(r.game_id, r.event.seq) for r in first}) == stored
+        kept = first[5].position  # a client stores the position after its 6th row
+        spectator.close()
+        proc.send_signal(signal.SIGKILL)  # the connection drops with the server
+        proc.wait(timeout=10)
+        proc = serve(db, port)
+        organiser = Client(address, organiser_key=KEY)
+        for game in games:
+            play(organiser, game.game_id, game.tokens, 2)
+        third = organiser.create_game("menu-masters", ["Ann", "Brian"])
+        play(organiser, third.game_id, third.tokens, 1)
+        every = {
+            (g.game_id, seq)
+            for g in [*games, third]
+            for seq in range(1, organiser.view(g.game_id).seq + 1)
+        }
+        before = {(r.game_id, r.event.seq) for r in first[:6]}
+        resumed = take(Client(address).feed(position=kept), len(every) - len(before))
+        got = [(r.game_id, r.event.seq) for r in resumed]
+        assert len(set(got)) == len(got)  # nothing twice
+        assert set(got) == every - before  # nothing missed, nothing from before the position
+        for game_id in {g for g, _ in got}:
+            seqs = [s for g, s in got if g == game_id]
+            assert seqs == sorted(seqs)  # a game's rows in order
+        # each row is what WatchGame sends the same caller (a spectator: no hands)
+        shown = itertools.islice(Client(address).follow(third.game_id, token=SPECTATOR), 2)
+        watched = {e.seq: e for e in shown}
+        fed = {r.event.seq: r.event for r in resumed if r.game_id == third.game_id}
+        assert fed == watched
+        with pytest.raises(FeastlogError) as other:
+            next(iter(Client(address).feed(kind="picky-eaters", position=kept)))
+        assert other.value.status == "INVALID_ARGUMENT" and other.value.field == "position"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+
+
+def test_a_feed_of_one_kind_and_a_bad_position(tmp_path: Path) -> None:
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        organiser = Client(server.address, organiser_key=server.key)
+        ba = organiser.create_game("bon-appetit", ["Ann", "Brian"])
+        organiser.create_game("menu-masters", ["Ann", "Brian"])
+        (row,) = take(Client(server.address).feed(kind="bon-appetit"), 1)
+        assert row.game_id == ba.game_id and row.event.kind == "genesis"
+        with pytest.raises(FeastlogError) as bad:
+            next(iter(Client(server.address).feed(position="not-a-position")))
+        assert bad.value.field == "position" and bad.value.status == "INVALID_ARGUMENT"
+    finally:
+        server.stop()
+
+
+def sse_rows(port: int, path: str, n: int) -> list[tuple[str, dict[str, Any]]]:
+    """The first ``n`` events of a server-sent-events stream: (id, data)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        assert response.status == 200, response.read()
+        text = ""
+        while text.count("\n\n") < n:
+            text += response.read1(65536).decode().replace("\r\n", "\n")
+    finally:
+        connection.close()
+    found = []
+    for block in text.split("\n\n")[:n]:
+        fields = dict(line.split(":", 1) for line in block.splitlines() if ":" in line)
+        found.append((fields["id"].strip(), json.loads(fields["data"])))
+    return found
+
+
+def test_the_feed_as_server_sent_events_resumes_from_its_ids(tmp_path: Path) -> None:
+    from tests.webutil import WebServer, request
+
+    web = WebServer(tmp_path / "games.duckdb")
+    try:
+        organiser = Client(web.address, organiser_key=web.key)
+        games = [organiser.create_game("bon-appetit", ["Ann", "Brian"]) for _ in range(2)]
+        play(organiser, games[0].game_id, games[0].tokens, 2)
+        every = {(g.game_id, s) for g in games for s in range(1, organiser.view(g.game_id).seq + 1)}
+        first = sse_rows(web.http_port, "/feed/events?kind=bon-appetit", 2)
+        assert all("hand" not in seat for _, e in first for seat in e["view"].get("seats", []))
+        got = [(e["game_id"], e["seq"]) for _, e in first]
+        path = f"/feed/events?kind=bon-appetit&position={quote(first[-1][0])}"
+        more = [(e["game_id"], e["seq"]) for _, e in sse_rows(web.http_port, path, len(every) - 2)]
+        assert sorted(got + more) == sorted(every)  # resumed: nothing missed, nothing twice
+        bad = request(web, "GET", "/feed/events?position=nonsense")
+        assert bad.status == 400 and "position" in bad.body
+    finally:
+        web.stop()
