@@ -28,6 +28,7 @@ from feastlog.replay import games
 from feastlog.service.grpc.guard import methods, request_limit
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import feed_service_pb2 as fpb
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import proof_service_pb2 as ppb
 from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
@@ -322,6 +323,7 @@ TEMPLATES: dict[str, Template] = {
         t.running,
     ),
     "/feastlog.v1.AdminService/ListArbiters": lambda t: (adpb.ListArbitersRequest(), t.running),
+    "/feastlog.v1.FeedService/WatchAll": lambda t: (fpb.WatchAllRequest(), t.running),
     "/feastlog.v1.ProofService/GetServerInfo": lambda t: (ppb.GetServerInfoRequest(), t.running),
     "/feastlog.v1.ProofService/GetTreeHead": lambda t: (ppb.GetTreeHeadRequest(), t.running),
     "/feastlog.v1.ProofService/GetInclusionProof": lambda t: (

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from feastlog.service.app.auth import Caller
-from feastlog.service.app.errors import BadRequest, WaitingForEntropy
+from feastlog.service.app.errors import BadRequest, PermissionDenied, WaitingForEntropy
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 
 LOOK_SECONDS = 0.5  # between looks at the game list for games created or started
@@ -99,6 +99,10 @@ async def watch_all(
                 await rows.put((game_id, step, watching.typed_member))
         except WaitingForEntropy:
             following.pop(game_id, None)  # looked at again once it starts
+        except PermissionDenied:
+            # a seat's token sees its own game, not another's (as WatchGame refuses it):
+            # that game is left out of this caller's feed, which goes on with the rest
+            return
         except Exception as failed:  # the stream's error ends the feed, told as it is
             await rows.put(failed)
 

@@ -22,7 +22,7 @@ from tests.serverutil import ProcessServer, bearer, create, stub
 
 KEY = "org_test-play-terminal-key-0123456789abcd"
 CODE = "from feastlog.cli.main import main; main()"
-MOVE = r"your move \(number, or a command as JSON\): "
+MOVE = r"your move \(number, a command as JSON, or call SEQ CLAIM\): "
 CARD = r"card \(number\): "
 WHICH = r"which \(number\): "
 OVER = r"game over; [^\r\n]*\r?\n"

@@ -33,6 +33,9 @@ SKIPPED_PAGES = {
     "scaling.md": "a cluster of its own (tests/e2e/test_cluster.py, test_many_nodes.py)",
     "benchmarks.md": "benchmarks: minutes each",
     "development.md": "development tools",
+    # its commands name the seqs and calls of a game in play; they run, in that order, in
+    # tests/table/test_table_cli.py (and the README shows a walkthrough of them)
+    "table.md": "a reference of the table's commands",
 }
 SHELL = ("openssl ", "printf ")  # a page's own setup steps (certificates)
 GAME = re.compile(r"\bg_[0-9a-f]{16}\b")
