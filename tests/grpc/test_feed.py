@@ -172,3 +172,24 @@ def test_the_feed_as_server_sent_events_resumes_from_its_ids(tmp_path: Path) -> 
         assert bad.status == 400 and "position" in bad.body
     finally:
         web.stop()
+
+
+def test_a_seats_feed_holds_its_own_game_and_leaves_the_others_out(tmp_path: Path) -> None:
+    """A seat's token may watch its own game only (WatchGame refuses it another's): its feed
+    carries that game's rows, as that seat sees them, and goes on past the games it may not
+    watch instead of ending on the first of them."""
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        organiser = Client(server.address, organiser_key=server.key)
+        other = organiser.create_game("bon-appetit", ["Cy", "Di"])  # listed first
+        mine = organiser.create_game("bon-appetit", ["Ann", "Brian"])
+        play(organiser, other.game_id, other.tokens, 2)
+        play(organiser, mine.game_id, mine.tokens, 2)
+        seat = Client(server.address, token=mine.tokens[0])
+        rows = take(seat.feed(), 3)  # its game's genesis and two moves
+        assert {r.game_id for r in rows} == {mine.game_id}
+        assert [r.event.seq for r in rows] == [1, 2, 3]
+        watched = list(itertools.islice(seat.follow(mine.game_id, token=mine.tokens[0]), 3))
+        assert [r.event for r in rows] == watched
+    finally:
+        server.stop()
