@@ -25,6 +25,7 @@ from google.protobuf.message import Message
 from feastlog.cli.wire import as_dict
 from feastlog.cli.wire import error_info as client_error_info
 from feastlog.replay import games
+from feastlog.service.app.bounds import field_of
 from feastlog.service.grpc.guard import methods, request_limit
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
@@ -544,7 +545,8 @@ def hostile_payloads(
     for f in text_fields(base)[:3]:
         long = message_class(request_type)()
         long.CopyFrom(base)
-        setattr(long, f.name, "ü" * 5000)
+        bound = field_of(f.name).bound  # a field that takes more (WatchAll's position): past it
+        setattr(long, f.name, "ü" * 5000 if bound < 5000 else "z" * (bound + 1))
         yield "oversized field", long.SerializeToString()
         unicode = message_class(request_type)()
         unicode.CopyFrom(base)

@@ -197,7 +197,7 @@ def test_list_legal_commands_is_whole_or_says_it_is_partial(
 
 
 def test_the_cap_is_documented_where_client_developers_read() -> None:
-    """The proto comment and the README state LEGAL_CAP, the number the service applies."""
+    """The proto comment and docs/api.md state LEGAL_CAP, the number the service applies."""
     from pathlib import Path
 
     from feastlog.replay.engine import LEGAL_CAP
@@ -206,4 +206,4 @@ def test_the_cap_is_documented_where_client_developers_read() -> None:
     proto = (root / "proto" / "feastlog" / "v1" / "game_service.proto").read_text()
     assert f"up to {LEGAL_CAP} of them" in proto and f"a cap of {LEGAL_CAP} commands" in proto
     assert f"the first {LEGAL_CAP + 1} the engine finds" in proto
-    assert f"up to {LEGAL_CAP} " in (root / "README.md").read_text()
+    assert f"up to {LEGAL_CAP} " in (root / "docs" / "api.md").read_text()
