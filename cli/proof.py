@@ -27,6 +27,7 @@ import click
 from feastlog.cli.client import Client, connected
 from feastlog.cli.errors import FAILED, CliError, cannot_read, cannot_write, unreachable, usage
 from feastlog.cli.target import connection_options, target_of
+from feastlog.cli.verify import read_proof_file
 from feastlog.replay.proof import Cosignature, TreeHead
 from feastlog.service.app import proofcheck
 from feastlog.service.app.notary import Notary, SigningKeyError, load_or_make, signed_by
@@ -46,13 +47,7 @@ class Alarm(CliError):
 
 def read_head_file(path: str) -> HeadFile:
     """A head file (or an export, whose proof section holds its head)."""
-    try:
-        with open(path, encoding="utf-8") as file:
-            return proofcheck.read_head(path, file.read())
-    except (OSError, UnicodeDecodeError) as bad:
-        raise cannot_read(path, bad) from bad
-    except proofcheck.BadProofFile as bad:
-        raise unreachable(str(bad)) from bad
+    return read_proof_file(path, proofcheck.read_head)
 
 
 def extended(client: Client, earlier: TreeHead, later: TreeHead) -> HeadFile:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -28,6 +29,8 @@ from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
     from feastlog.service.app import proofcheck
+
+T = TypeVar("T")
 
 
 @click.command("verify")
@@ -116,28 +119,30 @@ def verify_command(
     sys.exit(OK if cases_ok and all(r["ok"] for r in reports) and not problems else FAILED)
 
 
-def _receipts(path: str) -> list[proofcheck.Kept]:
+def read_proof_file(path: str, read: Callable[[str, str], T]) -> T:
+    """A receipts or head file read by ``read`` (``proofcheck.read_receipts`` or
+    ``read_head``): exit 3 with one line when it cannot be read or is no such file."""
     from feastlog.service.app import proofcheck
 
     try:
         with open(path, encoding="utf-8") as file:
-            return proofcheck.read_receipts(path, file.read())
+            return read(path, file.read())
     except (OSError, UnicodeDecodeError) as bad:
         raise cannot_read(path, bad) from bad
     except proofcheck.BadProofFile as bad:
         raise unreachable(str(bad)) from bad
+
+
+def _receipts(path: str) -> list[proofcheck.Kept]:
+    from feastlog.service.app import proofcheck
+
+    return read_proof_file(path, proofcheck.read_receipts)
 
 
 def _head(path: str) -> proofcheck.HeadFile:
     from feastlog.service.app import proofcheck
 
-    try:
-        with open(path, encoding="utf-8") as file:
-            return proofcheck.read_head(path, file.read())
-    except (OSError, UnicodeDecodeError) as bad:
-        raise cannot_read(path, bad) from bad
-    except proofcheck.BadProofFile as bad:
-        raise unreachable(str(bad)) from bad
+    return read_proof_file(path, proofcheck.read_head)
 
 
 def _proofs(
