@@ -11,7 +11,6 @@ game in memory move on (``service.live``).
 from __future__ import annotations
 
 import asyncio
-import datetime
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -24,7 +23,7 @@ from feastlog.replay.record import Row
 from feastlog.replay.visibility import Dealt, Step, facts_for, seed_out, seen
 from feastlog.service.app import commands
 from feastlog.service.app.auth import Caller, Credentials, new_arbiter_key, token_sha256
-from feastlog.service.app.clock import Clock, SystemClock
+from feastlog.service.app.clock import Clock, SystemClock, utc_now
 from feastlog.service.app.entropy import Pending, WaitingRoom, begin_with
 from feastlog.service.app.errors import (
     AlreadyStarted,
@@ -54,12 +53,6 @@ T = TypeVar("T")
 
 # The refusals of a command that are recorded (outside the chain) as well as answered.
 RECORDED = (RuleViolation, MalformedCommand, StaleSeq, CommandIdReused, PermissionDenied)
-
-
-def utc_now() -> str:
-    """The time now, RFC 3339 UTC with microseconds (row metadata only)."""
-    now = datetime.datetime.now(datetime.UTC)
-    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)

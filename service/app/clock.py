@@ -24,6 +24,12 @@ def text_of(ms: int) -> str:
     return when.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
+def utc_now() -> str:
+    """The time now, RFC 3339 UTC with microseconds."""
+    now = datetime.datetime.now(datetime.UTC)
+    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
 class Clock(Protocol):
     """The time the service records, and a wait until a moment."""
 
@@ -39,8 +45,7 @@ class SystemClock:
 
     def now(self) -> str:
         """The time now, RFC 3339 UTC with microseconds."""
-        now = datetime.datetime.now(datetime.UTC)
-        return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
+        return utc_now()
 
     async def until(self, at_ms: int) -> None:
         """Sleep until ``at_ms``."""

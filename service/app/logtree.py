@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
@@ -21,6 +20,7 @@ from typing import Any
 
 from feastlog.replay.merkle import Tree
 from feastlog.replay.proof import Cosignature, TreeHead
+from feastlog.service.app.clock import utc_now
 from feastlog.service.app.errors import BadRequest, HeadNotFound, NotSigning
 from feastlog.service.app.notary import Notary, cosigned, signed_by
 from feastlog.service.store import StoreError
@@ -34,12 +34,6 @@ FETCH = 100_000  # leaves read from the store at a time
 
 # How the tree reads its store: ``fn(store, *args)`` on a read connection.
 Reading = Callable[..., Awaitable[Any]]
-
-
-def utc_now() -> str:
-    """The time now, RFC 3339 UTC with microseconds."""
-    now = datetime.datetime.now(datetime.UTC)
-    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 class LogTree:
