@@ -58,11 +58,11 @@ class Receipt:
     signature: str = ""  # hex of the Ed25519 signature over ``message()``
 
     @classmethod
-    def of(cls, row: Row, signed_at: str, public_key: str) -> Receipt:
-        """The receipt of ``row``, not yet signed."""
+    def of(cls, row: Row, signed_at: str, public_key: str, signature: str = "") -> Receipt:
+        """The receipt of ``row`` (not yet signed, unless its ``signature`` is given)."""
         return cls(
             row.game_id, row.seq, row.kind, row.hash, row.state_hash, row.commitment,
-            signed_at, public_key,
+            signed_at, public_key, signature,
         )  # fmt: skip
 
     def message(self) -> bytes:

@@ -46,6 +46,7 @@ from feastlog.service.app.seatlinks import SeatLinks
 from feastlog.service.app.tournament import Tournaments
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
+from feastlog.service.store.records import Signed
 from feastlog.service.store.writer import Database
 from feastlog.v1 import record_pb2
 
@@ -216,10 +217,10 @@ class Application(Reads):
         )
 
     async def _open(self, opening: commands.Opening, warnings: tuple[str, ...] = ()) -> Created:
-        await self.db.commit(Batch(games=[opening.stored]))
+        signed = await self.db.commit(Batch(games=[opening.stored]))
         self.opened(opening)
         begun = [] if opening.game is None else opening.game.rows[:1]
-        return Created(opening.genesis, opening.tokens, warnings, self.receipts(begun))
+        return Created(opening.genesis, opening.tokens, warnings, self.receipts(begun, signed))
 
     def opened(self, opening: commands.Opening) -> None:
         """Take a game just committed into memory: live, or waiting; its seat tokens."""
@@ -231,10 +232,17 @@ class Application(Reads):
         for seat, token in enumerate(opening.tokens):
             self.credentials.add_seat(token, opening.genesis.game_id, seat)
 
-    def receipts(self, rows: Sequence[Row]) -> tuple[Receipt, ...]:
-        """The signed receipts of rows just recorded (none when the server signs nothing)."""
+    def receipts(self, rows: Sequence[Row], signed: Signed | None = None) -> tuple[Receipt, ...]:
+        """The signed receipts of rows just recorded (none when the server signs nothing):
+        with the signatures the store's process made as it committed them when it did,
+        else signed here."""
         if self.notary is None or not rows:
             return ()
+        if signed is not None and signed.public_key == self.notary.public_key:
+            found = signed.signatures
+            if all((row.game_id, row.seq) in found for row in rows):
+                at, key = signed.signed_at, signed.public_key
+                return tuple(Receipt.of(row, at, key, found[row.game_id, row.seq]) for row in rows)
         at = utc_now()
         return tuple(self.notary.receipt(row, at) for row in rows)
 
@@ -282,13 +290,13 @@ class Application(Reads):
                 return Joined(False, waiting)
             game = begin_with(pending, sent)
             try:
-                await self.db.commit(Batch(rows=[game.rows[0]], started=[game_id]))
+                signed = await self.db.commit(Batch(rows=[game.rows[0]], started=[game_id]))
             except StoreConflict:  # another node began it, from the same entropy
                 self.room.drop(game_id)
                 return Joined(True, [])
             self.room.drop(game_id)
             self.live.start(game)
-        return Joined(True, [], self.receipts(game.rows[:1]))
+        return Joined(True, [], self.receipts(game.rows[:1], signed))
 
     async def _still_waiting(self, game_id: str) -> Pending | None:
         """The game if it waits for seat entropy (asking the store on a shared one)."""
@@ -331,7 +339,7 @@ class Application(Reads):
                     outcomes=done.batch.outcomes,
                 )
                 try:
-                    await self.db.commit(batch)
+                    signed = await self.db.commit(batch)
                 except StoreConflict:  # another node began it meanwhile: see below
                     pass
                 else:
@@ -341,7 +349,8 @@ class Application(Reads):
                     self.live.settle(game)
                     viewer = sent.caller.viewer(game_id)
                     answer = await self._accepted(game, done.rows[0], viewer, False)
-                    return replace(answer, receipts=self.receipts([game.rows[0], *done.rows]))
+                    rows = [game.rows[0], *done.rows]
+                    return replace(answer, receipts=self.receipts(rows, signed))
             self.room.drop(game_id)
         return await self._submit(await self._game(game_id), sent)
 
@@ -464,14 +473,14 @@ class Application(Reads):
             sent.command_id,
             self.clock.now(),
         )
-        await self.db.commit(done.batch)
+        signed = await self.db.commit(done.batch)
         game.advance(done.rows, done.tables, done.facts)
         self.table.advanced(game, done.rows)  # the calls' queue (service/app/table.py)
         self.live.settle(game)
         if game.over and game.genesis.tournament_id:  # its result goes to its tournament
             self.tournaments.ended_soon(game, utc_now())
         answer = await self._accepted(game, done.rows[0], viewer, False)
-        return replace(answer, receipts=self.receipts(done.rows))
+        return replace(answer, receipts=self.receipts(done.rows, signed))
 
     async def _accepted(self, game: LiveGame, row: Row, viewer: Viewer, replayed: bool) -> Accepted:
         """A recorded command as its sender may see it (everything once the record is

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
@@ -59,6 +60,10 @@ class Notary:
     def sign(self, unsigned: Signed) -> Signed:
         """The message signed: its ``signature`` set (hex of 64 bytes)."""
         return replace(unsigned, signature=self._private.sign(unsigned.message()).hex())
+
+    def signatures(self, messages: Sequence[bytes]) -> list[str]:
+        """Each message's signature (hex)."""
+        return [self._private.sign(message).hex() for message in messages]
 
     def receipt(self, row: Row, signed_at: str) -> Receipt:
         """The signed receipt of a row just recorded."""

@@ -150,6 +150,8 @@ async def create_server(
             key, store.seat_of_token, store.arbiter_of_key, remember_arbiters=not store.shared
         )
         app = Application(db, credentials, notary)
+        if isinstance(store, ProcessStore) and not store.sign_receipts(notary.public_key):
+            log.info("the store's process cannot read the signing key: receipts signed here")
         if not store.shared:  # one folder: the links outlive a restart (else in memory)
             app.seat_links = SeatLinks(links_path(db_path))
         await app.start()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value pic
     from feastlog.replay.record import Row
     from feastlog.replay.standings import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
+    from feastlog.service.store.records import Signed
 
 # The files a DuckDB store keeps beside its database: DuckDB's write-ahead log, and the
 # commit mark it is held to (``duckdb/mark.py``).  Nothing else may be written there.
@@ -62,11 +63,12 @@ class EventStore(Protocol):
         """
 
     @property
-    def commit(self) -> Callable[[Batch], Awaitable[None]] | None:
+    def commit(self) -> Callable[[Batch], Awaitable[Signed | None]] | None:
         """How the event loop commits a batch itself, as ``write`` would: set by a store
         that lives in another process (a message sent and awaited, so that no thread of
         this one has to win the interpreter lock for it); None, and the writer runs
-        ``write`` on the store's thread."""
+        ``write`` on the store's thread.  Its answer: the receipt signatures of the rows
+        committed, when that process signs them (``Signed``), else None."""
 
     def checkpoint(self, least: int) -> int:
         """Fold a write-ahead log of ``least`` bytes or more into the store, in a quiet

@@ -69,6 +69,17 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class Signed:
+    """The receipt signatures of a commit's rows, made by the store's process the moment
+    the commit held (``ProcessStore.sign_receipts``): ``signatures[(game_id, seq)]`` is
+    the signature (hex) over ``Receipt.of(row, signed_at, public_key).message()``."""
+
+    signed_at: str
+    public_key: str
+    signatures: dict[tuple[str, int], str]
+
+
+@dataclass(frozen=True)
 class PendingGame:
     """A game waiting for seat entropy, as stored."""
 

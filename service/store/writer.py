@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store.port import EventStore
+from feastlog.service.store.records import Signed
 
 T = TypeVar("T")
 
@@ -64,7 +65,7 @@ class Database:
         self.reader = store.reader()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")
         self._reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-read")
-        self._waiting: list[tuple[Batch, asyncio.Future[None]]] = []
+        self._waiting: list[tuple[Batch, asyncio.Future[Signed | None]]] = []
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._writing = False
@@ -95,16 +96,17 @@ class Database:
         """How many batches wait for the writer now."""
         return len(self._waiting)
 
-    async def commit(self, batch: Batch) -> None:
-        """Queue a batch and return once it is committed.
+    async def commit(self, batch: Batch) -> Signed | None:
+        """Queue a batch and return once it is committed: with the receipt signatures of
+        the commit it went in (its rows among them), when the store's process signs them.
 
         A waiter that is cancelled only stops waiting: the batch is written (or refused)
         all the same, so the outcome never depends on who is still listening.
         """
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[Signed | None] = asyncio.get_running_loop().create_future()
         self._waiting.append((batch, done))
         self._wake.set()
-        await asyncio.shield(done)
+        return await asyncio.shield(done)
 
     async def _write_loop(self) -> None:
         while True:
@@ -169,7 +171,7 @@ class Database:
         finally:
             self._checkpointing = False
 
-    async def _write(self, waiting: list[tuple[Batch, asyncio.Future[None]]]) -> None:
+    async def _write(self, waiting: list[tuple[Batch, asyncio.Future[Signed | None]]]) -> None:
         """All waiting batches in one transaction; after a failure, each batch alone.
 
         Writing each alone after a failed group commit means a failing write fails only
@@ -180,7 +182,7 @@ class Database:
             for batch, _ in waiting:
                 merged.extend(batch)
             try:
-                await self._commit(merged)
+                signed = await self._commit(merged)
             except StoreUnavailable as error:  # its cause is logged under its incident id
                 log.warning(
                     "a group commit of %d batches failed (incident %s); writing each alone",
@@ -194,31 +196,31 @@ class Database:
             else:
                 self._committed()
                 for _, done in waiting:
-                    _settle(done, None)
+                    _settle(done, None, signed)
                 return
         for batch, done in waiting:
             try:
-                await self._commit(batch)
+                signed = await self._commit(batch)
             except Exception as error:
                 _settle(done, error)
             else:
                 self._committed()
-                _settle(done, None)
+                _settle(done, None, signed)
 
     def _committed(self) -> None:
         """Count a commit and note when it was made."""
         self.commits += 1
         self._committed_at = asyncio.get_running_loop().time()
 
-    async def _commit(self, batch: Batch) -> None:
+    async def _commit(self, batch: Batch) -> Signed | None:
         """One transaction: sent by the event loop itself to a store in a child process
         (no thread of this process has to win the interpreter lock), else on the store's
         thread."""
         commit = self.store.commit
         if commit is not None:
-            await commit(batch)
-        else:
-            await self.call(self.store.write, batch)
+            return await commit(batch)
+        await self.call(self.store.write, batch)
+        return None
 
     async def close(self) -> None:
         """Finish waiting writes, stop the writer and close the file."""
@@ -233,11 +235,13 @@ class Database:
         self._thread.shutdown(wait=True)
 
 
-def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
-    """Tell one waiter how its batch ended."""
+def _settle(
+    done: asyncio.Future[Signed | None], error: BaseException | None, signed: Signed | None = None
+) -> None:
+    """Tell one waiter how its batch ended (and its commit's signatures)."""
     if done.done():
         return
     if error is None:
-        done.set_result(None)
+        done.set_result(signed)
     else:
         done.set_exception(error)

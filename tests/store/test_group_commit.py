@@ -70,7 +70,7 @@ def test_a_quiet_server_commits_a_batch_at_once_without_lingering_for_more() -> 
     async def scenario(db: Database) -> None:
         await db.commit(batch(0))  # a group of one: not busy
         loop = asyncio.get_running_loop()
-        later: list[asyncio.Future[None]] = []
+        later: list[asyncio.Future[Any]] = []
         # another batch arrives a third of the way into what would be a linger
         loop.call_later(
             writer.LINGER / 3, lambda: later.append(asyncio.ensure_future(db.commit(batch(2))))
@@ -86,7 +86,7 @@ def test_after_a_large_group_the_writer_lingers_and_takes_the_late_batches_too()
     async def scenario(db: Database) -> None:
         await commit_all(db, 0, writer.BUSY_GROUP)  # one group of BUSY_GROUP: busy
         loop = asyncio.get_running_loop()
-        later: list[asyncio.Future[None]] = []
+        later: list[asyncio.Future[Any]] = []
         # two more batches arrive a third of the way into the linger
         loop.call_later(
             writer.LINGER / 3,

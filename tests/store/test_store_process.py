@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from feastlog.replay.proof import Receipt
+from feastlog.service.app.notary import SIGNING_KEY_ENV, server_notary, signed_by
 from feastlog.service.store import (
     Batch,
     CannotOpenStore,
@@ -256,3 +258,35 @@ def test_a_lock_held_by_the_store_process_of_a_dead_server_is_waited_for(
         holder.kill()
         holder.wait()
     assert opening._held_by_orphan(said)  # ended since: try again
+
+
+def test_the_child_signs_the_receipts_of_what_it_commits_with_the_servers_own_key_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(SIGNING_KEY_ENV, "5e" * 32)  # the child reads it as the server does
+    path = str(tmp_path / "games.duckdb")
+    notary = server_notary(path)
+    built = build(players=2, seed_byte=7, stop_after=5)
+    store = ProcessStore(path)
+    try:
+        assert asyncio.run(store.commit(games_batch([built]))) is None  # not asked: unsigned
+        assert not store.sign_receipts("77" * 32)  # another key than the child can read
+        assert store.sign_receipts(notary.public_key)
+        more = build(players=2, seed_byte=8, stop_after=5)
+        signed = asyncio.run(store.commit(games_batch([more])))
+        assert signed is not None and signed.public_key == notary.public_key
+        assert set(signed.signatures) == {(r.game_id, r.seq) for r in more.rows}
+        for row in more.rows:
+            receipt = Receipt.of(
+                row, signed.signed_at, signed.public_key, signed.signatures[row.game_id, row.seq]
+            )
+            assert signed_by(receipt, notary.public_key)
+        forged = Receipt.of(
+            replace(more.rows[1], hash="cd" * 32),
+            signed.signed_at,
+            signed.public_key,
+            signed.signatures[more.rows[1].game_id, more.rows[1].seq],
+        )
+        assert not signed_by(forged)  # each signature is over its own row
+    finally:
+        store.close()

@@ -23,7 +23,9 @@ from feastlog.replay import games
 from feastlog.service.store.process.wire import METHODS, portable, receive, send
 
 if TYPE_CHECKING:
+    from feastlog.service.app.notary import Notary
     from feastlog.service.store.duckdb import Store
+    from feastlog.service.store.records import Batch, Signed
 
 SCAN_CHUNK = 32  # games a scan sends at once: fewer round trips, bounded messages
 PR_SET_PDEATHSIG = 1
@@ -53,8 +55,10 @@ class _Capture(logging.Handler):
 class _Served:
     """What the child serves: the writing store, its reader, and the scans they keep open."""
 
-    def __init__(self, store: Store, capture: _Capture) -> None:
+    def __init__(self, store: Store, capture: _Capture, path: str) -> None:
         self.store = store
+        self.path = path
+        self.notary: Notary | None = None  # the server's key, once it asks for receipts
         self.reader = store.reader()
         self.capture = capture
         self.writing = threading.Lock()  # commits and calls take turns on the connection
@@ -80,12 +84,44 @@ class _Served:
             raise ValueError(f"the store has no method {name!r} to call")
         if name == "more":
             return self._more(args[0])
+        if name == "sign_receipts":
+            return self._take_key(args[0])
+        if name == "write" and self.notary is not None:
+            target.write(*args)
+            return self._signed(args[0])
         result = getattr(target, name)(*args)
         if name in ("scan", "scan_numbered"):
             number = next(self._numbers)
             self.scans[number] = result
             return number
         return result
+
+    def _take_key(self, public_key: str) -> bool:
+        """Read the server's signing key as the server did (the environment, or the key
+        file beside the organiser key); sign receipts from now on if it is the key whose
+        public half the server names (else the server signs them itself)."""
+        from feastlog.service.app.notary import SigningKeyError, server_notary
+
+        try:
+            notary = server_notary(self.path)
+        except SigningKeyError:
+            return False
+        self.notary = notary if notary.public_key == public_key else None
+        return self.notary is not None
+
+    def _signed(self, batch: Batch) -> Signed:
+        """The receipt signatures of every row a commit just appended."""
+        from feastlog.replay.proof import Receipt
+        from feastlog.service.app.clock import utc_now
+        from feastlog.service.store.records import Signed
+
+        assert self.notary is not None
+        at, key = utc_now(), self.notary.public_key
+        rows = batch.appended()
+        messages = [Receipt.of(row, at, key).message() for row in rows]
+        signatures = self.notary.signatures(messages)
+        signed = zip(rows, signatures, strict=True)
+        return Signed(at, key, {(row.game_id, row.seq): sig for row, sig in signed})
 
     def _more(self, scan: int) -> tuple[list[Any], bool]:
         games = self.scans[scan]
@@ -187,7 +223,7 @@ def _open(
         # One DuckDB worker: a commit of a few rows gains nothing from more, and handing
         # its work between threads cost a third of its time on a machine the server keeps
         # busy.
-        served = _Served(Store(path, threads=1), capture)
+        served = _Served(Store(path, threads=1), capture, path)
     except Exception as error:
         send(calls, (records, False, portable(error)))
         return None

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from feastlog.replay.record import Row
     from feastlog.replay.standings import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
+    from feastlog.service.store.records import Signed
 
 log = logging.getLogger("feastlog.store")
 
@@ -98,7 +99,7 @@ class StoreClient:
     """
 
     shared = False  # one writing process per file: the child of this one
-    commit: Callable[[Batch], Awaitable[None]] | None = None  # the reader's: none
+    commit: Callable[[Batch], Awaitable[Signed | None]] | None = None  # the reader's: none
 
     def __init__(self, path: str, read_only: bool, channel: Channel, lookups: Channel) -> None:
         self.path = path
@@ -339,17 +340,24 @@ class ProcessStore(StoreClient):
         """The second connection, on its own channel and thread in the child."""
         return self._reads
 
-    async def commit(self, batch: Batch) -> None:
-        """Commit a batch in one transaction, sent and awaited on the event loop.
+    def sign_receipts(self, public_key: str) -> bool:
+        """Have the child sign the receipts of the rows it commits, with the server's own
+        key (read there as the server read it; refused unless its public half is
+        ``public_key``): the serving thread then signs none.  Whether it will."""
+        return bool(self._channel.ask("sign_receipts", public_key))
+
+    async def commit(self, batch: Batch) -> Signed | None:
+        """Commit a batch in one transaction, sent and awaited on the event loop; the
+        receipt signatures of its rows when the child signs them (``sign_receipts``).
 
         A caller that is cancelled only stops waiting: the round trip ends all the same,
         so the next one finds the channel in step.
         """
         if self._commit_turn is None:
             self._commit_turn = asyncio.Lock()
-        await asyncio.shield(self._commit_alone(batch, self._commit_turn))
+        return await asyncio.shield(self._commit_alone(batch, self._commit_turn))
 
-    async def _commit_alone(self, batch: Batch, turn: asyncio.Lock) -> None:
+    async def _commit_alone(self, batch: Batch, turn: asyncio.Lock) -> Signed | None:
         async with turn:
             loop = asyncio.get_running_loop()
             try:
@@ -357,7 +365,8 @@ class ProcessStore(StoreClient):
                 reply = await receive_soon(loop, self._commits)
             except (OSError, EOFError) as gone:
                 raise _gone(self.path, "write") from gone
-        outcome(reply)
+        signed: Signed | None = outcome(reply)
+        return signed
 
     def close(self) -> None:
         """Close the file in the child (checkpointing it) and wait for the child to end."""

@@ -55,6 +55,7 @@ METHODS = frozenset(
         "add_server_key",
         "server_keys",
         "more",
+        "sign_receipts",
         "close",
     }
 )
