@@ -4,8 +4,11 @@ The key is made on the server's first start, owner-only, beside the organiser ke
 (``feastlog-signing.key``: the 32-byte private key as 64 hex digits), or given by the
 operator as a file (``FEASTLOG_SIGNING_KEY_FILE``) or in the environment
 (``FEASTLOG_SIGNING_KEY``, the same 64 hex digits).  Only its public key ever leaves the
-process: in every new game's genesis, in exports, in ``GetServerInfo``, beside every
-signature.  The private key is never logged, exported, sent or put in a record.
+server: in every new game's genesis, in exports, in ``GetServerInfo``, beside every
+signature.  The private key is never logged, exported, sent or put in a record.  A DuckDB
+file's store process reads it from the same place the server did (``server_notary``), to
+sign the receipts of the rows it has just committed (``ProcessStore.sign_receipts``); it
+is never passed between the two.
 
 Rotation: give the server another key (a new file, or the environment) and start it
 again.  The store keeps every public key the server has signed with (``server_keys``), and
