@@ -343,8 +343,12 @@ class ProcessStore(StoreClient):
     def sign_receipts(self, public_key: str) -> bool:
         """Have the child sign the receipts of the rows it commits, with the server's own
         key (read there as the server read it; refused unless its public half is
-        ``public_key``): the serving thread then signs none.  Whether it will."""
-        return bool(self._channel.ask("sign_receipts", public_key))
+        ``public_key``): the serving thread then signs none.  Whether it will (not if the
+        child is gone: the next commit says so)."""
+        try:
+            return bool(self._channel.ask("sign_receipts", public_key))
+        except StoreGone:
+            return False
 
     async def commit(self, batch: Batch) -> Signed | None:
         """Commit a batch in one transaction, sent and awaited on the event loop; the
