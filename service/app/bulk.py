@@ -32,6 +32,7 @@ from feastlog.v1 import record_pb2
 
 T = TypeVar("T")
 PROGRESS_EVERY = 25  # games between two progress messages from a worker
+DONE = None  # a worker's last message on its progress queue: its share is done
 
 
 def default_workers() -> int:
@@ -69,19 +70,28 @@ def _share(
     path: str, work: Callable[[StoredGame], T], part: tuple[int, int], game_kind: str
 ) -> list[tuple[int, T]]:
     """One worker's share: (place in the game list, result) for each of its games."""
-    store = open_store(path, read_only=True)
     done: list[tuple[int, T]] = []
     try:
-        with runtime.bulk_collection():
-            for n, stored in store.scan_numbered(part, game_kind):
-                done.append((n, work(stored)))
-                if _PROGRESS is not None and len(done) % PROGRESS_EVERY == 0:
-                    _PROGRESS.put(PROGRESS_EVERY)
+        store = open_store(path, read_only=True)
+        try:
+            with runtime.bulk_collection():
+                for n, stored in store.scan_numbered(part, game_kind):
+                    done.append((n, work(stored)))
+                    if _PROGRESS is not None and len(done) % PROGRESS_EVERY == 0:
+                        _PROGRESS.put(PROGRESS_EVERY)
+        finally:
+            store.close()
     finally:
-        store.close()
-    if _PROGRESS is not None:
-        _PROGRESS.put(len(done) % PROGRESS_EVERY)
+        _said_done(len(done))
     return done
+
+
+def _said_done(done: int) -> None:
+    """A worker's last progress: the games not yet told, then DONE (also when it failed),
+    so the pool's owner knows at once that this share's result is on its way."""
+    if _PROGRESS is not None:
+        _PROGRESS.put(done % PROGRESS_EVERY)
+        _PROGRESS.put(DONE)
 
 
 def threads() -> int:
@@ -150,27 +160,25 @@ def over_games(
 def _project_share(path: str, part: tuple[int, int] | None, into: str) -> int:
     """One worker's share of a projection rebuild, written to a file of its own."""
     progress = _PROGRESS
+    told = 0
 
-    def projected() -> Iterator[Any]:
-        for i, found in enumerate(over_games(path, projection.rows_of_stored), start=1):
-            yield found
-            if progress is not None and i % PROGRESS_EVERY == 0:
+    def projected(games: Iterator[StoredGame]) -> Iterator[Any]:
+        nonlocal told
+        for stored in games:
+            yield projection.rows_of_stored(stored)
+            told += 1
+            if progress is not None and told % PROGRESS_EVERY == 0:
                 progress.put(PROGRESS_EVERY)
 
-    if part is None:
-        return outcomes.write_file(into, projected())
-    store = open_store(path, read_only=True)
     try:
-
-        def mine() -> Iterator[Any]:
-            for i, (_, stored) in enumerate(store.scan_numbered(part), start=1):
-                yield projection.rows_of_stored(stored)
-                if progress is not None and i % PROGRESS_EVERY == 0:
-                    progress.put(PROGRESS_EVERY)
-
-        return outcomes.write_file(into, mine())
+        store = open_store(path, read_only=True)
+        try:
+            with runtime.bulk_collection():
+                return outcomes.write_file(into, projected(store.scan(part)))
+        finally:
+            store.close()
     finally:
-        store.close()
+        _said_done(told)
 
 
 def rebuild_projection(
@@ -222,22 +230,32 @@ class _Advance:
     def __init__(self, advance: Callable[[int], None]) -> None:
         self.advance = advance
 
-    def put(self, count: int) -> None:
-        """Tell the progress bar."""
-        self.advance(count)
+    def put(self, count: int | None) -> None:
+        """Tell the progress bar (DONE tells it nothing)."""
+        if count is not DONE:
+            self.advance(count)
 
 
 def _follow(shares: list[Any], progress: Any, advance: Callable[[int], None]) -> None:
-    """Pass workers' progress on until every share is done."""
-    while not all(s.ready() for s in shares):
+    """Pass workers' progress on until each share has said it is done.
+
+    Each worker's DONE comes after the rest of its progress, just before its result:
+    waiting for them wastes no time (polling for the results and then for progress still
+    on its way cost 0.3 s an audit, a third of a 300-game file's with two workers).  A
+    worker that ends without a word (killed) is seen on a quiet queue.
+    """
+    waiting = len(shares)
+    while waiting:
         try:
-            advance(progress.get(timeout=0.2))
+            said = progress.get(timeout=0.2)
         except queue.Empty:
+            if all(s.ready() for s in shares):
+                return
             continue
-    # a worker's last messages may still be on their way when its result is in
-    with contextlib.suppress(queue.Empty):
-        while True:
-            advance(progress.get(timeout=0.1))
+        if said is DONE:
+            waiting -= 1
+        else:
+            advance(said)
 
 
 def read_and_decode(path: str, game_kind: str = "", every: int = 1) -> tuple[int, float]:

@@ -17,6 +17,7 @@ from feastlog.cli.main import cli
 from feastlog.service.app import bulk
 from feastlog.service.app.season import audit_all
 from feastlog.service.bench.data import build, build_store, store_games
+from feastlog.service.store import StoredGame
 from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ThreadedServer, create, error_info, stub
@@ -225,3 +226,42 @@ def test_workers_are_forked_only_from_a_process_that_runs_one_thread() -> None:
             check=True,
         ).stdout.split()
     assert found == ["fork", "spawn", "fork"]
+
+
+class _Unasked:
+    """A pool result that must not be polled: each share's DONE says it is done."""
+
+    def ready(self) -> bool:
+        raise AssertionError("polled for a result whose share had said it was done")
+
+
+def test_workers_progress_is_followed_until_each_says_done_without_polling() -> None:
+    """Polling the results every 0.2 s, then waiting 0.1 s for progress still on its way,
+    cost 0.3 s an audit: a third of a 300-game file's with two workers."""
+    import queue
+
+    progress: queue.Queue[int | None] = queue.Queue()
+    for said in (25, 3, bulk.DONE, 25, 25, 7, bulk.DONE):
+        progress.put(said)
+    told: list[int] = []
+    bulk._follow([_Unasked(), _Unasked()], progress, told.append)
+    assert told == [25, 3, 25, 25, 7] and progress.empty()
+
+
+def test_every_game_of_a_share_is_told_and_the_share_says_done(season: Path) -> None:
+    import queue
+
+    progress: queue.Queue[int | None] = queue.Queue()
+    bulk._hear(progress)
+    try:
+        done = bulk._share(str(season), bulk_rows, (1, 2), "")
+    finally:
+        bulk._hear(None)
+    said = [progress.get_nowait() for _ in range(progress.qsize())]
+    assert said[-1] is bulk.DONE  # places 1, 3, ... 25 of the game list:
+    assert sum(s for s in said[:-1] if s) == len(done) == 13
+
+
+def bulk_rows(stored: StoredGame) -> int:
+    """A worker's work in a test: the game's rows."""
+    return len(stored.rows)
