@@ -432,7 +432,8 @@ class Store:
         cursor = self.con.cursor()
         try:
             _run(cursor, "SELECT kind, body FROM events ORDER BY game_id, seq", [])
-            yield from _chunks(cursor, fetch)
+            for chunk in _chunks(cursor, fetch):
+                yield from chunk
         finally:
             cursor.close()
 
@@ -792,13 +793,11 @@ def _run(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object]) 
     translated(lambda: cursor.execute(sql, list(params)))()
 
 
-def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[tuple[Any, ...]]:
-    """The rows of a streamed query, fetched ``count`` at a time."""
-    while True:
-        chunk = translated(lambda: cursor.fetchmany(count))()
-        if not chunk:
-            return
-        yield from chunk
+def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[list[tuple[Any, ...]]]:
+    """The rows of a streamed query, fetched ``count`` at a time: each fetch's list."""
+    fetch = translated(lambda: cursor.fetchmany(count))
+    while chunk := fetch():
+        yield chunk
 
 
 def _write_rows(

@@ -28,6 +28,5 @@ def scan(
         "ORDER BY coalesce(g.n, 0), e.game_id, e.seq"
     )
     with con.cursor(name="feastlog_scan") as cursor:
-        cursor.itersize = fetch
         cursor.execute(query.encode(), params)
-        yield from games_of_scan(cursor, packs)
+        yield from games_of_scan(iter(lambda: cursor.fetchmany(fetch), []), packs)
