@@ -65,6 +65,10 @@ from feastlog.v1 import record_pb2
 
 log = logging.getLogger("feastlog.store")
 
+# Rows a scan fetches at a time: DuckDB's vector. Its tuples are still in the caches when
+# the scan builds its rows from them (20,000 at a time cost a fifth more a row).
+FETCH = 2_048
+
 
 class Store:
     """An open DuckDB file holding game records."""
@@ -389,7 +393,7 @@ class Store:
         return unnumbered(self.scan_numbered(part, game_kind))
 
     def scan_numbered(
-        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = FETCH
     ) -> Generator[tuple[int, StoredGame]]:
         """(place in the game list, game) for every game with rows, in one streamed scan.
 
@@ -426,7 +430,7 @@ class Store:
         finally:
             cursor.close()
 
-    def bodies(self, fetch: int = 20_000) -> Generator[tuple[str, bytes]]:
+    def bodies(self, fetch: int = FETCH) -> Generator[tuple[str, bytes]]:
         """(kind, body) of every row in game and seq order, and nothing else: the plain
         scan a benchmark holds ``scan`` and the audit to (``feastlog bench-audit``)."""
         cursor = self.con.cursor()
