@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -265,3 +266,25 @@ def test_every_game_of_a_share_is_told_and_the_share_says_done(season: Path) -> 
 def bulk_rows(stored: StoredGame) -> int:
     """A worker's work in a test: the game's rows."""
     return len(stored.rows)
+
+
+def place_and_process(stored: StoredGame) -> tuple[str, int]:
+    """A worker's work in a test: the game, and the process that did it."""
+    return stored.rows[0].game_id, os.getpid()
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_this_process_works_a_share_while_the_others_work_theirs(
+    season: Path, workers: int
+) -> None:
+    """A worker of its own cost a start, its copies of what it touched and its results
+    sent back, while this process waited: this process is worker 0."""
+    alone = [g for g, _ in bulk.over_games(str(season), place_and_process)]
+    told: list[int] = []
+    found = list(bulk.over_games(str(season), place_and_process, workers, advance=told.append))
+    assert [g for g, _ in found] == alone  # the order of the game list, as one worker
+    by = [pid for _, pid in found]
+    own = by[workers - 1 :: workers]  # worker 0's places: workers, 2 * workers, ...
+    assert own == [os.getpid()] * len(own)
+    assert len(set(by)) == workers and by.count(os.getpid()) == len(own)
+    assert sum(told) == len(alone)
