@@ -34,6 +34,7 @@ from feastlog.v1 import record_pb2
 T = TypeVar("T")
 PROGRESS_EVERY = 25  # games between two progress messages from a worker
 DONE = None  # a worker's last message on its progress queue: its share is done
+Part = tuple[tuple[int, int] | None, tuple[int, int] | None]  # a worker's (part, share)
 
 
 def default_workers() -> int:
@@ -68,7 +69,7 @@ def _hear(progress: Any) -> None:
 
 
 def _share(
-    path: str, work: Callable[[StoredGame], T], part: tuple[int, int], game_kind: str
+    path: str, work: Callable[[StoredGame], T], part: Part, game_kind: str
 ) -> list[tuple[int, T]]:
     """One worker's share: (place in the game list, result) for each of its games."""
     done: list[tuple[int, T]] = []
@@ -76,7 +77,7 @@ def _share(
         store = open_store(path, read_only=True)
         try:
             with runtime.bulk_collection():
-                for n, stored in store.scan_numbered(part, game_kind):
+                for n, stored in store.scan_numbered(part[0], game_kind, share=part[1]):
                     done.append((n, work(stored)))
                     if _PROGRESS is not None and len(done) % PROGRESS_EVERY == 0:
                         _PROGRESS.put(PROGRESS_EVERY)
@@ -122,6 +123,17 @@ def sampled(every: int) -> tuple[int, int] | None:
     return (0, every) if every > 1 else None
 
 
+def shares_of(path: str, workers: int, every: int) -> list[Part]:
+    """Each worker's scan of the sample (``every``): the k-th of ``workers`` runs of
+    consecutive games of about as many rows each, in a file nobody writes to meanwhile
+    (dealt k modulo n, games of different lengths gave one of two workers a tenth more
+    rows, and a 300-row game more).  A database servers write to is dealt as before: each
+    worker's scan is its own transaction, and runs counted in two snapshots could meet."""
+    if is_postgres(path):
+        return [((k * every, workers * every), None) for k in range(workers)]
+    return [(sampled(every), (k, workers)) for k in range(workers)]
+
+
 def over_games(
     path: str,
     work: Callable[[StoredGame], T],
@@ -146,11 +158,10 @@ def over_games(
         finally:
             store.close()
         return
-    # worker k takes the places k*every modulo workers*every: its share of the sample.
     # This process is worker 0, once the others have started: a worker of its own would
     # cost a start, the copies a forked process makes of what it touches, and its results
     # sent back, while this one waited.
-    parts = [(k * every, workers * every) for k in range(workers)]
+    parts = shares_of(path, workers, every)
     context = worker_context()
     progress = context.Queue()
     with context.Pool(workers - 1, initializer=_hear, initargs=(progress,)) as pool:
@@ -165,7 +176,7 @@ def over_games(
 def _own_share(
     path: str,
     work: Callable[[StoredGame], T],
-    part: tuple[int, int],
+    part: Part,
     game_kind: str,
     others: tuple[Any, int],
     advance: Callable[[int], None],
@@ -178,7 +189,7 @@ def _own_share(
     store = open_store(path, read_only=True)
     try:
         with runtime.bulk_collection():
-            for n, stored in store.scan_numbered(part, game_kind):
+            for n, stored in store.scan_numbered(part[0], game_kind, share=part[1]):
                 done.append((n, work(stored)))
                 advance(1)
                 if len(done) % PROGRESS_EVERY == 0:

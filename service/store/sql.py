@@ -127,6 +127,33 @@ def games_of_scan(
         yield n, StoredGame.scanned(rows, seed, packs)
 
 
+def share_of(counts: Iterable[tuple[Any, Any]], share: tuple[int, int]) -> tuple[int, int]:
+    """The places ``(first, end)`` of share ``share=(k, m)``: the k-th of m runs of
+    consecutive games of the list holding about as many rows each, from the (place,
+    rows) of every game scanned, in place order.  A game goes to the share its middle
+    row falls in, so shares differ by at most about one game's rows (dealt k modulo m,
+    a 300-row game and a few long ones gave one of two workers a tenth more)."""
+    k, m = share
+    found = [(int(n), int(rows)) for n, rows in counts]
+    total = sum(rows for _, rows in found)
+    first, end = 0, 0
+    before = 0
+    for n, rows in found:
+        if min((2 * before + rows) * m // (2 * total), m - 1) == k:
+            first, end = (n if end == 0 else first), n + 1
+        before += rows
+    return first, end
+
+
+def rows_by_place_query(listed: str, where: Sequence[str]) -> str:
+    """(place, rows) of each game a scan keeps, in place order (``listed``: the game
+    list's table; ``where``: the scan's conditions), for both stores."""
+    return (
+        f"SELECT coalesce(g.n, 0), count(*) FROM events e LEFT JOIN {listed} g USING (game_id) "
+        f"{'WHERE ' + ' AND '.join(where) if where else ''} GROUP BY 1 ORDER BY 1"
+    )
+
+
 def count_query(mark: str, game_kind: str) -> tuple[str, list[object]]:
     """The query counting (games with rows, rows) for both stores (``mark``: the driver's
     parameter mark), of one kind or all."""

@@ -255,7 +255,7 @@ def test_every_game_of_a_share_is_told_and_the_share_says_done(season: Path) -> 
     progress: queue.Queue[int | None] = queue.Queue()
     bulk._hear(progress)
     try:
-        done = bulk._share(str(season), bulk_rows, (1, 2), "")
+        done = bulk._share(str(season), bulk_rows, ((1, 2), None), "")
     finally:
         bulk._hear(None)
     said = [progress.get_nowait() for _ in range(progress.qsize())]
@@ -278,13 +278,34 @@ def test_this_process_works_a_share_while_the_others_work_theirs(
     season: Path, workers: int
 ) -> None:
     """A worker of its own cost a start, its copies of what it touched and its results
-    sent back, while this process waited: this process is worker 0."""
+    sent back, while this process waited: this process is worker 0, and takes the first
+    run of games."""
     alone = [g for g, _ in bulk.over_games(str(season), place_and_process)]
     told: list[int] = []
     found = list(bulk.over_games(str(season), place_and_process, workers, advance=told.append))
     assert [g for g, _ in found] == alone  # the order of the game list, as one worker
     by = [pid for _, pid in found]
-    own = by[workers - 1 :: workers]  # worker 0's places: workers, 2 * workers, ...
-    assert own == [os.getpid()] * len(own)
-    assert len(set(by)) == workers and by.count(os.getpid()) == len(own)
+    runs = [pid for i, pid in enumerate(by) if i == 0 or by[i - 1] != pid]
+    assert runs[0] == os.getpid() and len(runs) == len(set(runs)) == workers
     assert sum(told) == len(alone)
+
+
+def test_the_workers_shares_are_runs_of_games_of_about_as_many_rows(season: Path) -> None:
+    """Dealt k modulo n, games of different lengths gave one of two workers a tenth more
+    rows than the other (a 300-row game more)."""
+    store = Store(str(season), read_only=True)
+    try:
+        whole = [(n, len(g.rows)) for n, g in store.scan_numbered()]
+        for workers in (2, 3, 5):
+            shares = [
+                [(n, len(g.rows)) for n, g in store.scan_numbered(share=(k, workers))]
+                for k in range(workers)
+            ]
+            assert [game for share in shares for game in share] == whole  # each game once
+            rows = [sum(r for _, r in share) for share in shares]
+            assert max(rows) - min(rows) <= 2 * max(r for _, r in whole)
+        sampled = [n for n, _ in store.scan_numbered((0, 5))]
+        halves = [[n for n, _ in store.scan_numbered((0, 5), share=(k, 2))] for k in range(2)]
+        assert halves[0] + halves[1] == sampled and all(halves)
+    finally:
+        store.close()

@@ -317,6 +317,9 @@ def test_a_scan_reads_every_game_once_in_list_order(store: EventStore) -> None:
     shares = [[g.rows[0].game_id for _, g in store.scan_numbered((k, 3))] for k in range(3)]
     assert sorted(g for share in shares for g in share) == sorted(game_id(g) for g in games)
     assert all(shares)  # each worker has some
+    ids = [g.rows[0].game_id for g in whole]
+    runs = [[g.rows[0].game_id for _, g in store.scan_numbered(share=(k, 3))] for k in range(3)]
+    assert [g for run in runs for g in run] == ids and all(runs)  # runs of the list, in order
     kind = [g.rows[0].game_id for g in store.scan(None, "menu-masters")]
     assert kind == [game_id(games[1]), game_id(games[4])]
 

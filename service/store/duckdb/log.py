@@ -59,6 +59,8 @@ from feastlog.service.store.sql import (
     rejections_of,
     row_of,
     row_values,
+    rows_by_place_query,
+    share_of,
     unnumbered,
 )
 from feastlog.v1 import record_pb2
@@ -393,12 +395,17 @@ class Store:
         return unnumbered(self.scan_numbered(part, game_kind))
 
     def scan_numbered(
-        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = FETCH
+        self,
+        part: tuple[int, int] | None = None,
+        game_kind: str = "",
+        fetch: int = FETCH,
+        share: tuple[int, int] | None = None,
     ) -> Generator[tuple[int, StoredGame]]:
         """(place in the game list, game) for every game with rows, in one streamed scan.
 
-        ``part=(k, n)`` keeps the games whose place in the game list is k modulo n, so n
-        workers each scan their own share.
+        ``part=(k, n)`` keeps the games whose place in the game list is k modulo n;
+        ``share=(k, m)`` the k-th of m runs of them of about as many rows each, so m
+        workers each scan their own share of the work.
         """
         packs = {sha: bytes(body) for sha, body in self._read("SELECT sha256, body FROM packs")}
         where: list[str] = []
@@ -408,12 +415,16 @@ class Store:
         if game_kind:
             where.append("g.game_kind = ?")
             params.append(game_kind)
+        # a read-only file from before the game list: games in the order they began
+        listed = "games" if self._has_table("games") else ORDER_OF_OLD_FILES
+        if share is not None:
+            counts = self._read(rows_by_place_query(listed, where), params)
+            first, end = share_of(counts, share)
+            where.append(f"coalesce(g.n, 0) >= {first} AND coalesce(g.n, 0) < {end}")
         columns = ", ".join(
             c if c.startswith("'") else f"e.{c}"
             for c in map(str.strip, self.row_columns.split(","))
         )
-        # a read-only file from before the game list: games in the order they began
-        listed = "games" if self._has_table("games") else ORDER_OF_OLD_FILES
         cursor = self.con.cursor()
         try:
             _run(
