@@ -77,6 +77,11 @@ class Store:
 
     shared = False  # one writing process per file: this one
     commit = None  # the writer commits on the store's thread
+    # A file opened read-only: its tables and the events table's columns, read once (no
+    # process can write the file while it is open, and this one does not).  Asked table
+    # by table, the catalog took 7 ms of every opening and scan (22 ms in all).
+    _fixed: tuple[frozenset[str], frozenset[str]] | None = None
+    _read_only_file = False
 
     def __init__(self, path: str, read_only: bool = False, threads: int = 0) -> None:
         """Open ``path``; ``threads`` caps DuckDB's worker threads (0: one per core)."""
@@ -97,6 +102,7 @@ class Store:
             self._release_umask()
             raise
         self.read_only = read_only
+        self._read_only_file = read_only
         if read_only:
             try:
                 mark.check(path, self.con)  # before the tables: a lost log may hold them all
@@ -137,11 +143,27 @@ class Store:
 
     def _has_commitments(self) -> bool:
         """Whether the events table has its commitment column (a read-only older file has not)."""
+        return self._has_column("commitment")
+
+    def _has_column(self, name: str) -> bool:
+        """Whether the events table has column ``name``."""
+        if self._read_only_file:
+            return name in self._catalog()[1]
         found = self.con.execute(
-            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' "
-            "AND column_name = 'commitment'"
+            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' AND column_name = ?",
+            [name],
         ).fetchone()
         return bool(found and found[0])
+
+    def _catalog(self) -> tuple[frozenset[str], frozenset[str]]:
+        """A read-only file's tables and the events table's columns, read once."""
+        if self._fixed is None:
+            tables = self.con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+            columns = self.con.execute(
+                "SELECT column_name FROM duckdb_columns() WHERE table_name = 'events'"
+            ).fetchall()
+            self._fixed = (frozenset(t[0] for t in tables), frozenset(c[0] for c in columns))
+        return self._fixed
 
     def close(self) -> None:
         """Close the file, its write-ahead log folded into it first.
@@ -168,6 +190,8 @@ class Store:
             release_private_umask()
 
     def _has_table(self, name: str) -> bool:
+        if self._read_only_file:
+            return name in self._catalog()[0]
         found = self.con.execute(
             "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [name]
         ).fetchone()
@@ -191,11 +215,7 @@ class Store:
     def _has_positions(self) -> bool:
         """Whether the events table has its tree_position column (a read-only older file
         has not)."""
-        found = self.con.execute(
-            "SELECT count(*) FROM duckdb_columns() WHERE table_name = 'events' "
-            "AND column_name = 'tree_position'"
-        ).fetchone()
-        return bool(found and found[0])
+        return self._has_column("tree_position")
 
     def _count_leaves(self) -> int:
         """The log tree's size: the next row's position."""
