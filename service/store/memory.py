@@ -47,6 +47,7 @@ from feastlog.service.store.records import (
     Rejection,
     StoredGame,
 )
+from feastlog.service.store.sql import share_of
 from feastlog.v1 import record_pb2
 
 log = logging.getLogger("feastlog.store")
@@ -267,10 +268,15 @@ class MemoryStore:
             yield stored
 
     def scan_numbered(
-        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+        self,
+        part: tuple[int, int] | None = None,
+        game_kind: str = "",
+        fetch: int = 20_000,
+        share: tuple[int, int] | None = None,
     ) -> Generator[tuple[int, StoredGame]]:
         """(place in the game list, game) for every game with rows, as they were when the
-        scan began; ``part=(k, n)`` keeps the games whose place is k modulo n."""
+        scan began; ``part=(k, n)`` keeps the games whose place is k modulo n, ``share``
+        a run of them (``sql.share_of``)."""
         with self._lock:
             found = [
                 (g.n, tuple(g.rows), g.server_seed)
@@ -278,6 +284,10 @@ class MemoryStore:
                 if g.rows and (part is None or g.n % part[1] == part[0])
             ]
             packs = dict(self._packs)
+        if share is not None:
+            counts = sorted((n, len(rows)) for n, rows, _ in found)
+            first, end = share_of(counts, share)
+            found = [game for game in found if first <= game[0] < end]
         for n, rows, seed in found:
             yield n, StoredGame.scanned(rows, seed if rows[0].seq == 1 else b"", packs)
 

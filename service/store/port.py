@@ -98,9 +98,19 @@ class EventStore(Protocol):
         """Every game with rows, oldest first, from one ordered, streamed scan."""
 
     def scan_numbered(
-        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+        self,
+        part: tuple[int, int] | None = None,
+        game_kind: str = "",
+        fetch: int = 20_000,
+        share: tuple[int, int] | None = None,
     ) -> Generator[tuple[int, StoredGame]]:
-        """(place in the game list, game) for every game with rows, in one streamed scan."""
+        """(place in the game list, game) for every game with rows, in one streamed scan.
+
+        ``part=(k, n)`` keeps the games whose place is k modulo n; ``share=(k, m)`` then
+        keeps the k-th of m runs of consecutive games holding about as many rows each
+        (``sql.share_of``): m scans of a store nobody writes to meanwhile read each game
+        once, in m shares of about the same work.
+        """
 
     def pending(self) -> list[PendingGame]:
         """Games waiting for seat entropy, with what each seat has sent so far."""

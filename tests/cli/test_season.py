@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from feastlog.cli.main import cli
 from feastlog.service.app import bulk
 from feastlog.service.app.season import audit_all
 from feastlog.service.bench.data import build, build_store, store_games
+from feastlog.service.store import StoredGame
 from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb
 from tests.serverutil import ThreadedServer, create, error_info, stub
@@ -225,3 +227,85 @@ def test_workers_are_forked_only_from_a_process_that_runs_one_thread() -> None:
             check=True,
         ).stdout.split()
     assert found == ["fork", "spawn", "fork"]
+
+
+class _Unasked:
+    """A pool result that must not be polled: each share's DONE says it is done."""
+
+    def ready(self) -> bool:
+        raise AssertionError("polled for a result whose share had said it was done")
+
+
+def test_workers_progress_is_followed_until_each_says_done_without_polling() -> None:
+    """Polling the results every 0.2 s, then waiting 0.1 s for progress still on its way,
+    cost 0.3 s an audit: a third of a 300-game file's with two workers."""
+    import queue
+
+    progress: queue.Queue[int | None] = queue.Queue()
+    for said in (25, 3, bulk.DONE, 25, 25, 7, bulk.DONE):
+        progress.put(said)
+    told: list[int] = []
+    bulk._follow([_Unasked(), _Unasked()], progress, told.append)
+    assert told == [25, 3, 25, 25, 7] and progress.empty()
+
+
+def test_every_game_of_a_share_is_told_and_the_share_says_done(season: Path) -> None:
+    import queue
+
+    progress: queue.Queue[int | None] = queue.Queue()
+    bulk._hear(progress)
+    try:
+        done = bulk._share(str(season), bulk_rows, ((1, 2), None), "")
+    finally:
+        bulk._hear(None)
+    said = [progress.get_nowait() for _ in range(progress.qsize())]
+    assert said[-1] is bulk.DONE  # places 1, 3, ... 25 of the game list:
+    assert sum(s for s in said[:-1] if s) == len(done) == 13
+
+
+def bulk_rows(stored: StoredGame) -> int:
+    """A worker's work in a test: the game's rows."""
+    return len(stored.rows)
+
+
+def place_and_process(stored: StoredGame) -> tuple[str, int]:
+    """A worker's work in a test: the game, and the process that did it."""
+    return stored.rows[0].game_id, os.getpid()
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_this_process_works_a_share_while_the_others_work_theirs(
+    season: Path, workers: int
+) -> None:
+    """A worker of its own cost a start, its copies of what it touched and its results
+    sent back, while this process waited: this process is worker 0, and takes the first
+    run of games."""
+    alone = [g for g, _ in bulk.over_games(str(season), place_and_process)]
+    told: list[int] = []
+    found = list(bulk.over_games(str(season), place_and_process, workers, advance=told.append))
+    assert [g for g, _ in found] == alone  # the order of the game list, as one worker
+    by = [pid for _, pid in found]
+    runs = [pid for i, pid in enumerate(by) if i == 0 or by[i - 1] != pid]
+    assert runs[0] == os.getpid() and len(runs) == len(set(runs)) == workers
+    assert sum(told) == len(alone)
+
+
+def test_the_workers_shares_are_runs_of_games_of_about_as_many_rows(season: Path) -> None:
+    """Dealt k modulo n, games of different lengths gave one of two workers a tenth more
+    rows than the other (a 300-row game more)."""
+    store = Store(str(season), read_only=True)
+    try:
+        whole = [(n, len(g.rows)) for n, g in store.scan_numbered()]
+        for workers in (2, 3, 5):
+            shares = [
+                [(n, len(g.rows)) for n, g in store.scan_numbered(share=(k, workers))]
+                for k in range(workers)
+            ]
+            assert [game for share in shares for game in share] == whole  # each game once
+            rows = [sum(r for _, r in share) for share in shares]
+            assert max(rows) - min(rows) <= 2 * max(r for _, r in whole)
+        sampled = [n for n, _ in store.scan_numbered((0, 5))]
+        halves = [[n for n, _ in store.scan_numbered((0, 5), share=(k, 2))] for k in range(2)]
+        assert halves[0] + halves[1] == sampled and all(halves)
+    finally:
+        store.close()

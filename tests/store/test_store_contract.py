@@ -13,7 +13,7 @@ import logging
 import os
 import threading
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +25,7 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.replay.audit import verify
+from feastlog.replay.record import Row
 from feastlog.service.app.errors import CannotOpenStore, StoreConflict
 from feastlog.service.bench.data import replica
 from feastlog.service.store import Batch, NewGame, Rejection, projection
@@ -316,8 +317,33 @@ def test_a_scan_reads_every_game_once_in_list_order(store: EventStore) -> None:
     shares = [[g.rows[0].game_id for _, g in store.scan_numbered((k, 3))] for k in range(3)]
     assert sorted(g for share in shares for g in share) == sorted(game_id(g) for g in games)
     assert all(shares)  # each worker has some
+    ids = [g.rows[0].game_id for g in whole]
+    runs = [[g.rows[0].game_id for _, g in store.scan_numbered(share=(k, 3))] for k in range(3)]
+    assert [g for run in runs for g in run] == ids and all(runs)  # runs of the list, in order
     kind = [g.rows[0].game_id for g in store.scan(None, "menu-masters")]
     assert kind == [game_id(games[1]), game_id(games[4])]
+
+
+def test_a_scan_yields_the_rows_load_reads_value_for_value_and_type_for_type(
+    store: EventStore,
+) -> None:
+    """The scan builds its rows in its own loop (export, import and rebuilds ride on it):
+    each is the row ``load`` reads, with the same fields in the same order, of the types
+    a row holds, and each game its seed, pack and seat names."""
+    games = [finished(KINDS[i % 3], 60 + i, 2 + i % 3) for i in range(4)] + [running(66)]
+    store.write(games_batch(games))
+    scanned = list(store.scan())
+    assert [g.rows[0].game_id for g in scanned] == [game_id(g) for g in games]
+    for stored in scanned:
+        loaded = store.load(stored.rows[0].game_id)
+        assert loaded == stored
+        for row, again in zip(stored.rows, loaded.rows, strict=True):
+            assert list(vars(row).items()) == list(vars(again).items())
+            kinds = {name: type(value) for name, value in vars(row).items()}
+            assert kinds == {
+                f.name: (int if f.name == "seq" else bytes if f.name == "body" else str)
+                for f in fields(Row)
+            }
 
 
 def test_the_projection_rebuilt_from_a_scan_is_the_one_written(store: EventStore) -> None:

@@ -197,12 +197,18 @@ class PgStore:
         return unnumbered(self.scan_numbered(part, game_kind))
 
     def scan_numbered(
-        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+        self,
+        part: tuple[int, int] | None = None,
+        game_kind: str = "",
+        fetch: int = 20_000,
+        share: tuple[int, int] | None = None,
     ) -> Generator[tuple[int, StoredGame]]:
         """(place in the game list, game) for every game with rows, in one streamed scan.
 
         A server-side cursor in one read transaction: the rows come ``fetch`` at a time,
-        all of one snapshot. ``part=(k, n)`` keeps the games whose place is k modulo n.
+        all of one snapshot. ``part=(k, n)`` keeps the games whose place is k modulo n,
+        ``share=(k, m)`` the k-th of m runs of them of about as many rows each (counted
+        in the same snapshot; the scans of other transactions may count other rows).
         """
         where: list[str] = []
         params: list[object] = []
@@ -214,7 +220,7 @@ class PgStore:
             params.append(game_kind)
         try:
             with self.pool.connection() as con, con.transaction():
-                yield from scan(con, where, params, fetch)
+                yield from scan(con, where, params, fetch, share)
         except psycopg.Error as error:
             raise store_error("scan", error) from error
 

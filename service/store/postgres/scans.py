@@ -8,17 +8,26 @@ from typing import Any
 import psycopg
 
 from feastlog.service.store import StoredGame
-from feastlog.service.store.sql import ROW_COLUMNS, games_of_scan
+from feastlog.service.store.sql import ROW_COLUMNS, games_of_scan, rows_by_place_query, share_of
 
 
 def scan(
-    con: psycopg.Connection[Any], where: list[str], params: list[object], fetch: int
+    con: psycopg.Connection[Any],
+    where: list[str],
+    params: list[object],
+    fetch: int,
+    share: tuple[int, int] | None = None,
 ) -> Iterator[tuple[int, StoredGame]]:
-    """(place, game) from one ordered scan through a server-side cursor (in a transaction)."""
+    """(place, game) from one ordered scan through a server-side cursor (in a transaction);
+    ``share``: a run of the games of about as many rows as the others (``share_of``)."""
     packs = {
         str(sha): bytes(body)
         for sha, body in con.execute("SELECT sha256, body FROM packs").fetchall()
     }
+    if share is not None:
+        counts = con.execute(rows_by_place_query("games", where).encode(), params).fetchall()
+        first, end = share_of(counts, share)
+        where = [*where, f"coalesce(g.n, 0) >= {int(first)} AND coalesce(g.n, 0) < {int(end)}"]
     columns = ", ".join(f"e.{c.strip()}" for c in ROW_COLUMNS.split(","))
     query = (
         f"SELECT {columns}, coalesce(g.n, 0), CASE WHEN e.seq = 1 THEN s.server_seed END "
@@ -28,6 +37,5 @@ def scan(
         "ORDER BY coalesce(g.n, 0), e.game_id, e.seq"
     )
     with con.cursor(name="feastlog_scan") as cursor:
-        cursor.itersize = fetch
         cursor.execute(query.encode(), params)
-        yield from games_of_scan(cursor, packs)
+        yield from games_of_scan(iter(lambda: cursor.fetchmany(fetch), []), packs)

@@ -155,10 +155,15 @@ class StoreClient:
         return self._scanned("scan", part, game_kind)
 
     def scan_numbered(
-        self, part: tuple[int, int] | None = None, game_kind: str = "", fetch: int = 20_000
+        self,
+        part: tuple[int, int] | None = None,
+        game_kind: str = "",
+        fetch: int = 2_048,
+        share: tuple[int, int] | None = None,
     ) -> Generator[tuple[int, StoredGame]]:
-        """(place in the game list, game) for every game with rows, in one streamed scan."""
-        return self._scanned("scan_numbered", part, game_kind, fetch)
+        """(place in the game list, game) for every game with rows, in one streamed scan
+        (``fetch``: rows the child's store fetches at a time, its default as the store's)."""
+        return self._scanned("scan_numbered", part, game_kind, fetch, share)
 
     def _scanned(self, method: str, *args: Any) -> Generator[Any]:
         scan = self._channel.ask(method, *args)
