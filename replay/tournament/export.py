@@ -4,7 +4,9 @@ The file is one JSON object: ``format`` ``feastlog-tournament``, ``version`` 1, 
 tournament's id, its ``server_seed`` (hex, or null while it runs), its ``rows`` (as a
 game's export writes them, the body decoded as a ``TournamentCommand``), and ``games``:
 the export document of every published game that has ended (a running game's record
-holds sealed commands, so it is left out until it ends).
+holds sealed commands, so it is left out until it ends), and ``held_back``: the ended
+games left out because the reader may not export them yet (a duplicate round's table,
+while another table dealt from the same seed runs: ``replay.visibility.Release``).
 
 Verification (``verify_tournament``), with nothing but the file:
 
@@ -48,7 +50,7 @@ from feastlog.replay.tournament.fold import apply, begin, state_hash
 from feastlog.replay.tournament.pairing import METHOD, ROUND_ROBIN, Proposal, check_proposal
 from feastlog.replay.tournament.record import round_seed, table_result
 from feastlog.replay.tournament.standings import Line, standings
-from feastlog.replay.tournament.state import Tournament
+from feastlog.replay.tournament.state import Round, Tournament
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
 
@@ -71,8 +73,9 @@ def decoded_row(row: Row) -> tuple[str, str]:
     return action, text
 
 
-def export_text(rows: Sequence[Row], games: Sequence[Any]) -> str:
-    """The export document of a tournament and its ended games."""
+def export_text(rows: Sequence[Row], games: Sequence[Any], held: Sequence[str] = ()) -> str:
+    """The export document of a tournament and its ended games (``held``: the ids of
+    ended games held back from this reader, left out and named)."""
     seed = revealed_seed(rows)
     entries = []
     for row in rows:
@@ -91,6 +94,7 @@ def export_text(rows: Sequence[Row], games: Sequence[Any]) -> str:
             "server_seed": seed.hex() if seed is not None else None,
             "rows": entries,
             "games": documents,
+            "held_back": list(held),
         }
     )
 
@@ -221,7 +225,7 @@ def verify_tournament(text: str) -> TournamentReport:
         return report
     report.checks.append(f"{len(rows)} rows folded, every state hash checked")
     games = _games(document, report)
-    _check_games(states[-1], games, report, seed)
+    _check_games(states[-1], games, _held(document, report), report, seed)
     if report.faults:
         report.checks.append("pairings not re-derived: the record has faults already")
     else:
@@ -339,16 +343,53 @@ def _games(document: dict[str, Any], report: TournamentReport) -> dict[str, Any]
     return found
 
 
+def _held(document: dict[str, Any], report: TournamentReport) -> set[str]:
+    """The games the file says were held back from its reader (none in older files)."""
+    held = document.get("held_back", [])
+    if not isinstance(held, list) or not all(isinstance(g, str) for g in held):
+        report.faults.append("held_back: not a list of game ids")
+        return set()
+    return set(held)
+
+
+def _holds(round_: Round, game_id: str) -> bool:
+    """Whether a game of this round may be held back: its round was dealt from one seed
+    and another of its tables has no result yet (its game still runs)."""
+    return any(
+        g != game_id and r is None for g, r in zip(round_.game_ids, round_.results, strict=False)
+    )
+
+
 def _check_games(
-    state: Tournament, games: dict[str, Any], report: TournamentReport, seed: bytes | None
+    state: Tournament,
+    games: dict[str, Any],
+    held: set[str],
+    report: TournamentReport,
+    seed: bytes | None,
 ) -> None:
-    """Each published table's game: the tournament's, the table's seats, the result recorded."""
+    """Each published table's game: the tournament's, the table's seats, the result recorded;
+    a game held back only where a duplicate round's other table still runs."""
+    published = {g for r in state.rounds for g in r.game_ids}
+    for game_id in sorted(held - published):
+        report.faults.append(f"held_back: {game_id} is no game of this tournament")
     for round_ in state.rounds:
         for t, (players, game_id) in enumerate(
             zip(round_.tables, round_.game_ids, strict=False), start=1
         ):
             result = round_.results[t - 1] if round_.results else None
             where = f"round {round_.number} table {t} ({game_id})"
+            if game_id in held:
+                if game_id in games or not state.format.duplicate or not _holds(round_, game_id):
+                    report.faults.append(
+                        f"{where}: its record is held back, though no other game of its "
+                        "deal is running"
+                    )
+                else:
+                    report.checks.append(
+                        f"{where}: held back until every table of round {round_.number} "
+                        "(one deal) has ended"
+                    )
+                continue
             if game_id not in games:
                 if result is not None:
                     report.faults.append(

@@ -207,7 +207,7 @@ class Reads(Proving, ABC):
             return Release(over)
         return Release(over, held=await self._twins_running(game_id) > 0)
 
-    async def _stored_release(self, game_id: str, stored: StoredGame) -> Release:
+    async def stored_release(self, game_id: str, stored: StoredGame) -> Release:
         """How open a stored game's record is now (a genesis that does not decode, in a
         damaged file, is taken as supplied: the store is asked)."""
         over = stored.rows[-1].kind == SEED_REVEAL
@@ -302,7 +302,7 @@ class Reads(Proving, ABC):
         self._named(game_id)
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
-        release = await self._stored_release(game_id, stored)
+        release = await self.stored_release(game_id, stored)
         behind_screen(viewer, release, "export its record")
         text = await self._fold(export_text, stored, await self._proof_of(stored.rows))
         return Exported(text, release.over, f"{game_id}.feastlog.json")
@@ -314,7 +314,7 @@ class Reads(Proving, ABC):
         viewer = caller.viewer(game_id)
         stored = await self._stored(game_id)
         report = await self._fold(self._audit, stored)
-        return shown_report(viewer, report, await self._stored_release(game_id, stored))
+        return shown_report(viewer, report, await self.stored_release(game_id, stored))
 
     def _audit(self, stored: StoredGame) -> AuditReport:
         """A game's audit from its record as stored (an exported record's source adds its

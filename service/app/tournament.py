@@ -20,8 +20,9 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from feastlog.replay.engine import RuleViolation, SetupRefused
-from feastlog.replay.record import ARBITER, SERVER, Row
+from feastlog.replay.engine import ARBITER as ARBITER_VIEW
+from feastlog.replay.engine import SPECTATOR, RuleViolation, SetupRefused
+from feastlog.replay.record import ARBITER, SEED_REVEAL, SERVER, Row
 from feastlog.replay.tournament import pairing
 from feastlog.replay.tournament.export import export_text
 from feastlog.replay.tournament.record import (
@@ -37,6 +38,7 @@ from feastlog.replay.tournament.record import (
 from feastlog.replay.tournament.spec import ID_PREFIX, read_format
 from feastlog.replay.tournament.standings import Line, standings
 from feastlog.replay.tournament.state import Tournament
+from feastlog.replay.visibility import sees_all
 from feastlog.service.app import commands
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import (
@@ -344,16 +346,27 @@ class Tournaments:
         commitment = record_pb2.Genesis.FromString(live.rows[0].body).seed_commitment
         return Snapshot(seq, last, state, standings(state), tuple(live.rows[:seq]), commitment)
 
-    async def export_tournament(self, tid: str, now: str) -> str:
-        """The tournament's record with every published game's, as one JSON document."""
+    async def export_tournament(self, caller: Caller, tid: str, now: str) -> str:
+        """The tournament's record with every published game's that ``caller`` may export,
+        as one JSON document: a game held back (a duplicate round's table that ended while
+        another table dealt from the same seed still runs) is named, not exported, unless
+        the caller is the arbiter, as ``ExportRecord`` holds it back."""
         live = await self._load(tid)
         async with live.lock:
             await self._catch_up(live, now)
             rows = tuple(live.rows)
-        games = []
+        viewer = ARBITER_VIEW if caller.role in ("organiser", "arbiter") else SPECTATOR
+        games, held = [], []
         for game_id in (g for r in live.state.rounds for g in r.game_ids):
-            games.append(await self.app.db.call(self.app.db.store.load, game_id))
-        return await asyncio.to_thread(export_text, rows, [g for g in games if g is not None])
+            stored = await self.app.db.call(self.app.db.store.load, game_id)
+            if stored is None or stored.rows[-1].kind != SEED_REVEAL:
+                continue  # still running: its record holds sealed commands
+            release = await self.app.stored_release(game_id, stored)
+            if sees_all(viewer, release):
+                games.append(stored)
+            else:
+                held.append(game_id)
+        return await asyncio.to_thread(export_text, rows, games, held)
 
     async def follow(self, tid: str, from_seq: int) -> AsyncIterator[tuple[Row, Tournament]]:
         """Every row from ``from_seq`` on, stored then live, with the state after it."""

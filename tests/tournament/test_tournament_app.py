@@ -93,7 +93,7 @@ def test_a_small_event_runs_on_the_record() -> None:
         assert verify(stored.rows, stored.pack_body, stored.server_seed).ok
         alone = verify_document(to_text(export_record(stored.rows, stored.pack_body)))
         assert alone.ok and alone.game_kind == "tournament" and alone.commands_checked > 20
-        report = verify_tournament(await desks.export_tournament(tid, NOW))
+        report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
         assert report.ok, report.faults
         assert report.games_verified == 6
 
@@ -127,7 +127,7 @@ def test_a_duplicate_round_deals_every_table_the_same_and_scores_against_par() -
             par = against_par(snap.state.rounds[-1])
             assert sum(par.values()) == 0  # par is each seat's mean across the tables
         await desks.end(on.organiser, tid, NOW)
-        report = verify_tournament(await desks.export_tournament(tid, NOW))
+        report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
         assert report.ok, report.faults
         lines = (await desks.snapshot(tid, 0, NOW)).standings
         assert sum(line.par for line in lines) == 0
@@ -150,7 +150,7 @@ def test_a_round_robin_event_is_paired_from_the_plane_and_verified() -> None:
             state, seats = await desks.publish(on.organiser, tid, NOW)
             await play_round(on, seats, rng)
         await desks.end(on.organiser, tid, NOW)
-        report = verify_tournament(await desks.export_tournament(tid, NOW))
+        report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
         assert report.ok, report.faults
         assert sum("round robin re-derived" in c for c in report.checks) == 2
         met = Counter(

@@ -224,7 +224,9 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def ExportTournament(
         self, request: pb.ExportTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExportTournamentResponse:
-        text = await self.desk().export_tournament(request.tournament_id, utc_now())
+        text = await self.desk().export_tournament(
+            self.caller(context), request.tournament_id, utc_now()
+        )
         return pb.ExportTournamentResponse(
             document=text, file_name=f"{request.tournament_id}.feastlog-tournament.json"
         )
