@@ -74,6 +74,10 @@ TIEBREAKS = ("game_points", "opponents_average", "wins", "par")
 PENALTIES = ("warning", "game_loss", "disqualification")
 MAX_ROUNDS = 30
 MAX_TABLE = 8
+# A round's clock (the format's round_minutes, or the minutes StartClock names) and one
+# extension of it, in minutes: the bounds StartClock, ExtendClock and the format share.
+ROUND_MINUTES = (1, 24 * 60)
+EXTENSION_MINUTES = (1, 240)
 
 DEFAULTS: Mapping[str, str] = {
     "game_kind": "bon-appetit",
@@ -240,7 +244,7 @@ def read_format(options: Mapping[str, str]) -> Format:
         tiebreaks=tiebreaks,
         late_entry=_flag(merged, "late_entry"),
         at_time=merged["at_time"],
-        round_minutes=_number(merged, "round_minutes", 1, 24 * 60),
+        round_minutes=_number(merged, "round_minutes", *ROUND_MINUTES),
         seat_entropy=_flag(merged, "seat_entropy"),
         game_options=game_options,
     )

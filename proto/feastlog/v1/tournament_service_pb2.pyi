@@ -722,7 +722,7 @@ class StartClockRequest(_message.Message):
     MINUTES_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     minutes: _builtins.int
-    """0: the format's round_minutes."""
+    """1 to 1440, or 0: the format's round_minutes."""
     def __init__(
         self,
         *,
@@ -769,6 +769,7 @@ class ExtendClockRequest(_message.Message):
     table: _builtins.int
     """0: every table."""
     minutes: _builtins.int
+    """1 to 240."""
     reason: _builtins.str
     def __init__(
         self,
