@@ -22,7 +22,11 @@ ID_PREFIX = "t_"
 RULES = catalogue(
     Rule("TOUR-FORMAT", "format", "A format option takes one of the values it documents."),
     Rule("TOUR-TABLE-SIZE", "format", "Every table size is one the tournament's game seats."),
-    Rule("TOUR-ROLE", "organiser", "Only the organiser or a named arbiter runs a tournament."),
+    Rule(
+        "TOUR-ROLE",
+        "organiser",
+        "Only the organiser creates a tournament; the organiser or a named arbiter runs it.",
+    ),
     Rule("TOUR-NAME", "players", "A player's name is plain text, 1 to 40 characters."),
     Rule("TOUR-REGISTER-TWICE", "players", "A player registers once."),
     Rule(

@@ -138,7 +138,7 @@ class Tournaments:
         self, caller: Caller, options: Mapping[str, str], players: Sequence[str], now: str
     ) -> Tournament:
         """A new tournament: its genesis (format, seed commitment), and its first players."""
-        caller.require_organiser()
+        _creates(caller)
         read_format(options)
         pack = b""  # the tournament's own record has no pack: each game's record holds its own
         seed = secrets.token_bytes(32)
@@ -422,6 +422,18 @@ def _taken(task: asyncio.Task[None]) -> None:
 
 def _longer(live: Live, sent: int) -> Callable[[], bool]:
     return lambda: len(live.rows) > sent
+
+
+def _creates(caller: Caller) -> None:
+    """TOUR-ROLE: the organiser creates a tournament, as a game (a named arbiter runs it
+    once it is there); no credentials: unauthenticated."""
+    if caller.role == "anonymous":
+        raise Unauthenticated("creating a tournament needs the organiser key")
+    if caller.role != "organiser":
+        also = ": a named arbiter runs a tournament once it is created" * (caller.role == "arbiter")
+        raise PermissionDenied(
+            f"only the organiser creates a tournament{also}", rule_id="TOUR-ROLE"
+        )
 
 
 def _runs(caller: Caller) -> None:

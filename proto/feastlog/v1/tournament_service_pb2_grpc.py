@@ -144,8 +144,9 @@ class TournamentServiceServicer:
 
     def CreateTournament(self, request, context):
         """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-        games. Every call below but GetTournament, WatchTournament and ExportTournament is
-        the organiser's or a named arbiter's; each answers with the tournament as it now is.
+        games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+        below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+        named arbiter's; each answers with the tournament as it now is.
         A new tournament: its format (every option spelled out in its genesis) and players.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

@@ -43,8 +43,9 @@ class TournamentServiceStub:
     """
     CreateTournament: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.CreateTournamentRequest, _tournament_service_pb2.CreateTournamentResponse]
     """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-    games. Every call below but GetTournament, WatchTournament and ExportTournament is
-    the organiser's or a named arbiter's; each answers with the tournament as it now is.
+    games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+    below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+    named arbiter's; each answers with the tournament as it now is.
     A new tournament: its format (every option spelled out in its genesis) and players.
     """
     RegisterPlayer: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.RegisterPlayerRequest, _tournament_service_pb2.RegisterPlayerResponse]
@@ -91,8 +92,9 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     """
     CreateTournament: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.CreateTournamentRequest, _tournament_service_pb2.CreateTournamentResponse]  # type: ignore[assignment]
     """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-    games. Every call below but GetTournament, WatchTournament and ExportTournament is
-    the organiser's or a named arbiter's; each answers with the tournament as it now is.
+    games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+    below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+    named arbiter's; each answers with the tournament as it now is.
     A new tournament: its format (every option spelled out in its genesis) and players.
     """
     RegisterPlayer: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.RegisterPlayerRequest, _tournament_service_pb2.RegisterPlayerResponse]  # type: ignore[assignment]
@@ -154,8 +156,9 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_service_pb2.CreateTournamentResponse, _abc.Awaitable[_tournament_service_pb2.CreateTournamentResponse]]:
         """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-        games. Every call below but GetTournament, WatchTournament and ExportTournament is
-        the organiser's or a named arbiter's; each answers with the tournament as it now is.
+        games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+        below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+        named arbiter's; each answers with the tournament as it now is.
         A new tournament: its format (every option spelled out in its genesis) and players.
         """
 
