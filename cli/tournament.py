@@ -232,6 +232,8 @@ def publish_command(tournament_id: str, as_json: bool, **connection: Any) -> Non
         echo_json(found)
         return
     echo_lines(_round_lines(found["tournament"]))
+    if found.get("replayed"):
+        echo_lines(["  (published already: the same seat tokens as its first answer)"])
     echo_lines(
         f"  table {s['table']} seat {s['seat']} {s['name']}: {s['seat_token']}"
         for s in found["seats"]

@@ -57,6 +57,11 @@ RULES = catalogue(
     Rule("TOUR-FIX", "pairing", "A fixed seat is a seat of the proposed round."),
     Rule("TOUR-PUBLISHED", "pairing", "A published round is not changed."),
     Rule(
+        "TOUR-TOKENS",
+        "pairing",
+        "A published round's seat tokens are given again only as the server first made them.",
+    ),
+    Rule(
         "TOUR-CLOCK",
         "clock",
         "The clock starts once per published round, before extensions and the call.",

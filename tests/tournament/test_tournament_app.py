@@ -63,7 +63,12 @@ def test_a_small_event_runs_on_the_record() -> None:
             state = await desks.pair(on.organiser, tid, [], [], NOW)
             current = state.current
             assert current is not None and sorted(map(len, current.tables)) == [3, 4]
-            state, seats = await desks.publish(on.organiser, tid, NOW)
+            published = await desks.publish(on.organiser, tid, NOW)
+            seats = published.seats
+            assert not published.replayed
+            retried = await desks.publish(on.organiser, tid, NOW)  # its answer lost: sent again
+            assert retried.replayed and retried.seats == seats
+            assert retried.state == published.state
             with pytest.raises(RuleViolation) as early:
                 await desks.pair(on.organiser, tid, [], [], NOW)
             assert early.value.rule_id == "TOUR-PAIR-UNFINISHED"
@@ -111,7 +116,7 @@ def test_a_duplicate_round_deals_every_table_the_same_and_scores_against_par() -
         rng = random.Random(5)
         for _ in (1, 2):
             await desks.pair(on.organiser, tid, [], [], NOW)
-            state, seats = await desks.publish(on.organiser, tid, NOW)
+            seats = (await desks.publish(on.organiser, tid, NOW)).seats
             games = sorted({s.game_id for s in seats})
             geneses = [(await on.app.live.get(g)).genesis for g in games]
             assert len({g.seed_commitment for g in geneses}) == 1
@@ -147,8 +152,9 @@ def test_a_round_robin_event_is_paired_from_the_plane_and_verified() -> None:
         for _ in (1, 2):
             state = await desks.pair(on.organiser, tid, [], [], NOW)
             assert state.current is not None and state.current.method == "round-robin"
-            state, seats = await desks.publish(on.organiser, tid, NOW)
-            await play_round(on, seats, rng)
+            published = await desks.publish(on.organiser, tid, NOW)
+            state = published.state
+            await play_round(on, published.seats, rng)
         await desks.end(on.organiser, tid, NOW)
         report = verify_tournament(await desks.export_tournament(tid, NOW))
         assert report.ok, report.faults

@@ -189,7 +189,9 @@ class TournamentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PublishRound(self, request, context):
-        """Publish the proposed round: every table's game in one commit; the seat tokens.
+        """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+        again once the round is published (its answer was lost), it answers the same seats
+        and tokens, `replayed`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

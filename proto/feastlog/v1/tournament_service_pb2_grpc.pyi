@@ -59,7 +59,10 @@ class TournamentServiceStub:
     FixTable: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.FixTableRequest, _tournament_service_pb2.FixTableResponse]
     """Put a player at a given table and seat of the proposed round."""
     PublishRound: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.PublishRoundRequest, _tournament_service_pb2.PublishRoundResponse]
-    """Publish the proposed round: every table's game in one commit; the seat tokens."""
+    """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+    again once the round is published (its answer was lost), it answers the same seats
+    and tokens, `replayed`.
+    """
     StartClock: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.StartClockRequest, _tournament_service_pb2.StartClockResponse]
     """Start the round clock."""
     ExtendClock: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.ExtendClockRequest, _tournament_service_pb2.ExtendClockResponse]
@@ -108,7 +111,10 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     FixTable: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.FixTableRequest, _tournament_service_pb2.FixTableResponse]  # type: ignore[assignment]
     """Put a player at a given table and seat of the proposed round."""
     PublishRound: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.PublishRoundRequest, _tournament_service_pb2.PublishRoundResponse]  # type: ignore[assignment]
-    """Publish the proposed round: every table's game in one commit; the seat tokens."""
+    """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+    again once the round is published (its answer was lost), it answers the same seats
+    and tokens, `replayed`.
+    """
     StartClock: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.StartClockRequest, _tournament_service_pb2.StartClockResponse]  # type: ignore[assignment]
     """Start the round clock."""
     ExtendClock: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.ExtendClockRequest, _tournament_service_pb2.ExtendClockResponse]  # type: ignore[assignment]
@@ -208,7 +214,10 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _tournament_service_pb2.PublishRoundRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_service_pb2.PublishRoundResponse, _abc.Awaitable[_tournament_service_pb2.PublishRoundResponse]]:
-        """Publish the proposed round: every table's game in one commit; the seat tokens."""
+        """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+        again once the round is published (its answer was lost), it answers the same seats
+        and tokens, `replayed`.
+        """
 
     @_abc_1.abstractmethod
     def StartClock(

@@ -130,15 +130,16 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def PublishRound(
         self, request: pb.PublishRoundRequest, context: grpc.aio.ServicerContext
     ) -> pb.PublishRoundResponse:
-        _, seats = await self.desk().publish(self.caller(context), request.tournament_id, utc_now())
+        done = await self.desk().publish(self.caller(context), request.tournament_id, utc_now())
         return pb.PublishRoundResponse(
             tournament=await self._now(request.tournament_id),
             seats=[
                 pb.PublishedSeat(
                     table=s.table, seat=s.seat, name=s.name, game_id=s.game_id, seat_token=s.token
                 )
-                for s in seats
+                for s in done.seats
             ],
+            replayed=done.replayed,
         )
 
     async def _round(self, tid: str) -> int:
