@@ -17,7 +17,9 @@ from feastlog.replay.tournament.record import fold_rows
 from feastlog.replay.tournament.standings import against_par
 from feastlog.replay.visibility import Hidden
 from feastlog.service.app.tournament import Seat
+from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store.projection import rows_of_stored
+from feastlog.service.store.records import Signed
 from feastlog.v1 import tournament_record_pb2 as tpb
 from tests.app.test_app_memory import App, on_memory
 
@@ -163,5 +165,36 @@ def test_a_round_robin_event_is_paired_from_the_plane_and_verified() -> None:
             frozenset(p) for r in state.rounds for t in r.tables for p in combinations(t, 2)
         )
         assert set(met.values()) == {1}
+
+    on_memory(scenario)
+
+
+def test_a_commit_that_failed_after_writing_leaves_memory_to_follow_the_store() -> None:
+    """The store wrote a register row but its answer was a failure (a connection lost
+    after COMMIT): the refusal reaches the caller, and the next write reads the store
+    first, so it neither loses the row nor clashes with it (STORE_CONFLICT)."""
+
+    async def scenario(on: App) -> None:
+        desks = on.app.tournaments
+        state = await desks.create_tournament(on.organiser, OPTIONS, ["A", "B", "C"], NOW)
+        tid = state.tournament_id
+        real = on.app.db.commit
+
+        async def written_then_failed(batch: Batch) -> Signed | None:
+            await real(batch)
+            on.app.db.commit = real  # type: ignore[method-assign]
+            raise StoreUnavailable("the connection dropped after the commit")
+
+        on.app.db.commit = written_then_failed  # type: ignore[method-assign]
+        with pytest.raises(StoreUnavailable):
+            await desks.command(
+                on.organiser, tid, command(register=tpb.RegisterPlayer(name="D")), NOW
+            )
+        state = await desks.command(
+            on.organiser, tid, command(register=tpb.RegisterPlayer(name="E")), NOW
+        )
+        assert [p.name for p in state.players] == ["A", "B", "C", "D", "E"]
+        snap = await desks.snapshot(tid, 0, NOW)
+        assert [r.hash for r in snap.rows] == [r.hash for r in on.store.rows(tid)]
 
     on_memory(scenario)
