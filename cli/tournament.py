@@ -9,6 +9,7 @@ import click
 from feastlog.cli.client import connected
 from feastlog.cli.output import echo_json, echo_lines
 from feastlog.cli.target import connection_options, target_of
+from feastlog.replay.tournament.spec import EXTENSION_MINUTES, ROUND_MINUTES
 
 
 @click.command("standings")
@@ -231,6 +232,8 @@ def publish_command(tournament_id: str, as_json: bool, **connection: Any) -> Non
         echo_json(found)
         return
     echo_lines(_round_lines(found["tournament"]))
+    if found.get("replayed"):
+        echo_lines(["  (published already: the same seat tokens as its first answer)"])
     echo_lines(
         f"  table {s['table']} seat {s['seat']} {s['name']}: {s['seat_token']}"
         for s in found["seats"]
@@ -241,7 +244,7 @@ def publish_command(tournament_id: str, as_json: bool, **connection: Any) -> Non
 @click.argument("tournament_id")
 @click.option(
     "--minutes",
-    type=click.IntRange(0, 24 * 60),
+    type=click.IntRange(0, ROUND_MINUTES[1]),
     default=0,
     help="Default: the format's round_minutes.",
 )
@@ -255,7 +258,7 @@ def start_command(tournament_id: str, minutes: int, **connection: Any) -> None:
 
 @tournament_group.command("extend")
 @click.argument("tournament_id")
-@click.option("--minutes", type=click.IntRange(1, 240), required=True)
+@click.option("--minutes", type=click.IntRange(*EXTENSION_MINUTES), required=True)
 @click.option(
     "--table", type=click.IntRange(0, 10_000), default=0, help="One table (default 0: every table)."
 )

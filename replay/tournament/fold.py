@@ -14,7 +14,7 @@ from dataclasses import replace
 from feastlog.replay.canonical import canonical_bytes, sha256_hex
 from feastlog.replay.engine import RuleViolation
 from feastlog.replay.text import unprintable
-from feastlog.replay.tournament.spec import PENALTIES, Format, read_format
+from feastlog.replay.tournament.spec import EXTENSION_MINUTES, PENALTIES, Format, read_format
 from feastlog.replay.tournament.state import Entrant, Penalty, Result, Round, Tournament
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
@@ -265,8 +265,9 @@ def _extend(state: Tournament, command: tpb.TournamentCommand) -> Tournament:
         raise RuleViolation("TOUR-CLOCK", f"round {current.number}'s clock is not running")
     if extend.table > len(current.tables):
         raise RuleViolation("TOUR-TABLE", f"round {current.number} has no table {extend.table}")
-    if not 1 <= extend.minutes <= 240:
-        raise RuleViolation("TOUR-CLOCK", "an extension is 1 to 240 minutes")
+    low, high = EXTENSION_MINUTES
+    if not low <= extend.minutes <= high:
+        raise RuleViolation("TOUR-CLOCK", f"an extension is {low} to {high} minutes")
     _reason(command, "an extension")
     made = replace(current, extensions=(*current.extensions, (extend.table, extend.minutes)))
     return _with_round(state, made)

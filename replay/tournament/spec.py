@@ -22,7 +22,11 @@ ID_PREFIX = "t_"
 RULES = catalogue(
     Rule("TOUR-FORMAT", "format", "A format option takes one of the values it documents."),
     Rule("TOUR-TABLE-SIZE", "format", "Every table size is one the tournament's game seats."),
-    Rule("TOUR-ROLE", "organiser", "Only the organiser or a named arbiter runs a tournament."),
+    Rule(
+        "TOUR-ROLE",
+        "organiser",
+        "Only the organiser creates a tournament; the organiser or a named arbiter runs it.",
+    ),
     Rule("TOUR-NAME", "players", "A player's name is plain text, 1 to 40 characters."),
     Rule("TOUR-REGISTER-TWICE", "players", "A player registers once."),
     Rule(
@@ -53,6 +57,11 @@ RULES = catalogue(
     Rule("TOUR-FIX", "pairing", "A fixed seat is a seat of the proposed round."),
     Rule("TOUR-PUBLISHED", "pairing", "A published round is not changed."),
     Rule(
+        "TOUR-TOKENS",
+        "pairing",
+        "A published round's seat tokens are given again only as the server first made them.",
+    ),
+    Rule(
         "TOUR-CLOCK",
         "clock",
         "The clock starts once per published round, before extensions and the call.",
@@ -74,6 +83,10 @@ TIEBREAKS = ("game_points", "opponents_average", "wins", "par")
 PENALTIES = ("warning", "game_loss", "disqualification")
 MAX_ROUNDS = 30
 MAX_TABLE = 8
+# A round's clock (the format's round_minutes, or the minutes StartClock names) and one
+# extension of it, in minutes: the bounds StartClock, ExtendClock and the format share.
+ROUND_MINUTES = (1, 24 * 60)
+EXTENSION_MINUTES = (1, 240)
 
 DEFAULTS: Mapping[str, str] = {
     "game_kind": "bon-appetit",
@@ -240,7 +253,7 @@ def read_format(options: Mapping[str, str]) -> Format:
         tiebreaks=tiebreaks,
         late_entry=_flag(merged, "late_entry"),
         at_time=merged["at_time"],
-        round_minutes=_number(merged, "round_minutes", 1, 24 * 60),
+        round_minutes=_number(merged, "round_minutes", *ROUND_MINUTES),
         seat_entropy=_flag(merged, "seat_entropy"),
         game_options=game_options,
     )

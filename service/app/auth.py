@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import os
@@ -122,6 +123,21 @@ def check_key(key: str, source: str, fix: str) -> str:
 def new_seat_token() -> str:
     """A fresh seat token (shown once; only its hash is stored)."""
     return "seat_" + secrets.token_urlsafe(24)
+
+
+SEAT_TOKEN_LABEL = b"feastlog seat token"
+
+
+def derived_seat_token(organiser_key: str, game_id: str, seat: int) -> str:
+    """A published round's seat token, the same each time it is asked for (a retry of a
+    lost PublishRound answer is given the tokens again): ``seat_`` and the first 32
+    characters of base64url(HMAC-SHA256(organiser key, label || game id || uint32_be(seat))),
+    192 bits, as long as a fresh token.  Only the holder of the organiser key can make
+    it, and the key is never shown nor stored with the record; the server seeds are
+    revealed, so they never go in."""
+    message = SEAT_TOKEN_LABEL + game_id.encode() + seat.to_bytes(4, "big")
+    digest = hmac.new(organiser_key.encode(), message, hashlib.sha256).digest()
+    return "seat_" + base64.urlsafe_b64encode(digest).decode()[:32]
 
 
 def token_sha256(token: str) -> str:
@@ -301,6 +317,14 @@ class Credentials:
                 self._arbiters.clear()
             self._arbiters[digest] = self._arbiter_lookup(digest)
         return self._arbiters[digest]
+
+    def seat_token(self, game_id: str, seat: int) -> str:
+        """A tournament seat's token, derived from the organiser key (``derived_seat_token``);
+        a fresh random one when the server holds no organiser key (never derived from an
+        empty key: anyone could make it)."""
+        if not self._organiser:
+            return new_seat_token()
+        return derived_seat_token(self._organiser, game_id, seat)
 
     def add_seat(self, token: str, game_id: str, seat: int) -> None:
         """Remember a new seat token (by its hash)."""

@@ -9,7 +9,7 @@ and takes into memory, or raises the refusal.  The rules themselves are the fold
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,8 +61,12 @@ def open_game(
     seat_entropy: bool,
     now: str,
     server_key: str = "",
+    seat_token: Callable[[str, int], str] | None = None,
 ) -> Opening:
-    """Check a request for a new game and set it up; with ``seat_entropy`` it waits to begin."""
+    """Check a request for a new game and set it up; with ``seat_entropy`` it waits to begin.
+
+    Each seat's token is fresh and random, or ``seat_token(game_id, seat)`` (a published
+    round's tokens, which a retry of the publish makes again)."""
     engine = engine_of(kind)
     names = [p.strip() for p in players]
     if any(not n for n in names) or len(set(names)) != len(names):
@@ -90,7 +94,8 @@ def open_game(
         server_key=server_key,
     )
     game = begin_game(genesis, server_seed, pack)  # bad options refused even when it waits
-    tokens = tuple(new_seat_token() for _ in names)
+    made = seat_token or (lambda _game, _seat: new_seat_token())
+    tokens = tuple(made(game_id, seat) for seat in range(len(names)))
     stored = NewGame(
         None if seat_entropy else game.rows[0],
         [(n, token_sha256(t)) for n, t in zip(names, tokens, strict=True)],

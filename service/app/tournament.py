@@ -8,6 +8,14 @@ Publishing a round writes every table's game and the publish row in one commit. 
 game's end reaches its tournament's stream as a result row: when the game ends on this
 server (``Application`` calls ``game_ended``), and, for a game ended anywhere else (a
 restart, another path), whenever the tournament is next read or changed (``_catch_up``).
+
+Memory follows the store, not the answer: every write (and every catch-up a read makes)
+runs under the tournament's lock to its end whatever happens to its caller
+(``Tournaments._write``, the games' ``Application.finishing``), so a deadline or a
+cancellation only means the caller misses the answer; a commit that fails leaves the
+tournament to be read again from the store before its next write.  A published round's
+seat tokens are derived from the organiser key (``auth.derived_seat_token``), so that a
+retry of a PublishRound whose answer was lost is given the same tokens.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ import asyncio
 import functools
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,10 +45,10 @@ from feastlog.replay.tournament.record import (
 )
 from feastlog.replay.tournament.spec import ID_PREFIX, read_format
 from feastlog.replay.tournament.standings import Line, standings
-from feastlog.replay.tournament.state import Tournament
+from feastlog.replay.tournament.state import Round, Tournament
 from feastlog.replay.visibility import sees_all
 from feastlog.service.app import commands
-from feastlog.service.app.auth import Caller
+from feastlog.service.app.auth import Caller, token_sha256
 from feastlog.service.app.errors import (
     BadRequest,
     GameNotFound,
@@ -53,6 +61,7 @@ from feastlog.v1 import tournament_record_pb2 as tpb
 
 log = logging.getLogger("feastlog")
 M = TypeVar("M", bound=Callable[..., Any])
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from feastlog.service.app.application import Application
@@ -89,11 +98,17 @@ class Live:
     pack: bytes
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     moved: asyncio.Condition = field(default_factory=asyncio.Condition)
+    stale: bool = False  # a commit failed: the store, not memory, says what was written
 
     @property
     def state(self) -> Tournament:
         """The tournament now."""
         return self.states[-1]
+
+    @property
+    def tournament_id(self) -> str:
+        """The tournament's id (its genesis row's)."""
+        return self.rows[0].game_id
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,16 @@ class Seat:
     name: str
     game_id: str
     token: str
+
+
+@dataclass(frozen=True)
+class Published:
+    """A published round as PublishRound answers it: the tournament, every seat with its
+    token, and whether this answers a retry (the round had been published already)."""
+
+    state: Tournament
+    seats: list[Seat]
+    replayed: bool
 
 
 @dataclass(frozen=True)
@@ -140,7 +165,7 @@ class Tournaments:
         self, caller: Caller, options: Mapping[str, str], players: Sequence[str], now: str
     ) -> Tournament:
         """A new tournament: its genesis (format, seed commitment), and its first players."""
-        caller.require_organiser()
+        _creates(caller)
         read_format(options)
         pack = b""  # the tournament's own record has no pack: each game's record holds its own
         seed = secrets.token_bytes(32)
@@ -154,9 +179,15 @@ class Tournaments:
             rows.append(row)
             states.append(state)
         stored = NewGame(first, [], seed, genesis.pack_sha256, genesis.game_kind, "", pack, tid)
-        await self.app.db.commit(Batch(games=[stored], rows=rows[1:]))
-        self._live[tid] = Live(rows, states, seed, pack)
-        return state
+        live = Live(rows, states, seed, pack)
+        return await self.app.finishing.run(
+            self._created(live, Batch(games=[stored], rows=rows[1:]))
+        )
+
+    async def _created(self, live: Live, batch: Batch) -> Tournament:
+        await self.app.db.commit(batch)
+        self._live[live.tournament_id] = live
+        return live.state
 
     async def _load(self, tid: str) -> Live:
         if not tid:
@@ -172,6 +203,31 @@ class Tournaments:
             tid, Live(list(stored.rows), states, stored.server_seed, stored.pack_body)
         )
 
+    async def _write(self, tid: str, work: Callable[[Live], Awaitable[T]]) -> T:
+        """Run ``work`` on tournament ``tid`` under its lock, to its end whatever happens
+        to the caller: once a write is taken, its commit and the move in memory are the
+        commit's business (``Application.finishing``, as a game's command), and the caller
+        that stops waiting only misses the answer."""
+        return await self.app.finishing.run(self._locked(tid, work))
+
+    async def _locked(self, tid: str, work: Callable[[Live], Awaitable[T]]) -> T:
+        live = await self._load(tid)
+        async with live.lock:
+            if live.stale:
+                await self._reload(live)
+            return await work(live)
+
+    async def _reload(self, live: Live) -> None:
+        """Take the tournament's rows from the store again (a commit failed: its rows may
+        be there all the same, e.g. a connection lost after the store committed)."""
+        stored = await self.app.db.call(self.app.db.store.load, live.tournament_id)
+        assert stored is not None  # a tournament's rows are never deleted
+        live.states = await asyncio.to_thread(fold_rows, stored.rows)
+        live.rows = list(stored.rows)
+        live.stale = False
+        async with live.moved:
+            live.moved.notify_all()
+
     async def _append(
         self,
         live: Live,
@@ -180,15 +236,26 @@ class Tournaments:
         extra: Batch | None = None,
     ) -> Tournament:
         """Fold commands (all or none) and commit their rows, with ``extra`` in the same commit."""
-        rows, states = list(live.rows), list(live.states)
+        rows, states = [live.rows[-1]], [live.state]
         for command, actor in commands_:
             row, state = command_row(rows[-1], states[-1], command, actor, now, live.server_seed)
             rows.append(row)
             states.append(state)
+        return await self._save(live, rows[1:], states[1:], extra)
+
+    async def _save(
+        self, live: Live, rows: Sequence[Row], states: Sequence[Tournament], extra: Batch | None
+    ) -> Tournament:
+        """Commit new rows (with ``extra``), then move memory to them: memory never moves
+        without the store, and a failed commit sends the next write to the store first."""
         batch = extra or Batch()
-        batch.rows.extend(rows[len(live.rows) :])
-        await self.app.db.commit(batch)
-        live.rows, live.states = rows, states
+        batch.rows.extend(rows)
+        try:
+            await self.app.db.commit(batch)
+        except Exception:
+            live.stale = True
+            raise
+        live.rows, live.states = [*live.rows, *rows], [*live.states, *states]
         async with live.moved:
             live.moved.notify_all()
         return live.state
@@ -202,13 +269,16 @@ class Tournaments:
         signed = tpb.TournamentCommand()
         signed.CopyFrom(command)
         signed.by = caller.ruled_by
-        live = await self._load(tid)
-        async with live.lock:
-            await self._catch_up(live, now)
-            state = await self._append(live, [(signed, ARBITER)], now)
-            if signed.WhichOneof("action") == "call_time":
-                await self._rule_at_time(caller, live, now)
-            return state
+        return await self._write(tid, lambda live: self._command(caller, live, signed, now))
+
+    async def _command(
+        self, caller: Caller, live: Live, signed: tpb.TournamentCommand, now: str
+    ) -> Tournament:
+        await self._catch_up(live, now)
+        state = await self._append(live, [(signed, ARBITER)], now)
+        if signed.WhichOneof("action") == "call_time":
+            await self._rule_at_time(caller, live, now)
+        return state
 
     @_named_rule
     async def pair(
@@ -222,106 +292,137 @@ class Tournaments:
         """Propose the next round: the Swiss pairing derived from the seed (or the
         organiser's fixed pods, for a format of fixed pods)."""
         _runs(caller)
-        live = await self._load(tid)
-        async with live.lock:
-            await self._catch_up(live, now)
-            state = live.state
-            number = sum(1 for r in state.rounds if r.published) + 1
-            if state.format.pairing == "fixed":
-                if not fixed:
-                    raise BadRequest(
-                        "a format of fixed pods takes the tables from the organiser", field="tables"
-                    )
-                propose = tpb.ProposePairing(
-                    round=number,
-                    tables=[tpb.PairedTable(players=list(t)) for t in fixed],
-                    byes=list(byes),
-                    method="fixed",
-                )
-                return await self._append(live, [(_by(caller, propose), ARBITER)], now)
-            if fixed:
+        return await self._write(tid, lambda live: self._pair(caller, live, fixed, byes, now))
+
+    async def _pair(
+        self,
+        caller: Caller,
+        live: Live,
+        fixed: Sequence[Sequence[str]],
+        byes: Sequence[str],
+        now: str,
+    ) -> Tournament:
+        await self._catch_up(live, now)
+        state = live.state
+        number = sum(1 for r in state.rounds if r.published) + 1
+        if state.format.pairing == "fixed":
+            if not fixed:
                 raise BadRequest(
-                    "a Swiss format derives its tables: swap or fix seats instead", field="tables"
+                    "a format of fixed pods takes the tables from the organiser", field="tables"
                 )
-            current = state.current
-            if current is not None and current.published and not current.complete:
-                raise RuleViolation(
-                    "TOUR-PAIR-UNFINISHED",
-                    f"round {current.number} is not finished: every table needs its result first",
-                )
-            if number > state.format.rounds:
-                raise RuleViolation(
-                    "TOUR-ROUNDS", f"the format has {state.format.rounds} rounds, all paired"
-                )
-            base = state if current is None or current.published else _without_proposal(state)
-            derive = (
-                pairing.round_robin if state.format.pairing == "round_robin" else pairing.propose
-            )
-            found = await asyncio.to_thread(derive, base, live.server_seed)
             propose = tpb.ProposePairing(
                 round=number,
-                tables=[tpb.PairedTable(players=list(t)) for t in found.tables],
-                byes=list(found.byes),
-                method=found.method,
-                solver=found.solver,
-                objective=found.objective,
-                status=found.status,
+                tables=[tpb.PairedTable(players=list(t)) for t in fixed],
+                byes=list(byes),
+                method="fixed",
             )
-            return await self._append(live, [(_by(caller, propose, "server"), SERVER)], now)
+            return await self._append(live, [(_by(caller, propose), ARBITER)], now)
+        if fixed:
+            raise BadRequest(
+                "a Swiss format derives its tables: swap or fix seats instead", field="tables"
+            )
+        current = state.current
+        if current is not None and current.published and not current.complete:
+            raise RuleViolation(
+                "TOUR-PAIR-UNFINISHED",
+                f"round {current.number} is not finished: every table needs its result first",
+            )
+        if number > state.format.rounds:
+            raise RuleViolation(
+                "TOUR-ROUNDS", f"the format has {state.format.rounds} rounds, all paired"
+            )
+        base = state if current is None or current.published else _without_proposal(state)
+        derive = pairing.round_robin if state.format.pairing == "round_robin" else pairing.propose
+        found = await asyncio.to_thread(derive, base, live.server_seed)
+        propose = tpb.ProposePairing(
+            round=number,
+            tables=[tpb.PairedTable(players=list(t)) for t in found.tables],
+            byes=list(found.byes),
+            method=found.method,
+            solver=found.solver,
+            objective=found.objective,
+            status=found.status,
+        )
+        return await self._append(live, [(_by(caller, propose, "server"), SERVER)], now)
 
     @_named_rule
-    async def publish(self, caller: Caller, tid: str, now: str) -> tuple[Tournament, list[Seat]]:
-        """Publish the proposed round: every table's game and the publish row, one commit."""
+    async def publish(self, caller: Caller, tid: str, now: str) -> Published:
+        """Publish the proposed round: every table's game and the publish row, one commit.
+
+        A round already published is answered again, ``replayed``, with the same seats and
+        tokens: its answer may have been lost (a deadline, a dropped connection, a restart)."""
         _runs(caller)
-        live = await self._load(tid)
-        async with live.lock:
-            state = live.state
-            current = state.current
-            if current is None or current.published:
-                raise RuleViolation("TOUR-NO-PROPOSAL", "no round is proposed: pair one first")
-            fmt = state.format
-            openings = [
-                commands.open_game(
-                    fmt.game_kind,
-                    list(players),
-                    dict(fmt.game_options),
-                    round_seed(live.server_seed, current.number) if fmt.duplicate else b"",
-                    tid,
-                    b"",
-                    fmt.seat_entropy,
-                    now,
-                )
-                for players in current.tables
-            ]
-            publish = tpb.PublishRound(
-                round=current.number, game_ids=[o.genesis.game_id for o in openings]
+        return await self._write(tid, lambda live: self._publish(caller, live, now))
+
+    async def _publish(self, caller: Caller, live: Live, now: str) -> Published:
+        state = live.state
+        current = state.current
+        if current is not None and current.published:
+            return Published(state, await self._seats_again(current), replayed=True)
+        if current is None:
+            raise RuleViolation("TOUR-NO-PROPOSAL", "no round is proposed: pair one first")
+        fmt = state.format
+        openings = [
+            commands.open_game(
+                fmt.game_kind,
+                list(players),
+                dict(fmt.game_options),
+                round_seed(live.server_seed, current.number) if fmt.duplicate else b"",
+                live.tournament_id,
+                b"",
+                fmt.seat_entropy,
+                now,
+                seat_token=self.app.credentials.seat_token,
             )
-            batch = Batch(games=[o.stored for o in openings])
-            state = await self._append(live, [(_by(caller, publish), ARBITER)], now, batch)
-            seats = []
-            for t, opening in enumerate(openings, start=1):
-                self.app.opened(opening)
-                for seat, token in enumerate(opening.tokens):
-                    name = opening.genesis.seats[seat].name
-                    seats.append(Seat(t, seat, name, opening.genesis.game_id, token))
-            return state, seats
+            for players in current.tables
+        ]
+        publish = tpb.PublishRound(
+            round=current.number, game_ids=[o.genesis.game_id for o in openings]
+        )
+        batch = Batch(games=[o.stored for o in openings])
+        state = await self._append(live, [(_by(caller, publish), ARBITER)], now, batch)
+        seats = []
+        for t, opening in enumerate(openings, start=1):
+            self.app.opened(opening)
+            for seat, token in enumerate(opening.tokens):
+                name = opening.genesis.seats[seat].name
+                seats.append(Seat(t, seat, name, opening.genesis.game_id, token))
+        return Published(state, seats, replayed=False)
+
+    async def _seats_again(self, round_: Round) -> list[Seat]:
+        """A published round's seats with their tokens made again, each checked against
+        the hash its game stored: a token that would not work is never handed out."""
+        seats = [
+            Seat(t, seat, name, game_id, self.app.credentials.seat_token(game_id, seat))
+            for t, (game_id, players) in enumerate(
+                zip(round_.game_ids, round_.tables, strict=True), start=1
+            )
+            for seat, name in enumerate(players)
+        ]
+        digests = [token_sha256(s.token) for s in seats]
+        found = await self.app.db.read(lambda store: [store.seat_of_token(d) for d in digests])
+        if any(f != (s.game_id, s.seat) for f, s in zip(found, seats, strict=True)):
+            raise RuleViolation(
+                "TOUR-TOKENS",
+                f"round {round_.number} is published, but its seat tokens cannot be made "
+                "again: they were made under another organiser key than the one this server "
+                "holds now (or before tokens were derived from it); the tokens handed out "
+                "still work, and CreateSeatLink gives any seat a link to its page",
+            )
+        return seats
 
     @_named_rule
     async def end(self, caller: Caller, tid: str, now: str) -> Tournament:
         """End the tournament: the end row and the seed reveal."""
         _runs(caller)
-        live = await self._load(tid)
-        async with live.lock:
-            await self._catch_up(live, now)
-            end = tpb.TournamentCommand(end=tpb.EndTournament(), by=caller.ruled_by)
-            rows, states = list(live.rows), list(live.states)
-            row, state = command_row(rows[-1], states[-1], end, ARBITER, now, live.server_seed)
-            reveal = reveal_row(row, state, live.server_seed, now)
-            await self.app.db.commit(Batch(rows=[row, reveal]))
-            live.rows, live.states = [*rows, row, reveal], [*states, state, state]
-            async with live.moved:
-                live.moved.notify_all()
-            return state
+        return await self._write(tid, lambda live: self._end(caller, live, now))
+
+    async def _end(self, caller: Caller, live: Live, now: str) -> Tournament:
+        await self._catch_up(live, now)
+        end = tpb.TournamentCommand(end=tpb.EndTournament(), by=caller.ruled_by)
+        row, state = command_row(live.rows[-1], live.state, end, ARBITER, now, live.server_seed)
+        reveal = reveal_row(row, state, live.server_seed, now)
+        return await self._save(live, [row, reveal], [state, state], None)
 
     async def game_ended(self, game: LiveGame, now: str) -> None:
         """A game of a tournament ended here: its result goes into the stream."""
@@ -329,35 +430,28 @@ class Tournaments:
         if not tid.startswith(ID_PREFIX):
             return
         try:
-            live = await self._load(tid)
+            await self._write(tid, lambda live: self._catch_up(live, now))
         except GameNotFound:  # a game tagged like a tournament that is not one
             return
-        async with live.lock:
-            await self._catch_up(live, now)
 
     async def snapshot(self, tid: str, at_seq: int, now: str) -> Snapshot:
         """The tournament at a seq (0: now): state, standings and rows; public to all."""
-        live = await self._load(tid)
-        async with live.lock:
-            await self._catch_up(live, now)
-        last = len(live.rows)
+        rows, states = await self._write(tid, lambda live: self._caught_up(live, now))
+        last = len(rows)
         seq = last if at_seq <= 0 else min(at_seq, last)
-        state = live.states[seq - 1]
-        commitment = record_pb2.Genesis.FromString(live.rows[0].body).seed_commitment
-        return Snapshot(seq, last, state, standings(state), tuple(live.rows[:seq]), commitment)
+        state = states[seq - 1]
+        commitment = record_pb2.Genesis.FromString(rows[0].body).seed_commitment
+        return Snapshot(seq, last, state, standings(state), tuple(rows[:seq]), commitment)
 
     async def export_tournament(self, caller: Caller, tid: str, now: str) -> str:
         """The tournament's record with every published game's that ``caller`` may export,
         as one JSON document: a game held back (a duplicate round's table that ended while
         another table dealt from the same seed still runs) is named, not exported, unless
         the caller is the arbiter, as ``ExportRecord`` holds it back."""
-        live = await self._load(tid)
-        async with live.lock:
-            await self._catch_up(live, now)
-            rows = tuple(live.rows)
+        rows, states = await self._write(tid, lambda live: self._caught_up(live, now))
         viewer = ARBITER_VIEW if caller.role in ("organiser", "arbiter") else SPECTATOR
         games, held = [], []
-        for game_id in (g for r in live.state.rounds for g in r.game_ids):
+        for game_id in (g for r in states[-1].rounds for g in r.game_ids):
             stored = await self.app.db.call(self.app.db.store.load, game_id)
             if stored is None or stored.rows[-1].kind != SEED_REVEAL:
                 continue  # still running: its record holds sealed commands
@@ -367,6 +461,12 @@ class Tournaments:
             else:
                 held.append(game_id)
         return await asyncio.to_thread(export_text, rows, games, held)
+
+    async def _caught_up(self, live: Live, now: str) -> tuple[list[Row], list[Tournament]]:
+        """The rows and states once the ended games' results are in (a read's catch-up
+        is a write like any other)."""
+        await self._catch_up(live, now)
+        return live.rows, live.states
 
     async def follow(self, tid: str, from_seq: int) -> AsyncIterator[tuple[Row, Tournament]]:
         """Every row from ``from_seq`` on, stored then live, with the state after it."""
@@ -435,6 +535,18 @@ def _taken(task: asyncio.Task[None]) -> None:
 
 def _longer(live: Live, sent: int) -> Callable[[], bool]:
     return lambda: len(live.rows) > sent
+
+
+def _creates(caller: Caller) -> None:
+    """TOUR-ROLE: the organiser creates a tournament, as a game (a named arbiter runs it
+    once it is there); no credentials: unauthenticated."""
+    if caller.role == "anonymous":
+        raise Unauthenticated("creating a tournament needs the organiser key")
+    if caller.role != "organiser":
+        also = ": a named arbiter runs a tournament once it is created" * (caller.role == "arbiter")
+        raise PermissionDenied(
+            f"only the organiser creates a tournament{also}", rule_id="TOUR-ROLE"
+        )
 
 
 def _runs(caller: Caller) -> None:

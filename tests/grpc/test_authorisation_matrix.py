@@ -1,18 +1,24 @@
 """Who may call what: every RPC (from the descriptors) × every kind of caller.
 
 Callers: none (a spectator), a malformed and an unknown token, the organiser, the seat
-the request concerns, another seat of the same game, and a seat of another game.
+the request concerns, another seat of the same game, and a seat of another game; and a
+named arbiter, for the organiser's own calls and the tournaments it runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 import grpc
 import pytest
 
+from feastlog.v1 import admin_service_pb2 as adpb
+from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
+from feastlog.v1 import tournament_service_pb2 as tpb
+from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 from tests.hostileutil import PRINCIPALS, TEMPLATES, Targets, call_raw, populated_server, rpc_paths
-from tests.serverutil import ThreadedServer
+from tests.serverutil import ThreadedServer, bearer, error_info
 
 OK = grpc.StatusCode.OK
 UNAUTH = grpc.StatusCode.UNAUTHENTICATED
@@ -24,6 +30,11 @@ G, R, A, T, AD, TB, P = (
     for s in ("Game", "Replay", "Audit", "Tournament", "Admin", "Table", "Proof")
 )
 BAD = grpc.StatusCode.INVALID_ARGUMENT
+
+TOURNAMENT_WRITES = (
+    "RegisterPlayer", "DropPlayer", "PairRound", "SwapPlayers", "FixTable", "PublishRound",
+    "StartClock", "ExtendClock", "CallTime", "AddPenalty", "EndTournament",
+)  # fmt: skip
 
 # Expected status per RPC, in the order of PRINCIPALS:
 # none, malformed, unknown, organiser, own seat, other seat, other game's seat.
@@ -51,15 +62,12 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     A + "SubmitRuling": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     T + "GetStandings": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
     T + "GetStats": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
-    # a tournament: the organiser's (or a named arbiter's) to run, anyone's to read
+    # a tournament: the organiser's to create, the organiser's (or a named arbiter's) to
+    # run (ARBITER below), anyone's to read
     T + "CreateTournament": (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED),
     **{
         T + rpc: (UNAUTH, UNAUTH, UNAUTH, OK, DENIED, DENIED, DENIED)
-        for rpc in (
-            "RegisterPlayer", "DropPlayer", "PairRound", "SwapPlayers", "FixTable",
-            "PublishRound", "StartClock", "ExtendClock", "CallTime", "AddPenalty",
-            "EndTournament",
-        )
+        for rpc in TOURNAMENT_WRITES
     },
     T + "GetTournament": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
     T + "WatchTournament": (OK, UNAUTH, UNAUTH, OK, OK, OK, OK),
@@ -93,6 +101,17 @@ EXPECTED: dict[str, tuple[grpc.StatusCode, ...]] = {
     ),
 }
 # fmt: on
+
+# A named arbiter's key: none of the organiser's own calls (creating games and
+# tournaments, managing arbiters), every write of a tournament the organiser created.
+ARBITER: dict[str, grpc.StatusCode] = {
+    G + "CreateGame": DENIED,
+    T + "CreateTournament": DENIED,
+    **{T + rpc: OK for rpc in TOURNAMENT_WRITES},
+    AD + "AddArbiter": DENIED,
+    AD + "RevokeArbiter": DENIED,
+    AD + "ListArbiters": DENIED,
+}
 
 # Callers that may change the game go last, so that each cell sees the same game.
 ORDER = ("none", "malformed", "unknown", "foreign", "other", "organiser", "own")
@@ -132,3 +151,41 @@ def test_authorisation_matrix(served: tuple[ThreadedServer, Targets]) -> None:
     ]
     print(f"authorisation matrix: {len(cells) - len(wrong)} / {len(cells)} cells as expected")
     assert wrong == []
+
+
+def test_a_named_arbiter_runs_the_organisers_tournament_and_creates_none(
+    served: tuple[ThreadedServer, Targets],
+) -> None:
+    """docs/api.md: a named arbiter has the arbiter's rights and none of the organiser's
+    own; a tournament is the organiser's to create (TOUR-ROLE), and an arbiter runs it
+    through a whole round, in the order the matrix takes the organiser through one."""
+    server, targets = served
+    channel = grpc.insecure_channel(server.address)
+    org = bearer(targets.key)
+    judge = adpb_grpc.AdminServiceStub(channel).AddArbiter(
+        adpb.AddArbiterRequest(name="matrix-judge"), metadata=org
+    )
+    cup = tpb.CreateTournamentRequest(
+        format={"table_sizes": "3-4", "rounds": "1"}, players=["Kai", "Lea", "Max", "Noa"]
+    )
+    tournaments = tpb_grpc.TournamentServiceStub(channel)
+    made = tournaments.CreateTournament(cup, metadata=org).tournament.tournament_id
+    theirs = dataclasses.replace(targets, tournament=made)
+    got = {}
+    for path, method in rpc_paths():
+        if path in ARBITER:
+            request, _ = TEMPLATES[path](theirs)
+            answer = call_raw(channel, method, request.SerializeToString(), bearer(judge.key))
+            got[path] = answer.code
+    wrong = [
+        f"{p.rsplit('/', 1)[1]}: got {got[p].name}, expected {ARBITER[p].name}"
+        for p in ARBITER
+        if got[p] != ARBITER[p]
+    ]
+    assert wrong == []
+    with pytest.raises(grpc.RpcError) as refused:
+        tournaments.CreateTournament(cup, metadata=bearer(judge.key))
+    info = error_info(refused.value)
+    assert (info.reason, info.metadata["rule_id"]) == ("PERMISSION_DENIED", "TOUR-ROLE")
+    final = tournaments.GetTournament(tpb.GetTournamentRequest(tournament_id=made)).tournament
+    assert final.ended and final.rounds[0].published

@@ -17,6 +17,8 @@ from click.testing import CliRunner
 from feastlog.cli.main import cli
 from feastlog.replay import fold, games
 from feastlog.service.app import commands
+from feastlog.v1 import audit_service_pb2 as apb
+from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
@@ -316,6 +318,22 @@ def test_stale_expected_seq_is_aborted_and_retries_are_idempotent(
         served, game_id, tokens[0], bid(gem), grpc.StatusCode.ALREADY_EXISTS, command_id="c-1"
     )
     assert out["reason"] == "COMMAND_ID_REUSED"
+
+
+def test_a_retried_ruling_appends_nothing_and_says_it_is_replayed(served: ThreadedServer) -> None:
+    """A ruling sent again with its command_id is answered as first recorded, ``replayed``
+    (docs/api.md), as a seat's retried command is; a new id records a new ruling."""
+    game_id, _ = new_game(served)
+    audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(served.address))
+    note = record_pb2.ArbiterCommand(reason="table talk", note=record_pb2.Note(text="warned"))
+    request = apb.SubmitRulingRequest(game_id=game_id, command_id="r-1", ruling=note)
+    first = audit.SubmitRuling(request, metadata=bearer(served.key))
+    again = audit.SubmitRuling(request, metadata=bearer(served.key))
+    assert first.seq == 2 and not first.replayed
+    assert (again.seq, again.hash, again.replayed) == (2, first.hash, True)
+    request.command_id = "r-2"
+    other = audit.SubmitRuling(request, metadata=bearer(served.key))
+    assert other.seq == 3 and not other.replayed
 
 
 def test_a_command_id_is_its_senders_own_and_cannot_be_probed(served: ThreadedServer) -> None:

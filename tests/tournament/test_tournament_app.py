@@ -17,7 +17,9 @@ from feastlog.replay.tournament.record import fold_rows
 from feastlog.replay.tournament.standings import against_par
 from feastlog.replay.visibility import Hidden
 from feastlog.service.app.tournament import Seat
+from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store.projection import rows_of_stored
+from feastlog.service.store.records import Signed
 from feastlog.v1 import tournament_record_pb2 as tpb
 from tests.app.test_app_memory import App, on_memory
 
@@ -63,7 +65,12 @@ def test_a_small_event_runs_on_the_record() -> None:
             state = await desks.pair(on.organiser, tid, [], [], NOW)
             current = state.current
             assert current is not None and sorted(map(len, current.tables)) == [3, 4]
-            state, seats = await desks.publish(on.organiser, tid, NOW)
+            published = await desks.publish(on.organiser, tid, NOW)
+            seats = published.seats
+            assert not published.replayed
+            retried = await desks.publish(on.organiser, tid, NOW)  # its answer lost: sent again
+            assert retried.replayed and retried.seats == seats
+            assert retried.state == published.state
             with pytest.raises(RuleViolation) as early:
                 await desks.pair(on.organiser, tid, [], [], NOW)
             assert early.value.rule_id == "TOUR-PAIR-UNFINISHED"
@@ -111,7 +118,7 @@ def test_a_duplicate_round_deals_every_table_the_same_and_scores_against_par() -
         rng = random.Random(5)
         for _ in (1, 2):
             await desks.pair(on.organiser, tid, [], [], NOW)
-            state, seats = await desks.publish(on.organiser, tid, NOW)
+            seats = (await desks.publish(on.organiser, tid, NOW)).seats
             games = sorted({s.game_id for s in seats})
             geneses = [(await on.app.live.get(g)).genesis for g in games]
             assert len({g.seed_commitment for g in geneses}) == 1
@@ -147,8 +154,9 @@ def test_a_round_robin_event_is_paired_from_the_plane_and_verified() -> None:
         for _ in (1, 2):
             state = await desks.pair(on.organiser, tid, [], [], NOW)
             assert state.current is not None and state.current.method == "round-robin"
-            state, seats = await desks.publish(on.organiser, tid, NOW)
-            await play_round(on, seats, rng)
+            published = await desks.publish(on.organiser, tid, NOW)
+            state = published.state
+            await play_round(on, published.seats, rng)
         await desks.end(on.organiser, tid, NOW)
         report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
         assert report.ok, report.faults
@@ -157,5 +165,36 @@ def test_a_round_robin_event_is_paired_from_the_plane_and_verified() -> None:
             frozenset(p) for r in state.rounds for t in r.tables for p in combinations(t, 2)
         )
         assert set(met.values()) == {1}
+
+    on_memory(scenario)
+
+
+def test_a_commit_that_failed_after_writing_leaves_memory_to_follow_the_store() -> None:
+    """The store wrote a register row but its answer was a failure (a connection lost
+    after COMMIT): the refusal reaches the caller, and the next write reads the store
+    first, so it neither loses the row nor clashes with it (STORE_CONFLICT)."""
+
+    async def scenario(on: App) -> None:
+        desks = on.app.tournaments
+        state = await desks.create_tournament(on.organiser, OPTIONS, ["A", "B", "C"], NOW)
+        tid = state.tournament_id
+        real = on.app.db.commit
+
+        async def written_then_failed(batch: Batch) -> Signed | None:
+            await real(batch)
+            on.app.db.commit = real  # type: ignore[method-assign]
+            raise StoreUnavailable("the connection dropped after the commit")
+
+        on.app.db.commit = written_then_failed  # type: ignore[method-assign]
+        with pytest.raises(StoreUnavailable):
+            await desks.command(
+                on.organiser, tid, command(register=tpb.RegisterPlayer(name="D")), NOW
+            )
+        state = await desks.command(
+            on.organiser, tid, command(register=tpb.RegisterPlayer(name="E")), NOW
+        )
+        assert [p.name for p in state.players] == ["A", "B", "C", "D", "E"]
+        snap = await desks.snapshot(tid, 0, NOW)
+        assert [r.hash for r in snap.rows] == [r.hash for r in on.store.rows(tid)]
 
     on_memory(scenario)

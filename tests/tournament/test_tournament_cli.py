@@ -46,6 +46,9 @@ def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.Monke
         assert code == 0, said
         seats = json.loads(said)["seats"]
         assert len(seats) == 6 and all(s["seat_token"].startswith("seat_") for s in seats)
+        code, said = run("tournament", "publish", tid[1])  # its answer lost: published again
+        assert code == 0 and "published already: the same seat tokens" in said, said
+        assert all(s["seat_token"] in said for s in seats)
         assert run("tournament", "start", tid[1], "--minutes", "30")[0] == 0
         code, said = run(
             "tournament", "extend", tid[1], "--minutes", "5", "--table", "2", "--reason", "spill"

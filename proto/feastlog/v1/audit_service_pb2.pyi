@@ -519,12 +519,15 @@ class SubmitRulingResponse(_message.Message):
     STATE_HASH_FIELD_NUMBER: _builtins.int
     FACTS_FIELD_NUMBER: _builtins.int
     GAME_OVER_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
     TYPED_FACTS_FIELD_NUMBER: _builtins.int
     RECEIPTS_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     hash: _builtins.str
     state_hash: _builtins.str
     game_over: _builtins.bool
+    replayed: _builtins.bool
+    """True when this answers a retry of a ruling already recorded (the same command_id)."""
     @_builtins.property
     def facts(self) -> _containers.RepeatedCompositeFieldContainer[_struct_pb2.Struct]: ...
     @_builtins.property
@@ -543,12 +546,13 @@ class SubmitRulingResponse(_message.Message):
         state_hash: _builtins.str = ...,
         facts: _abc.Iterable[_struct_pb2.Struct] | None = ...,
         game_over: _builtins.bool = ...,
+        replayed: _builtins.bool = ...,
         typed_facts: _abc.Iterable[_view_pb2.Fact] | None = ...,
         receipts: _abc.Iterable[_proof_pb2.Receipt] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "receipts", b"receipts", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["facts", b"facts", "game_over", b"game_over", "hash", b"hash", "receipts", b"receipts", "replayed", b"replayed", "seq", b"seq", "state_hash", b"state_hash", "typed_facts", b"typed_facts"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

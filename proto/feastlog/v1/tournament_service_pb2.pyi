@@ -696,6 +696,11 @@ class PublishRoundResponse(_message.Message):
 
     TOURNAMENT_FIELD_NUMBER: _builtins.int
     SEATS_FIELD_NUMBER: _builtins.int
+    REPLAYED_FIELD_NUMBER: _builtins.int
+    replayed: _builtins.bool
+    """True when the round had been published already (a retry): the seats and tokens are
+    the ones the first answer carried.
+    """
     @_builtins.property
     def tournament(self) -> Global___TournamentState: ...
     @_builtins.property
@@ -705,10 +710,11 @@ class PublishRoundResponse(_message.Message):
         *,
         tournament: Global___TournamentState | None = ...,
         seats: _abc.Iterable[Global___PublishedSeat] | None = ...,
+        replayed: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["tournament", b"tournament"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["seats", b"seats", "tournament", b"tournament"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["replayed", b"replayed", "seats", b"seats", "tournament", b"tournament"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -722,7 +728,7 @@ class StartClockRequest(_message.Message):
     MINUTES_FIELD_NUMBER: _builtins.int
     tournament_id: _builtins.str
     minutes: _builtins.int
-    """0: the format's round_minutes."""
+    """1 to 1440, or 0: the format's round_minutes."""
     def __init__(
         self,
         *,
@@ -769,6 +775,7 @@ class ExtendClockRequest(_message.Message):
     table: _builtins.int
     """0: every table."""
     minutes: _builtins.int
+    """1 to 240."""
     reason: _builtins.str
     def __init__(
         self,

@@ -144,8 +144,9 @@ class TournamentServiceServicer:
 
     def CreateTournament(self, request, context):
         """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-        games. Every call below but GetTournament, WatchTournament and ExportTournament is
-        the organiser's or a named arbiter's; each answers with the tournament as it now is.
+        games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+        below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+        named arbiter's; each answers with the tournament as it now is.
         A new tournament: its format (every option spelled out in its genesis) and players.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -188,7 +189,9 @@ class TournamentServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def PublishRound(self, request, context):
-        """Publish the proposed round: every table's game in one commit; the seat tokens.
+        """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+        again once the round is published (its answer was lost), it answers the same seats
+        and tokens, `replayed`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -43,8 +43,9 @@ class TournamentServiceStub:
     """
     CreateTournament: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.CreateTournamentRequest, _tournament_service_pb2.CreateTournamentResponse]
     """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-    games. Every call below but GetTournament, WatchTournament and ExportTournament is
-    the organiser's or a named arbiter's; each answers with the tournament as it now is.
+    games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+    below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+    named arbiter's; each answers with the tournament as it now is.
     A new tournament: its format (every option spelled out in its genesis) and players.
     """
     RegisterPlayer: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.RegisterPlayerRequest, _tournament_service_pb2.RegisterPlayerResponse]
@@ -58,7 +59,10 @@ class TournamentServiceStub:
     FixTable: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.FixTableRequest, _tournament_service_pb2.FixTableResponse]
     """Put a player at a given table and seat of the proposed round."""
     PublishRound: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.PublishRoundRequest, _tournament_service_pb2.PublishRoundResponse]
-    """Publish the proposed round: every table's game in one commit; the seat tokens."""
+    """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+    again once the round is published (its answer was lost), it answers the same seats
+    and tokens, `replayed`.
+    """
     StartClock: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.StartClockRequest, _tournament_service_pb2.StartClockResponse]
     """Start the round clock."""
     ExtendClock: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.ExtendClockRequest, _tournament_service_pb2.ExtendClockResponse]
@@ -91,8 +95,9 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     """
     CreateTournament: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.CreateTournamentRequest, _tournament_service_pb2.CreateTournamentResponse]  # type: ignore[assignment]
     """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-    games. Every call below but GetTournament, WatchTournament and ExportTournament is
-    the organiser's or a named arbiter's; each answers with the tournament as it now is.
+    games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+    below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+    named arbiter's; each answers with the tournament as it now is.
     A new tournament: its format (every option spelled out in its genesis) and players.
     """
     RegisterPlayer: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.RegisterPlayerRequest, _tournament_service_pb2.RegisterPlayerResponse]  # type: ignore[assignment]
@@ -106,7 +111,10 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     FixTable: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.FixTableRequest, _tournament_service_pb2.FixTableResponse]  # type: ignore[assignment]
     """Put a player at a given table and seat of the proposed round."""
     PublishRound: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.PublishRoundRequest, _tournament_service_pb2.PublishRoundResponse]  # type: ignore[assignment]
-    """Publish the proposed round: every table's game in one commit; the seat tokens."""
+    """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+    again once the round is published (its answer was lost), it answers the same seats
+    and tokens, `replayed`.
+    """
     StartClock: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.StartClockRequest, _tournament_service_pb2.StartClockResponse]  # type: ignore[assignment]
     """Start the round clock."""
     ExtendClock: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.ExtendClockRequest, _tournament_service_pb2.ExtendClockResponse]  # type: ignore[assignment]
@@ -154,8 +162,9 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_service_pb2.CreateTournamentResponse, _abc.Awaitable[_tournament_service_pb2.CreateTournamentResponse]]:
         """A tournament run on the record (docs/tournament.md): a stream in the same log as its
-        games. Every call below but GetTournament, WatchTournament and ExportTournament is
-        the organiser's or a named arbiter's; each answers with the tournament as it now is.
+        games. CreateTournament is the organiser's alone (as CreateGame is); every other call
+        below but GetTournament, WatchTournament and ExportTournament is the organiser's or a
+        named arbiter's; each answers with the tournament as it now is.
         A new tournament: its format (every option spelled out in its genesis) and players.
         """
 
@@ -205,7 +214,10 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _tournament_service_pb2.PublishRoundRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_service_pb2.PublishRoundResponse, _abc.Awaitable[_tournament_service_pb2.PublishRoundResponse]]:
-        """Publish the proposed round: every table's game in one commit; the seat tokens."""
+        """Publish the proposed round: every table's game in one commit; the seat tokens. Sent
+        again once the round is published (its answer was lost), it answers the same seats
+        and tokens, `replayed`.
+        """
 
     @_abc_1.abstractmethod
     def StartClock(

@@ -284,11 +284,13 @@ def created_message(created: Created) -> pb.CreateGameResponse:
 def accepted(message: AcceptedAnswer, done: Accepted, typed_only: bool = False) -> AcceptedAnswer:
     """``message`` (a new SubmitCommandResponse or SubmitRulingResponse) saying what a
     recorded command did; its facts are filled in place, not built and then copied, and
-    as Structs only when the client did not ask for the typed facts alone."""
+    as Structs only when the client did not ask for the typed facts alone; ``replayed``
+    when it answers a retry (the same command_id) of a command already recorded."""
     message.seq = done.row.seq
     message.hash = done.row.hash
     message.state_hash = done.row.state_hash
     message.game_over = done.game_over
+    message.replayed = done.replayed
     if not typed_only:
         for fact in done.facts:
             fill_struct(message.facts.add(), fact)

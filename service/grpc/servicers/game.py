@@ -63,8 +63,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         done = await self.app.submit(
             self.caller(context), request.game_id, request.command_id, expected, request.command
         )
-        answer = pb.SubmitCommandResponse(replayed=done.replayed)
-        return accepted(answer, done, request.typed_facts_only)
+        return accepted(pb.SubmitCommandResponse(), done, request.typed_facts_only)
 
     @unary
     async def GetView(

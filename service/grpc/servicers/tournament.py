@@ -16,6 +16,7 @@ import grpc
 
 from feastlog.replay.record import COMMAND, Row
 from feastlog.replay.tournament.export import decoded_row
+from feastlog.replay.tournament.spec import EXTENSION_MINUTES, ROUND_MINUTES
 from feastlog.replay.tournament.standings import exact, standings
 from feastlog.replay.tournament.state import Result, Round, Tournament
 from feastlog.service.app.application import Application, utc_now
@@ -129,15 +130,16 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def PublishRound(
         self, request: pb.PublishRoundRequest, context: grpc.aio.ServicerContext
     ) -> pb.PublishRoundResponse:
-        _, seats = await self.desk().publish(self.caller(context), request.tournament_id, utc_now())
+        done = await self.desk().publish(self.caller(context), request.tournament_id, utc_now())
         return pb.PublishRoundResponse(
             tournament=await self._now(request.tournament_id),
             seats=[
                 pb.PublishedSeat(
                     table=s.table, seat=s.seat, name=s.name, game_id=s.game_id, seat_token=s.token
                 )
-                for s in seats
+                for s in done.seats
             ],
+            replayed=done.replayed,
         )
 
     async def _round(self, tid: str) -> int:
@@ -148,8 +150,12 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def StartClock(
         self, request: pb.StartClockRequest, context: grpc.aio.ServicerContext
     ) -> pb.StartClockResponse:
-        if request.minutes < 0:
-            raise BadRequest("minutes are 0 (the format's) or more", field="minutes")
+        low, high = ROUND_MINUTES
+        if request.minutes and not low <= request.minutes <= high:
+            raise BadRequest(
+                f"minutes are {low} to {high}, or 0 for the format's round_minutes",
+                field="minutes",
+            )
         start = rpb.StartClock(
             round=await self._round(request.tournament_id), minutes=request.minutes
         )
@@ -161,8 +167,11 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def ExtendClock(
         self, request: pb.ExtendClockRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExtendClockResponse:
-        if request.table < 0 or request.minutes < 0:
-            raise BadRequest("table and minutes are 0 or more", field="minutes")
+        if request.table < 0:
+            raise BadRequest("table is 0 (every table) or more", field="table")
+        low, high = EXTENSION_MINUTES
+        if not low <= request.minutes <= high:
+            raise BadRequest(f"an extension is {low} to {high} minutes", field="minutes")
         extend = rpb.ExtendClock(
             round=await self._round(request.tournament_id),
             table=request.table,
