@@ -11,7 +11,10 @@ A position is where the feed stands: for each game, the last seq it has sent.  I
 is that map, compressed, base64url (opaque to clients, bound to the feed's filter).  A
 client that resumes from the position after a row misses none of the rows after it and
 is sent none of the rows before it, whatever happened meanwhile (a server restart
-included), since the rows themselves are the log's.
+included), since the rows themselves are the log's.  A token is checked with bounds
+before anything of it is decoded (``read_position``): its length, what it inflates to, and
+its shape, so a crafted one is refused (field ``position``) and never costs more than its
+bounds.
 """
 
 from __future__ import annotations
@@ -22,17 +25,29 @@ import binascii
 import contextlib
 import hashlib
 import json
+import re
 import zlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from feastlog.replay import games
 from feastlog.service.app.auth import Caller
+from feastlog.service.app.bounds import FIELDS, KIB, checked
 from feastlog.service.app.errors import BadRequest, PermissionDenied, WaitingForEntropy
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 
 LOOK_SECONDS = 0.5  # between looks at the game list for games created or started
 TOKEN_VERSION = 1
+# What a token may inflate to: a map of about 35,000 games.  The token itself is taken up
+# to 48 KiB (``bounds.FIELDS``), which holds about 3,000 games' random ids, more of
+# sequential ones (they compress better); a crafted 48 KiB token inflated to 38 MB.
+MOST_INFLATED = 1024 * KIB
+MOST_SEQ = 1 << 62  # a seq no game reaches (and an int every store takes)
+TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9_-]*")  # base64url, unpadded
+# A JSON string, escapes included: what is left of a position without its strings is
+# its shape, ``{"f":,"sent":{:1,:2},"v":1}``: two objects, one inside the other, no list.
+JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
 @dataclass(frozen=True)
@@ -62,18 +77,21 @@ def position_token(sent: dict[str, int], kind: str, tournament_id: str) -> str:
 
 def read_position(token: str, kind: str, tournament_id: str) -> dict[str, int]:
     """The position a token holds; BadRequest (field ``position``) for one that is not a
-    feed's, or was issued for another filter."""
+    feed's, or was issued for another filter.
+
+    Its bounds come before any decoding: its length (FieldTooLong), its characters, what
+    it inflates to (``MOST_INFLATED``) and its shape (an object of ``v``, ``f`` and
+    ``sent``, a map of game ids to seqs: nothing nested deeper), so that no token costs
+    more than its bounds to refuse (a zlib of 100,000 ``[`` no longer reaches the parser).
+    """
     if not token:
         return {}
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        found = json.loads(zlib.decompress(raw, bufsize=16 * 1024))
-        sent = found["sent"]
-        ok = found.get("v") == TOKEN_VERSION and isinstance(sent, dict)
-        ok = ok and all(isinstance(k, str) and type(v) is int for k, v in sent.items())
-    except (binascii.Error, ValueError, zlib.error, KeyError, TypeError):
-        ok = False
-    if not ok:
+    checked("position", token)
+    found = _opened(token)
+    sent = found.get("sent") if isinstance(found, dict) else None
+    if not isinstance(sent, dict) or found.get("v") != TOKEN_VERSION:
+        raise BadRequest("position is not a position this feed gave", field="position")
+    if not all(_game_and_seq(game_id, seq) for game_id, seq in sent.items()):
         raise BadRequest("position is not a position this feed gave", field="position")
     if found.get("f") != _filter_digest(kind, tournament_id):
         raise BadRequest(
@@ -84,11 +102,59 @@ def read_position(token: str, kind: str, tournament_id: str) -> dict[str, int]:
     return dict(sent)
 
 
-async def watch_all(
+def _opened(token: str) -> Any:
+    """A token's JSON, inflated and parsed within the bounds (None: not a position)."""
+    if not TOKEN_CHARACTERS.fullmatch(token):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        inflater = zlib.decompressobj()
+        body = inflater.decompress(raw, MOST_INFLATED)
+    except (binascii.Error, ValueError, zlib.error):
+        return None
+    if inflater.unconsumed_tail:
+        raise BadRequest(
+            f"position inflates to more than {MOST_INFLATED // KIB} KiB: it is not a "
+            "position this feed gave",
+            field="position",
+        )
+    if not inflater.eof or inflater.unused_data:
+        return None  # cut short, or with bytes after its end
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    shape = JSON_STRING.sub("", text)
+    if "[" in shape or shape.count("{") > 2:
+        return None  # nested deeper than a position is: never parsed
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _game_and_seq(game_id: Any, seq: Any) -> bool:
+    """Whether an entry of a position is a game id (within its bound) and a seq."""
+    bound = FIELDS["game_id"].bound
+    ok_id = isinstance(game_id, str) and 0 < len(game_id) <= bound
+    return ok_id and type(seq) is int and 0 <= seq <= MOST_SEQ
+
+
+async def open_feed(
     app: Any, caller: Caller, kind: str = "", tournament_id: str = "", position: str = ""
 ) -> AsyncIterator[FeedRow]:
-    """The feed (see the module doc), until the caller goes."""
+    """The feed (``watch_all``) once its request is checked: a bad position or an unknown
+    kind is refused here, before anything is sent (an SSE stream's 200 included)."""
+    if kind and kind not in games.kinds():  # a filter of no kind would match nothing
+        raise games.UnknownGameKind(kind)
     sent = read_position(position, kind, tournament_id)
+    return watch_all(app, caller, kind, tournament_id, sent)
+
+
+async def watch_all(
+    app: Any, caller: Caller, kind: str, tournament_id: str, sent: dict[str, int]
+) -> AsyncIterator[FeedRow]:
+    """The feed (see the module doc) from the position ``sent``, until the caller goes."""
     rows: asyncio.Queue[tuple[str, Any, str] | BaseException] = asyncio.Queue()
     following: dict[str, asyncio.Task[None]] = {}
 

@@ -40,7 +40,7 @@ from feastlog.service.app.application import Application, utc_now
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
-from feastlog.service.app.feed import read_position, watch_all
+from feastlog.service.app.feed import open_feed
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.app.seatlinks import SESSION_PREFIX
 from feastlog.service.grpc.server import Running
@@ -248,9 +248,8 @@ async def feed_events(request: web.Request) -> web.StreamResponse:
     kind = checked("game_kind", request.query.get("kind", ""))
     tournament_id = checked("tournament_id", request.query.get("tournament", ""))
     given = request.headers.get("Last-Event-ID") or request.query.get("position", "")
-    position = checked("position", given)
-    read_position(position, kind, tournament_id)  # a bad one is refused before the stream
-    feed = watch_all(request.app[APP], Caller("anonymous"), kind, tournament_id, position)
+    # a bad position or kind is refused here, before the stream's 200
+    feed = await open_feed(request.app[APP], Caller("anonymous"), kind, tournament_id, given)
     async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
         async for row in feed:
             step = row.step
