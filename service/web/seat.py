@@ -29,6 +29,7 @@ from aiohttp import web
 from google.protobuf import json_format
 
 from feastlog.presentation.page import Live, asset
+from feastlog.presentation.page_board import render_message
 from feastlog.presentation.page_seat import (
     ASSETS,
     SEAT_POLICY,
@@ -40,6 +41,7 @@ from feastlog.presentation.page_seat import (
 from feastlog.presentation.seat_moves import move_options
 from feastlog.replay.games import engine as engine_of
 from feastlog.service.app.auth import Caller
+from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, BadRequest, PermissionDenied, refusal_of
 from feastlog.service.app.seatlinks import CODE_PREFIX, SESSION_PREFIX, link_path
 from feastlog.service.grpc.guard import check_fields
@@ -86,14 +88,29 @@ def cross_site(request: web.Request) -> bool:
 
 @web.middleware
 async def same_site_only(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Refuse every POST sent from another site's page, before it reaches anything."""
+    """Refuse every POST sent from another site's page, before it reaches anything: 403
+    on every path the pages serve (whatever its methods), 404 on one they do not."""
     if request.method == "POST" and cross_site(request):
+        if isinstance(request.match_info.http_exception, web.HTTPNotFound):
+            raise request.match_info.http_exception  # no such page, from any site
         message = "refused: this request came from another site's page, not from feastlog's"
-        if request.path.endswith("/move"):
+        if request.path.endswith(("/move", "/links")):  # the seat page's JSON calls
             return refusal_json(PermissionDenied(message))
-        return html_response(render_link_refused(game_id_of(request), message), 403)
+        game_id = request.match_info.get("game_id", "")
+        if not game_id or not _plain_id(game_id):
+            return html_response(render_message("feastlog", message), 403)
+        return html_response(render_link_refused(game_id, message), 403)
     response: web.StreamResponse = await handler(request)
     return response
+
+
+def _plain_id(game_id: str) -> bool:
+    """Whether a game id in a path keeps the input policy (a refusal page may name it)."""
+    try:
+        checked("game_id", game_id)
+    except BadRequest:
+        return False
+    return True
 
 
 def check_csrf(request: web.Request, sent: str) -> None:
