@@ -14,9 +14,9 @@ from tests.serverutil import ThreadedServer
 class WebServer(ThreadedServer):
     """A feastlog server on port 0 with its web pages on another free port."""
 
-    def __init__(self, db_path: Path) -> None:
+    def __init__(self, db_path: Path, link_base: str = "") -> None:
         super().__init__(db_path)
-        self.http_port = self.call(serve_http(self.running, "127.0.0.1", 0))
+        self.http_port = self.call(serve_http(self.running, "127.0.0.1", 0, link_base=link_base))
         self.url = f"http://127.0.0.1:{self.http_port}"
 
 

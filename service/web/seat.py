@@ -241,7 +241,9 @@ async def seat_links_made(request: web.Request) -> web.Response:
 
 
 async def _links(request: web.Request) -> dict[str, Any]:
-    """Every seat's new link, at the address the organiser's browser uses."""
+    """Every seat's new link, on the server's link base (``serve --link-base``, else the
+    address the pages are served on): never on the request's Host header, which anyone
+    who can reach the page may set, to send the players to another site."""
     app, game_id = request.app[APP], game_id_of(request)
     caller = the_seat(request)
     check_csrf(request, request.headers.get(CSRF_HEADER, ""))
@@ -250,7 +252,7 @@ async def _links(request: web.Request) -> dict[str, Any]:
     links = []
     for seat, name in enumerate(names):
         code = await app.seat_link(caller, game_id, seat)
-        url = f"{request.scheme}://{request.host}{link_path(game_id, code)}"
+        url = app.seat_links.pages_url + link_path(game_id, code)
         links.append({"seat": seat, "name": name, "url": url, "qr": qr_data_uri(url)})
     return {"links": links}
 

@@ -301,11 +301,17 @@ async def tournament_page(request: web.Request) -> web.Response:
 
 
 async def serve_http(
-    running: Running, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+    running: Running,
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None = None,
+    link_base: str = "",
 ) -> int:
     """Serve the pages beside a running gRPC server (port 0 picks one); returns the port.
 
-    With ``ssl_context`` the pages are served over HTTPS only. Raises OSError when the
+    With ``ssl_context`` the pages are served over HTTPS only. Seat links are made on
+    ``link_base`` (the pages' public address), by default the address they are served on:
+    never on what a request says it asked for (its Host header). Raises OSError when the
     port cannot be had; ``running.stop()`` stops the pages first.
     """
     # open event streams are cut after a second at shutdown rather than drained
@@ -320,5 +326,6 @@ async def serve_http(
     running.http = runner
     bound: int = runner.addresses[0][1]
     shown = host if ":" not in host else f"[{host}]"
-    running.app.seat_links.pages_url = f"http{'s' if ssl_context else ''}://{shown}:{bound}"
+    served = f"http{'s' if ssl_context else ''}://{shown}:{bound}"
+    running.app.seat_links.pages_url = link_base.rstrip("/") or served
     return bound

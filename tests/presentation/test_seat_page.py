@@ -338,3 +338,35 @@ def request_with(web: WebServer, method: str, path: str, headers: dict[str, str]
         return reply.status
     finally:
         connection.close()
+
+
+def links_asked_with_host(web: WebServer, game_id: str, host: str) -> list[str]:
+    """The organiser's page's links, asked for with this Host header."""
+    base = f"/games/{game_id}/seat"
+    jar = request(web, "POST", base, {"token": web.key}).headers["set-cookie"].split(";")[0]
+    headers = {"X-Feastlog-Csrf": csrf_token(jar.split("=", 1)[1]), "Cookie": jar, "Host": host}
+    status, made = send(web, f"{base}/links", b"", headers)
+    assert status == 200, made
+    return [link["url"] for link in made["links"]]
+
+
+def test_seat_links_are_made_on_the_link_base_whatever_the_host_header(
+    web: WebServer, tmp_path: Path
+) -> None:
+    """Item 9 of issue 42: the organiser's links were made on the request's Host header,
+    which anyone who can reach the page sets (a link to another site, with a live code)."""
+    game = create(stub(web.address), web.key, "bon-appetit", NAMES, seed=bytes([96]) * 32)
+    forged = links_asked_with_host(web, game.game_id, "evil.example")
+    assert forged and all(
+        u.startswith(f"{web.url}/games/{game.game_id}/seat/link?code=sl_") for u in forged
+    )
+    based = WebServer(tmp_path / "based.duckdb", link_base="https://table.example/feast/")
+    try:
+        game = create(stub(based.address), based.key, "bon-appetit", NAMES, seed=bytes([97]) * 32)
+        for host in ("evil.example", f"127.0.0.1:{based.http_port}"):
+            urls = links_asked_with_host(based, game.game_id, host)
+            assert all(u.startswith("https://table.example/feast/games/g_") for u in urls), urls
+        made = seat_link(based, game.game_id, 0)
+        assert made.url == "https://table.example/feast" + made.path
+    finally:
+        based.stop()
