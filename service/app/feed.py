@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import contextlib
 import hashlib
 import json
 import re
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from feastlog.replay import games
+from feastlog.service.app import streams
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import FIELDS, KIB, checked
 from feastlog.service.app.errors import BadRequest, PermissionDenied, WaitingForEntropy
@@ -144,23 +144,31 @@ async def open_feed(
     app: Any, caller: Caller, kind: str = "", tournament_id: str = "", position: str = ""
 ) -> AsyncIterator[FeedRow]:
     """The feed (``watch_all``) once its request is checked: a bad position or an unknown
-    kind is refused here, before anything is sent (an SSE stream's 200 included)."""
+    kind is refused here, before anything is sent (an SSE stream's 200 included).  It
+    ends once the caller's credential no longer stands (``Application.held``)."""
     if kind and kind not in games.kinds():  # a filter of no kind would match nothing
         raise games.UnknownGameKind(kind)
     sent = read_position(position, kind, tournament_id)
-    return watch_all(app, caller, kind, tournament_id, sent)
+    return app.held(caller, watch_all(app, caller, kind, tournament_id, sent))
 
 
 async def watch_all(
     app: Any, caller: Caller, kind: str, tournament_id: str, sent: dict[str, int]
 ) -> AsyncIterator[FeedRow]:
-    """The feed (see the module doc) from the position ``sent``, until the caller goes."""
-    rows: asyncio.Queue[tuple[str, Any, str] | BaseException] = asyncio.Queue()
+    """The feed (see the module doc) from the position ``sent``, until the caller goes.
+
+    Its rows wait for the reader in a queue of ``streams.QUEUE_ROWS``: a game's follower
+    waits for room (each follows the game's rows in memory, so what waits is the queue and
+    a row a game), and the game list is not looked at again while the queue is full.  A
+    reader that does not read is ended by its send's bound (``streams.sent``, or the SSE
+    stream's); when the feed is closed, every task of it is cancelled and waited for.
+    """
+    rows: asyncio.Queue[tuple[str, Any, str] | BaseException] = asyncio.Queue(streams.QUEUE_ROWS)
     following: dict[str, asyncio.Task[None]] = {}
 
     async def follow(game_id: str, from_seq: int) -> None:
         try:
-            watching = await app.watch(caller, game_id, from_seq)
+            watching = await app.watch(caller, game_id, from_seq, held=False)
             async for step in watching.steps:
                 await rows.put((game_id, step, watching.typed_member))
         except WaitingForEntropy:
@@ -173,12 +181,16 @@ async def watch_all(
             await rows.put(failed)
 
     async def look() -> None:
-        while True:
-            for game_id in await _listed(app, kind, tournament_id):
-                if game_id not in following:
-                    start = sent.get(game_id, 0) + 1
-                    following[game_id] = asyncio.create_task(follow(game_id, start))
-            await asyncio.sleep(LOOK_SECONDS)
+        try:
+            while True:
+                if not rows.full():  # a reader that is behind needs no new games yet
+                    for game_id in await _listed(app, kind, tournament_id):
+                        if game_id not in following:
+                            start = sent.get(game_id, 0) + 1
+                            following[game_id] = asyncio.create_task(follow(game_id, start))
+                await asyncio.sleep(LOOK_SECONDS)
+        except Exception as failed:  # the store failed: the feed ends, told so
+            await rows.put(failed)
 
     looking = asyncio.create_task(look())
     try:
@@ -191,12 +203,15 @@ async def watch_all(
                 continue  # already sent (never happens: each game is followed once)
             sent[game_id] = step.row.seq
             yield FeedRow(game_id, step, member, position_token(sent, kind, tournament_id))
+            # a row at a time, other work between: a queue with room, or an SSE send under
+            # its buffer's bound, goes on without waiting, and a feed catching up would
+            # hold the loop (every other call's answer) for as long as its rows last
+            await asyncio.sleep(0)
     finally:
-        looking.cancel()
-        for task in following.values():
+        tasks = [looking, *following.values()]
+        for task in tasks:
             task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await looking
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _listed(app: Any, kind: str, tournament_id: str) -> list[str]:

@@ -22,13 +22,15 @@ pages; a token never appears in a URL or a page.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import ssl
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 from aiohttp import web
-from aiohttp_sse import sse_response
+from aiohttp_sse import EventSourceResponse, sse_response
 
 from feastlog.presentation.page import Live, json_for_script, new_faces, scores_in, step_entry
 from feastlog.presentation.page_board import render_board, render_message, render_token_form
@@ -36,6 +38,7 @@ from feastlog.presentation.page_tournament import render_tournament
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.text import plain_number
 from feastlog.replay.tournament.export import decoded_row
+from feastlog.service.app import streams
 from feastlog.service.app.application import Application, utc_now
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
@@ -212,7 +215,7 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
     watching = await request.app[APP].watch(caller, game_id_of(request), after + 1)
     kind = watching.genesis.game_kind
     names = [s.name for s in watching.genesis.seats]
-    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+    async with event_stream(request) as stream, streams.closing(watching.steps):
         before: dict[str, Any] | None = None
         known: set[str] = set()
         async for step in watching.steps:
@@ -225,6 +228,33 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
         if result is not None:
             await stream.send(json.dumps(result), event="end")
     return stream
+
+
+@contextlib.asynccontextmanager
+async def event_stream(request: web.Request) -> AsyncIterator[EventSourceResponse]:
+    """A server-sent-events response held to the streams' bounds (``service.app.streams``).
+
+    An event its reader has not taken within ``SEND_SECONDS`` closes the connection (the
+    reader does not read: aiohttp_sse aborts it); a comment every ``HEARTBEAT_SECONDS``
+    finds a reader that has gone on a quiet stream (and the runner's handler cancellation
+    one that closed its connection).  A refusal met once the stream has begun (a
+    credential revoked) is sent as a ``refused`` event, and the stream ends.
+    """
+    async with sse_response(
+        request,
+        headers={"Cache-Control": "no-store"},
+        send_timeout=streams.SEND_SECONDS,
+        ping_interval=streams.HEARTBEAT_SECONDS,
+    ) as stream:
+        try:
+            yield stream
+        except KNOWN as error:
+            _, reason, message, _ = describe(error)
+            with contextlib.suppress(OSError, RuntimeError, TimeoutError):
+                refused = json.dumps({"reason": reason, "message": message})
+                await stream.send(refused, event="refused")
+        except (ConnectionResetError, TimeoutError):
+            pass  # the reader went, or fell behind (its connection is closed)
 
 
 async def spectator_events(request: web.Request) -> web.StreamResponse:
@@ -250,7 +280,7 @@ async def feed_events(request: web.Request) -> web.StreamResponse:
     given = request.headers.get("Last-Event-ID") or request.query.get("position", "")
     # a bad position or kind is refused here, before the stream's 200
     feed = await open_feed(request.app[APP], Caller("anonymous"), kind, tournament_id, given)
-    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+    async with event_stream(request) as stream, streams.closing(feed):
         async for row in feed:
             step = row.step
             data = {
@@ -315,7 +345,11 @@ async def serve_http(
     port cannot be had; ``running.stop()`` stops the pages first.
     """
     # open event streams are cut after a second at shutdown rather than drained
-    runner = web.AppRunner(make_app(running.app), access_log=None, shutdown_timeout=1.0)
+    # a handler whose client closed its connection is cancelled then (an event stream's
+    # tasks with it), not at its next write
+    runner = web.AppRunner(
+        make_app(running.app), access_log=None, shutdown_timeout=1.0, handler_cancellation=True
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     try:
