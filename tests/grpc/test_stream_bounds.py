@@ -128,6 +128,16 @@ def tasks_on(server: WebServer) -> int:
     return server.call(count())
 
 
+def reached(server: WebServer, at_least: int, seconds: float = 10) -> bool:
+    """Whether the server's loop comes to hold ``at_least`` tasks within ``seconds``."""
+    until = time.monotonic() + seconds
+    while tasks_on(server) < at_least:
+        if time.monotonic() > until:
+            return False
+        time.sleep(0.05)
+    return True
+
+
 def settled(server: WebServer, at_most: int, seconds: float = 10) -> int:
     """The server's task count once it is ``at_most`` or less (or the time is up)."""
     until = time.monotonic() + seconds
@@ -162,8 +172,7 @@ def test_a_reader_that_does_not_read_is_ended_and_every_task_of_it_cancelled(
     feed = idle_feed(web.http_port)
     try:
         call = fpb_grpc.FeedServiceStub(channel).WatchAll(fpb.WatchAllRequest())
-        time.sleep(0.5)
-        assert tasks_on(web) > baseline + 40  # two feeds, each a follower a game
+        assert reached(web, baseline + 40)  # two feeds, each a follower a game
         # nothing read: each feed's sends wait once its connection's buffers are full,
         # then the bound's second passes
         assert settled(web, baseline + 2) <= baseline + 2
@@ -194,12 +203,11 @@ def test_a_client_that_leaves_is_let_go_at_once(web: WebServer, short_bounds: No
     channel = grpc.insecure_channel(web.address)
     call = fpb_grpc.FeedServiceStub(channel).WatchAll(fpb.WatchAllRequest())
     next(call)
-    time.sleep(0.5)
-    assert tasks_on(web) > baseline + 5 * 40
+    assert reached(web, baseline + 5 * 40)
     for feed in feeds:
         feed.close()
     call.cancel()
-    assert settled(web, baseline + 2, seconds=3) <= baseline + 2
+    assert settled(web, baseline + 2, seconds=5) <= baseline + 2
     channel.close()
     quiet = socket.create_connection(("127.0.0.1", web.http_port))
     try:  # no picky-eaters game: nothing but its heartbeat comes
@@ -210,7 +218,7 @@ def test_a_client_that_leaves_is_let_go_at_once(web: WebServer, short_bounds: No
             said += quiet.recv(4096)
     finally:
         quiet.close()
-    assert settled(web, baseline + 2, seconds=3) <= baseline + 2
+    assert settled(web, baseline + 2, seconds=5) <= baseline + 2
 
 
 def test_a_readers_outlet_ends_it_when_full_and_lets_its_items_go() -> None:
