@@ -14,6 +14,7 @@ import ssl
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
@@ -54,6 +55,23 @@ def host_form(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return f"[{bare}]"
 
 
+def link_base_form(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    """The seat links' base: an http:// or https:// address with a host and no query or
+    fragment, without its trailing '/' ('' when none is given)."""
+    if not value:
+        return ""
+    found = urlsplit(value)
+    plain = not any(c.isspace() or not c.isprintable() for c in value)
+    if not plain or found.scheme not in ("http", "https") or not found.hostname:
+        raise click.BadParameter(
+            f"{value!r} is not the pages' address: give http:// or https:// and a host, "
+            "such as https://table.example/"
+        )
+    if found.query or found.fragment:
+        raise click.BadParameter(f"{value!r} has a query or fragment: give the address alone")
+    return value.rstrip("/")
+
+
 @click.command("serve")
 @click.option("--db", "db_path", default=DEFAULT_DB, show_default=True, help="DuckDB file.")
 @click.option(
@@ -73,6 +91,15 @@ def host_form(ctx: click.Context, param: click.Parameter, value: str) -> str:
     type=Bounded(0, 65535),
     help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
 )
+@click.option(
+    "--link-base",
+    envvar="FEASTLOG_LINK_BASE",
+    default="",
+    callback=link_base_form,
+    metavar="URL",
+    help="The web pages' public address, which seat links are made on (default: where "
+    "--http serves them; set it behind a proxy or on 0.0.0.0).",
+)
 @click.option("--tls-cert", envvar="FEASTLOG_TLS_CERT", help="Serve TLS with this certificate.")
 @click.option("--tls-key", envvar="FEASTLOG_TLS_KEY", help="... and this private key.")
 @click.option("--ca", envvar="FEASTLOG_CA", help="Require client certificates from this CA.")
@@ -86,6 +113,7 @@ def serve_command(
     host: str,
     port: int,
     http_port: int | None,
+    link_base: str,
     tls_cert: str | None,
     tls_key: str | None,
     ca: str | None,
@@ -127,8 +155,12 @@ def serve_command(
         pages = ""
         if http_port is not None:  # bound before anything says the server is up
             secure = web_tls(tls_cert, tls_key)
-            bound = await start_pages(running, host, http_port, secure)
+            bound = await start_pages(running, host, http_port, secure, link_base)
             pages = f"web pages on http{'s' if secure else ''}://{host}:{bound}/"
+            if link_base:
+                pages += f" (seat links on {link_base}/)"
+        elif link_base:  # the pages are served elsewhere (another node, a proxy)
+            running.app.seat_links.pages_url = link_base
         stop = stop_on_signals()
         click.echo(f"feastlog listening on {host}:{running.port}{' (TLS)' if tls else ''}")
         shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
@@ -175,14 +207,18 @@ def web_tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
 
 
 async def start_pages(
-    running: Running, host: str, port: int, secure: ssl.SSLContext | None = None
+    running: Running,
+    host: str,
+    port: int,
+    secure: ssl.SSLContext | None = None,
+    link_base: str = "",
 ) -> int:
     """Serve the web pages beside the gRPC server; a port that cannot be had stops both."""
     # importing aiohttp takes about 0.15 s of start-up: only a server with pages pays it
     from feastlog.service.web.server import serve_http
 
     try:
-        return await serve_http(running, host.strip("[]"), port, secure)
+        return await serve_http(running, host.strip("[]"), port, secure, link_base)
     except OSError as bad:  # taken since it was checked
         await running.stop()
         raise unreachable(listen_problem(f"{host}:{port}", bad, "--http")) from bad

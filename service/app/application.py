@@ -21,7 +21,7 @@ from feastlog.replay.engine import Fact, MalformedCommand, RuleViolation, Viewer
 from feastlog.replay.proof import Receipt
 from feastlog.replay.record import Row
 from feastlog.replay.visibility import Dealt, Step, facts_for, seed_out, seen
-from feastlog.service.app import commands
+from feastlog.service.app import commands, streams
 from feastlog.service.app.auth import Caller, Credentials, new_arbiter_key, token_sha256
 from feastlog.service.app.clock import Clock, SystemClock, utc_now
 from feastlog.service.app.entropy import Pending, WaitingRoom, begin_with
@@ -43,6 +43,7 @@ from feastlog.service.app.logtree import LogTree
 from feastlog.service.app.notary import Notary
 from feastlog.service.app.reads import Reads, asked_for, first_seq
 from feastlog.service.app.seatlinks import SeatLinks
+from feastlog.service.app.streams import Wakeups
 from feastlog.service.app.tournament import Tournaments
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
@@ -163,6 +164,7 @@ class Application(Reads):
         self.tournaments = Tournaments(self)
         self.clock: Clock = SystemClock()  # the rows' times; a test sets a ManualClock
         self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
+        self.wakeups = Wakeups()  # every open stream's, for a revocation to end it at once
 
     async def start(self) -> None:
         """Take up the games still waiting for seat entropy (at server start)."""
@@ -426,7 +428,7 @@ class Application(Reads):
         if not await self.db.call(self.db.store.revoke_arbiter, name, at):
             raise ArbiterNotFound(f"there is no arbiter {name!r} holding a key")
         self.credentials.arbiters_changed()
-        self.live.wake_watchers()  # a stream the arbiter opened ends now, not at its next row
+        self.wakeups.wake_all()  # a stream the arbiter opened ends now, not at its next row
         return at
 
     async def arbiters(self, caller: Caller) -> list[tuple[str, str, str]]:
@@ -518,16 +520,32 @@ class Application(Reads):
             raise BadRequest(f"this game has seats 0 to {len(genesis.seats) - 1}", field="seat")
         return self.seat_links.mint(game_id, seat)
 
-    async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
-        """Every row from ``from_seq`` on, stored then live, as the caller may see it."""
+    async def watch(
+        self, caller: Caller, game_id: str, from_seq: int, *, held: bool = True
+    ) -> Watching:
+        """Every row from ``from_seq`` on, stored then live, as the caller may see it, until
+        the caller's credential no longer stands (``held``; a stream that holds its
+        followers itself, as the feed does, passes False)."""
         first = first_seq(from_seq)
         game = await self._game(game_id)
-        steps = _follow(game, caller.viewer(game_id), first, self._holding(caller), self)
+        steps = _follow(game, caller.viewer(game_id), first, self)
         return Watching(
-            game.genesis, game.pack, typed.member_of(game.engine.spec.kind), steps, game
+            game.genesis,
+            game.pack,
+            typed.member_of(game.engine.spec.kind),
+            self.held(caller, steps) if held else steps,
+            game,
         )
 
-    def _holding(self, caller: Caller) -> Callable[[], None]:
+    def held(self, caller: Caller, rows: AsyncIterator[T]) -> AsyncIterator[T]:
+        """A stream of ``caller``'s, ended (Unauthenticated) once its credential no longer
+        stands: asked before each row, and at once when a key is revoked on this node
+        (``streams.held``).  Only a named arbiter's key is ever revoked."""
+        if caller.role != "arbiter":
+            return rows
+        return streams.held(rows, self.holding(caller), self.wakeups)
+
+    def holding(self, caller: Caller) -> Callable[[], None]:
         """What a stream asks before each row: Unauthenticated once ``caller``'s credential
         no longer stands (a named arbiter's key revoked, on this node or another)."""
 
@@ -596,23 +614,21 @@ def _next_of(_: EventStore, games: Iterator[StoredGame]) -> StoredGame | None:
 
 
 async def _follow(
-    game: LiveGame, viewer: Viewer, from_seq: int, holding: Callable[[], None], reads: Reads
+    game: LiveGame, viewer: Viewer, from_seq: int, reads: Reads
 ) -> AsyncIterator[Step]:
     """A game's rows from ``from_seq`` as ``viewer`` saw them, then each new one.
 
-    ``holding`` raises once the caller's credential no longer stands (a named arbiter's
-    key revoked): it is asked before every row and whenever the stream wakes, so a stream
-    opened before a revocation ends with it.  Once the game is over its last rows are
-    shown as ``reads`` releases the record (held back: as while it ran).
+    Each row is made when the stream asks for it (what waits for a reader that does not
+    read is one wake-up), and once the game is over its last rows are shown as ``reads``
+    releases the record (held back: as while it ran).
     """
-    queue: asyncio.Queue[int] = asyncio.Queue()
+    queue: asyncio.Queue[None] = asyncio.Queue(1)
     game.watchers.add(queue)
     try:
         next_seq = from_seq
         public: bool | None = None  # asked once the game is over (its last rows depend on it)
         while True:
             while next_seq <= game.last_seq:
-                holding()
                 if public is None and game.over:
                     public = (await reads.released(game)).public
                 yield seen(game, next_seq, viewer, bool(public))
@@ -620,6 +636,5 @@ async def _follow(
             if game.over:
                 return
             await queue.get()
-            holding()
     finally:
         game.watchers.discard(queue)

@@ -79,6 +79,13 @@ class RequestTooLarge(ServiceError):
     reason = "REQUEST_TOO_LARGE"
 
 
+class FellBehind(ServiceError):
+    """A stream's reader did not keep up (``service.app.streams``): the stream is ended, and
+    its reader resumes from the last row it handled."""
+
+    reason = "FELL_BEHIND"
+
+
 class GameNotFound(ServiceError):
     """No game has this id."""
 
@@ -195,7 +202,7 @@ class Code(StrEnum):
     ALREADY_EXISTS = "ALREADY_EXISTS"  # an id or a seat's entropy already taken, otherwise
     UNAUTHENTICATED = "UNAUTHENTICATED"  # no credentials, or unknown ones
     PERMISSION_DENIED = "PERMISSION_DENIED"  # known credentials that do not allow this
-    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"  # a request larger than its call takes
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"  # a request too large; a reader fallen behind
     UNAVAILABLE = "UNAVAILABLE"  # the store cannot be reached or used now: try again
     INTERNAL = "INTERNAL"  # the server failed (its incident id finds the cause in its log)
 
@@ -210,6 +217,7 @@ TABLE: dict[type[Exception], tuple[Code, str | None]] = {
     UnknownGameKind: (Code.INVALID_ARGUMENT, "UNKNOWN_GAME_KIND"),
     BadRequest: (Code.INVALID_ARGUMENT, None),
     RequestTooLarge: (Code.RESOURCE_EXHAUSTED, None),
+    FellBehind: (Code.RESOURCE_EXHAUSTED, None),
     RuleViolation: (Code.FAILED_PRECONDITION, "RULE_VIOLATION"),
     WaitingForEntropy: (Code.FAILED_PRECONDITION, None),
     AlreadyStarted: (Code.FAILED_PRECONDITION, None),

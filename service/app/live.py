@@ -28,6 +28,7 @@ from feastlog.replay.games import engine
 from feastlog.replay.history import Folded, apply_row, refold
 from feastlog.replay.record import Row
 from feastlog.service.app.errors import GameNotFound
+from feastlog.service.app.streams import wake
 from feastlog.service.store import StoredGame, StoreUnavailable
 from feastlog.service.store.writer import Database
 from feastlog.v1 import record_pb2
@@ -54,7 +55,8 @@ class LiveGame:
     # seat's ids (a client may name them after its sealed bids)
     command_ids: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    watchers: set[asyncio.Queue[int]] = field(default_factory=set)
+    # each stream's wake-up (a queue of one: ``streams.wake``); it reads the rows itself
+    watchers: set[asyncio.Queue[None]] = field(default_factory=set)
 
     @property
     def game_id(self) -> str:
@@ -85,7 +87,7 @@ class LiveGame:
             if row.command_id:
                 self.command_ids[row.actor, row.command_id] = row.seq
         for queue in self.watchers:
-            queue.put_nowait(self.last_seq)
+            wake(queue)
 
     def follow_on(self, rows: Sequence[Row]) -> bool:
         """Fold rows committed elsewhere onto this game; False (nothing changed) if they do
@@ -114,7 +116,7 @@ class LiveGame:
         self.rows, self.tables, self.facts = fresh.rows, fresh.tables, fresh.facts
         self.command_ids = fresh.command_ids
         for queue in self.watchers:
-            queue.put_nowait(self.last_seq)
+            wake(queue)
 
     @classmethod
     def begun(
@@ -166,13 +168,6 @@ class LiveGames:
         self.shared = db.store.shared  # other nodes write too: memory may be behind the log
         self._targets: dict[str, int] = {}  # last seq other nodes committed, to catch up to
         self._following: dict[str, asyncio.Task[None]] = {}
-
-    def wake_watchers(self) -> None:
-        """Wake every stream of every game in memory, with no new row: a credential was
-        revoked, and each stream asks whether its caller still holds one."""
-        for game in self._live.values():
-            for queue in game.watchers:
-                queue.put_nowait(game.last_seq)
 
     async def get(self, game_id: str) -> LiveGame:
         """The live game, folded from the store the first time it is needed."""

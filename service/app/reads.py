@@ -171,6 +171,11 @@ class Reads(Proving, ABC):
 
         return AtTable(self)
 
+    def held(self, caller: Caller, rows: AsyncIterator[T]) -> AsyncIterator[T]:
+        """A stream of ``caller``'s, ended once its credential no longer stands (a server's
+        ``Application.held``); read offline, no key is revoked while a command runs."""
+        return rows
+
     @abstractmethod
     async def _game(self, game_id: str) -> LiveGame:
         """A game folded, or GameNotFound."""

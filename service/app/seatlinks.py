@@ -61,7 +61,9 @@ class SeatLinks:
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
-        self.pages_url = ""  # where the web pages are served (``serve_http`` sets it)
+        # the pages' public address, which links are made on: ``serve --link-base``, else
+        # where they are served (``serve_http`` sets it); "" when no pages are served
+        self.pages_url = ""
         self._lock = threading.Lock()
         self._codes: dict[str, SeatOf] = {}
         self._sessions: dict[str, SeatOf] = {}

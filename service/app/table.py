@@ -19,16 +19,16 @@ from feastlog.replay import clocks as timing
 from feastlog.replay import desk
 from feastlog.replay.fold import SERVER_ACTOR
 from feastlog.replay.record import Row
+from feastlog.service.app import streams
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, PermissionDenied, Unauthenticated
 from feastlog.service.app.live import LiveGame
+from feastlog.service.app.streams import Outlet
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
     from feastlog.service.app.application import Accepted
     from feastlog.service.app.reads import Reads
-
-QUEUE_BOUND = 1024  # changes a slow watcher of the queue may have waiting; then it ends
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class AtTable:
     """The table's use cases over the application (``Reads.table``)."""
 
     app: Reads
-    watchers: set[asyncio.Queue[QueuedCall | None]] = field(default_factory=set)
+    watchers: set[Outlet[QueuedCall]] = field(default_factory=set)
     timers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
     async def call_arbiter(
@@ -109,22 +109,27 @@ class AtTable:
             if not page:
                 return out
 
-    async def watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
-        """The open calls, then every call made or answered as it commits."""
+    def watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
+        """The open calls, then every call made or answered as it commits, until the
+        caller's credential no longer stands (``Reads.held``: a revoked arbiter's stream
+        ends at once)."""
         require_arbiter(caller)
-        queue: asyncio.Queue[QueuedCall | None] = asyncio.Queue(QUEUE_BOUND)
-        self.watchers.add(queue)
+        return self.app.held(caller, self._watch_calls(caller, tournament_id))
+
+    async def _watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
+        """The calls' queue as it changes, for one reader: what waits for it is bounded
+        (``streams.CALLS_QUEUED``); a reader that lets more wait is ended (FELL_BEHIND)."""
+        outlet: Outlet[QueuedCall] = Outlet(streams.CALLS_QUEUED)
+        self.watchers.add(outlet)
         try:
             for found in await self.calls(caller, "", tournament_id, True):
                 yield found
             while True:
-                changed = await queue.get()
-                if changed is None:
-                    return
+                changed = await outlet.next()
                 if not tournament_id or changed.tournament_id == tournament_id:
                     yield changed
         finally:
-            self.watchers.discard(queue)
+            self.watchers.discard(outlet)
 
     def advanced(self, game: LiveGame, rows: Sequence[Row]) -> None:
         """After a commit: a clocked game's timer set again; the queue's watchers told of
@@ -135,11 +140,8 @@ class AtTable:
         seqs = {r.seq for r in rows}
         for found in _queued(game):
             if found.call.seq in seqs or found.call.answered_seq in seqs:
-                for queue in list(self.watchers):
-                    if queue.full():  # a watcher that does not read: end its stream
-                        self.watchers.discard(queue)
-                        continue
-                    queue.put_nowait(found)
+                for outlet in list(self.watchers):
+                    outlet.offer(found)  # a reader that lets too many wait is ended
 
     async def case_file(self, caller: Caller, game_id: str, call: int) -> str:
         """The case file of a call, as the caller may see it (canonical JSON text)."""

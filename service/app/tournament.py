@@ -468,6 +468,13 @@ class Tournaments:
         await self._catch_up(live, now)
         return live.rows, live.states
 
+    def watch_tournament(
+        self, caller: Caller, tid: str, from_seq: int
+    ) -> AsyncIterator[tuple[Row, Tournament]]:
+        """``follow`` for ``caller``, ended once its credential no longer stands (a revoked
+        arbiter's stream ends at once: ``Application.held``)."""
+        return self.app.held(caller, self.follow(tid, from_seq))
+
     async def follow(self, tid: str, from_seq: int) -> AsyncIterator[tuple[Row, Tournament]]:
         """Every row from ``from_seq`` on, stored then live, with the state after it."""
         live = await self._load(tid)

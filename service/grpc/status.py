@@ -10,6 +10,7 @@ try/except: ``unary`` and ``streaming`` end a call with its error's status.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
@@ -19,7 +20,8 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from feastlog.service.app.errors import KNOWN, Code, refusal_of, unexpected
+from feastlog.service.app import streams
+from feastlog.service.app.errors import KNOWN, Code, FellBehind, refusal_of, unexpected
 
 DOMAIN = "feastlog"
 
@@ -71,18 +73,48 @@ def unary(method: F) -> F:
 
 
 def streaming(method: G) -> G:
-    """Turn errors raised by a streaming servicer method into rich statuses."""
+    """Send a streaming servicer method's replies, each within the streams' send bound,
+    and turn its errors into rich statuses.
+
+    A reply its client has not taken within ``streams.SEND_SECONDS`` ends the call:
+    RESOURCE_EXHAUSTED, ``FELL_BEHIND``.  The method's stream is closed before the status
+    is sent (its tasks cancelled, its queue let go), as when the client cancels; a status
+    waits behind the replies its client has not read, and the call's handler waits for it
+    no longer than for a reply (gRPC still sends it once the client reads).
+    """
 
     @functools.wraps(method)
-    async def wrapper(
-        self: Any, request: Any, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[Any]:
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> None:
+        failure: Exception | None = None
+        async with streams.closing(method(self, request, context)) as replies:
+            while failure is None:
+                try:
+                    reply = await anext(replies)
+                except StopAsyncIteration:
+                    return
+                except grpc.aio.AbortError:
+                    raise
+                except Exception as error:
+                    failure = error
+                    break
+                try:
+                    await streams.sent(context.write(reply))
+                except FellBehind as behind:
+                    failure = behind
+                except Exception as failed:
+                    raise gone() from failed
         try:
-            async for item in method(self, request, context):
-                yield item
+            await streams.sent(abort(context, failure))
         except grpc.aio.AbortError:
             raise
-        except Exception as error:
-            await abort(context, error)
+        except Exception as failed:  # not taken in time, or the client has gone
+            raise gone() from failed
 
     return wrapper  # type: ignore[return-value]
+
+
+def gone() -> asyncio.CancelledError:
+    """A stream's end once its call takes no more (its client has gone, or reads nothing):
+    the call ends as cancelled, not as an error of its servicer's (gRPC logged each such
+    failed write with its traceback)."""
+    return asyncio.CancelledError("the client has gone, or reads nothing")

@@ -29,6 +29,7 @@ from aiohttp import web
 from google.protobuf import json_format
 
 from feastlog.presentation.page import Live, asset
+from feastlog.presentation.page_board import render_message
 from feastlog.presentation.page_seat import (
     ASSETS,
     SEAT_POLICY,
@@ -40,6 +41,7 @@ from feastlog.presentation.page_seat import (
 from feastlog.presentation.seat_moves import move_options
 from feastlog.replay.games import engine as engine_of
 from feastlog.service.app.auth import Caller
+from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, BadRequest, PermissionDenied, refusal_of
 from feastlog.service.app.seatlinks import CODE_PREFIX, SESSION_PREFIX, link_path
 from feastlog.service.grpc.guard import check_fields
@@ -86,14 +88,29 @@ def cross_site(request: web.Request) -> bool:
 
 @web.middleware
 async def same_site_only(request: web.Request, handler: Any) -> web.StreamResponse:
-    """Refuse every POST sent from another site's page, before it reaches anything."""
+    """Refuse every POST sent from another site's page, before it reaches anything: 403
+    on every path the pages serve (whatever its methods), 404 on one they do not."""
     if request.method == "POST" and cross_site(request):
+        if isinstance(request.match_info.http_exception, web.HTTPNotFound):
+            raise request.match_info.http_exception  # no such page, from any site
         message = "refused: this request came from another site's page, not from feastlog's"
-        if request.path.endswith("/move"):
+        if request.path.endswith(("/move", "/links")):  # the seat page's JSON calls
             return refusal_json(PermissionDenied(message))
-        return html_response(render_link_refused(game_id_of(request), message), 403)
+        game_id = request.match_info.get("game_id", "")
+        if not game_id or not _plain_id(game_id):
+            return html_response(render_message("feastlog", message), 403)
+        return html_response(render_link_refused(game_id, message), 403)
     response: web.StreamResponse = await handler(request)
     return response
+
+
+def _plain_id(game_id: str) -> bool:
+    """Whether a game id in a path keeps the input policy (a refusal page may name it)."""
+    try:
+        checked("game_id", game_id)
+    except BadRequest:
+        return False
+    return True
 
 
 def check_csrf(request: web.Request, sent: str) -> None:
@@ -224,7 +241,9 @@ async def seat_links_made(request: web.Request) -> web.Response:
 
 
 async def _links(request: web.Request) -> dict[str, Any]:
-    """Every seat's new link, at the address the organiser's browser uses."""
+    """Every seat's new link, on the server's link base (``serve --link-base``, else the
+    address the pages are served on): never on the request's Host header, which anyone
+    who can reach the page may set, to send the players to another site."""
     app, game_id = request.app[APP], game_id_of(request)
     caller = the_seat(request)
     check_csrf(request, request.headers.get(CSRF_HEADER, ""))
@@ -233,7 +252,7 @@ async def _links(request: web.Request) -> dict[str, Any]:
     links = []
     for seat, name in enumerate(names):
         code = await app.seat_link(caller, game_id, seat)
-        url = f"{request.scheme}://{request.host}{link_path(game_id, code)}"
+        url = app.seat_links.pages_url + link_path(game_id, code)
         links.append({"seat": seat, "name": name, "url": url, "qr": qr_data_uri(url)})
     return {"links": links}
 

@@ -22,13 +22,15 @@ pages; a token never appears in a URL or a page.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import ssl
+from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
 from aiohttp import web
-from aiohttp_sse import sse_response
+from aiohttp_sse import EventSourceResponse, sse_response
 
 from feastlog.presentation.page import Live, json_for_script, new_faces, scores_in, step_entry
 from feastlog.presentation.page_board import render_board, render_message, render_token_form
@@ -36,11 +38,12 @@ from feastlog.presentation.page_tournament import render_tournament
 from feastlog.replay.games import engine as engine_of
 from feastlog.replay.text import plain_number
 from feastlog.replay.tournament.export import decoded_row
+from feastlog.service.app import streams
 from feastlog.service.app.application import Application, utc_now
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
-from feastlog.service.app.feed import read_position, watch_all
+from feastlog.service.app.feed import open_feed
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.app.seatlinks import SESSION_PREFIX
 from feastlog.service.grpc.server import Running
@@ -212,7 +215,7 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
     watching = await request.app[APP].watch(caller, game_id_of(request), after + 1)
     kind = watching.genesis.game_kind
     names = [s.name for s in watching.genesis.seats]
-    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+    async with event_stream(request) as stream, streams.closing(watching.steps):
         before: dict[str, Any] | None = None
         known: set[str] = set()
         async for step in watching.steps:
@@ -225,6 +228,33 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
         if result is not None:
             await stream.send(json.dumps(result), event="end")
     return stream
+
+
+@contextlib.asynccontextmanager
+async def event_stream(request: web.Request) -> AsyncIterator[EventSourceResponse]:
+    """A server-sent-events response held to the streams' bounds (``service.app.streams``).
+
+    An event its reader has not taken within ``SEND_SECONDS`` closes the connection (the
+    reader does not read: aiohttp_sse aborts it); a comment every ``HEARTBEAT_SECONDS``
+    finds a reader that has gone on a quiet stream (and the runner's handler cancellation
+    one that closed its connection).  A refusal met once the stream has begun (a
+    credential revoked) is sent as a ``refused`` event, and the stream ends.
+    """
+    async with sse_response(
+        request,
+        headers={"Cache-Control": "no-store"},
+        send_timeout=streams.SEND_SECONDS,
+        ping_interval=streams.HEARTBEAT_SECONDS,
+    ) as stream:
+        try:
+            yield stream
+        except KNOWN as error:
+            _, reason, message, _ = describe(error)
+            with contextlib.suppress(OSError, RuntimeError, TimeoutError):
+                refused = json.dumps({"reason": reason, "message": message})
+                await stream.send(refused, event="refused")
+        except (ConnectionResetError, TimeoutError):
+            pass  # the reader went, or fell behind (its connection is closed)
 
 
 async def spectator_events(request: web.Request) -> web.StreamResponse:
@@ -248,10 +278,9 @@ async def feed_events(request: web.Request) -> web.StreamResponse:
     kind = checked("game_kind", request.query.get("kind", ""))
     tournament_id = checked("tournament_id", request.query.get("tournament", ""))
     given = request.headers.get("Last-Event-ID") or request.query.get("position", "")
-    position = checked("position", given)
-    read_position(position, kind, tournament_id)  # a bad one is refused before the stream
-    feed = watch_all(request.app[APP], Caller("anonymous"), kind, tournament_id, position)
-    async with sse_response(request, headers={"Cache-Control": "no-store"}) as stream:
+    # a bad position or kind is refused here, before the stream's 200
+    feed = await open_feed(request.app[APP], Caller("anonymous"), kind, tournament_id, given)
+    async with event_stream(request) as stream, streams.closing(feed):
         async for row in feed:
             step = row.step
             data = {
@@ -302,15 +331,25 @@ async def tournament_page(request: web.Request) -> web.Response:
 
 
 async def serve_http(
-    running: Running, host: str, port: int, ssl_context: ssl.SSLContext | None = None
+    running: Running,
+    host: str,
+    port: int,
+    ssl_context: ssl.SSLContext | None = None,
+    link_base: str = "",
 ) -> int:
     """Serve the pages beside a running gRPC server (port 0 picks one); returns the port.
 
-    With ``ssl_context`` the pages are served over HTTPS only. Raises OSError when the
+    With ``ssl_context`` the pages are served over HTTPS only. Seat links are made on
+    ``link_base`` (the pages' public address), by default the address they are served on:
+    never on what a request says it asked for (its Host header). Raises OSError when the
     port cannot be had; ``running.stop()`` stops the pages first.
     """
     # open event streams are cut after a second at shutdown rather than drained
-    runner = web.AppRunner(make_app(running.app), access_log=None, shutdown_timeout=1.0)
+    # a handler whose client closed its connection is cancelled then (an event stream's
+    # tasks with it), not at its next write
+    runner = web.AppRunner(
+        make_app(running.app), access_log=None, shutdown_timeout=1.0, handler_cancellation=True
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     try:
@@ -321,5 +360,6 @@ async def serve_http(
     running.http = runner
     bound: int = runner.addresses[0][1]
     shown = host if ":" not in host else f"[{host}]"
-    running.app.seat_links.pages_url = f"http{'s' if ssl_context else ''}://{shown}:{bound}"
+    served = f"http{'s' if ssl_context else ''}://{shown}:{bound}"
+    running.app.seat_links.pages_url = link_base.rstrip("/") or served
     return bound

@@ -299,6 +299,10 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("replay", "g_x", "--server", NOWHERE, "--ca", "{folder}/bad.pem"), 3, "holds no PEM certificate"),
     (("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--tls-cert", "{folder}/bad.pem", "--tls-key", "{folder}/bad.pem"), 3, "are not a PEM certificate and its private key"),
     (("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--tls-cert", "{folder}/missing.pem", "--tls-key", "{folder}/missing.pem"), 3, "missing.pem"),
+    # seat links are made on it: an address a browser opens, nothing else
+    *[(("serve", "--db", "{folder}/s.duckdb", "--port", "0", "--link-base", base), 2, "--link-base") for base in (
+        "table.example", "ftp://table.example/", "https://", "https://table.example/?a=1", "https://table .example/",
+    )],
 ]  # fmt: skip
 
 

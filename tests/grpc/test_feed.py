@@ -4,6 +4,8 @@ server restart with nothing missed and nothing repeated, and each row exactly wh
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import http.client
 import itertools
 import json
@@ -13,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -193,3 +196,80 @@ def test_a_seats_feed_holds_its_own_game_and_leaves_the_others_out(tmp_path: Pat
         assert [r.event for r in rows] == watched
     finally:
         server.stop()
+
+
+def crafted(body: bytes) -> str:
+    """A position token made of ``body``, as a feed's is (zlib, base64url, unpadded)."""
+    return base64.urlsafe_b64encode(zlib.compress(body, 9)).decode().rstrip("=")
+
+
+def crafted_positions(game_id: str) -> dict[str, str]:
+    """Tokens no feed gave, each refused before it is decoded further than its bounds (of
+    the unfiltered feed, with a seq of ``game_id`` in some)."""
+    digest = hashlib.sha256(json.dumps(["", ""]).encode()).hexdigest()[:16]
+    sent = f'"f":"{digest}","v":1'
+    return {
+        # about 200 bytes: JSON's parser recursed into them (RecursionError, INTERNAL)
+        "nested lists": crafted(b"[" * 100_000),
+        "nested maps": crafted(b'{"a":' * 50_000),
+        # 8 KiB inflating to 8 MB (a 48 KiB one inflated to 38 MB, kept for the parse)
+        "inflating": crafted(b'{"sent":{' + b" " * 8_000_000 + b"}}")[:8000],
+        # the old check took it, and the stream began, then dropped it
+        "negative seq": crafted(f'{{{sent},"sent":{{"{game_id}":-4}}}}'.encode()),
+        "seq a list": crafted(f'{{{sent},"sent":{{"{game_id}":[1]}}}}'.encode()),
+        "not base64": "!!!!" + crafted(b"{}"),
+        "trailing bytes": crafted(b'{"v":1,"sent":{}}') + "AAAA",
+    }
+
+
+def test_crafted_positions_are_refused_naming_the_field(tmp_path: Path) -> None:
+    """Item 6 of issue 42: a zlib of 100,000 ``[`` answered INTERNAL (RecursionError) and
+    a crafted token inflated without bound; a bad seq in one started the stream."""
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        organiser = Client(server.address, organiser_key=server.key)
+        game = organiser.create_game("bon-appetit", ["A", "B"])
+        for name, token in crafted_positions(game.game_id).items():
+            with pytest.raises(FeastlogError) as bad:
+                next(iter(Client(server.address).feed(position=token)))
+            assert bad.value.status == "INVALID_ARGUMENT", (name, bad.value)
+            assert bad.value.field == "position", name
+        with pytest.raises(FeastlogError) as bomb:  # within 48 KiB, inflating to 38 MB
+            next(iter(Client(server.address).feed(position=crafted(b" " * 30_000_000))))
+        assert bomb.value.status == "INVALID_ARGUMENT" and "inflates" in str(bomb.value)
+        with pytest.raises(FeastlogError) as kind:
+            next(iter(Client(server.address).feed(kind="poker")))
+        assert kind.value.status == "INVALID_ARGUMENT"
+    finally:
+        server.stop()
+
+
+def test_a_bad_position_on_server_sent_events_is_a_400_before_any_200(tmp_path: Path) -> None:
+    """Every bad input of ``/feed/events`` is refused before the stream's 200: a crafted
+    position (in the query or in ``Last-Event-ID``) or an unknown kind."""
+    from tests.webutil import WebServer
+
+    web = WebServer(tmp_path / "games.duckdb")
+    try:
+        game = Client(web.address, organiser_key=web.key).create_game("bon-appetit", ["A", "B"])
+        tokens = crafted_positions(game.game_id)
+        asked = [f"/feed/events?position={quote(t)}" for t in tokens.values()]
+        asked.append("/feed/events?kind=poker")
+        for path in asked:
+            connection = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=20)
+            try:
+                connection.request("GET", path)
+                reply = connection.getresponse()
+                assert reply.status == 400, (path[:60], reply.status)
+                assert b"position" in reply.read() or "kind" in path
+            finally:
+                connection.close()
+        for token in tokens.values():
+            connection = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=20)
+            try:
+                connection.request("GET", "/feed/events", headers={"Last-Event-ID": token})
+                assert connection.getresponse().status == 400
+            finally:
+                connection.close()
+    finally:
+        web.stop()

@@ -283,3 +283,90 @@ def test_links_with_no_pages_to_link_to_still_show_the_new_games_tokens(tmp_path
     code = parse_qs(urlparse(url.split(" link: ")[1]).query)["code"][0]
     kept = SeatLinks(tmp_path / "games.duckdb.seat-links")  # a server started on the file
     assert kept.seat_of_code(code) is not None and code not in kept.path.read_text()  # type: ignore[union-attr]
+
+
+def concrete(path: str, game_id: str) -> str:
+    """A route's path with its parts filled in (a real game; a tournament that is not)."""
+    filled = {"{game_id}": game_id, "{tournament_id}": "t_nowhere", "{name}": "seat.js"}
+    for part, value in filled.items():
+        path = path.replace(part, value)
+    return path
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site"},
+        {"Origin": "https://evil.example"},  # an older browser: no fetch metadata
+    ],
+)
+def test_a_cross_site_post_to_any_path_is_refused_never_a_500(
+    web: WebServer, headers: dict[str, str]
+) -> None:
+    """Item 7 of issue 42: a cross-site POST to ``/``, ``/feed/events``, a tournament or a
+    path that is none answered 500 (``KeyError: 'game_id'``).  Every route of the pages,
+    whatever its methods, is 403 now; a path that is no route, 404; nothing changes."""
+    from feastlog.service.web.server import make_app
+
+    game = create(stub(web.address), web.key, "bon-appetit", NAMES, seed=bytes([95]) * 32)
+    app = make_app(web.running.app)
+    paths = {concrete(r.canonical, game.game_id) for r in app.router.resources()}
+    assert {"/", "/feed/events", "/tournaments/t_nowhere", f"/games/{game.game_id}/seat"} <= paths
+    paths |= {f"/games/{'g' * 300}/seat/move", f"/games/{'g' * 300}/seat"}  # ids over the bound
+    for path in sorted(paths):
+        connection = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=20)
+        try:
+            connection.request("POST", path, body=b"token=x", headers=headers)
+            reply = connection.getresponse()
+            body = reply.read().decode()
+        finally:
+            connection.close()
+        assert reply.status == 403, (path, reply.status, body[:200])
+        assert "another site" in body
+    for path in ("/nowhere", "/games/g_x/seat/nowhere", "/assets/x/y"):
+        assert request_with(web, "POST", path, headers) == 404
+    assert int(stub(web.address).GetView(pb.GetViewRequest(game_id=game.game_id)).seq) == 1
+
+
+def request_with(web: WebServer, method: str, path: str, headers: dict[str, str]) -> int:
+    """The status of one request with these headers."""
+    connection = http.client.HTTPConnection("127.0.0.1", web.http_port, timeout=20)
+    try:
+        connection.request(method, path, body=b"", headers=headers)
+        reply = connection.getresponse()
+        reply.read()
+        return reply.status
+    finally:
+        connection.close()
+
+
+def links_asked_with_host(web: WebServer, game_id: str, host: str) -> list[str]:
+    """The organiser's page's links, asked for with this Host header."""
+    base = f"/games/{game_id}/seat"
+    jar = request(web, "POST", base, {"token": web.key}).headers["set-cookie"].split(";")[0]
+    headers = {"X-Feastlog-Csrf": csrf_token(jar.split("=", 1)[1]), "Cookie": jar, "Host": host}
+    status, made = send(web, f"{base}/links", b"", headers)
+    assert status == 200, made
+    return [link["url"] for link in made["links"]]
+
+
+def test_seat_links_are_made_on_the_link_base_whatever_the_host_header(
+    web: WebServer, tmp_path: Path
+) -> None:
+    """Item 9 of issue 42: the organiser's links were made on the request's Host header,
+    which anyone who can reach the page sets (a link to another site, with a live code)."""
+    game = create(stub(web.address), web.key, "bon-appetit", NAMES, seed=bytes([96]) * 32)
+    forged = links_asked_with_host(web, game.game_id, "evil.example")
+    assert forged and all(
+        u.startswith(f"{web.url}/games/{game.game_id}/seat/link?code=sl_") for u in forged
+    )
+    based = WebServer(tmp_path / "based.duckdb", link_base="https://table.example/feast/")
+    try:
+        game = create(stub(based.address), based.key, "bon-appetit", NAMES, seed=bytes([97]) * 32)
+        for host in ("evil.example", f"127.0.0.1:{based.http_port}"):
+            urls = links_asked_with_host(based, game.game_id, host)
+            assert all(u.startswith("https://table.example/feast/games/g_") for u in urls), urls
+        made = seat_link(based, game.game_id, 0)
+        assert made.url == "https://table.example/feast" + made.path
+    finally:
+        based.stop()

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from feastlog.service.app.application import Application
-from feastlog.service.app.feed import watch_all
+from feastlog.service.app.feed import open_feed
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import event
 from feastlog.service.grpc.status import streaming
@@ -23,7 +23,7 @@ class FeedService(Servicer, pb_grpc.FeedServiceServicer):
         self, request: pb.WatchAllRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchAllResponse]:
         caller = self.caller(context)
-        feed = watch_all(
+        feed = await open_feed(
             self.app, caller, request.game_kind, request.tournament_id, request.position
         )
         async for row in feed:

@@ -226,7 +226,9 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     ) -> AsyncIterator[pb.WatchTournamentResponse]:
         if request.from_seq < 0:
             raise BadRequest("from_seq is 0 or more", field="from_seq")
-        async for row, state in self.desk().follow(request.tournament_id, request.from_seq):
+        caller = self.caller(context)
+        rows = self.desk().watch_tournament(caller, request.tournament_id, request.from_seq)
+        async for row, state in rows:
             yield row_message(row, state)
 
     @unary
