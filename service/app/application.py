@@ -11,6 +11,7 @@ game in memory move on (``service.live``).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -48,8 +49,11 @@ from feastlog.service.app.tournament import Tournaments
 from feastlog.service.store import Batch, Rejection, StoreConflict, StoredGame
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.records import Signed
+from feastlog.service.store.stream import Committed
 from feastlog.service.store.writer import Database
 from feastlog.v1 import record_pb2
+
+log = logging.getLogger("feastlog")
 
 T = TypeVar("T")
 
@@ -165,12 +169,22 @@ class Application(Reads):
         self.clock: Clock = SystemClock()  # the rows' times; a test sets a ManualClock
         self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
         self.wakeups = Wakeups()  # every open stream's, for a revocation to end it at once
+        # what acts after a commit follows the stream of committed rows, memory first
+        db.stream.subscribe("live games", self.live.committed)
+        db.stream.subscribe("waiting room", self._begun)
+        db.stream.subscribe("clocks and calls", self.table.committed)
+        db.stream.subscribe("tournaments", self.tournaments.committed)
+        db.stream.subscribe("log tree", self.signing.committed)
 
     async def start(self) -> None:
-        """Take up the games still waiting for seat entropy (at server start)."""
+        """Take up the games still waiting for seat entropy (at server start), and begin
+        the stream of committed rows at the log's size."""
         for stored in await self.db.call(self.db.store.pending):
             self.room.take_up(stored)
         await self.signing.start()
+        self.db.start_stream(self.signing.tree.size)
+        self._resuming = asyncio.create_task(self.table.resume(), name="feastlog-clocks")
+        self._resuming.add_done_callback(_resumed)
 
     async def drain(self) -> None:
         """Wait for every command already taken to be recorded (graceful shutdown)."""
@@ -219,18 +233,16 @@ class Application(Reads):
         )
 
     async def _open(self, opening: commands.Opening, warnings: tuple[str, ...] = ()) -> Created:
-        signed = await self.db.commit(Batch(games=[opening.stored]))
+        signed = await self.db.commit(Batch(games=[opening.stored]), commands.begun([opening]))
         self.opened(opening)
         begun = [] if opening.game is None else opening.game.rows[:1]
         return Created(opening.genesis, opening.tokens, warnings, self.receipts(begun, signed))
 
     def opened(self, opening: commands.Opening) -> None:
-        """Take a game just committed into memory: live, or waiting; its seat tokens."""
+        """Take a game just committed: into the waiting room while it waits for seat
+        entropy (a game that began is live by the stream: ``begun``); its seat tokens."""
         if opening.game is None:
             self.room.add(opening.genesis, opening.server_seed, opening.pack)
-        else:
-            self.live.start(opening.game)
-            self.table.advanced(opening.game, opening.game.rows)  # a clocked game's timer
         for seat, token in enumerate(opening.tokens):
             self.credentials.add_seat(token, opening.genesis.game_id, seat)
 
@@ -292,12 +304,13 @@ class Application(Reads):
                 return Joined(False, waiting)
             game = begin_with(pending, sent)
             try:
-                signed = await self.db.commit(Batch(rows=[game.rows[0]], started=[game_id]))
+                signed = await self.db.commit(
+                    Batch(rows=[game.rows[0]], started=[game_id]), {game_id: game}
+                )
             except StoreConflict:  # another node began it, from the same entropy
                 self.room.drop(game_id)
                 return Joined(True, [])
             self.room.drop(game_id)
-            self.live.start(game)
         return Joined(True, [], self.receipts(game.rows[:1], signed))
 
     async def _still_waiting(self, game_id: str) -> Pending | None:
@@ -340,15 +353,13 @@ class Application(Reads):
                     started=[game_id],
                     outcomes=done.batch.outcomes,
                 )
-                try:
-                    signed = await self.db.commit(batch)
+                try:  # begun and ended by this commit: the stream folds the ruling on
+                    signed = await self.db.commit(batch, {game_id: game})
                 except StoreConflict:  # another node began it meanwhile: see below
                     pass
                 else:
-                    game.advance(done.rows, done.tables, done.facts)
+                    game = await self.live.get(game_id)
                     self.room.drop(game_id)
-                    self.live.start(game)
-                    self.live.settle(game)
                     viewer = sent.caller.viewer(game_id)
                     answer = await self._accepted(game, done.rows[0], viewer, False)
                     rows = [game.rows[0], *done.rows]
@@ -371,15 +382,17 @@ class Application(Reads):
             raise AlreadyStarted("this game has started: seat entropy comes before the deal")
         return dict(pending.entropy)
 
-    def moved(self, game_id: str, seq: int) -> None:
-        """A commit (of any node on a shared store) took a game to ``seq``."""
-        self.room.drop(game_id)  # a game that waited for seat entropy has begun
-        self.live.moved(game_id, seq)
+    def _begun(self, commit: Committed) -> None:
+        """The stream's genesis rows: a game that waited for seat entropy has begun (on
+        this node or another)."""
+        for row in commit.rows:
+            if row.seq == 1:
+                self.room.drop(row.game_id)
 
-    def resync(self) -> None:
-        """Notifications were lost (the listening connection dropped): trust no memory."""
-        self.room.clear()
-        self.live.resync()
+    def other_nodes_committed(self) -> None:
+        """A shared store says other nodes committed (or its listener reconnected, and
+        what they said meanwhile is lost): the stream reads their rows by position."""
+        self.db.catch_up()
 
     async def submit(
         self,
@@ -448,15 +461,19 @@ class Application(Reads):
     async def _again_on_conflict(self, game: LiveGame, sent: Sent) -> Accepted:
         """Decide; when the log had rows memory missed, take the log as the truth and decide
         again."""
+        before = game.last_seq
         try:
             return await self._decide(game, sent)
         except StoreConflict:
             await self.live.reload(game)
         except (RuleViolation, StaleSeq):
-            # refused from memory: on a shared store, only once the log agrees
-            if not await self.live.behind(game):
-                raise
-            await self.live.reload(game)
+            # refused from memory: on a shared store, only once the log agrees; the stream
+            # may bring other nodes' rows into memory meanwhile: then decide on those
+            behind = game.last_seq == before and await self.live.behind(game)
+            if game.last_seq == before:
+                if not behind:
+                    raise
+                await self.live.reload(game)
         return await self._decide(game, sent)
 
     async def _decide(self, game: LiveGame, sent: Sent) -> Accepted:
@@ -475,12 +492,9 @@ class Application(Reads):
             sent.command_id,
             self.clock.now(),
         )
-        signed = await self.db.commit(done.batch)
-        game.advance(done.rows, done.tables, done.facts)
-        self.table.advanced(game, done.rows)  # the calls' queue (service/app/table.py)
-        self.live.settle(game)
-        if game.over and game.genesis.tournament_id:  # its result goes to its tournament
-            self.tournaments.ended_soon(game, utc_now())
+        # memory, clocks, calls and tournaments follow the stream (``LiveGames.committed``
+        # takes what was folded here): committed, the game has moved on
+        signed = await self.db.commit(done.batch, {game.game_id: done})
         answer = await self._accepted(game, done.rows[0], viewer, False)
         return replace(answer, receipts=self.receipts(done.rows, signed))
 
@@ -599,6 +613,13 @@ class Application(Reads):
             return 0, False, True
         last_seq, over = await self.live.head(game_id)
         return last_seq, over, False
+
+
+def _resumed(task: asyncio.Task[None]) -> None:
+    """The clocks looked at again at start: a failure is logged (each game's next row
+    sets its timer all the same)."""
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("the running games' clocks were not all looked at: %s", task.exception())
 
 
 def ends(command: record_pb2.Command) -> bool:

@@ -275,3 +275,9 @@ def refusal(
         message,
         now,
     )
+
+
+def begun(openings: Sequence[Opening]) -> dict[str, LiveGame]:
+    """What a commit that makes games hands the stream: each game that begins at once
+    (none waits for seat entropy), folded, so that it is live here from its commit on."""
+    return {o.genesis.game_id: o.game for o in openings if o.game is not None}

@@ -6,12 +6,14 @@ game holds up neither the event loop nor the writer.  Running games stay folded 
 command never refolds its game); finished ones stay while among the ``FINISHED_KEPT``
 most recently used, or while someone watches them.
 
-On a shared store (PostgreSQL, many nodes) other nodes append to the same games.  Every
-commit notifies each node of the games it moved (``store/postgres/follow.py``); ``moved``
-then folds the new rows onto each game held here, in order, checking every state hash, so
-watchers here stream what other nodes accepted.  Until that has happened memory may be
-behind: ``behind`` asks the log, and the application reloads a game before it refuses
-anything from a memory that is behind.
+Memory follows the store: ``LiveGames`` is the first subscriber of the stream of
+committed rows (``service/store/stream.py``), and a game moves only when its rows are on
+it.  A node's own command hands the tables and facts it folded to the commit
+(``Database.commit(batch, folded)``), which the game takes as they are; rows another node
+committed (a shared store: PostgreSQL, many nodes) are folded onto each game held here,
+in order, checking every state hash, so watchers here stream what other nodes accepted.
+Until that has happened memory may be behind: ``behind`` asks the log, and the
+application reloads a game before it refuses anything from a memory that is behind.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from feastlog.replay.record import Row
 from feastlog.service.app.errors import GameNotFound
 from feastlog.service.app.streams import wake
 from feastlog.service.store import StoredGame, StoreUnavailable
+from feastlog.service.store.stream import Committed
 from feastlog.service.store.writer import Database
 from feastlog.v1 import record_pb2
 
@@ -206,11 +209,42 @@ class LiveGames:
                 del self._finished[game_id]
                 del self._live[game_id]
 
+    def committed(self, commit: Committed) -> None:
+        """The stream's rows: each game held here advanced by its own, in order (with the
+        tables and facts this node folded for its commands, else folded here); a game
+        being folded catches up once it is, and a game's head is noted."""
+        by_game: dict[str, list[Row]] = {}
+        for row in commit.rows:
+            by_game.setdefault(row.game_id, []).append(row)
+        for game_id, rows in by_game.items():
+            game = self._live.get(game_id)
+            done = commit.folded.get(game_id)
+            if game is None and isinstance(done, LiveGame):  # begun by this commit, here
+                self.start(done)
+                self._heads.pop(game_id, None)
+                game = self._live[game_id]
+            if game is None:
+                self.moved(game_id, rows[-1].seq)
+                continue
+            fresh = [r for r in rows if r.seq > game.last_seq]
+            if not fresh:
+                continue
+            if done is not None and not isinstance(done, LiveGame) and done.rows == fresh:
+                game.advance(list(done.rows), list(done.tables), list(done.facts))
+            elif not game.follow_on(fresh):
+                self._targets[game_id] = EVERYTHING  # memory and log disagree: read it again
+                self._follow(game)
+            self.settle(game)
+
     def start(self, game: LiveGame) -> None:
         """Keep a game that has just started folded in memory."""
         # on a shared store a call may have folded it from the log already (its genesis
         # is news to this node too): keep that one, its watchers are on it
         self._live.setdefault(game.game_id, game)
+
+    def peek(self, game_id: str) -> LiveGame | None:
+        """The game if it is folded here now (None: not folded, or being folded)."""
+        return self._live.get(game_id)
 
     def holds(self, game_id: str) -> bool:
         """Whether the game is folded here (or being folded)."""

@@ -1,12 +1,13 @@
 """The server's log tree in memory, its signed heads, and the proofs it gives.
 
 The store gives every appended row its position in the commit that appends it
-(``EventStore.write``); this follows the store's leaves (``catch_up``: the rows committed
-since, by this node or another on a shared store) into a ``replay.merkle.Tree``, signs a
-head every ``HEAD_INTERVAL`` seconds while rows arrive (and one last at shutdown), keeps
-each head in the store before anyone is shown it, and answers inclusion and consistency
-proofs from the tree.  Nothing here is on a command's path: the submit costs one leaf
-written in its commit and one signature for its receipt.
+(``EventStore.write``).  At start the tree reads the store's leaves (``catch_up``); from
+then on it follows the stream of committed rows (``committed``: this node's commits and,
+on a shared store, every other node's, each in its place), so it never reads the leaves
+again to sign a head.  It signs a head every ``HEAD_INTERVAL`` seconds while rows arrive
+(and one last at shutdown), keeps each head in the store before anyone is shown it, and
+answers inclusion and consistency proofs from the tree.  Nothing here is on a command's
+path: the submit costs one leaf written in its commit and one signature for its receipt.
 """
 
 from __future__ import annotations
@@ -19,12 +20,13 @@ from dataclasses import replace
 from typing import Any
 
 from feastlog.replay.merkle import Tree
-from feastlog.replay.proof import Cosignature, TreeHead
+from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
 from feastlog.service.app.clock import utc_now
 from feastlog.service.app.errors import BadRequest, HeadNotFound, NotSigning
 from feastlog.service.app.notary import Notary, cosigned, signed_by
 from feastlog.service.store import StoreError
 from feastlog.service.store.port import EventStore
+from feastlog.service.store.stream import Committed
 from feastlog.service.store.writer import Database
 
 log = logging.getLogger("feastlog.proof")
@@ -89,6 +91,16 @@ class LogTree:
                 await self.issue()
             except StoreError as failed:  # the next interval tries again
                 log.warning("no tree head this time: %s", type(failed).__name__)
+
+    def committed(self, commit: Committed) -> None:
+        """The stream's rows, each a leaf at its position; rows that do not follow on from
+        the tree (it has not read the store yet, or missed some) wait for ``catch_up``."""
+        if not commit.rows or self._catching.locked():
+            return  # none, or a catch-up reading the store has them (or will)
+        if commit.position > self.tree.size:
+            return  # read from the store by the next catch_up
+        for row in commit.rows[self.tree.size - commit.position :]:
+            self.tree.append(leaf_hash_of(row))
 
     async def catch_up(self) -> int:
         """Take in the leaves the store has beyond the tree; the tree's size."""

@@ -4,7 +4,10 @@ A call is a seat's command like any other (``SeatCall`` in ``feastlog.v1.Command
 takes the application's one path (``Application.submit``: the game's lock, the fold's
 checks, the refusal stored, the writer).  The queue reads the calls from the folded
 tables (``replay/desk.py``); ``WatchCalls`` wakes on every commit that made or answered
-a call on this node (``AtTable.advanced``, which the application calls after each commit).
+a call, and a clocked game's timer is set for its next deadline, as the stream of
+committed rows brings each commit (``AtTable.committed``, a subscriber after the live
+games).  At start every running game's clock is looked at again (``resume``), so a seat
+whose time ran out while the server was down is timed out at once.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, PermissionDenied, Unauthenticated
 from feastlog.service.app.live import LiveGame
 from feastlog.service.app.streams import Outlet
+from feastlog.service.store.stream import Committed
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
@@ -64,7 +68,8 @@ class AtTable:
 
     app: Reads
     watchers: set[Outlet[QueuedCall]] = field(default_factory=set)
-    timers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    # each clocked game's timer, with the deadline it waits for: (seat, time in ms)
+    timers: dict[str, tuple[tuple[int, int], asyncio.Task[None]]] = field(default_factory=dict)
 
     async def call_arbiter(
         self, caller: Caller, game_id: str, command_id: str, made: record_pb2.SeatCall
@@ -131,9 +136,27 @@ class AtTable:
         finally:
             self.watchers.discard(outlet)
 
+    def committed(self, commit: Committed) -> None:
+        """The stream's rows: each game that moved here has its timer set for its next
+        deadline, and the queue's watchers are told of each call made or answered."""
+        by_game: dict[str, list[Row]] = {}
+        for row in commit.rows:
+            by_game.setdefault(row.game_id, []).append(row)
+        live = getattr(self.app, "live", None)
+        for game_id, rows in by_game.items():
+            game = live.peek(game_id) if live is not None else None
+            if game is not None and game.last_seq >= rows[-1].seq:
+                self.advanced(game, rows)
+
+    async def resume(self) -> None:
+        """At start: every running game's timer, so that a deadline that passed while no
+        server ran is met now (a time-out row at once), not at the game's next row."""
+        for game in await self._running(""):
+            self._time(game)
+
     def advanced(self, game: LiveGame, rows: Sequence[Row]) -> None:
-        """After a commit: a clocked game's timer set again; the queue's watchers told of
-        each call it made or answered."""
+        """After a commit: a clocked game's timer set for its deadline; the queue's
+        watchers told of each call it made or answered."""
         self._time(game)
         if not self.watchers:
             return
@@ -154,20 +177,31 @@ class AtTable:
         refusals = await self.app.rejections(caller, game_id)
         return case.bundle(game, found, viewer, released.public, refusals)
 
-    def _time(self, game: LiveGame) -> None:
-        """Set a clocked game's timer for its first running seat's deadline (none once it
-        is over or no clock runs); the timer it had is cancelled."""
-        old = self.timers.pop(game.game_id, None)
-        if old is not None and old is not asyncio.current_task():
-            old.cancel()
+    def _due(self, game: LiveGame) -> tuple[int, int] | None:
+        """A clocked game's next deadline: (seat, time in ms); None once it is over or
+        no clock runs."""
         found = desk.desk_of(game.table).clocks
-        due = None if found is None or game.over else timing.deadline(found)
-        if due is not None:
-            task = asyncio.get_running_loop().create_task(self._expire(game, *due, game.last_seq))
-            self.timers[game.game_id] = task
+        if found is None or game.over:
+            return None
+        return timing.deadline(found)
 
-    async def _expire(self, game: LiveGame, seat: int, at_ms: int, seq: int) -> None:
-        """At a seat's deadline, unless a row came first: the server's time-out row."""
+    def _time(self, game: LiveGame) -> None:
+        """Set a clocked game's timer for its first running seat's deadline; a timer that
+        waits for that deadline already is kept, any other is cancelled."""
+        due = self._due(game)
+        old = self.timers.get(game.game_id)
+        if old is not None and old[0] == due and not old[1].done():
+            return
+        self.timers.pop(game.game_id, None)
+        if old is not None and old[1] is not asyncio.current_task():
+            old[1].cancel()
+        if due is not None and getattr(self.app, "clock", None) is not None:
+            task = asyncio.get_running_loop().create_task(self._expire(game, *due))
+            self.timers[game.game_id] = (due, task)
+
+    async def _expire(self, game: LiveGame, seat: int, at_ms: int) -> None:
+        """At a seat's deadline, unless a row came first and moved it: the server's
+        time-out row (its commit, on the stream, sets the next timer)."""
         from feastlog.service.app import commands
         from feastlog.service.app.application import Application
 
@@ -175,18 +209,16 @@ class AtTable:
         assert isinstance(app, Application)  # only a server sets timers
         await app.clock.until(at_ms)
         async with game.lock:
-            if game.last_seq != seq:
-                return  # another row came first: it set the timer again
+            if self._due(game) != (seat, at_ms):
+                return  # a row came first and moved the deadline: its commit timed it
             event = record_pb2.ClockEvent(timeout=record_pb2.ClockTimeout(seat=seat))
             command = record_pb2.Command(clock=event)
             body = command.SerializeToString(deterministic=True)
+            command_id = f"timeout-{game.last_seq + 1}"
             done = commands.advance(
-                game, SERVER_ACTOR, None, command, body, f"timeout-{seq + 1}", app.clock.now()
+                game, SERVER_ACTOR, None, command, body, command_id, app.clock.now()
             )
-            await app.db.commit(done.batch)
-            game.advance(done.rows, done.tables, done.facts)
-            self.advanced(game, done.rows)
-            app.live.settle(game)
+            await app.finishing.run(app.db.commit(done.batch, {game.game_id: done}))
 
     async def clocks(self, caller: Caller, game_id: str) -> dict[str, Any] | None:
         """A game's clocks now (None for a game without): public at the table."""

@@ -49,6 +49,7 @@ from feastlog.replay.tournament.state import Round, Tournament
 from feastlog.replay.visibility import sees_all
 from feastlog.service.app import commands
 from feastlog.service.app.auth import Caller, token_sha256
+from feastlog.service.app.clock import utc_now
 from feastlog.service.app.errors import (
     BadRequest,
     GameNotFound,
@@ -56,6 +57,7 @@ from feastlog.service.app.errors import (
     Unauthenticated,
 )
 from feastlog.service.store import Batch, NewGame
+from feastlog.service.store.stream import Committed
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
 
@@ -65,7 +67,6 @@ T = TypeVar("T")
 
 if TYPE_CHECKING:
     from feastlog.service.app.application import Application
-    from feastlog.service.app.live import LiveGame
 
 
 def _named_rule(method: M) -> M:
@@ -152,10 +153,31 @@ class Tournaments:
         self._live: dict[str, Live] = {}
         self._taking: set[asyncio.Task[None]] = set()
 
-    def ended_soon(self, game: LiveGame, now: str) -> None:
+    def committed(self, commit: Committed) -> None:
+        """The stream's rows: a game of a tournament that ended (on this node or another,
+        by a move, a ruling or a time-out) has its result taken into its tournament; a
+        tournament held here that another node wrote to is read again before its next
+        write."""
+        for row in commit.rows:
+            if row.game_id in self._live and not commit.local:
+                self._live[row.game_id].stale = True
+            if row.kind != SEED_REVEAL:
+                continue
+            game = self.app.live.peek(row.game_id)
+            if game is not None:
+                self.ended_soon(game.genesis.tournament_id, utc_now())
+                continue
+            for tid, live in self._live.items():  # a game not folded here, of a tournament that is
+                current = live.state.current
+                if current is not None and row.game_id in current.game_ids:
+                    self.ended_soon(tid, utc_now())
+
+    def ended_soon(self, tid: str, now: str) -> None:
         """Take a game's result into its tournament after the command that ended it has
         been answered (a failure here leaves it to the next catch-up)."""
-        task = asyncio.create_task(self.game_ended(game, now))
+        if not tid.startswith(ID_PREFIX):
+            return
+        task = asyncio.create_task(self.game_ended(tid, now))
         self._taking.add(task)
         task.add_done_callback(_taken)
         task.add_done_callback(self._taking.discard)
@@ -234,24 +256,31 @@ class Tournaments:
         commands_: Sequence[tuple[tpb.TournamentCommand, str]],
         now: str,
         extra: Batch | None = None,
+        folded: Mapping[str, Any] | None = None,
     ) -> Tournament:
-        """Fold commands (all or none) and commit their rows, with ``extra`` in the same commit."""
+        """Fold commands (all or none) and commit their rows, with ``extra`` in the same
+        commit (``folded``: what was folded for its rows, for the stream)."""
         rows, states = [live.rows[-1]], [live.state]
         for command, actor in commands_:
             row, state = command_row(rows[-1], states[-1], command, actor, now, live.server_seed)
             rows.append(row)
             states.append(state)
-        return await self._save(live, rows[1:], states[1:], extra)
+        return await self._save(live, rows[1:], states[1:], extra, folded)
 
     async def _save(
-        self, live: Live, rows: Sequence[Row], states: Sequence[Tournament], extra: Batch | None
+        self,
+        live: Live,
+        rows: Sequence[Row],
+        states: Sequence[Tournament],
+        extra: Batch | None,
+        folded: Mapping[str, Any] | None = None,
     ) -> Tournament:
         """Commit new rows (with ``extra``), then move memory to them: memory never moves
         without the store, and a failed commit sends the next write to the store first."""
         batch = extra or Batch()
         batch.rows.extend(rows)
         try:
-            await self.app.db.commit(batch)
+            await self.app.db.commit(batch, folded)
         except Exception:
             live.stale = True
             raise
@@ -380,7 +409,8 @@ class Tournaments:
             round=current.number, game_ids=[o.genesis.game_id for o in openings]
         )
         batch = Batch(games=[o.stored for o in openings])
-        state = await self._append(live, [(_by(caller, publish), ARBITER)], now, batch)
+        made = commands.begun(openings)  # live here from their commit on
+        state = await self._append(live, [(_by(caller, publish), ARBITER)], now, batch, made)
         seats = []
         for t, opening in enumerate(openings, start=1):
             self.app.opened(opening)
@@ -424,11 +454,8 @@ class Tournaments:
         reveal = reveal_row(row, state, live.server_seed, now)
         return await self._save(live, [row, reveal], [state, state], None)
 
-    async def game_ended(self, game: LiveGame, now: str) -> None:
-        """A game of a tournament ended here: its result goes into the stream."""
-        tid = game.genesis.tournament_id
-        if not tid.startswith(ID_PREFIX):
-            return
+    async def game_ended(self, tid: str, now: str) -> None:
+        """A game of tournament ``tid`` ended: its result goes into the tournament's rows."""
         try:
             await self._write(tid, lambda live: self._catch_up(live, now))
         except GameNotFound:  # a game tagged like a tournament that is not one

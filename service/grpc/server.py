@@ -252,7 +252,8 @@ async def follow_other_nodes(store: EventStore, app: Application) -> Follower | 
     from feastlog.service.store.postgres.follow import Follower
 
     assert isinstance(store, PgStore)  # the only shared store
-    follower = Follower(store.dsn, asyncio.get_running_loop(), app.moved, app.resync)
+    catch_up = app.other_nodes_committed
+    follower = Follower(store.dsn, asyncio.get_running_loop(), lambda *_: catch_up(), catch_up)
     follower.start()
     if not await asyncio.to_thread(follower.listening.wait, 10):
         await asyncio.to_thread(follower.stop)

@@ -95,6 +95,7 @@ class MemoryStore:
         self._seats_ended: dict[str, list[list[Any]]] = {}  # game id: its outcome_seats rows
         self._leaves: list[bytes] = []  # the log tree's leaf hashes, by position
         self._positions: dict[tuple[str, int], int] = {}  # (game id, seq): its position
+        self._placed: list[Row] = []  # every row, by position
         self._heads: list[TreeHead] = []
         self._cosignatures: list[Cosignature] = []
         self._keys: dict[str, str] = {}  # public key: first used
@@ -110,9 +111,11 @@ class MemoryStore:
         """Nothing to fold: there is no write-ahead log."""
         return 0
 
-    def write(self, batch: Batch) -> None:
-        """Commit a batch: every key checked first, then all of it written, or none."""
+    def write(self, batch: Batch) -> int | None:
+        """Commit a batch: every key checked first, then all of it written, or none; the
+        first appended row's log position."""
         with self._lock:
+            first = len(self._leaves) if batch.appended() else None
             self._writable("write")
             made = [_made(g, len(self._listed) + 1 + i) for i, g in enumerate(batch.games)]
             self._check(batch, made)
@@ -132,9 +135,11 @@ class MemoryStore:
                 _append(self._games[row.game_id], row)
                 self._positions[(row.game_id, row.seq)] = len(self._leaves)
                 self._leaves.append(leaf_hash_of(row))
+                self._placed.append(row)
             for refused in batch.rejections:
                 self._rejections.setdefault(refused.game_id, []).append(refused)
             self._project(batch.outcomes)
+            return first
 
     def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
         """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
@@ -145,6 +150,12 @@ class MemoryStore:
         """A row's position in the log tree (None: no such row)."""
         with self._lock:
             return self._positions.get((game_id, seq))
+
+    def rows_from(self, position: int, limit: int = 1000) -> list[tuple[int, Row]]:
+        """The rows from log position ``position`` on, in log order, with their positions."""
+        with self._lock:
+            found = self._placed[position : position + limit]
+            return [(position + i, row) for i, row in enumerate(found)]
 
     def add_tree_head(self, head: TreeHead) -> None:
         """Keep a signed tree head."""

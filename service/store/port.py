@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value pic
     from feastlog.replay.record import Row
     from feastlog.replay.standings import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
-    from feastlog.service.store.records import Signed
+    from feastlog.service.store.records import Written
 
 # The files a DuckDB store keeps beside its database: DuckDB's write-ahead log, and the
 # commit mark it is held to (``duckdb/mark.py``).  Nothing else may be written there.
@@ -55,20 +55,22 @@ class EventStore(Protocol):
     def reader(self) -> EventStore:
         """The same store for reads on another thread."""
 
-    def write(self, batch: Batch) -> None:
-        """Commit a batch in one transaction: all of it or none of it.
+    def write(self, batch: Batch) -> int | None:
+        """Commit a batch in one transaction: all of it or none of it; the log position
+        of its first appended row (``Batch.appended``: the rest follow it in order), None
+        when it appends none.
 
         Raises ``StoreConflict`` when a row's (game_id, seq), a sender's command_id in a
         game or another key is taken already: the writer's memory was behind the log.
         """
 
     @property
-    def commit(self) -> Callable[[Batch], Awaitable[Signed | None]] | None:
+    def commit(self) -> Callable[[Batch], Awaitable[Written]] | None:
         """How the event loop commits a batch itself, as ``write`` would: set by a store
         that lives in another process (a message sent and awaited, so that no thread of
         this one has to win the interpreter lock for it); None, and the writer runs
-        ``write`` on the store's thread.  Its answer: the receipt signatures of the rows
-        committed, when that process signs them (``Signed``), else None."""
+        ``write`` on the store's thread.  Its answer: the first row's log position, and
+        the receipt signatures of the rows committed when that process signs them."""
 
     def checkpoint(self, least: int) -> int:
         """Fold a write-ahead log of ``least`` bytes or more into the store, in a quiet
@@ -177,6 +179,10 @@ class EventStore(Protocol):
 
     def leaf_position(self, game_id: str, seq: int) -> int | None:
         """A row's position in the log tree (None: no such row)."""
+
+    def rows_from(self, position: int, limit: int = 1000) -> list[tuple[int, Row]]:
+        """The rows from log position ``position`` on, in log order, each with its
+        position, at most ``limit`` (the stream of committed rows reads by position)."""
 
     def add_tree_head(self, head: TreeHead) -> None:
         """Keep a signed tree head."""

@@ -69,6 +69,16 @@ class Batch:
 
 
 @dataclass(frozen=True)
+class Written:
+    """What a commit answers: the log position of the first row it appended (the rows of
+    ``Batch.appended`` take that position and the ones after it, in order; None when it
+    appended none), and the receipt signatures its store's process made (``Signed``)."""
+
+    first: int | None
+    signed: Signed | None = None
+
+
+@dataclass(frozen=True)
 class Signed:
     """The receipt signatures of a commit's rows, made by the store's process the moment
     the commit held (``ProcessStore.sign_receipts``): ``signatures[(game_id, seq)]`` is

@@ -268,6 +268,22 @@ def leaves_query(mark: str) -> str:
     )
 
 
+def rows_from_query(table: str, column: str, mark: str) -> str:
+    """The rows from a log position on, with it (parameters: from, limit); ``table`` and
+    ``column``: where the position is kept (the leaves' table, or the events' own column)."""
+    if table == "events":
+        return (
+            f"SELECT {column}, {ROW_COLUMNS} FROM events WHERE {column} >= {mark} "
+            f"ORDER BY {column} LIMIT {mark}"
+        )
+    prefixed = ", ".join(f"e.{c.strip()}" for c in ROW_COLUMNS.split(","))
+    return (
+        f"SELECT l.{column}, {prefixed} FROM {table} l JOIN events e "
+        f"ON e.game_id = l.game_id AND e.seq = l.seq WHERE l.{column} >= {mark} "
+        f"ORDER BY l.{column} LIMIT {mark}"
+    )
+
+
 def position_query(mark: str) -> str:
     """A row's tree position (parameters: game id, seq)."""
     return f"SELECT position FROM log_leaves WHERE game_id = {mark} AND seq = {mark}"

@@ -10,6 +10,11 @@ awaits the answer itself.  Other stores commit on the store's own thread.  Reads
 may take a while go through a second connection on a thread of their own.  When nothing
 has been committed for a moment, the writer folds the write-ahead log into the file, so
 that commands seldom wait for a checkpoint.
+
+Each commit goes out on the node's stream of committed rows (``stream.py``), with its
+rows' positions in the log, before its waiters are answered; on a shared store the rows
+other nodes committed go out in their place first, read back by position
+(``catch_up``).  Whatever acts after a commit subscribes there: nothing here names it.
 """
 
 from __future__ import annotations
@@ -17,13 +22,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store.port import EventStore
-from feastlog.service.store.records import Signed
+from feastlog.service.store.records import Signed, Written
+from feastlog.service.store.stream import CommitStream, Committed
 
 T = TypeVar("T")
 
@@ -48,7 +54,13 @@ LINGER = 0.003
 QUIET = 0.25
 QUIET_LOG = 256 * 1024
 
+# Rows read back by position at a time, when the stream catches up on other nodes' commits.
+CATCH_UP_ROWS = 1000
+
 log = logging.getLogger("feastlog.store")
+
+Folded = Mapping[str, Any]  # what a node folded for the rows it commits, by game id
+Waiting = tuple[Batch, "asyncio.Future[Signed | None]", Folded]
 
 
 class Database:
@@ -65,7 +77,11 @@ class Database:
         self.reader = store.reader()
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")
         self._reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-read")
-        self._waiting: list[tuple[Batch, asyncio.Future[Signed | None]]] = []
+        self._waiting: list[Waiting] = []
+        self.stream = CommitStream()  # every commit's rows, in the log's order
+        self._publishing = asyncio.Lock()  # the writer and a catch-up take turns
+        self._catching: asyncio.Task[None] | None = None
+        self._catch_again = False
         self._wake = asyncio.Event()
         self._writer: asyncio.Task[None] | None = None
         self._writing = False
@@ -96,15 +112,17 @@ class Database:
         """How many batches wait for the writer now."""
         return len(self._waiting)
 
-    async def commit(self, batch: Batch) -> Signed | None:
-        """Queue a batch and return once it is committed: with the receipt signatures of
-        the commit it went in (its rows among them), when the store's process signs them.
+    async def commit(self, batch: Batch, folded: Folded | None = None) -> Signed | None:
+        """Queue a batch and return once it is committed and on the stream: with the
+        receipt signatures of the commit it went in (its rows among them), when the
+        store's process signs them.  ``folded``: what the caller folded for its rows, by
+        game id, handed to the stream's subscribers with them (``Committed.folded``).
 
         A waiter that is cancelled only stops waiting: the batch is written (or refused)
-        all the same, so the outcome never depends on who is still listening.
+        and published all the same, so the outcome never depends on who is still listening.
         """
         done: asyncio.Future[Signed | None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((batch, done))
+        self._waiting.append((batch, done, folded or {}))
         self._wake.set()
         return await asyncio.shield(done)
 
@@ -130,7 +148,7 @@ class Database:
                     if group:
                         await self._write(group)
             except Exception as error:  # a bug here must not leave a waiter hanging
-                for _, done in waiting:
+                for _, done, _ in waiting:
                     _settle(done, error)
             finally:
                 self._writing = False
@@ -171,7 +189,7 @@ class Database:
         finally:
             self._checkpointing = False
 
-    async def _write(self, waiting: list[tuple[Batch, asyncio.Future[Signed | None]]]) -> None:
+    async def _write(self, waiting: list[Waiting]) -> None:
         """All waiting batches in one transaction; after a failure, each batch alone.
 
         Writing each alone after a failed group commit means a failing write fails only
@@ -179,10 +197,12 @@ class Database:
         """
         if len(waiting) > 1:
             merged = Batch()
-            for batch, _ in waiting:
+            folded: dict[str, Any] = {}
+            for batch, _, of_batch in waiting:
                 merged.extend(batch)
+                folded.update(of_batch)
             try:
-                signed = await self._commit(merged)
+                written = await self._commit(merged)
             except StoreUnavailable as error:  # its cause is logged under its incident id
                 log.warning(
                     "a group commit of %d batches failed (incident %s); writing each alone",
@@ -195,32 +215,83 @@ class Database:
                 )
             else:
                 self._committed()
-                for _, done in waiting:
-                    _settle(done, None, signed)
+                await self._publish(merged, written, folded)
+                for _, done, _ in waiting:
+                    _settle(done, None, written.signed)
                 return
-        for batch, done in waiting:
+        for batch, done, of_batch in waiting:
             try:
-                signed = await self._commit(batch)
+                written = await self._commit(batch)
             except Exception as error:
                 _settle(done, error)
             else:
                 self._committed()
-                _settle(done, None, signed)
+                await self._publish(batch, written, of_batch)
+                _settle(done, None, written.signed)
 
     def _committed(self) -> None:
         """Count a commit and note when it was made."""
         self.commits += 1
         self._committed_at = asyncio.get_running_loop().time()
 
-    async def _commit(self, batch: Batch) -> Signed | None:
+    async def _commit(self, batch: Batch) -> Written:
         """One transaction: sent by the event loop itself to a store in a child process
         (no thread of this process has to win the interpreter lock), else on the store's
         thread."""
         commit = self.store.commit
         if commit is not None:
             return await commit(batch)
-        await self.call(self.store.write, batch)
-        return None
+        return Written(await self.call(self.store.write, batch))
+
+    async def _publish(self, batch: Batch, written: Written, folded: Folded) -> None:
+        """A commit on the stream, in its place: on a shared store, the rows other nodes
+        committed before it go out first (read back by position)."""
+        rows = tuple(batch.appended())
+        position = written.first if written.first is not None else self.stream.position
+        async with self._publishing:
+            try:
+                if self.store.shared and rows:
+                    await self._catch_up_to(position)
+            except Exception:  # its rows come with the next catch-up, in their place
+                log.exception("the rows other nodes committed before this one are not read yet")
+            self.stream.publish(Committed(position, rows, batch, folded))
+
+    def start_stream(self, position: int) -> None:
+        """Begin the stream at the log's size (at start, before any commit of this node)."""
+        self.stream.position = position
+
+    def catch_up(self) -> None:
+        """Publish the rows other nodes committed since the stream's position (a shared
+        store's notification, or its listener reconnected): one catch-up at a time, run
+        again when asked meanwhile."""
+        if self._catching is not None and not self._catching.done():
+            self._catch_again = True
+            return
+        self._catching = asyncio.get_running_loop().create_task(self._catching_up())
+
+    async def _catching_up(self) -> None:
+        while True:
+            self._catch_again = False
+            try:
+                async with self._publishing:
+                    await self._catch_up_to(None)
+            except Exception:
+                log.exception("the rows other nodes committed could not be read yet")
+            if not self._catch_again:
+                return
+
+    async def _catch_up_to(self, position: int | None) -> None:
+        """Publish every committed row from the stream's position up to ``position`` (not
+        included; None: every one there is), read back from the store in log order."""
+        while position is None or self.stream.position < position:
+            at = self.stream.position
+            found = await self.read(_rows_from, at)
+            placed = [(p, r) for p, r in found if position is None or p < position]
+            if not placed or placed[0][0] != at:
+                return  # nothing more (or a place not committed yet): the next catch-up
+            self.stream.publish(Committed(at, tuple(r for _, r in placed)))
+            if len(found) < CATCH_UP_ROWS:
+                return
 
     async def close(self) -> None:
         """Finish waiting writes, stop the writer and close the file."""
@@ -233,6 +304,11 @@ class Database:
         await self.call(self.reader.close)
         await self.call(self.store.close)
         self._thread.shutdown(wait=True)
+
+
+def _rows_from(store: EventStore, position: int) -> list[tuple[int, Any]]:
+    """The committed rows from a log position on, on the read thread."""
+    return store.rows_from(position, CATCH_UP_ROWS)
 
 
 def _settle(

@@ -269,11 +269,14 @@ def test_the_child_signs_the_receipts_of_what_it_commits_with_the_servers_own_ke
     built = build(players=2, seed_byte=7, stop_after=5)
     store = ProcessStore(path)
     try:
-        assert asyncio.run(store.commit(games_batch([built]))) is None  # not asked: unsigned
+        first = asyncio.run(store.commit(games_batch([built])))
+        assert first.signed is None and first.first == 0  # not asked: unsigned
         assert not store.sign_receipts("77" * 32)  # another key than the child can read
         assert store.sign_receipts(notary.public_key)
         more = build(players=2, seed_byte=8, stop_after=5)
-        signed = asyncio.run(store.commit(games_batch([more])))
+        written = asyncio.run(store.commit(games_batch([more])))
+        assert written.first == len(built.rows)  # the next leaf after the first game's
+        signed = written.signed
         assert signed is not None and signed.public_key == notary.public_key
         assert set(signed.signatures) == {(r.game_id, r.seq) for r in more.rows}
         for row in more.rows:

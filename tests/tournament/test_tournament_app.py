@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from itertools import combinations
+from typing import Any
 
 import pytest
 
@@ -180,8 +181,8 @@ def test_a_commit_that_failed_after_writing_leaves_memory_to_follow_the_store() 
         tid = state.tournament_id
         real = on.app.db.commit
 
-        async def written_then_failed(batch: Batch) -> Signed | None:
-            await real(batch)
+        async def written_then_failed(batch: Batch, folded: Any = None) -> Signed | None:
+            await real(batch, folded)
             on.app.db.commit = real  # type: ignore[method-assign]
             raise StoreUnavailable("the connection dropped after the commit")
 

@@ -60,6 +60,7 @@ from feastlog.service.store.sql import (
     row_of,
     row_values,
     rows_by_place_query,
+    rows_from_query,
     share_of,
     unnumbered,
 )
@@ -269,8 +270,9 @@ class Store:
             insert(self.con, "games", GAMES_COLUMNS, listing(geneses, 1))
 
     @translated
-    def write(self, batch: Batch) -> None:
-        """Commit a batch in one transaction: all of it or none of it.
+    def write(self, batch: Batch) -> int | None:
+        """Commit a batch in one transaction: all of it or none of it; the log position of
+        its first appended row.
 
         A batch that is one statement (a group commit of commands, the usual batch) is
         that statement alone, which DuckDB commits as its own transaction: each statement
@@ -297,11 +299,13 @@ class Store:
             with contextlib.suppress(Exception):
                 self._next_leaf = self._count_leaves()
             raise
+        first = self._next_leaf if rows else None
         self._next_n += listed
         self._next_leaf += len(rows)
         if self._mark is not None:
             tally = self._mark.tally.after(rows, listed, len(batch.rejections), len(batch.entropy))
             self._mark.write(tally)
+        return first
 
     def _run(self, statement: tuple[str, list[Any]] | Appended) -> None:
         if isinstance(statement, Appended):
@@ -741,6 +745,14 @@ class Store:
         query = "SELECT tree_position FROM events WHERE game_id = ? AND seq = ?"
         found = self._read(query, [game_id, seq]) if self._placed else []
         return int(found[0][0]) if found and found[0][0] is not None else None
+
+    @translated
+    def rows_from(self, position: int, limit: int = 1000) -> list[tuple[int, Row]]:
+        """The rows from log position ``position`` on, in log order, with their positions."""
+        if not self._placed:
+            return []
+        found = self._read(rows_from_query("events", "tree_position", "?"), [position, limit])
+        return [(int(r[0]), row_of(r[1:])) for r in found]
 
     @translated
     def add_tree_head(self, head: TreeHead) -> None:

@@ -53,6 +53,7 @@ from feastlog.service.store.sql import (
     position_query,
     rejections_of,
     row_of,
+    rows_from_query,
     unnumbered,
 )
 from feastlog.v1 import record_pb2
@@ -129,13 +130,14 @@ class PgStore:
         return 0
 
     @translated
-    def write(self, batch: Batch) -> None:
-        """Commit a batch in one transaction: all of it or none of it.
+    def write(self, batch: Batch) -> int | None:
+        """Commit a batch in one transaction: all of it or none of it; the log position of
+        its first appended row.
 
         The commit tells every node listening on ``feastlog_rows`` which games moved on.
         """
         with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
-            write_rows(cursor, batch)
+            return write_rows(cursor, batch)
 
     @translated
     def game_ids(self) -> list[str]:
@@ -454,6 +456,12 @@ class PgStore:
         """A row's position in the log tree (None: no such row)."""
         found = self._one(position_query("%s"), [game_id, seq])
         return int(found[0]) if found else None
+
+    @translated
+    def rows_from(self, position: int, limit: int = 1000) -> list[tuple[int, Row]]:
+        """The rows from log position ``position`` on, in log order, with their positions."""
+        query = rows_from_query("log_leaves", "position", "%s")
+        return [(int(r[0]), row_of(r[1:])) for r in self._all(query, [position, limit])]
 
     @translated
     def add_tree_head(self, head: TreeHead) -> None:

@@ -33,8 +33,9 @@ def _insert(
     cursor.executemany(query.encode(), rows)
 
 
-def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> None:
-    """Everything a batch writes, one statement per table, then the notifications."""
+def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> int | None:
+    """Everything a batch writes, one statement per table, then the notifications; the
+    log position of its first appended row."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
     packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
@@ -76,9 +77,10 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> None:
     for game_id in batch.started:
         cursor.execute(b"DELETE FROM pending_games WHERE game_id = %s", [game_id])
     rows = batch.appended()
+    first = None
     if rows:
         _insert(cursor, "events", ROW_COLUMNS, [row_values(r) for r in rows])
-        _plant(cursor, rows)
+        first = _plant(cursor, rows)
     if batch.rejections:
         _insert(
             cursor,
@@ -96,16 +98,19 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> None:
             b"SELECT pg_notify(%s, %s)",
             [[NOTIFY_CHANNEL, f"{game_id} {seq}"] for game_id, seq in heads.items()],
         )
+    return first
 
 
-def _plant(cursor: psycopg.Cursor[Any], rows: Sequence[Row]) -> None:
+def _plant(cursor: psycopg.Cursor[Any], rows: Sequence[Row]) -> int:
     """The rows' places in the log tree, taken in this commit: the tree's size is one row
     that every node's commit updates, so the commits that append take their places one
     after another, in the order they commit, and no two rows ever share one."""
     cursor.execute(b"UPDATE log_tree SET size = size + %s RETURNING size", [len(rows)])
     taken = cursor.fetchone()
     assert taken is not None  # the row is made with the schema
-    _insert(cursor, "log_leaves", LEAF_COLUMNS, leaf_values(rows, int(taken[0]) - len(rows)))
+    first = int(taken[0]) - len(rows)
+    _insert(cursor, "log_leaves", LEAF_COLUMNS, leaf_values(rows, first))
+    return first
 
 
 def insert_projection(cursor: psycopg.Cursor[Any], projected: projection.Projected) -> None:

@@ -86,13 +86,17 @@ class _Served:
             return self._more(args[0])
         if name == "sign_receipts":
             return self._take_key(args[0])
-        if name == "write" and self.notary is not None:
-            target.write(*args)
+        if name == "write":
+            from feastlog.service.store.records import Written
+
+            first = target.write(*args)
+            if self.notary is None:
+                return Written(first)
             try:
-                return self._signed(args[0])
+                return Written(first, self._signed(args[0]))
             except Exception:  # committed all the same: the server signs the receipts
                 logging.getLogger("feastlog.store").exception("receipts not signed here")
-                return None
+                return Written(first)
         result = getattr(target, name)(*args)
         if name in ("scan", "scan_numbered"):
             number = next(self._numbers)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from feastlog.replay.record import Row
     from feastlog.replay.standings import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
-    from feastlog.service.store.records import Signed
+    from feastlog.service.store.records import Written
 
 log = logging.getLogger("feastlog.store")
 
@@ -99,7 +99,7 @@ class StoreClient:
     """
 
     shared = False  # one writing process per file: the child of this one
-    commit: Callable[[Batch], Awaitable[Signed | None]] | None = None  # the reader's: none
+    commit: Callable[[Batch], Awaitable[Written]] | None = None  # the reader's: none
 
     def __init__(self, path: str, read_only: bool, channel: Channel, lookups: Channel) -> None:
         self.path = path
@@ -116,9 +116,11 @@ class StoreClient:
         """The same store for reads on another thread (the same channel, taking turns)."""
         return self
 
-    def write(self, batch: Batch) -> None:
-        """Commit a batch in one transaction (a blocking round trip)."""
-        self._channel.ask("write", batch)
+    def write(self, batch: Batch) -> int | None:
+        """Commit a batch in one transaction (a blocking round trip); the log position
+        of its first appended row."""
+        written: Written = self._channel.ask("write", batch)
+        return written.first
 
     def checkpoint(self, least: int) -> int:
         """Fold the write-ahead log into the file if it holds ``least`` bytes or more."""
@@ -255,6 +257,11 @@ class StoreClient:
         """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
         return self._channel.ask("leaves", after, limit)
 
+    def rows_from(self, position: int, limit: int = 1000) -> list[tuple[int, Row]]:
+        """The rows from log position ``position`` on, in log order, with their positions."""
+        found: list[tuple[int, Row]] = self._channel.ask("rows_from", position, limit)
+        return found
+
     def leaf_position(self, game_id: str, seq: int) -> int | None:
         """A row's position in the log tree (None: no such row)."""
         return self._channel.ask("leaf_position", game_id, seq)
@@ -355,9 +362,10 @@ class ProcessStore(StoreClient):
         except StoreGone:
             return False
 
-    async def commit(self, batch: Batch) -> Signed | None:
-        """Commit a batch in one transaction, sent and awaited on the event loop; the
-        receipt signatures of its rows when the child signs them (``sign_receipts``).
+    async def commit(self, batch: Batch) -> Written:
+        """Commit a batch in one transaction, sent and awaited on the event loop; its
+        first row's log position, and the receipt signatures of its rows when the child
+        signs them (``sign_receipts``).
 
         A caller that is cancelled only stops waiting: the round trip ends all the same,
         so the next one finds the channel in step.
@@ -366,7 +374,7 @@ class ProcessStore(StoreClient):
             self._commit_turn = asyncio.Lock()
         return await asyncio.shield(self._commit_alone(batch, self._commit_turn))
 
-    async def _commit_alone(self, batch: Batch, turn: asyncio.Lock) -> Signed | None:
+    async def _commit_alone(self, batch: Batch, turn: asyncio.Lock) -> Written:
         async with turn:
             loop = asyncio.get_running_loop()
             try:
@@ -374,8 +382,8 @@ class ProcessStore(StoreClient):
                 reply = await receive_soon(loop, self._commits)
             except (OSError, EOFError) as gone:
                 raise _gone(self.path, "write") from gone
-        signed: Signed | None = outcome(reply)
-        return signed
+        written: Written = outcome(reply)
+        return written
 
     def close(self) -> None:
         """Close the file in the child (checkpointing it) and wait for the child to end."""

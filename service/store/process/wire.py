@@ -48,6 +48,7 @@ METHODS = frozenset(
         "rebuild_projection",
         "leaves",
         "leaf_position",
+        "rows_from",
         "add_tree_head",
         "tree_heads",
         "add_cosignature",
