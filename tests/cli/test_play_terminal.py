@@ -1,6 +1,10 @@
 """``feastlog play`` in pseudo-terminals through a real server (``feastlog serve`` in its
 own process): two seats at once, each a ``play`` of its own answering whenever it is
-asked, a whole game of each kind, and never a move refused as stale."""
+asked, a whole game of each kind, and never a move refused as stale.
+
+The terminals are forked by a launcher with no gRPC in it (``tests/terminalutil.py``):
+this process makes gRPC calls, and a terminal forked from it beside gRPC's threads ended
+once in a while with ``epoll_wait error: Bad file descriptor``."""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import pytest
 
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
+from tests import terminalutil
 from tests.serverutil import ProcessServer, bearer, create, stub
 
 KEY = "org_test-play-terminal-key-0123456789abcd"
@@ -39,14 +44,12 @@ def numbers(text: str, indent: int) -> list[int]:
     return last
 
 
-def seat(address: str, game_id: str, token: str) -> pexpect.spawn:
+def seat(address: str, game_id: str, token: str) -> terminalutil.Terminal:
     """One seat's ``feastlog play``, in a terminal of its own."""
     env = {**os.environ, "FEASTLOG_ORGANISER_KEY": "", "FEASTLOG_SERVER": ""}
-    return pexpect.spawn(
-        sys.executable,
-        ["-c", CODE, "play", game_id, "--token", token, "--server", address],
+    return terminalutil.spawn(
+        [sys.executable, "-c", CODE, "play", game_id, "--token", token, "--server", address],
         env=env,
-        encoding="utf-8",
         dimensions=(60, 400),
         timeout=30,
     )
