@@ -94,10 +94,14 @@ class Terminal(fdspawn):
         """Send ``s`` after ``delaybeforesend`` (0.05 s), as ``pexpect.spawn`` does: the
         terminal tests were written at that pace (without it, a seat answered before its
         WatchGame brought the other seat's move, and the server stored the stale try that
-        ``play`` then sent again)."""
+        ``play`` then sent again).  Typed after the command ended, it goes nowhere (as into
+        a pseudo-terminal whose command has gone): what it printed is still to be read."""
         if self.delaybeforesend is not None:
             time.sleep(self.delaybeforesend)
-        sent: int = super().send(s)
+        try:
+            sent: int = super().send(s)
+        except BrokenPipeError:
+            return 0
         return sent
 
     def close(self, timeout: float = 30) -> None:
