@@ -17,6 +17,7 @@ the test that made it fails.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -31,6 +32,7 @@ import time
 import traceback
 from pathlib import Path
 
+from pexpect import EOF
 from pexpect.fdpexpect import fdspawn
 
 LAUNCHER = Path(__file__).resolve()
@@ -100,9 +102,20 @@ class Terminal(fdspawn):
             time.sleep(self.delaybeforesend)
         try:
             sent: int = super().send(s)
-        except BrokenPipeError:
+        except (BrokenPipeError, ConnectionResetError):
             return 0
         return sent
+
+    def read_nonblocking(self, size: int = 1, timeout: float | None = -1) -> str:
+        """What the terminal printed; its end once the launcher has ended, also when it
+        ended with typed lines it never read (the socket then says ECONNRESET, not EOF,
+        after the last of what it printed)."""
+        try:
+            shown: str = super().read_nonblocking(size, timeout)
+        except ConnectionResetError:
+            self.flag_eof = True
+            raise EOF("the launcher ended") from None
+        return shown
 
     def close(self, timeout: float = 30) -> None:
         """Hang up (the command gets SIGHUP if it still runs) and wait for its exit status."""
@@ -153,7 +166,8 @@ def relay(master: int) -> None:
             typed = os.read(0, 4096)
             if not typed:
                 return
-            write_all(master, typed)
+            with contextlib.suppress(OSError):  # EIO: the command ended (its print is read)
+                write_all(master, typed)
         if master in ready:
             try:
                 shown = os.read(master, 4096)

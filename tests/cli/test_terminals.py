@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -37,6 +38,23 @@ def test_a_terminal_hung_up_ends_its_command() -> None:
     terminal.expect("name: ")
     terminal.close(timeout=10)
     assert terminal.exitstatus != 0
+
+
+def test_lines_typed_as_the_command_ends_go_nowhere_and_what_it_printed_is_read() -> None:
+    """The launcher may end with typed lines unread: the socket then says ECONNRESET,
+    which is the terminal's end, as typing into a finished terminal is lost."""
+    ends = "import time; time.sleep(0.3); print('bye')"
+    terminal = terminalutil.spawn([sys.executable, "-c", ends], dict(os.environ))
+    terminal.delaybeforesend = None
+    while terminal.launcher.poll() is None:
+        terminal.sendline("typed ahead")
+        time.sleep(0.005)
+    for _ in range(20):  # past the launcher's end: typed into the void
+        terminal.sendline("typed after")
+    terminal.expect("bye")
+    terminal.expect(pexpect.EOF)
+    terminal.close()
+    assert terminal.exitstatus == 0
 
 
 def test_the_launcher_refuses_to_fork_with_grpc_loaded() -> None:
