@@ -26,7 +26,9 @@ from feastlog.service import announce
 
 KEY = "org_test-first-call-after-restart-key-0123"
 SERVE = [sys.executable, "-c", "from feastlog.cli.main import main; main()", "serve"]
-RESTARTS = 20  # about a second each
+# about a second each, two on a busy machine (12 restarts 10-25 s; before the fix, every
+# first call failed); FEASTLOG_RESTARTS=20 as the 19 restarts were
+RESTARTS = int(os.environ.get("FEASTLOG_RESTARTS", "12"))
 
 
 def free_port() -> int:
