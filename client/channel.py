@@ -19,6 +19,13 @@ Metadata = tuple[tuple[str, str], ...]
 # node that has it folded in memory. Affinity only: any node answers every call correctly.
 ROUTING_HEADER = "x-feastlog-game"
 
+# Each channel connects on its own. gRPC shares a subchannel, and with it its reconnect
+# backoff, between all of a process's channels to one address: once one channel had been
+# refused while the server restarted, a new channel's first call after "listening" failed
+# at once with that refusal (UNAVAILABLE "Connection refused") until the backoff ran out
+# (1 s, growing 1.6 times a failure to 2 minutes).
+CHANNEL_OPTIONS = (("grpc.use_local_subchannel_pool", 1),)
+
 
 def _routing(request: Any) -> list[tuple[str, str]]:
     """The routing header of a request that names a game (none for one that does not)."""
@@ -99,8 +106,10 @@ def open_channel(
     """An asyncio channel to a server or a load balancer; calls carry the routing header."""
     routing = [_GameRouting(), _GameStreamRouting()]
     if credentials is not None:
-        return grpc.aio.secure_channel(address, credentials, interceptors=routing)
-    return grpc.aio.insecure_channel(address, interceptors=routing)
+        return grpc.aio.secure_channel(
+            address, credentials, options=CHANNEL_OPTIONS, interceptors=routing
+        )
+    return grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS, interceptors=routing)
 
 
 def open_blocking_channel(
@@ -108,9 +117,9 @@ def open_blocking_channel(
 ) -> grpc.Channel:
     """A blocking channel to a server or a load balancer; calls carry the routing header."""
     if credentials is not None:
-        channel = grpc.secure_channel(address, credentials)
+        channel = grpc.secure_channel(address, credentials, options=CHANNEL_OPTIONS)
     else:
-        channel = grpc.insecure_channel(address)
+        channel = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
     return grpc.intercept_channel(channel, _SyncGameRouting())
 
 

@@ -1,6 +1,6 @@
 """Shared set-up: the test-only fourth game registered; a headless Chromium (Debian's) for
 the browser tests, screenshots; the two store adapters (a DuckDB file, a PostgreSQL
-database) for the contract tests."""
+database) for the contract tests; no test forks beside gRPC's threads."""
 
 from __future__ import annotations
 
@@ -12,13 +12,29 @@ from typing import Any
 import pytest
 
 from feastlog.replay import games
-from tests import highcard
+from tests import highcard, terminalutil
 from tests.contract import kits
 
 # The fourth game, test-only: registered before collection, so every test that runs over
 # the registered kinds (the contract tests, the service ones) covers it.
 games.register(highcard.ENGINE)
 kits.register("high-card", highcard.KIT)
+
+# A child forked beside gRPC's running threads can die before it execs (see
+# tests/terminalutil.py): every fork a test process makes is looked at, and a test that
+# forked so fails, rather than now and then on a busy machine.
+os.register_at_fork(before=terminalutil.note_fork)
+
+
+@pytest.fixture(autouse=True)
+def no_fork_beside_grpc() -> Iterator[None]:
+    """Fail the test if it forked this process while gRPC's threads ran."""
+    before = len(terminalutil.FORKS_BESIDE_GRPC)
+    yield
+    forks = terminalutil.FORKS_BESIDE_GRPC[before:]
+    if forks:
+        pytest.fail("\n".join(forks), pytrace=False)
+
 
 CHROMIUM = Path("/usr/bin/chromium")
 BROWSER_ARGS = [
