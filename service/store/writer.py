@@ -56,6 +56,7 @@ QUIET_LOG = 256 * 1024
 
 # Rows read back by position at a time, when the stream catches up on other nodes' commits.
 CATCH_UP_ROWS = 1000
+FILL_TRIES, FILL_PAUSE = 3, 0.05  # reading back the rows before a commit of this node
 
 log = logging.getLogger("feastlog.store")
 
@@ -249,12 +250,27 @@ class Database:
         rows = tuple(batch.appended())
         position = written.first if written.first is not None else self.stream.position
         async with self._publishing:
-            try:
-                if self.store.shared and rows:
-                    await self._catch_up_to(position)
-            except Exception:  # its rows come with the next catch-up, in their place
-                log.exception("the rows other nodes committed before this one are not read yet")
+            if self.store.shared and rows:
+                await self._fill_before(position)
             self.stream.publish(Committed(position, rows, batch, folded))
+
+    async def _fill_before(self, position: int) -> None:
+        """Publish the rows other nodes committed before ``position``, trying the read a
+        few times: given up, the commit goes out all the same (memory finds the rows it
+        lacks at its next conflict, the tree at its next head), and the gap is logged."""
+        for attempt in range(FILL_TRIES):
+            try:
+                await self._catch_up_to(position)
+                return
+            except Exception:
+                if attempt + 1 == FILL_TRIES:
+                    log.exception(
+                        "the rows other nodes committed before log position %d could not "
+                        "be read: the stream goes on past them",
+                        position,
+                    )
+                    return
+                await asyncio.sleep(FILL_PAUSE)
 
     def start_stream(self, position: int) -> None:
         """Begin the stream at the log's size (at start, before any commit of this node)."""
