@@ -153,11 +153,19 @@ class Application(Reads):
     """Every game on this server."""
 
     def __init__(
-        self, db: Database, credentials: Credentials, notary: Notary | None = None
+        self,
+        db: Database,
+        credentials: Credentials,
+        notary: Notary | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.db = db
         self.notary = notary  # None: nothing is signed (no receipts, no heads)
-        self.signing = LogTree(db.read, db, notary)  # the server's tree: it signs heads
+        # the rows' times, the clocks' timers and the heads' interval; a test sets a
+        # ManualClock (here, or later: a wait already begun ends on the clock it began on)
+        self.clock: Clock = clock or SystemClock()
+        # the server's tree: it signs heads, on the application's clock
+        self.signing = LogTree(db.read, db, notary, clock=lambda: self.clock)
         self.tree = self.signing
         self.credentials = credentials
         self.live = LiveGames(db)
@@ -166,7 +174,6 @@ class Application(Reads):
         self.refolds = Refolds()
         self.finishing = ToTheEnd()
         self.tournaments = Tournaments(self)
-        self.clock: Clock = SystemClock()  # the rows' times; a test sets a ManualClock
         self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
         self.wakeups = Wakeups()  # every open stream's, for a revocation to end it at once
         # what acts after a commit follows the stream of committed rows, memory first
