@@ -176,6 +176,7 @@ class Application(Reads):
         self.tournaments = Tournaments(self)
         self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
         self.wakeups = Wakeups()  # every open stream's, for a revocation to end it at once
+        self._resuming: list[asyncio.Task[None]] = []  # the start's look at clocks, tournaments
         # what acts after a commit follows the stream of committed rows, memory first
         db.stream.subscribe("live games", self.live.committed)
         db.stream.subscribe("waiting room", self._begun)
@@ -192,7 +193,7 @@ class Application(Reads):
         self.db.start_stream(self.signing.tree.size)
         # what acts on a deadline or a call looks at the store again: a clock that ran
         # out, or a round whose time was called, while no server ran is met now
-        self._resuming = [
+        self._resuming += [
             asyncio.create_task(self.table.resume(), name="feastlog-clocks"),
             asyncio.create_task(self.tournaments.resume(), name="feastlog-tournaments"),
         ]
@@ -200,7 +201,11 @@ class Application(Reads):
             task.add_done_callback(_resumed)
 
     async def drain(self) -> None:
-        """Wait for every command already taken to be recorded (graceful shutdown)."""
+        """Wait for every command already taken to be recorded (graceful shutdown); the
+        start's look at the clocks and tournaments stops where it is (what it took runs
+        to its end with the rest)."""
+        for task in self._resuming:
+            task.cancel()
         await self.finishing.drain()
         await self.signing.stop()  # the last rows get their head
 

@@ -18,7 +18,7 @@ from feastlog.replay.record import ARBITER, SEED_REVEAL
 from feastlog.replay.tournament.export import verify_tournament
 from feastlog.replay.tournament.state import Tournament
 from feastlog.service.app.tournament import Live, Seat
-from feastlog.service.store import Batch
+from feastlog.service.store import Batch, StoreConflict
 from feastlog.service.store.records import Signed
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
@@ -242,5 +242,29 @@ def test_a_table_waiting_for_seat_entropy_is_begun_and_closed_in_the_same_commit
         genesis = record_pb2.Genesis.FromString(on.store.rows(waited)[0].body)
         assert list(genesis.seat_entropy) == [b"", b"dice", b"dice", b"dice"]
         assert (await on.app.live.get(waited)).over
+
+    run(scenario)
+
+
+def test_a_time_call_that_meets_a_conflict_reads_its_records_again_and_lands_whole() -> None:
+    """The store refuses the time call's commit as a conflict (another node wrote to the
+    tournament or one of its games first): nothing of it is written, the tournament and
+    the games it ruled on are read again, and the call is decided once more, whole."""
+
+    async def scenario(on: App) -> None:
+        tid, _ = await running_round(on)
+        real = on.app.db.commit
+        refused: list[Batch] = []
+
+        async def conflict_once(batch: Batch, folded: Any = None) -> Signed | None:
+            if not refused and any(r.game_id == tid for r in batch.rows):
+                refused.append(batch)
+                raise StoreConflict("a row of this commit is taken already")
+            return await real(batch, folded)
+
+        on.app.db.commit = conflict_once  # type: ignore[method-assign]
+        state = await on.app.tournaments.command(on.organiser, tid, call(), NOW)
+        assert refused and state.current is not None and state.current.complete
+        await whole(on, tid)
 
     run(scenario)
