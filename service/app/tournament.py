@@ -562,17 +562,8 @@ class Tournaments:
             closing = await timecall.tables(
                 self.app, live.tournament_id, current, fmt.at_time, by, held, call is not None
             )
-        for ended in closing.ended:
-            points, places, closed = table_result(ended.engine, ended.state, ended.genesis)
-            found = tpb.TableResult(
-                round=current.number,
-                table=ended.table,
-                game_id=ended.game_id,
-                points=points,
-                places=places,
-                closed=closed,
-            )
-            take(tpb.TournamentCommand(result=found, by="server"), SERVER)
+        for result in _results(current.number, closing.ended):
+            take(result, SERVER)
         if len(rows) > 1:
             await self._save(live, rows[1:], states[1:], closing.batch, closing.folded)
 
@@ -585,6 +576,23 @@ class Tournaments:
                 await self._write(tid, lambda live: self._catch_up(live, utc_now()))
             except Exception as failed:  # the next read or write of it catches up too
                 log.warning("tournament %s was not caught up at start: %s", tid, failed)
+
+
+def _results(number: int, ended: Sequence[timecall.Ended]) -> list[tpb.TournamentCommand]:
+    """The result row of each table of round ``number`` that has ended, from its game."""
+    found = []
+    for table in ended:
+        points, places, closed = table_result(table.engine, table.state, table.genesis)
+        result = tpb.TableResult(
+            round=number,
+            table=table.table,
+            game_id=table.game_id,
+            points=points,
+            places=places,
+            closed=closed,
+        )
+        found.append(tpb.TournamentCommand(result=result, by="server"))
+    return found
 
 
 def _called(current: Round | None, number: int) -> bool:
