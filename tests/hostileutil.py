@@ -26,6 +26,8 @@ from feastlog.cli.wire import as_dict
 from feastlog.cli.wire import error_info as client_error_info
 from feastlog.replay import games
 from feastlog.service.app.bounds import field_of
+from feastlog.service.app.clock import ManualClock, utc_now
+from feastlog.service.app.logtree import HEAD_INTERVAL
 from feastlog.service.grpc.guard import methods, request_limit
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
@@ -77,8 +79,8 @@ class Targets:
         return bearer(tokens[principal])
 
 
-def populate(address: str, key: str) -> Targets:
-    """Put the target games on a server."""
+def populate(address: str, key: str, clock: ManualClock | None = None) -> Targets:
+    """Put the target games on a server (``clock``: the server's, if a test moves it)."""
     client = stub(address)
     org = bearer(key)
     made: dict[str, pb.CreateGameResponse] = {}
@@ -130,7 +132,7 @@ def populate(address: str, key: str) -> Targets:
         format={"table_sizes": "3-4", "rounds": "1"}, players=["Kai", "Lea", "Max", "Noa"]
     )
     tournament = tournaments.CreateTournament(cup, metadata=org).tournament.tournament_id
-    _head_over_every_row(address)
+    _head_over_every_row(address, clock)
     return Targets(
         key,
         running,
@@ -145,13 +147,16 @@ def populate(address: str, key: str) -> Targets:
     )
 
 
-def _head_over_every_row(address: str) -> None:
+def _head_over_every_row(address: str, clock: ManualClock | None) -> None:
     """Wait for the server's signed tree head to cover every row written (a head comes
-    every 2 s while rows arrive), so that the proofs' templates have a head to prove in."""
+    every HEAD_INTERVAL while rows arrive: on a ``clock`` the test moves, moved on to it),
+    so that the proofs' templates have a head to prove in."""
     import time
 
     proofs = ppb_grpc.ProofServiceStub(grpc.insecure_channel(address))
     rows = proofs.GetServerInfo(ppb.GetServerInfoRequest()).tree_size
+    if clock is not None:
+        clock.advance(HEAD_INTERVAL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
@@ -169,9 +174,10 @@ def populated_server(
 ) -> Iterator[tuple[ThreadedServer, Targets]]:
     """A server on a fresh file holding ``populate``'s games, for a module's tests; stopped
     when they are done.  A module's fixture yields from it."""
-    server = ThreadedServer(factory.mktemp(name) / "games.duckdb")
+    clock = ManualClock(utc_now())  # the heads' interval, moved on when populated
+    server = ThreadedServer(factory.mktemp(name) / "games.duckdb", clock=clock)
     try:
-        yield server, populate(server.address, server.key)
+        yield server, populate(server.address, server.key, clock)
     finally:
         server.stop()
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 from feastlog.service.web.server import serve_http
@@ -19,8 +20,8 @@ from tests.serverutil import ThreadedServer
 class WebServer(ThreadedServer):
     """A feastlog server on port 0 with its web pages on another free port."""
 
-    def __init__(self, db_path: Path, link_base: str = "") -> None:
-        super().__init__(db_path)
+    def __init__(self, db_path: Path, link_base: str = "", **options: Any) -> None:
+        super().__init__(db_path, **options)
         self.http_port = self.call(serve_http(self.running, "127.0.0.1", 0, link_base=link_base))
         self.url = f"http://127.0.0.1:{self.http_port}"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from feastlog.replay import clocks
 from feastlog.replay.engine import Rule, SetupRefused, catalogue
 from feastlog.replay.games import UnknownGameKind
 from feastlog.replay.games import engine as engine_of
@@ -184,6 +185,18 @@ def _sizes(text: str, low: int, high: int, title: str) -> tuple[int, int]:
     return smallest, largest
 
 
+def _seat_clocks(game_options: Mapping[str, str], seats: int) -> None:
+    """The tables' seat clocks (``game.clock``, ``game.clock_timeout``: the table's own
+    options, which every table's game takes as a game created alone does), checked as a
+    game's setup checks them: TOUR-FORMAT naming the option, in the clock's words."""
+    table = {k: v for k, v in game_options.items() if k in clocks.OPTIONS}
+    try:
+        clocks.parse(table, seats, "1970-01-01T00:00:00Z")
+    except SetupRefused as refused:
+        named = "clock_timeout" if refused.message.startswith("clock_timeout") else "clock"
+        raise _refuse(GAME_OPTION + named, f"{refused.rule_id}: {refused.message}") from None
+
+
 def read_format(options: Mapping[str, str]) -> Format:
     """The format named by options (defaults for those left out); SetupRefused naming the
     option and the rule (TOUR-FORMAT, TOUR-TABLE-SIZE) for one it cannot take."""
@@ -232,8 +245,9 @@ def read_format(options: Mapping[str, str]) -> Format:
     )
     for name, value in game_options:
         option = spec.option(name)
-        if option is None or not option.takes(value, largest):
+        if name not in clocks.OPTIONS and (option is None or not option.takes(value, largest)):
             raise _refuse(GAME_OPTION + name, f"{spec.title} has no option {name} = {value!r}")
+    _seat_clocks(dict(game_options), largest)
     duplicate = _flag(merged, "duplicate")
     if duplicate and (smallest != largest or _flag(merged, "seat_entropy")):
         raise _refuse(

@@ -153,11 +153,19 @@ class Application(Reads):
     """Every game on this server."""
 
     def __init__(
-        self, db: Database, credentials: Credentials, notary: Notary | None = None
+        self,
+        db: Database,
+        credentials: Credentials,
+        notary: Notary | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.db = db
         self.notary = notary  # None: nothing is signed (no receipts, no heads)
-        self.signing = LogTree(db.read, db, notary)  # the server's tree: it signs heads
+        # the rows' times, the clocks' timers and the heads' interval; a test sets a
+        # ManualClock (here, or later: a wait already begun ends on the clock it began on)
+        self.clock: Clock = clock or SystemClock()
+        # the server's tree: it signs heads, on the application's clock
+        self.signing = LogTree(db.read, db, notary, clock=lambda: self.clock)
         self.tree = self.signing
         self.credentials = credentials
         self.live = LiveGames(db)
@@ -166,9 +174,9 @@ class Application(Reads):
         self.refolds = Refolds()
         self.finishing = ToTheEnd()
         self.tournaments = Tournaments(self)
-        self.clock: Clock = SystemClock()  # the rows' times; a test sets a ManualClock
         self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
         self.wakeups = Wakeups()  # every open stream's, for a revocation to end it at once
+        self._resuming: list[asyncio.Task[None]] = []  # the start's look at clocks, tournaments
         # what acts after a commit follows the stream of committed rows, memory first
         db.stream.subscribe("live games", self.live.committed)
         db.stream.subscribe("waiting room", self._begun)
@@ -183,11 +191,21 @@ class Application(Reads):
             self.room.take_up(stored)
         await self.signing.start()
         self.db.start_stream(self.signing.tree.size)
-        self._resuming = asyncio.create_task(self.table.resume(), name="feastlog-clocks")
-        self._resuming.add_done_callback(_resumed)
+        # what acts on a deadline or a call looks at the store again: a clock that ran
+        # out, or a round whose time was called, while no server ran is met now
+        self._resuming += [
+            asyncio.create_task(self.table.resume(), name="feastlog-clocks"),
+            asyncio.create_task(self.tournaments.resume(), name="feastlog-tournaments"),
+        ]
+        for task in self._resuming:
+            task.add_done_callback(_resumed)
 
     async def drain(self) -> None:
-        """Wait for every command already taken to be recorded (graceful shutdown)."""
+        """Wait for every command already taken to be recorded (graceful shutdown); the
+        start's look at the clocks and tournaments stops where it is (what it took runs
+        to its end with the rest)."""
+        for task in self._resuming:
+            task.cancel()
         await self.finishing.drain()
         await self.signing.stop()  # the last rows get their head
 
@@ -313,7 +331,7 @@ class Application(Reads):
             self.room.drop(game_id)
         return Joined(True, [], self.receipts(game.rows[:1], signed))
 
-    async def _still_waiting(self, game_id: str) -> Pending | None:
+    async def waiting_game(self, game_id: str) -> Pending | None:
         """The game if it waits for seat entropy (asking the store on a shared one)."""
         if self.live.shared and not self.live.holds(game_id):
             return await self._waiting(game_id)
@@ -332,27 +350,18 @@ class Application(Reads):
         """
         game_id = pending.draft.game_id
         async with pending.lock:
-            try:
-                sent_so_far = await self._sent(game_id)
-            except AlreadyStarted:
-                sent_so_far = None  # it began meanwhile: the ruling ends it as any game
-            if sent_so_far is not None:
+            game = await self.begun_so_far(pending)  # None: it began meanwhile, as any game
+            if game is not None:
                 if sent.expected_seq not in (None, 0):
                     raise StaleSeq(
                         f"the game is at seq 0 (waiting for seat entropy), not {sent.expected_seq}",
                         last_seq="0",
                     )
-                seats = range(len(pending.draft.seats))
-                game = begin_with(pending, {s: sent_so_far.get(s, b"") for s in seats})
                 actor = sent.caller.actor(game_id)
                 done = commands.advance(
                     game, actor, None, sent.command, sent.body, sent.command_id, utc_now()
                 )
-                batch = Batch(
-                    rows=[game.rows[0], *done.batch.rows],
-                    started=[game_id],
-                    outcomes=done.batch.outcomes,
-                )
+                batch = commands.begun_and_advanced(game, done)
                 try:  # begun and ended by this commit: the stream folds the ruling on
                     signed = await self.db.commit(batch, {game_id: game})
                 except StoreConflict:  # another node began it meanwhile: see below
@@ -366,6 +375,18 @@ class Application(Reads):
                     return replace(answer, receipts=self.receipts(rows, signed))
             self.room.drop(game_id)
         return await self._submit(await self._game(game_id), sent)
+
+    async def begun_so_far(self, pending: Pending) -> LiveGame | None:
+        """A game that waits for seat entropy, begun with what its seats have sent so far
+        (empty bytes for each seat that sent none), for a ruling to end in the same commit
+        (``commands.begun_and_advanced``); None once it has begun (here or on another
+        node).  Its caller holds ``pending.lock`` until that commit."""
+        try:
+            sent = await self._sent(pending.draft.game_id)
+        except AlreadyStarted:
+            return None
+        seats = range(len(pending.draft.seats))
+        return begin_with(pending, {s: sent.get(s, b"") for s in seats})
 
     async def _waiting(self, game_id: str) -> Pending | None:
         """The game as the store has it waiting now (None: it has begun, or is unknown)."""
@@ -405,7 +426,7 @@ class Application(Reads):
         """Check a command against the rules and record it; refusals are recorded too."""
         arbiter = caller.role in ("organiser", "arbiter")
         # the organiser or an arbiter may end a game that waits for seat entropy
-        waiting = await self._still_waiting(game_id) if arbiter and ends(command) else None
+        waiting = await self.waiting_game(game_id) if arbiter and ends(command) else None
         if command.WhichOneof("game") == "arbiter" and arbiter:
             # the record says who ruled, from the credential; whatever was sent is replaced
             signed = record_pb2.Command()
@@ -528,7 +549,7 @@ class Application(Reads):
         """A one-time code for a seat's page (the organiser's, or the seat's own)."""
         if not (caller.role == "seat" and caller.game_id == game_id and caller.seat == seat):
             caller.require_organiser()
-        waiting = await self._still_waiting(game_id)
+        waiting = await self.waiting_game(game_id)
         genesis = waiting.draft if waiting is not None else (await self._game(game_id)).genesis
         if not 0 <= seat < len(genesis.seats):
             raise BadRequest(f"this game has seats 0 to {len(genesis.seats) - 1}", field="seat")
@@ -616,10 +637,10 @@ class Application(Reads):
 
 
 def _resumed(task: asyncio.Task[None]) -> None:
-    """The clocks looked at again at start: a failure is logged (each game's next row
-    sets its timer all the same)."""
+    """The clocks or tournaments looked at again at start: a failure is logged (each
+    game's next row sets its timer all the same, a tournament's next read catches up)."""
     if not task.cancelled() and task.exception() is not None:
-        log.warning("the running games' clocks were not all looked at: %s", task.exception())
+        log.warning("%s did not all resume at start: %s", task.get_name(), task.exception())
 
 
 def ends(command: record_pb2.Command) -> bool:

@@ -249,6 +249,17 @@ def _with_reveal(game: LiveGame, done: Advance, now: str) -> Advance:
     return Advance([*done.rows, reveal], [*done.tables, table], facts, batch)
 
 
+def begun_and_advanced(game: LiveGame, done: Advance) -> Batch:
+    """The batch of a game that waited for seat entropy, begun and advanced in one commit:
+    its genesis row, then the rows ``done`` adds (the stream folds them on: the folded
+    game handed with it holds the genesis alone)."""
+    return Batch(
+        rows=[game.rows[0], *done.batch.rows],
+        started=[game.game_id],
+        outcomes=done.batch.outcomes,
+    )
+
+
 def refusal(
     game: LiveGame,
     sender: str,

@@ -5,8 +5,10 @@ The store gives every appended row its position in the commit that appends it
 then on it follows the stream of committed rows (``committed``: this node's commits and,
 on a shared store, every other node's, each in its place), so it never reads the leaves
 again to sign a head.  It signs a head every ``HEAD_INTERVAL`` seconds while rows arrive
-(and one last at shutdown), keeps each head in the store before anyone is shown it, and
-answers inclusion and consistency proofs from the tree.  Nothing here is on a command's
+(and one last at shutdown), the interval measured on the application's clock
+(``service/app/clock.py``: a test that moves a ``ManualClock`` sees the next head without
+waiting), keeps each head in the store before anyone is shown it, and answers inclusion
+and consistency proofs from the tree.  Nothing here is on a command's
 path: the submit costs one leaf written in its commit and one signature for its receipt.
 """
 
@@ -19,9 +21,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
+from feastlog.replay.clocks import time_ms
 from feastlog.replay.merkle import Tree
 from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
-from feastlog.service.app.clock import utc_now
+from feastlog.service.app.clock import Clock, SystemClock, utc_now
 from feastlog.service.app.errors import BadRequest, HeadNotFound, NotSigning
 from feastlog.service.app.notary import Notary, cosigned, signed_by
 from feastlog.service.store import StoreError
@@ -47,11 +50,13 @@ class LogTree:
         db: Database | None = None,
         notary: Notary | None = None,
         interval: float = HEAD_INTERVAL,
+        clock: Callable[[], Clock] = SystemClock,
     ) -> None:
         self._read = read  # fn(store, *args) on a store's read connection
         self.db = db  # the server's store, which heads and cosignatures are written to
         self.notary = notary
         self.interval = interval
+        self._clock = clock  # the clock now (the application's: a test may set another)
         self.tree = Tree()
         self.latest: TreeHead | None = None
         self._catching = asyncio.Lock()
@@ -86,7 +91,8 @@ class LogTree:
 
     async def _every_interval(self) -> None:
         while True:
-            await asyncio.sleep(self.interval)
+            clock = self._clock()
+            await clock.until(time_ms(clock.now()) + round(self.interval * 1000))
             try:
                 await self.issue()
             except StoreError as failed:  # the next interval tries again

@@ -4,10 +4,11 @@ seq, the rows, watching).  Each is load → decide (``replay.tournament``) → s
 
 A tournament is a record in the same log as its games (``replay/tournament/record.py``):
 its rows are written through the same writer, one tournament at a time under its lock.
-Publishing a round writes every table's game and the publish row in one commit.  A
-game's end reaches its tournament's stream as a result row: when the game ends on this
-server (``Application`` calls ``game_ended``), and, for a game ended anywhere else (a
-restart, another path), whenever the tournament is next read or changed (``_catch_up``).
+Publishing a round writes every table's game and the publish row in one commit, and
+calling time writes the call, a ruling in every unfinished game and the results in one
+(``timecall``).  A game's end reaches its tournament's stream as a result row: when the
+stream of committed rows brings its seed reveal, on any node (``committed``), whenever
+the tournament is next read or changed, and at every start (``_catch_up``, ``resume``).
 
 Memory follows the store, not the answer: every write (and every catch-up a read makes)
 runs under the tournament's lock to its end whatever happens to its caller
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from feastlog.replay.engine import ARBITER as ARBITER_VIEW
 from feastlog.replay.engine import SPECTATOR, RuleViolation, SetupRefused
-from feastlog.replay.record import ARBITER, SEED_REVEAL, SERVER, Row
+from feastlog.replay.record import ARBITER, COMMAND, SEED_REVEAL, SERVER, Row
 from feastlog.replay.tournament import pairing
 from feastlog.replay.tournament.export import export_text
 from feastlog.replay.tournament.record import (
@@ -43,11 +44,11 @@ from feastlog.replay.tournament.record import (
     round_seed,
     table_result,
 )
-from feastlog.replay.tournament.spec import ID_PREFIX, read_format
+from feastlog.replay.tournament.spec import ID_PREFIX, KIND, read_format
 from feastlog.replay.tournament.standings import Line, standings
 from feastlog.replay.tournament.state import Round, Tournament
 from feastlog.replay.visibility import sees_all
-from feastlog.service.app import commands
+from feastlog.service.app import commands, timecall
 from feastlog.service.app.auth import Caller, token_sha256
 from feastlog.service.app.clock import utc_now
 from feastlog.service.app.errors import (
@@ -56,12 +57,14 @@ from feastlog.service.app.errors import (
     PermissionDenied,
     Unauthenticated,
 )
-from feastlog.service.store import Batch, NewGame
+from feastlog.service.store import Batch, NewGame, StoreConflict
+from feastlog.service.store.port import EventStore
 from feastlog.service.store.stream import Committed
 from feastlog.v1 import record_pb2
 from feastlog.v1 import tournament_record_pb2 as tpb
 
 log = logging.getLogger("feastlog")
+LISTED_PAGE = 200  # tournaments listed at a time at start
 M = TypeVar("M", bound=Callable[..., Any])
 T = TypeVar("T")
 
@@ -298,16 +301,14 @@ class Tournaments:
         signed = tpb.TournamentCommand()
         signed.CopyFrom(command)
         signed.by = caller.ruled_by
-        return await self._write(tid, lambda live: self._command(caller, live, signed, now))
+        return await self._write(tid, lambda live: self._command(live, signed, now))
 
-    async def _command(
-        self, caller: Caller, live: Live, signed: tpb.TournamentCommand, now: str
-    ) -> Tournament:
+    async def _command(self, live: Live, signed: tpb.TournamentCommand, now: str) -> Tournament:
+        if signed.WhichOneof("action") == "call_time":  # the call, its rulings and results
+            await self._catch_up(live, now, signed)
+            return live.state
         await self._catch_up(live, now)
-        state = await self._append(live, [(signed, ARBITER)], now)
-        if signed.WhichOneof("action") == "call_time":
-            await self._rule_at_time(caller, live, now)
-        return state
+        return await self._append(live, [(signed, ARBITER)], now)
 
     @_named_rule
     async def pair(
@@ -515,51 +516,116 @@ class Tournaments:
             async with live.moved:
                 await live.moved.wait_for(_longer(live, sent))
 
-    async def _catch_up(self, live: Live, now: str) -> None:
-        """Record the result of every table of the published round whose game has ended."""
+    async def _catch_up(
+        self, live: Live, now: str, call: tpb.TournamentCommand | None = None
+    ) -> None:
+        """Record the result of every table of the published round whose game has ended;
+        once the round's time is called (by ``call``, or before it), every table still
+        playing is closed (or voided) first, as the format says.
+
+        A time call is one commit: its ``call_time`` row, each ruling in its own game's
+        record with its seed reveal (``timecall``), and every result, so that it lands
+        whole or not at all.  A ``call`` sent again for a round already called writes no
+        second call: it finishes what is missing, as any later catch-up does (a read,
+        another node, a restart) for a round an older server left part-closed.  On a
+        conflict (another node wrote to the tournament or one of its games meanwhile)
+        they are read again and it is decided once more."""
+        async with timecall.Held() as held:
+            try:
+                await self._take_results(live, now, call, held)
+            except StoreConflict:
+                await self._reload(live)
+                for game in held.games:
+                    await self.app.live.reload(game)
+                await self._take_results(live, now, call, held)
+
+    async def _take_results(
+        self, live: Live, now: str, call: tpb.TournamentCommand | None, held: timecall.Held
+    ) -> None:
+        rows, states = [live.rows[-1]], [live.state]
+
+        def take(command: tpb.TournamentCommand, actor: str) -> None:
+            row, state = command_row(rows[-1], states[-1], command, actor, now, live.server_seed)
+            rows.append(row)
+            states.append(state)
+
         current = live.state.current
+        if call is not None and not _called(current, call.call_time.round):
+            take(call, ARBITER)  # refused here (TOUR-CLOCK) before any game is touched
+            current = states[-1].current
         if current is None or not current.published or live.state.ended:
             return
-        results = []
-        for t, (game_id, result) in enumerate(
-            zip(current.game_ids, current.results, strict=True), start=1
-        ):
-            if result is not None:
-                continue
-            game = await self.app.live.get(game_id)
-            if not game.over:
-                continue
-            points, places, closed = table_result(game.engine, game.table, game.genesis)
-            found = tpb.TableResult(
-                round=current.number,
-                table=t,
-                game_id=game_id,
-                points=points,
-                places=places,
-                closed=closed,
+        closing = timecall.Closing()  # a round complete has nothing left to rule on or take
+        if not current.complete:
+            by = _called_by([*live.rows, *rows[1:]], current.number) if current.called else None
+            fmt = live.state.format
+            closing = await timecall.tables(
+                self.app, live.tournament_id, current, fmt.at_time, by, held, call is not None
             )
-            results.append((tpb.TournamentCommand(result=found, by="server"), SERVER))
-        if results:
-            await self._append(live, results, now)
+        for result in _results(current.number, closing.ended):
+            take(result, SERVER)
+        if len(rows) > 1:
+            await self._save(live, rows[1:], states[1:], closing.batch, closing.folded)
 
-    async def _rule_at_time(self, caller: Caller, live: Live, now: str) -> None:
-        """Time called: every unfinished table is closed (or voided), as the format says,
-        by a ruling in its game's record; then their results are taken."""
-        current = live.state.current
-        assert current is not None
-        ruling = "close_game" if live.state.format.at_time == "close" else "void_game"
-        for game_id, result in zip(current.game_ids, current.results, strict=True):
-            if result is not None:
-                continue
-            game = await self.app.live.get(game_id)
-            if game.over:
-                continue
-            command = record_pb2.ArbiterCommand(reason=f"time called in round {current.number}")
-            getattr(command, ruling).SetInParent()
-            await self.app.rule(
-                caller, game_id, f"{live.state.tournament_id}-r{current.number}-time", command
-            )
-        await self._catch_up(live, now)
+    async def resume(self) -> None:
+        """At start: every running tournament caught up, so that a result that did not
+        reach it before a server stopped is taken, and a round whose time was called is
+        finished, by whichever node starts next (``_catch_up``)."""
+        for tid in await self.app.db.read(_running_tournaments):
+            try:
+                await self._write(tid, lambda live: self._catch_up(live, utc_now()))
+            except Exception as failed:  # the next read or write of it catches up too
+                log.warning("tournament %s was not caught up at start: %s", tid, failed)
+
+
+def _results(number: int, ended: Sequence[timecall.Ended]) -> list[tpb.TournamentCommand]:
+    """The result row of each table of round ``number`` that has ended, from its game."""
+    found = []
+    for table in ended:
+        points, places, closed = table_result(table.engine, table.state, table.genesis)
+        result = tpb.TableResult(
+            round=number,
+            table=table.table,
+            game_id=table.game_id,
+            points=points,
+            places=places,
+            closed=closed,
+        )
+        found.append(tpb.TournamentCommand(result=result, by="server"))
+    return found
+
+
+def _called(current: Round | None, number: int) -> bool:
+    """Whether round ``number`` is the current one and its time has been called."""
+    return current is not None and current.number == number and current.called
+
+
+def _called_by(rows: Sequence[Row], number: int) -> str:
+    """Who called round ``number``'s time (its ``call_time`` row's ``by``): the rulings at
+    time are theirs, whichever call or catch-up writes them."""
+    for row in reversed(rows):
+        if row.kind != COMMAND:
+            continue
+        command = tpb.TournamentCommand.FromString(row.body)
+        if command.WhichOneof("action") == "call_time" and command.call_time.round == number:
+            return command.by
+    raise AssertionError(f"round {number} is called, but no row calls it")
+
+
+def _running_tournaments(store: EventStore) -> list[str]:
+    """Every tournament whose record has not ended (its seed not revealed), on the read
+    thread: newest first, a page of the game list at a time."""
+    found, before = [], 0
+    while True:
+        page = store.listed(KIND, "", before, LISTED_PAGE)
+        for line in page:
+            last = store.last_seq(line.game_id)
+            tail = store.rows_after(line.game_id, last - 1)
+            if tail and tail[-1].kind != SEED_REVEAL:
+                found.append(line.game_id)
+        if len(page) < LISTED_PAGE:
+            return found
+        before = page[-1].n
 
 
 def _taken(task: asyncio.Task[None]) -> None:

@@ -24,6 +24,7 @@ from feastlog.replay.text import plain_number
 from feastlog.service import announce, runtime
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Credentials, OrganiserKeyError, organiser_key
+from feastlog.service.app.clock import Clock
 from feastlog.service.app.notary import server_notary
 from feastlog.service.app.seatlinks import SeatLinks, links_path
 from feastlog.service.grpc import guard as limits
@@ -119,13 +120,16 @@ async def create_server(
     tls: Tls | None = None,
     request_log: TextIO | None = None,
     store_process: bool = True,
+    clock: Clock | None = None,
 ) -> Running:
     """Open the store and start serving on ``address`` (port 0 picks a free port).
 
     ``announce_it`` writes ``<db>.server`` so clients run against the file find this
     server; ``tls`` serves TLS only; ``request_log`` gets a JSON line per call;
     ``store_process`` opens a DuckDB file in a child process (``service.store_process``),
-    which a command's short-lived embedded server can do without.
+    which a command's short-lived embedded server can do without; ``clock`` the
+    application's time (the rows' times, the clocks' timers, the heads' interval: a test's
+    ``ManualClock``), by default the machine's.
     Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
     (one line each) and leave nothing open.
     """
@@ -149,7 +153,7 @@ async def create_server(
         credentials = Credentials(
             key, store.seat_of_token, store.arbiter_of_key, remember_arbiters=not store.shared
         )
-        app = Application(db, credentials, notary)
+        app = Application(db, credentials, notary, clock)
         if isinstance(store, ProcessStore) and not store.sign_receipts(notary.public_key):
             log.info("the store's process cannot read the signing key: receipts signed here")
         if not store.shared:  # one folder: the links outlive a restart (else in memory)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,8 @@ import pytest
 from feastlog.replay.merkle import leaf_hash, verify_consistency, verify_inclusion
 from feastlog.replay.proof import Receipt, TreeHead, leaf_of
 from feastlog.replay.record import commitment_of, row_salt
+from feastlog.service.app.clock import ManualClock, utc_now
+from feastlog.service.app.logtree import HEAD_INTERVAL
 from feastlog.service.app.notary import SIGNING_KEY_FILE, signature_holds, signed_by
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
@@ -243,3 +246,42 @@ def test_the_join_that_begins_a_game_gets_the_receipt_of_its_genesis(
     receipt = receipt_of(last.receipts[0])
     key = proofs(server.address).GetServerInfo(ppb.GetServerInfoRequest()).public_key
     assert signed_by(receipt, key)
+
+
+def test_heads_come_on_the_application_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head task measures its interval on the application's clock: with a
+    ``ManualClock`` no head follows new rows until the test moves it HEAD_INTERVAL on, and
+    then one does at once, with nothing waited out."""
+    monkeypatch.setenv("FEASTLOG_ORGANISER_KEY", KEY)
+    clock = ManualClock(utc_now())
+    running = ThreadedServer(tmp_path / "games.duckdb", clock=clock)
+    try:
+        client = stub(running.address)
+        proofs = ppb_grpc.ProofServiceStub(grpc.insecure_channel(running.address))
+        create(client, running.key, "bon-appetit", ["Ann", "Bo"])
+        rows = proofs.GetServerInfo(ppb.GetServerInfoRequest()).tree_size
+        time.sleep(HEAD_INTERVAL + 0.5)  # the machine's time passes: the service's does not
+        with pytest.raises(grpc.RpcError) as none_yet:
+            proofs.GetTreeHead(ppb.GetTreeHeadRequest())
+        assert none_yet.value.code() == grpc.StatusCode.NOT_FOUND
+        started = time.monotonic()
+        clock.advance(HEAD_INTERVAL)
+        while True:
+            try:
+                head = proofs.GetTreeHead(ppb.GetTreeHeadRequest()).head
+                break
+            except grpc.RpcError:
+                assert time.monotonic() - started < 1.0, "no head once the clock moved on"
+                time.sleep(0.01)
+        assert head.size == rows
+        create(client, running.key, "bon-appetit", ["Cy", "Di"])
+        clock.advance(HEAD_INTERVAL)
+        for _ in range(100):
+            if proofs.GetTreeHead(ppb.GetTreeHeadRequest()).head.size > rows:
+                break
+            time.sleep(0.01)
+        assert proofs.GetTreeHead(ppb.GetTreeHeadRequest()).head.size > rows
+    finally:
+        running.stop()

@@ -27,7 +27,9 @@ from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
 from feastlog.replay.export import export_record, to_text
 from feastlog.replay.history import refold
 from feastlog.service.app.auth import ORGANISER
+from feastlog.service.app.clock import ManualClock, utc_now
 from feastlog.service.app.live import live_from_folded
+from feastlog.service.app.logtree import HEAD_INTERVAL
 from feastlog.service.app.offline import OfflineFile, answer
 from feastlog.service.store import Batch, Rejection
 from feastlog.service.store.duckdb import Store
@@ -214,7 +216,8 @@ def test_replay_html_refuses_what_it_cannot_draw(
 
 @pytest.fixture(scope="module")
 def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebServer]:
-    server = WebServer(tmp_path_factory.mktemp("web") / "games.duckdb")
+    clock = ManualClock(utc_now())  # the heads' interval: a test moves it on
+    server = WebServer(tmp_path_factory.mktemp("web") / "games.duckdb", clock=clock)
     yield server
     server.stop()
 
@@ -303,9 +306,12 @@ def test_the_event_stream_resumes_after_a_seq_and_ends_with_the_result(web: WebS
     board = json.loads(request(web, "GET", "/board.json").body)
     listed = {g["id"]: g for g in board["games"]}
     assert listed[game.game_id]["over"] is True
-    deadline = time.monotonic() + 10  # the board shows the latest signed tree head (every 2 s)
+    clock = web.running.app.clock  # the board shows the latest signed tree head, signed
+    assert isinstance(clock, ManualClock)  # every HEAD_INTERVAL on the server's clock
+    clock.advance(HEAD_INTERVAL)
+    deadline = time.monotonic() + 5
     while "tree_head" not in board and time.monotonic() < deadline:
-        time.sleep(0.3)
+        time.sleep(0.02)
         board = json.loads(request(web, "GET", "/board.json").body)
     assert board["tree_head"]["size"] > 0
     assert len(board["tree_head"]["signature"]) == 128
