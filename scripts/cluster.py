@@ -217,6 +217,7 @@ def start_node(dsn: str, key: str, folder: Path, index: int, port: int = 0) -> t
     env.setdefault("FEASTLOG_SIGNING_KEY_FILE", str(folder / "feastlog-signing.key"))
     if password:
         env["PGPASSWORD"] = password
+    before = log.stat().st_size if log.exists() else 0  # a node started again appends
     with log.open("a") as out:
         process = subprocess.Popen(
             [sys.executable, "-c", NODE_CODE, "serve", "--db", dsn, "--port", str(port)],
@@ -227,7 +228,7 @@ def start_node(dsn: str, key: str, folder: Path, index: int, port: int = 0) -> t
             start_new_session=True,  # outlives this script, and Ctrl-C in its terminal
         )
     deadline = time.monotonic() + 60
-    while f"listening on 127.0.0.1:{port}" not in log.read_text():
+    while f"listening on 127.0.0.1:{port}" not in log.read_text()[before:]:
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             tail = log.read_text().strip().splitlines()[-1:] or ["no output"]
