@@ -28,7 +28,7 @@ class FeedService(Servicer, pb_grpc.FeedServiceServicer):
         )
         async for row in feed:
             yield pb.WatchAllResponse(
-                game_id=row.game_id, event=event(row.step, row.typed_member), position=row.position
+                game_id=row.game_id, event=event(row.step, row.typed_member), position=row.token
             )
 
 
