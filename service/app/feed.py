@@ -161,7 +161,8 @@ class Broadcaster:
 
     def __init__(self, app: Any) -> None:
         self.app = app
-        self._slots: list[Row | None] = [None] * RING_ROWS
+        self.ring_rows = RING_ROWS  # read once: a test may make a node's ring smaller
+        self._slots: list[Row | None] = [None] * self.ring_rows
         self._start = -1  # the ring's first position (-1: nothing in it yet)
         self._end = -1  # the position after its last row
         self._arrived = asyncio.Event()
@@ -177,11 +178,11 @@ class Broadcaster:
         if commit.position != self._end:  # the first commit seen (or a gap: start again)
             self._start = self._end = commit.position
         for row in commit.rows:
-            self._slots[self._end % RING_ROWS] = row
+            self._slots[self._end % self.ring_rows] = row
             self._end += 1
             if row.seq == 1:
                 self._note(row.game_id, genesis_of(row))
-        self._start = max(self._start, self._end - RING_ROWS)
+        self._start = max(self._start, self._end - self.ring_rows)
         arrived, self._arrived = self._arrived, asyncio.Event()
         arrived.set()
 
@@ -202,8 +203,8 @@ class Broadcaster:
             if position < self._ring_start():
                 if live:
                     raise streams.fell_behind(
-                        f"more than {RING_ROWS} rows were committed after the last row its "
-                        "reader took"
+                        f"more than {self.ring_rows} rows were committed after the last row "
+                        "its reader took"
                     )
                 page = await self._from_store(position)
                 for at, row in page:
@@ -213,7 +214,7 @@ class Broadcaster:
                     continue
             elif position < self._end:
                 live = True
-                yield position, self._slots[position % RING_ROWS]  # type: ignore[misc]
+                yield position, self._slots[position % self.ring_rows]  # type: ignore[misc]
                 position += 1
                 continue
             await arrived.wait()
@@ -259,20 +260,27 @@ class Broadcaster:
         except PermissionDenied:  # a seat's token watches its own game only
             return None
         if kind or tournament_id:
-            of_kind, of_tournament = await self._filtered_by(row.game_id)
+            of_kind, of_tournament = await self._filtered_by(row)
             if (kind and of_kind != kind) or (tournament_id and of_tournament != tournament_id):
                 return None
         return viewer
 
-    async def _filtered_by(self, game_id: str) -> tuple[str, str]:
-        """A game's kind and tournament (from its genesis row, as the feed saw it go by, or
-        the game folded in memory)."""
+    async def _filtered_by(self, row: Row) -> tuple[str, str]:
+        """A row's game's kind and tournament: from its genesis row, as a feed saw it go by
+        (a feed reads the log in order: a game's genesis comes before its other rows), or
+        from the game folded (only a game whose genesis went by too long ago is folded)."""
+        game_id = row.game_id
         found = self._games.get(game_id)
+        if found is None and row.seq == 1:
+            found = self._note(game_id, genesis_of(row))
         if found is None:
-            genesis = (await self.app.live.get(game_id)).genesis
-            found = self._note(game_id, genesis)
+            found = self._note(game_id, (await self._game(game_id)).genesis)
         self._games.move_to_end(game_id)
         return found
+
+    async def _game(self, game_id: str) -> Any:
+        """The game folded in memory (folded now when it is not)."""
+        return self.app.live.peek(game_id) or await self.app.live.get(game_id)
 
     def _note(self, game_id: str, genesis: Any) -> tuple[str, str]:
         found = self._games[game_id] = (genesis.game_kind, genesis.tournament_id)
@@ -283,7 +291,7 @@ class Broadcaster:
     async def step(self, position: int, row: Row, viewer: Viewer) -> tuple[Step, str]:
         """The row as ``viewer`` may see it (``seen``, as WatchGame draws it), drawn once
         per viewer and kept for the other feeds; and its game's typed member."""
-        game = await self.app.live.get(row.game_id)
+        game = await self._game(row.game_id)
         while game.last_seq < row.seq:  # memory is behind the log here: it catches up
             woken: asyncio.Queue[None] = asyncio.Queue(1)
             game.watchers.add(woken)
