@@ -72,13 +72,15 @@ EARLIER = "it is " + EARLIER_POSITION
 @dataclass(frozen=True)
 class FeedRow:
     """One row of the feed: its game, the step as the caller may see it, its log position,
-    and the token of the feed's position after it (WatchAll's)."""
+    the token of the feed's position after it (WatchAll's), and which drawing of the row
+    it is (its position, viewer and release: what shows it once may be kept by it)."""
 
     game_id: str
     step: Step
     typed_member: str
     position: int
     token: str
+    drawn: tuple[int, str, bool]  # the same for every feed handed the same step (a key)
 
 
 def _filter_digest(kind: str, tournament_id: str) -> bytes:
@@ -241,9 +243,9 @@ class Broadcaster:
             async for at, row in self.positions(position):
                 viewer = await self._viewer(caller, kind, tournament_id, row)
                 if viewer is not None:
-                    step, member = await self.step(at, row, viewer)
+                    step, member, drawn = await self.step(at, row, viewer)
                     token = position_token(at, kind, tournament_id)
-                    yield FeedRow(row.game_id, step, member, at, token)
+                    yield FeedRow(row.game_id, step, member, at, token, drawn)
                 # a row at a time, other work between: a feed catching up would hold the
                 # loop (every other call's answer) for as long as its rows last
                 await asyncio.sleep(0)
@@ -288,9 +290,12 @@ class Broadcaster:
             self._games.popitem(last=False)
         return found
 
-    async def step(self, position: int, row: Row, viewer: Viewer) -> tuple[Step, str]:
+    async def step(
+        self, position: int, row: Row, viewer: Viewer
+    ) -> tuple[Step, str, tuple[int, str, bool]]:
         """The row as ``viewer`` may see it (``seen``, as WatchGame draws it), drawn once
-        per viewer and kept for the other feeds; and its game's typed member."""
+        per viewer and kept for the other feeds; its game's typed member; and the
+        drawing's key."""
         game = await self._game(row.game_id)
         while game.last_seq < row.seq:  # memory is behind the log here: it catches up
             woken: asyncio.Queue[None] = asyncio.Queue(1)
@@ -310,4 +315,4 @@ class Broadcaster:
             step = self._steps[key] = seen(game, row.seq, viewer, public)
             while len(self._steps) > STEPS_KEPT:
                 self._steps.popitem(last=False)
-        return step, member
+        return step, member, key
