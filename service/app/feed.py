@@ -59,6 +59,7 @@ RING_ROWS = 4096  # the last committed rows a node keeps for its feeds (a feed's
 STORE_ROWS = 256  # rows a feed behind the ring reads from the log at a time
 STEPS_KEPT = 4096  # rows drawn for a viewer, kept for the other feeds of that viewer
 GAMES_KEPT = 16384  # games' kind and tournament, kept for the feeds' filters
+GIVE_BACK_ROWS = 16  # a feed gives the loop back at least once in this many rows
 
 TOKEN_PREFIX = "2."  # the token's version: a position of the log (1 was a map of seqs)
 DIGEST_BYTES = 7  # of the filter's sha256, in the token
@@ -87,10 +88,11 @@ def _filter_digest(kind: str, tournament_id: str) -> bytes:
     return hashlib.sha256(json.dumps([kind, tournament_id]).encode()).digest()[:DIGEST_BYTES]
 
 
-def position_token(position: int, kind: str, tournament_id: str) -> str:
+def position_token(position: int, kind: str, tournament_id: str, digest: bytes = b"") -> str:
     """The WatchAll token of a feed that stopped after the row at ``position``: that
-    integer and the filter's digest, 22 characters for any position."""
-    raw = position.to_bytes(8, "big") + _filter_digest(kind, tournament_id)
+    integer and the filter's digest (``digest``, when the feed has it already), 22
+    characters for any position."""
+    raw = position.to_bytes(8, "big") + (digest or _filter_digest(kind, tournament_id))
     return TOKEN_PREFIX + base64.urlsafe_b64encode(raw).decode()
 
 
@@ -238,17 +240,20 @@ class Broadcaster:
     ) -> AsyncIterator[FeedRow]:
         """The feed of ``caller`` from ``position`` on: the rows of its filter it may see,
         each as ``WatchGame`` shows it to that caller."""
+        digest = _filter_digest(kind, tournament_id)
         self.open += 1
         try:
             async for at, row in self.positions(position):
                 viewer = await self._viewer(caller, kind, tournament_id, row)
                 if viewer is not None:
                     step, member, drawn = await self.step(at, row, viewer)
-                    token = position_token(at, kind, tournament_id)
+                    token = position_token(at, kind, tournament_id, digest)
                     yield FeedRow(row.game_id, step, member, at, token, drawn)
-                # a row at a time, other work between: a feed catching up would hold the
-                # loop (every other call's answer) for as long as its rows last
-                await asyncio.sleep(0)
+                if at % GIVE_BACK_ROWS == 0:
+                    # other work between: a feed catching up, whose sends go on without
+                    # waiting, would hold the loop (every other call's answer) for as long
+                    # as its rows last
+                    await asyncio.sleep(0)
         finally:
             self.open -= 1
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from google.protobuf import struct_pb2
@@ -160,25 +159,6 @@ def participant_text(text: str, typed_one: view_pb2.Participant, field: str) -> 
     if text and text != named:
         raise BadRequest(f"{text!r} and {field} {named!r} disagree", field=field)
     return named
-
-
-class EventsMade:
-    """RecordEvents made once for every stream handed the same drawing of a row (a feed's
-    ``FeedRow.drawn``), the last ``kept`` of them: the conversion cost a thousand feeds of
-    one row more than the rest of their work on the loop."""
-
-    def __init__(self, kept: int) -> None:
-        self._kept = kept
-        self._made: OrderedDict[Hashable, pb.RecordEvent] = OrderedDict()
-
-    def of(self, drawn: Hashable, step: Step, game_field: str) -> pb.RecordEvent:
-        """The RecordEvent of ``step`` (made now, the first time ``drawn`` is asked)."""
-        made = self._made.get(drawn)
-        if made is None:
-            made = self._made[drawn] = event(step, game_field)
-            while len(self._made) > self._kept:
-                self._made.popitem(last=False)
-        return made
 
 
 def event(step: Step, game_field: str) -> pb.RecordEvent:
