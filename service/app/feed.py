@@ -39,7 +39,7 @@ import hashlib
 import json
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -237,7 +237,7 @@ class Broadcaster:
 
     async def rows(
         self, caller: Caller, kind: str, tournament_id: str, position: int
-    ) -> AsyncIterator[FeedRow]:
+    ) -> AsyncGenerator[FeedRow, None]:
         """The feed of ``caller`` from ``position`` on: the rows of its filter it may see,
         each as ``WatchGame`` shows it to that caller."""
         digest = _filter_digest(kind, tournament_id)

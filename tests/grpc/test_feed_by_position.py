@@ -207,3 +207,37 @@ def test_on_postgresql_a_feed_on_one_node_sends_what_another_commits_in_log_orde
     finally:
         a.stop()
         b.stop()
+
+
+def test_a_row_is_drawn_once_per_viewer_whatever_the_number_of_feeds(tmp_path: Path) -> None:
+    """Three spectators' feeds are handed the same drawing of a row (one ``seen``), the
+    organiser's feed its own (the arbiter's view); a seat's feed shows only its game."""
+    server = ThreadedServer(tmp_path / "feastlog.duckdb")
+    try:
+        organiser = Client(server.address, organiser_key=server.key)
+        other = organiser.create_game("bon-appetit", ["Cy", "Di"])
+        game = organiser.create_game("bon-appetit", ["Ann", "Brian"])
+        app = server.running.app
+        callers = [
+            *(Caller("anonymous") for _ in range(3)),
+            Caller("organiser"),
+            Caller("seat", game.game_id, 0),
+        ]
+
+        async def first_rows() -> list[feed_module.FeedRow]:
+            feeds = [app.feed.rows(c, "", "", 0) for c in callers]
+            try:
+                return [await anext(f) for f in feeds]
+            finally:
+                for f in feeds:
+                    await f.aclose()
+
+        rows = server.call(first_rows())
+        spectators, organisers, seat = rows[:3], rows[3], rows[4]
+        assert {r.game_id for r in spectators} == {other.game_id}
+        assert spectators[0].step is spectators[1].step is spectators[2].step
+        assert organisers.step is not spectators[0].step
+        assert organisers.drawn[1] == "arbiter" and spectators[0].drawn[1] == "spectator"
+        assert seat.game_id == game.game_id and seat.drawn[1] == "seat:0"
+    finally:
+        server.stop()
