@@ -224,9 +224,23 @@ class Client:
     def feed(
         self, kind: str = "", tournament_id: str = "", position: str = "", token: str | None = None
     ) -> Iterator[fpb.WatchAllResponse]:
-        """Every game's rows the caller may see (of a kind, of a tournament), from a stored
-        ``position`` (each reply's ``position``: store it to resume there), then live."""
-        return self.stream(calls.watch_all(kind, tournament_id, position), token)
+        """Every game's rows the caller may see (of a kind, of a tournament), in the log's
+        order, from a stored ``position`` (each reply's ``position``: store it to resume
+        there), then live; after a dropped connection it resumes from the last row it gave
+        (no row missed or repeated).  A feed the server ended for falling behind raises
+        (``FELL_BEHIND``): resume from the last position handled."""
+        tries = waits(self.retries)
+        while True:
+            try:
+                for reply in self.stream(calls.watch_all(kind, tournament_id, position), token):
+                    yield reply
+                    position, tries = reply.position, waits(self.retries)
+                return
+            except FeastlogError as failure:
+                wait = next(tries, None) if failure.retryable else None
+                if wait is None:
+                    raise
+                time.sleep(wait)
 
     # ReplayService
 

@@ -267,6 +267,13 @@ class Step:
     view: dict[str, Any]
 
 
+def drawn_as_released(record: Record, seq: int) -> bool:
+    """Whether ``seen`` draws row ``seq`` differently once the record is released: the
+    seed reveal, and a table the game ended on (a stream asks ``Release`` only for those)."""
+    row, table = record.rows[seq - 1], record.tables[seq - 1]
+    return public_row(row) or engine_of(record.genesis.game_kind).is_over(table.game)
+
+
 def seen(record: Record, seq: int, viewer: Viewer, released: bool = True) -> Step:
     """Row ``seq`` of a folded record as ``viewer`` saw it when it was written.
 

@@ -38,6 +38,7 @@ from feastlog.service.app.errors import (
     StaleSeq,
     Unauthenticated,
 )
+from feastlog.service.app.feed import Broadcaster
 from feastlog.service.app.limits import Refolds, RefusalBudget
 from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.logtree import LogTree
@@ -177,12 +178,14 @@ class Application(Reads):
         self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
         self.wakeups = Wakeups()  # every open stream's, for a revocation to end it at once
         self._resuming: list[asyncio.Task[None]] = []  # the start's look at clocks, tournaments
+        self.feed = Broadcaster(self)  # every WatchAll and /feed/events of this node
         # what acts after a commit follows the stream of committed rows, memory first
         db.stream.subscribe("live games", self.live.committed)
         db.stream.subscribe("waiting room", self._begun)
         db.stream.subscribe("clocks and calls", self.table.committed)
         db.stream.subscribe("tournaments", self.tournaments.committed)
         db.stream.subscribe("log tree", self.signing.committed)
+        db.stream.subscribe("feed", self.feed.committed)
 
     async def start(self) -> None:
         """Take up the games still waiting for seat entropy (at server start), and begin
@@ -555,12 +558,9 @@ class Application(Reads):
             raise BadRequest(f"this game has seats 0 to {len(genesis.seats) - 1}", field="seat")
         return self.seat_links.mint(game_id, seat)
 
-    async def watch(
-        self, caller: Caller, game_id: str, from_seq: int, *, held: bool = True
-    ) -> Watching:
+    async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it, until
-        the caller's credential no longer stands (``held``; a stream that holds its
-        followers itself, as the feed does, passes False)."""
+        the caller's credential no longer stands (``held``)."""
         first = first_seq(from_seq)
         game = await self._game(game_id)
         steps = _follow(game, caller.viewer(game_id), first, self)
@@ -568,7 +568,7 @@ class Application(Reads):
             game.genesis,
             game.pack,
             typed.member_of(game.engine.spec.kind),
-            self.held(caller, steps) if held else steps,
+            self.held(caller, steps),
             game,
         )
 

@@ -24,6 +24,12 @@ from feastlog.service.app.errors import BadRequest, FieldTooLong
 
 KIB = 1024
 LIST_BOUND = 64  # entries of any list or map (a hand, a bid, the players, the options)
+# what a feed's position of its earlier format is told (``service.app.feed``)
+EARLIER_POSITION = (
+    "of the feed's earlier format (a compressed map of every game's seq), which this "
+    "server no longer reads: watch again without a position (from the start), or from a "
+    "position the feed gave since"
+)
 
 
 class Characters(Enum):
@@ -45,6 +51,7 @@ class Field:
 
     bound: int
     characters: Characters = Characters.PLAIN
+    note: str = ""  # said after the bound when a value is longer
 
     def refused_character(self, value: str | bytes) -> str | None:
         """The first character the value may not hold, in words (``U+001B ESCAPE at
@@ -58,8 +65,9 @@ class Field:
         unless the value is within the bound and of the characters this field takes."""
         if len(value) > self.bound:
             unit = "characters" if isinstance(value, str) else "bytes"
+            note = f": {self.note}" if self.note else ""
             raise FieldTooLong(
-                f"{path} is {len(value)} {unit} long; it takes at most {self.bound}",
+                f"{path} is {len(value)} {unit} long; it takes at most {self.bound}{note}",
                 field=path,
                 limit=str(self.bound),
             )
@@ -94,7 +102,9 @@ FIELDS: dict[str, Field] = {
     "byes": Field(40),  # the names of the players a fixed round gives a bye
     "format": Field(64),  # each tournament format option's key and value
     "page_token": Field(128),
-    "position": Field(48 * KIB),  # WatchAll's: a compressed map of games to seqs
+    # WatchAll's token (22 characters) or an SSE feed's event id (a log position); the
+    # earlier format's tokens (a compressed map of every game's seq) ran to 48 KiB
+    "position": Field(64, note="a longer one is " + EARLIER_POSITION),
     "options": Field(64),  # each rule option's key and value
     # a witness's cosignature of a head (ProofService.AddCosignature): hex and RFC 3339
     "root": Field(64),

@@ -1,226 +1,323 @@
-"""The feed of every game (``WatchAll``): every row a caller may see, of every game or of
-one kind or tournament, from a position a client stores to resume.
+"""The feed of every game (``WatchAll``, ``/feed/events``): every row a caller may see, of
+every game or of one kind or tournament, in the log's order, from a position a client
+stores to resume.
 
-The feed is the games' own watch streams merged (``Application.watch``, so each row is
-exactly what ``WatchGame`` sends this caller: the same visibility policy), one task per
-game, and the game list looked at again every ``LOOK_SECONDS`` for games created or
-started since.  Rows of one game come in seq order; rows of different games interleave
-as they are recorded.
+The feed follows the log by position (DESIGN section 11).  Every row has one position,
+its leaf in the log tree; a feed stands after the last row it sent, and that one integer
+is where it resumes, whatever the number of games.  Its WatchAll token is that integer
+bound to the feed's filter (``position_token``: 22 characters, whatever the log's size);
+over SSE the event id is the row's position itself.
 
-A position is where the feed stands: for each game, the last seq it has sent.  Its token
-is that map, compressed, base64url (opaque to clients, bound to the feed's filter).  A
-client that resumes from the position after a row misses none of the rows after it and
-is sent none of the rows before it, whatever happened meanwhile (a server restart
-included), since the rows themselves are the log's.  A token is checked with bounds
-before anything of it is decoded (``read_position``): its length, what it inflates to, and
-its shape, so a crafted one is refused (field ``position``) and never costs more than its
-bounds.
+One ``Broadcaster`` per node serves every feed.  It follows the stream of committed rows
+(``service/store/stream.py``) and keeps the last ``RING_ROWS`` rows with their positions
+in a ring; a feed is a cursor into it.  A feed that resumes from a position older than
+the ring reads the log by position (``EventStore.rows_from``, ``STORE_ROWS`` at a time)
+until it reaches the ring, then reads the ring: the same positions either way, so nothing
+is missed or sent twice.  What waits for a feed is the ring's rows after its cursor, at
+most ``RING_ROWS``, shared by every feed: a feed that lets the ring pass its cursor has
+fallen behind and is ended (RESOURCE_EXHAUSTED, ``FELL_BEHIND``, ``streams.fell_behind``)
+and resumes from its position.  A feed holds no rows of its own beyond the page of the log
+it is reading, so the server's memory does not grow with its feeds.
+
+Each row is shown as ``WatchGame`` shows it to the same caller (``replay.visibility.seen``
+on the game folded in memory: the one visibility policy), drawn once per viewer (the
+spectator, the arbiter, a seat) and kept a while (``STEPS_KEPT``), not once per feed.  A
+seat's token sees its own game only: the other games' rows are left out of its feed.  A
+game waiting for seat entropy has no rows yet; its genesis row comes when it begins.
+
+Positions are checked with bounds before anything of them is decoded (``read_position``,
+``read_event_id``): a token's length (the field's bound), its form, its filter and its
+integer's range; a token of the earlier format (a compressed map of every game's seq) is
+refused naming ``position`` and saying so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import binascii
 import hashlib
 import json
 import re
-import zlib
-from collections.abc import AsyncIterator
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from feastlog.presentation import typed
 from feastlog.replay import games
+from feastlog.replay.engine import Viewer
+from feastlog.replay.history import genesis_of
+from feastlog.replay.record import Row
+from feastlog.replay.visibility import Step, drawn_as_released, seen
 from feastlog.service.app import streams
 from feastlog.service.app.auth import Caller
-from feastlog.service.app.bounds import FIELDS, KIB, checked
-from feastlog.service.app.errors import BadRequest, PermissionDenied, WaitingForEntropy
-from feastlog.service.app.reads import MAX_PAGE_SIZE
+from feastlog.service.app.bounds import EARLIER_POSITION, checked
+from feastlog.service.app.errors import BadRequest, PermissionDenied
+from feastlog.service.store.stream import Committed
 
-LOOK_SECONDS = 0.5  # between looks at the game list for games created or started
-TOKEN_VERSION = 1
-# What a token may inflate to: a map of about 35,000 games.  The token itself is taken up
-# to 48 KiB (``bounds.FIELDS``), which holds about 3,000 games' random ids, more of
-# sequential ones (they compress better); a crafted 48 KiB token inflated to 38 MB.
-MOST_INFLATED = 1024 * KIB
-MOST_SEQ = 1 << 62  # a seq no game reaches (and an int every store takes)
-TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9_-]*")  # base64url, unpadded
-# A JSON string, escapes included: what is left of a position without its strings is
-# its shape, ``{"f":,"sent":{:1,:2},"v":1}``: two objects, one inside the other, no list.
-JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+RING_ROWS = 4096  # the last committed rows a node keeps for its feeds (a feed's most lag)
+STORE_ROWS = 256  # rows a feed behind the ring reads from the log at a time
+STEPS_KEPT = 4096  # rows drawn for a viewer, kept for the other feeds of that viewer
+GAMES_KEPT = 16384  # games' kind and tournament, kept for the feeds' filters
+GIVE_BACK_ROWS = 16  # a feed gives the loop back at least once in this many rows
+
+TOKEN_PREFIX = "2."  # the token's version: a position of the log (1 was a map of seqs)
+DIGEST_BYTES = 7  # of the filter's sha256, in the token
+TOKEN_LENGTH = len(TOKEN_PREFIX) + 20  # base64url of 8 + 7 bytes, no padding
+MOST_POSITION = (1 << 62) - 1  # a position no log reaches (and an int every store takes)
+BASE64URL = re.compile(r"[A-Za-z0-9_-]+")
+DIGITS = re.compile(r"[0-9]{1,19}")
+EARLIER = "it is " + EARLIER_POSITION
 
 
 @dataclass(frozen=True)
 class FeedRow:
-    """One row of the feed: its game, the step as the caller may see it, the position
-    after it."""
+    """One row of the feed: its game, the step as the caller may see it, its log position,
+    the token of the feed's position after it (WatchAll's), and which drawing of the row
+    it is (its position, viewer and release: what shows it once may be kept by it)."""
 
     game_id: str
-    step: Any
+    step: Step
     typed_member: str
-    position: str
+    position: int
+    token: str
+    drawn: tuple[int, str, bool]  # the same for every feed handed the same step (a key)
 
 
-def _filter_digest(kind: str, tournament_id: str) -> str:
-    return hashlib.sha256(json.dumps([kind, tournament_id]).encode()).hexdigest()[:16]
+def _filter_digest(kind: str, tournament_id: str) -> bytes:
+    return hashlib.sha256(json.dumps([kind, tournament_id]).encode()).digest()[:DIGEST_BYTES]
 
 
-def position_token(sent: dict[str, int], kind: str, tournament_id: str) -> str:
-    """The token of a position (see the module doc)."""
-    body = json.dumps(
-        {"v": TOKEN_VERSION, "f": _filter_digest(kind, tournament_id), "sent": sent},
-        separators=(",", ":"),
-        sort_keys=True,
-    )
-    return base64.urlsafe_b64encode(zlib.compress(body.encode(), 9)).decode().rstrip("=")
+def position_token(position: int, kind: str, tournament_id: str, digest: bytes = b"") -> str:
+    """The WatchAll token of a feed that stopped after the row at ``position``: that
+    integer and the filter's digest (``digest``, when the feed has it already), 22
+    characters for any position."""
+    raw = position.to_bytes(8, "big") + (digest or _filter_digest(kind, tournament_id))
+    return TOKEN_PREFIX + base64.urlsafe_b64encode(raw).decode()
 
 
-def read_position(token: str, kind: str, tournament_id: str) -> dict[str, int]:
-    """The position a token holds; BadRequest (field ``position``) for one that is not a
-    feed's, or was issued for another filter.
-
-    Its bounds come before any decoding: its length (FieldTooLong), its characters, what
-    it inflates to (``MOST_INFLATED``) and its shape (an object of ``v``, ``f`` and
-    ``sent``, a map of game ids to seqs: nothing nested deeper), so that no token costs
-    more than its bounds to refuse (a zlib of 100,000 ``[`` no longer reaches the parser).
-    """
+def read_position(token: str, kind: str, tournament_id: str) -> int:
+    """The position a WatchAll token resumes from (the one after the row it stopped after;
+    0 for none); BadRequest (field ``position``) for one this feed did not give, or gave
+    for another filter.  Its length and form are checked before it is decoded."""
     if not token:
-        return {}
+        return 0
     checked("position", token)
-    found = _opened(token)
-    sent = found.get("sent") if isinstance(found, dict) else None
-    if not isinstance(sent, dict) or found.get("v") != TOKEN_VERSION:
+    body = token.removeprefix(TOKEN_PREFIX)
+    if len(token) != TOKEN_LENGTH or body == token or not BASE64URL.fullmatch(body):
+        earlier = "." not in token and BASE64URL.fullmatch(token) is not None
+        why = EARLIER if earlier else "it is not a position this feed gave"
+        raise BadRequest(f"position {why}", field="position")
+    raw = base64.urlsafe_b64decode(body)
+    position = int.from_bytes(raw[:8], "big")
+    if position > MOST_POSITION:
         raise BadRequest("position is not a position this feed gave", field="position")
-    if not all(_game_and_seq(game_id, seq) for game_id, seq in sent.items()):
-        raise BadRequest("position is not a position this feed gave", field="position")
-    if found.get("f") != _filter_digest(kind, tournament_id):
+    if raw[8:] != _filter_digest(kind, tournament_id):
         raise BadRequest(
             "position was given for another filter (game_kind, tournament_id): "
             "resume with the filter it came with",
             field="position",
         )
-    return dict(sent)
+    return position + 1
 
 
-def _opened(token: str) -> Any:
-    """A token's JSON, inflated and parsed within the bounds (None: not a position)."""
-    if not TOKEN_CHARACTERS.fullmatch(token):
-        return None
-    try:
-        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        inflater = zlib.decompressobj()
-        body = inflater.decompress(raw, MOST_INFLATED)
-    except (binascii.Error, ValueError, zlib.error):
-        return None
-    if inflater.unconsumed_tail:
-        raise BadRequest(
-            f"position inflates to more than {MOST_INFLATED // KIB} KiB: it is not a "
-            "position this feed gave",
-            field="position",
-        )
-    if not inflater.eof or inflater.unused_data:
-        return None  # cut short, or with bytes after its end
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    shape = JSON_STRING.sub("", text)
-    if "[" in shape or shape.count("{") > 2:
-        return None  # nested deeper than a position is: never parsed
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
+def read_event_id(event_id: str) -> int:
+    """The position an SSE feed resumes from after the event ``event_id`` (a row's
+    position: ASCII digits; 0 for none); BadRequest naming ``position`` otherwise."""
+    if not event_id:
+        return 0
+    checked("position", event_id)
+    if not DIGITS.fullmatch(event_id) or int(event_id) > MOST_POSITION:
+        earlier = BASE64URL.fullmatch(event_id) is not None
+        why = EARLIER if earlier else "it is a row's position in the log: ASCII digits"
+        raise BadRequest(f"position {why}", field="position")
+    return int(event_id) + 1
 
 
-def _game_and_seq(game_id: Any, seq: Any) -> bool:
-    """Whether an entry of a position is a game id (within its bound) and a seq."""
-    bound = FIELDS["game_id"].bound
-    ok_id = isinstance(game_id, str) and 0 < len(game_id) <= bound
-    return ok_id and type(seq) is int and 0 <= seq <= MOST_SEQ
+def _check_kind(kind: str) -> None:
+    if kind and kind not in games.kinds():  # a filter of no kind would match nothing
+        raise games.UnknownGameKind(kind)
 
 
 async def open_feed(
     app: Any, caller: Caller, kind: str = "", tournament_id: str = "", position: str = ""
 ) -> AsyncIterator[FeedRow]:
-    """The feed (``watch_all``) once its request is checked: a bad position or an unknown
-    kind is refused here, before anything is sent (an SSE stream's 200 included).  It
-    ends once the caller's credential no longer stands (``Application.held``)."""
-    if kind and kind not in games.kinds():  # a filter of no kind would match nothing
-        raise games.UnknownGameKind(kind)
-    sent = read_position(position, kind, tournament_id)
-    return app.held(caller, watch_all(app, caller, kind, tournament_id, sent))
+    """WatchAll's feed once its request is checked: a bad position or an unknown kind is
+    refused here, before anything is sent.  It ends once the caller's credential no
+    longer stands (``Application.held``)."""
+    _check_kind(kind)
+    start = read_position(position, kind, tournament_id)
+    return app.held(caller, app.feed.rows(caller, kind, tournament_id, start))
 
 
-async def watch_all(
-    app: Any, caller: Caller, kind: str, tournament_id: str, sent: dict[str, int]
+async def open_event_feed(
+    app: Any, caller: Caller, kind: str = "", tournament_id: str = "", event_id: str = ""
 ) -> AsyncIterator[FeedRow]:
-    """The feed (see the module doc) from the position ``sent``, until the caller goes.
+    """``/feed/events``' feed, resumed after the event ``event_id``, checked as
+    ``open_feed`` checks its request (before the stream's 200)."""
+    _check_kind(kind)
+    start = read_event_id(event_id)
+    return app.held(caller, app.feed.rows(caller, kind, tournament_id, start))
 
-    Its rows wait for the reader in a queue of ``streams.QUEUE_ROWS``: a game's follower
-    waits for room (each follows the game's rows in memory, so what waits is the queue and
-    a row a game), and the game list is not looked at again while the queue is full.  A
-    reader that does not read is ended by its send's bound (``streams.sent``, or the SSE
-    stream's); when the feed is closed, every task of it is cancelled and waited for.
-    """
-    rows: asyncio.Queue[tuple[str, Any, str] | BaseException] = asyncio.Queue(streams.QUEUE_ROWS)
-    following: dict[str, asyncio.Task[None]] = {}
 
-    async def follow(game_id: str, from_seq: int) -> None:
-        try:
-            watching = await app.watch(caller, game_id, from_seq, held=False)
-            async for step in watching.steps:
-                await rows.put((game_id, step, watching.typed_member))
-        except WaitingForEntropy:
-            following.pop(game_id, None)  # looked at again once it starts
-        except PermissionDenied:
-            # a seat's token sees its own game, not another's (as WatchGame refuses it):
-            # that game is left out of this caller's feed, which goes on with the rest
+class Broadcaster:
+    """The node's feeds: the ring of recent committed rows, and what each feed reads."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.ring_rows = RING_ROWS  # read once: a test may make a node's ring smaller
+        self._slots: list[Row | None] = [None] * self.ring_rows
+        self._start = -1  # the ring's first position (-1: nothing in it yet)
+        self._end = -1  # the position after its last row
+        self._arrived = asyncio.Event()
+        self._steps: OrderedDict[tuple[int, str, bool], Step] = OrderedDict()
+        self._games: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self.open = 0  # feeds open now
+
+    def committed(self, commit: Committed) -> None:
+        """The stream's rows into the ring (a subscriber: it returns at once); every feed
+        waiting for a row is woken."""
+        if not commit.rows:
             return
-        except Exception as failed:  # the stream's error ends the feed, told as it is
-            await rows.put(failed)
+        if commit.position != self._end:  # the first commit seen (or a gap: start again)
+            self._start = self._end = commit.position
+        for row in commit.rows:
+            self._slots[self._end % self.ring_rows] = row
+            self._end += 1
+            if row.seq == 1:
+                self._note(row.game_id, genesis_of(row))
+        self._start = max(self._start, self._end - self.ring_rows)
+        arrived, self._arrived = self._arrived, asyncio.Event()
+        arrived.set()
 
-    async def look() -> None:
-        try:
-            while True:
-                if not rows.full():  # a reader that is behind needs no new games yet
-                    for game_id in await _listed(app, kind, tournament_id):
-                        if game_id not in following:
-                            start = sent.get(game_id, 0) + 1
-                            following[game_id] = asyncio.create_task(follow(game_id, start))
-                await asyncio.sleep(LOOK_SECONDS)
-        except Exception as failed:  # the store failed: the feed ends, told so
-            await rows.put(failed)
+    def _ring_start(self) -> int:
+        """The first position the ring holds (the log's size, while it holds none)."""
+        return self._start if self._start >= 0 else self.app.db.stream.position
 
-    looking = asyncio.create_task(look())
-    try:
+    async def positions(self, position: int) -> AsyncIterator[tuple[int, Row]]:
+        """Every committed row from ``position`` on, with its position, then each new one:
+        from the log while ``position`` is older than the ring, then from the ring.
+
+        A feed that has reached the ring and lets it pass its cursor (more than
+        ``RING_ROWS`` rows committed since the row it took) is ended: ``FellBehind``.
+        """
+        live = False
         while True:
-            got = await rows.get()
-            if isinstance(got, BaseException):
-                raise got
-            game_id, step, member = got
-            if step.row.seq <= sent.get(game_id, 0):
-                continue  # already sent (never happens: each game is followed once)
-            sent[game_id] = step.row.seq
-            yield FeedRow(game_id, step, member, position_token(sent, kind, tournament_id))
-            # a row at a time, other work between: a queue with room, or an SSE send under
-            # its buffer's bound, goes on without waiting, and a feed catching up would
-            # hold the loop (every other call's answer) for as long as its rows last
-            await asyncio.sleep(0)
-    finally:
-        tasks = [looking, *following.values()]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+            arrived = self._arrived
+            if position < self._ring_start():
+                if live:
+                    raise streams.fell_behind(
+                        f"more than {self.ring_rows} rows were committed after the last row "
+                        "its reader took"
+                    )
+                page = await self._from_store(position)
+                for at, row in page:
+                    yield at, row
+                    position = at + 1
+                if page:
+                    continue
+            elif position < self._end:
+                live = True
+                yield position, self._slots[position % self.ring_rows]  # type: ignore[misc]
+                position += 1
+                continue
+            await arrived.wait()
 
+    async def _from_store(self, position: int) -> list[tuple[int, Row]]:
+        """The next page of the log from ``position``: only rows the stream has published
+        (the store may hold more, committed a moment ago), and no gap."""
+        found = await self.app.db.read(lambda store: store.rows_from(position, STORE_ROWS))
+        published = self.app.db.stream.position
+        page: list[tuple[int, Row]] = []
+        for at, row in found:
+            if at != position + len(page) or at >= published:
+                break
+            page.append((at, row))
+        return page
 
-async def _listed(app: Any, kind: str, tournament_id: str) -> list[str]:
-    """Every game of the filter, oldest first (every page of the game list)."""
-    found: list[str] = []
-    page = ""
-    while True:
-        listed = await app.games(kind, MAX_PAGE_SIZE, tournament_id, page)
-        found += [g.game_id for g in listed.games if not g.waiting_for_entropy]
-        page = listed.next_page_token
-        if not page:
-            return found[::-1]  # the list is newest first
+    async def rows(
+        self, caller: Caller, kind: str, tournament_id: str, position: int
+    ) -> AsyncGenerator[FeedRow, None]:
+        """The feed of ``caller`` from ``position`` on: the rows of its filter it may see,
+        each as ``WatchGame`` shows it to that caller."""
+        digest = _filter_digest(kind, tournament_id)
+        self.open += 1
+        try:
+            async for at, row in self.positions(position):
+                viewer = await self._viewer(caller, kind, tournament_id, row)
+                if viewer is not None:
+                    step, member, drawn = await self.step(at, row, viewer)
+                    token = position_token(at, kind, tournament_id, digest)
+                    yield FeedRow(row.game_id, step, member, at, token, drawn)
+                if at % GIVE_BACK_ROWS == 0:
+                    # other work between: a feed catching up, whose sends go on without
+                    # waiting, would hold the loop (every other call's answer) for as long
+                    # as its rows last
+                    await asyncio.sleep(0)
+        finally:
+            self.open -= 1
+
+    async def _viewer(
+        self, caller: Caller, kind: str, tournament_id: str, row: Row
+    ) -> Viewer | None:
+        """Who ``caller`` is for this row's game, if the feed shows the row (None: not of
+        the filter, or of a game a seat's token may not watch)."""
+        try:
+            viewer = caller.viewer(row.game_id)
+        except PermissionDenied:  # a seat's token watches its own game only
+            return None
+        if kind or tournament_id:
+            of_kind, of_tournament = await self._filtered_by(row)
+            if (kind and of_kind != kind) or (tournament_id and of_tournament != tournament_id):
+                return None
+        return viewer
+
+    async def _filtered_by(self, row: Row) -> tuple[str, str]:
+        """A row's game's kind and tournament: from its genesis row, as a feed saw it go by
+        (a feed reads the log in order: a game's genesis comes before its other rows), or
+        from the game folded (only a game whose genesis went by too long ago is folded)."""
+        game_id = row.game_id
+        found = self._games.get(game_id)
+        if found is None and row.seq == 1:
+            found = self._note(game_id, genesis_of(row))
+        if found is None:
+            found = self._note(game_id, (await self._game(game_id)).genesis)
+        self._games.move_to_end(game_id)
+        return found
+
+    async def _game(self, game_id: str) -> Any:
+        """The game folded in memory (folded now when it is not)."""
+        return self.app.live.peek(game_id) or await self.app.live.get(game_id)
+
+    def _note(self, game_id: str, genesis: Any) -> tuple[str, str]:
+        found = self._games[game_id] = (genesis.game_kind, genesis.tournament_id)
+        while len(self._games) > GAMES_KEPT:
+            self._games.popitem(last=False)
+        return found
+
+    async def step(
+        self, position: int, row: Row, viewer: Viewer
+    ) -> tuple[Step, str, tuple[int, str, bool]]:
+        """The row as ``viewer`` may see it (``seen``, as WatchGame draws it), drawn once
+        per viewer and kept for the other feeds; its game's typed member; and the
+        drawing's key."""
+        game = await self._game(row.game_id)
+        while game.last_seq < row.seq:  # memory is behind the log here: it catches up
+            woken: asyncio.Queue[None] = asyncio.Queue(1)
+            game.watchers.add(woken)
+            try:
+                if game.last_seq < row.seq:
+                    await woken.get()
+            finally:
+                game.watchers.discard(woken)
+        # once the game is over its last rows are shown as the record is released
+        asked = game.over and drawn_as_released(game, row.seq)
+        public = asked and (await self.app.released(game)).public
+        member = typed.member_of(game.engine.spec.kind)
+        key = (position, str(viewer), public)
+        step = self._steps.get(key)
+        if step is None:
+            step = self._steps[key] = seen(game, row.seq, viewer, public)
+            while len(self._steps) > STEPS_KEPT:
+                self._steps.popitem(last=False)
+        return step, member, key

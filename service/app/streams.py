@@ -4,10 +4,12 @@ A stream is a server stream of gRPC (WatchGame, WatchAll, WatchTournament, Watch
 StreamReplay, VerifyAllGames) or a server-sent-events connection of the pages (a game's
 page, ``/feed/events``).  Whatever its reader does, it holds a bounded part of the server:
 
-- **A bounded queue.**  What waits for one reader is at most ``QUEUE_ROWS`` rows: a
-  producer that can wait for room (a feed's followers of its games) waits; one that may
-  not (the calls' queue, told of each commit as it lands) offers to an ``Outlet``, which
-  ends its reader once it is full instead of growing.
+- **A bounded queue.**  What waits for one reader is bounded: a feed is a cursor into its
+  node's ring of recent rows (``feed.Broadcaster``), shared by every feed, and is ended
+  once the ring passes it; a game's watcher reads the game's rows in memory on a wake-up
+  of one; a producer that may not wait (the calls' queue, told of each commit as it
+  lands) offers to an ``Outlet``, which ends its reader once it is full instead of
+  growing.
 - **A bounded send.**  A send (a gRPC message, an event) that its reader has not taken
   within ``SEND_SECONDS`` ends the stream: ``FellBehind`` (RESOURCE_EXHAUSTED), and over
   SSE the connection is closed.  Its reader watches again from the last row it handled.
@@ -32,7 +34,6 @@ from feastlog.service.app.errors import FellBehind
 
 T = TypeVar("T")
 
-QUEUE_ROWS = 64  # rows waiting for one reader (a feed's, merged from its games)
 CALLS_QUEUED = 1024  # changes of the calls' queue waiting for one arbiter's WatchCalls
 SEND_SECONDS = 30.0  # a send its reader has not taken by then ends its stream
 HEARTBEAT_SECONDS = 15.0  # an SSE comment this often, so a peer gone is found

@@ -43,7 +43,7 @@ from feastlog.service.app.application import Application, utc_now
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
-from feastlog.service.app.feed import open_feed
+from feastlog.service.app.feed import open_event_feed
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.app.seatlinks import SESSION_PREFIX
 from feastlog.service.grpc.server import Running
@@ -272,18 +272,20 @@ async def seat_events(request: web.Request) -> web.StreamResponse:
 
 async def feed_events(request: web.Request) -> web.StreamResponse:
     """Server-sent events of every game (``service.app.feed``, what ``WatchAll`` sends a
-    spectator): ``?kind=``, ``?tournament=``; each event's id is the position after it,
-    which a browser sends back as ``Last-Event-ID`` when it reconnects (or ``?position=``).
+    spectator): ``?kind=``, ``?tournament=``; each event's id is its row's position in the
+    log, which a browser sends back as ``Last-Event-ID`` when it reconnects (or
+    ``?position=``): the feed resumes after it.
     """
     kind = checked("game_kind", request.query.get("kind", ""))
     tournament_id = checked("tournament_id", request.query.get("tournament", ""))
     given = request.headers.get("Last-Event-ID") or request.query.get("position", "")
     # a bad position or kind is refused here, before the stream's 200
-    feed = await open_feed(request.app[APP], Caller("anonymous"), kind, tournament_id, given)
+    feed = await open_event_feed(request.app[APP], Caller("anonymous"), kind, tournament_id, given)
     async with event_stream(request) as stream, streams.closing(feed):
         async for row in feed:
             step = row.step
             data = {
+                "position": row.position,
                 "game_id": row.game_id,
                 "seq": step.row.seq,
                 "kind": step.row.kind,
@@ -293,7 +295,7 @@ async def feed_events(request: web.Request) -> web.StreamResponse:
                 "facts": list(step.facts),
                 "view": step.view,
             }
-            await stream.send(json_for_script(data), id=row.position, event="row")
+            await stream.send(json_for_script(data), id=str(row.position), event="row")
     return stream
 
 

@@ -128,10 +128,21 @@ def tasks_on(server: WebServer) -> int:
     return server.call(count())
 
 
-def reached(server: WebServer, at_least: int, seconds: float = 10) -> bool:
-    """Whether the server's loop comes to hold ``at_least`` tasks within ``seconds``."""
+def feeds_open(server: WebServer, at_least: int, seconds: float = 10) -> bool:
+    """Whether the server's broadcaster comes to serve ``at_least`` feeds within
+    ``seconds``."""
     until = time.monotonic() + seconds
-    while tasks_on(server) < at_least:
+    while server.running.app.feed.open < at_least:
+        if time.monotonic() > until:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def feeds_closed(server: WebServer, seconds: float = 10) -> bool:
+    """Whether the server's broadcaster comes to serve no feed within ``seconds``."""
+    until = time.monotonic() + seconds
+    while server.running.app.feed.open:
         if time.monotonic() > until:
             return False
         time.sleep(0.05)
@@ -166,16 +177,17 @@ def test_a_reader_that_does_not_read_is_ended_and_every_task_of_it_cancelled(
 ) -> None:
     """A WatchAll that does not read ends RESOURCE_EXHAUSTED, FELL_BEHIND (saying how to
     resume) once a send has waited past the bound; an SSE feed's connection is closed;
-    either way the feed's tasks (a follower per game) are gone with it."""
+    either way the feed (a cursor of the node's broadcaster) is gone with it."""
     baseline = tasks_on(web)
     channel = grpc.insecure_channel(web.address)
     feed = idle_feed(web.http_port)
     try:
         call = fpb_grpc.FeedServiceStub(channel).WatchAll(fpb.WatchAllRequest())
-        assert reached(web, baseline + 40)  # two feeds, each a follower a game
+        assert feeds_open(web, 2)  # two feeds, each one task: its call's, or its page's
         # nothing read: each feed's sends wait once its connection's buffers are full,
         # then the bound's second passes
-        assert settled(web, baseline + 2) <= baseline + 2
+        assert feeds_closed(web)
+        assert settled(web, baseline + 2) <= baseline + 2  # a call's status may wait
         assert closed_by_the_server(feed, 10)
         rows = 0
         with pytest.raises(grpc.RpcError) as ended:
@@ -203,10 +215,11 @@ def test_a_client_that_leaves_is_let_go_at_once(web: WebServer, short_bounds: No
     channel = grpc.insecure_channel(web.address)
     call = fpb_grpc.FeedServiceStub(channel).WatchAll(fpb.WatchAllRequest())
     next(call)
-    assert reached(web, baseline + 5 * 40)
+    assert feeds_open(web, 6)
     for feed in feeds:
         feed.close()
     call.cancel()
+    assert feeds_closed(web, seconds=5)
     assert settled(web, baseline + 2, seconds=5) <= baseline + 2
     channel.close()
     quiet = socket.create_connection(("127.0.0.1", web.http_port))

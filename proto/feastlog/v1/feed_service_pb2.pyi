@@ -30,7 +30,8 @@ class WatchAllRequest(_message.Message):
     """Only the games of this tournament, when set."""
     position: _builtins.str
     """Where to resume: the `position` of the last WatchAllResponse a client stored, sent
-    back as it came (with the same filter); empty: every row of every game from its genesis.
+    back as it came (with the same filter): the rows after that one come; empty: every row
+    of the log from its first.
     """
     def __init__(
         self,
@@ -56,7 +57,9 @@ class WatchAllResponse(_message.Message):
     POSITION_FIELD_NUMBER: _builtins.int
     game_id: _builtins.str
     position: _builtins.str
-    """The stream's position after this row: opaque; store it to resume from here."""
+    """The stream's position after this row (one position of the server's log, bound to the
+    filter, 22 characters whatever the number of games): opaque; store it to resume here.
+    """
     @_builtins.property
     def event(self) -> _game_service_pb2.RecordEvent:
         """One row, exactly as WatchGame would send it to this caller."""

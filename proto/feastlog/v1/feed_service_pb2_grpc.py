@@ -48,8 +48,9 @@ class FeedServiceServicer:
 
     def WatchAll(self, request, context):
         """Every row the caller may see, of every game (or of one kind, or one tournament), as
-        WatchGame shows it: the stored rows from `position` on, then each row as it is recorded.
-        A game waiting for seat entropy joins the stream with its genesis, once it starts.
+        WatchGame shows it, in the log's order: the stored rows after `position`, then each row
+        as it is committed. A game waiting for seat entropy joins the stream with its genesis,
+        once it starts.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

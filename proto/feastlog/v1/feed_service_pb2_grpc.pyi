@@ -35,8 +35,9 @@ class FeedServiceStub:
     def __new__(cls, channel: _aio.Channel) -> FeedServiceAsyncStub: ...
     WatchAll: _grpc.UnaryStreamMultiCallable[_feed_service_pb2.WatchAllRequest, _feed_service_pb2.WatchAllResponse]
     """Every row the caller may see, of every game (or of one kind, or one tournament), as
-    WatchGame shows it: the stored rows from `position` on, then each row as it is recorded.
-    A game waiting for seat entropy joins the stream with its genesis, once it starts.
+    WatchGame shows it, in the log's order: the stored rows after `position`, then each row
+    as it is committed. A game waiting for seat entropy joins the stream with its genesis,
+    once it starts.
     """
 
 @_typing.type_check_only
@@ -46,8 +47,9 @@ class FeedServiceAsyncStub(FeedServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     WatchAll: _aio.UnaryStreamMultiCallable[_feed_service_pb2.WatchAllRequest, _feed_service_pb2.WatchAllResponse]  # type: ignore[assignment]
     """Every row the caller may see, of every game (or of one kind, or one tournament), as
-    WatchGame shows it: the stored rows from `position` on, then each row as it is recorded.
-    A game waiting for seat entropy joins the stream with its genesis, once it starts.
+    WatchGame shows it, in the log's order: the stored rows after `position`, then each row
+    as it is committed. A game waiting for seat entropy joins the stream with its genesis,
+    once it starts.
     """
 
 class FeedServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -60,8 +62,9 @@ class FeedServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_feed_service_pb2.WatchAllResponse], _abc.AsyncIterator[_feed_service_pb2.WatchAllResponse]]:
         """Every row the caller may see, of every game (or of one kind, or one tournament), as
-        WatchGame shows it: the stored rows from `position` on, then each row as it is recorded.
-        A game waiting for seat entropy joins the stream with its genesis, once it starts.
+        WatchGame shows it, in the log's order: the stored rows after `position`, then each row
+        as it is committed. A game waiting for seat entropy joins the stream with its genesis,
+        once it starts.
         """
 
 def add_FeedServiceServicer_to_server(servicer: FeedServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
