@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -28,6 +28,7 @@ from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
 T = TypeVar("T")
+R = TypeVar("R")  # an item of a stream
 
 RETRIES = 6  # a call that could not reach the server is sent again this many times
 BACKOFF = (0.2, 3.0)  # the first wait between tries, doubling up to the second
@@ -206,20 +207,13 @@ class Client:
         """A game's rows from ``from_seq``, the stored ones then each as it is recorded,
         to the seed reveal; after a dropped connection it resumes where it was (no row
         missed or repeated)."""
-        tries = waits(self.retries)
-        while True:
-            try:
-                for event in self.stream(calls.watch(game_id, from_seq), token):
-                    yield event
-                    from_seq, tries = event.seq + 1, waits(self.retries)
-                    if event.kind == SEED_REVEAL:
-                        return
-                return
-            except FeastlogError as failure:
-                wait = next(tries, None) if failure.retryable else None
-                if wait is None:
-                    raise
-                time.sleep(wait)
+        at = [from_seq]
+
+        def seen(event: pb.RecordEvent) -> bool:
+            at[0] = event.seq + 1
+            return event.kind == SEED_REVEAL
+
+        yield from self._resumed(lambda: self.stream(calls.watch(game_id, at[0]), token), seen)
 
     def feed(
         self, kind: str = "", tournament_id: str = "", position: str = "", token: str | None = None
@@ -229,12 +223,29 @@ class Client:
         there), then live; after a dropped connection it resumes from the last row it gave
         (no row missed or repeated).  A feed the server ended for falling behind raises
         (``FELL_BEHIND``): resume from the last position handled."""
+        at = [position]
+
+        def seen(reply: fpb.WatchAllResponse) -> bool:
+            at[0] = reply.position
+            return False
+
+        def opened() -> Iterable[fpb.WatchAllResponse]:
+            return self.stream(calls.watch_all(kind, tournament_id, at[0]), token)
+
+        yield from self._resumed(opened, seen)
+
+    def _resumed(self, opened: Callable[[], Iterable[R]], seen: Callable[[R], bool]) -> Iterator[R]:
+        """A stream opened again after each dropped connection (``retries`` times in a
+        row at most) from where it stood: ``seen`` notes each item's place and says
+        whether the stream is done."""
         tries = waits(self.retries)
         while True:
             try:
-                for reply in self.stream(calls.watch_all(kind, tournament_id, position), token):
-                    yield reply
-                    position, tries = reply.position, waits(self.retries)
+                for item in opened():
+                    yield item
+                    tries = waits(self.retries)
+                    if seen(item):
+                        return
                 return
             except FeastlogError as failure:
                 wait = next(tries, None) if failure.retryable else None
