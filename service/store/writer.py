@@ -20,6 +20,7 @@ other nodes committed go out in their place first, read back by position
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -313,9 +314,12 @@ class Database:
         """Finish waiting writes, stop the writer and close the file."""
         while self._waiting or self._writing or self._checkpointing:
             await asyncio.sleep(0.01)
-        for task in (self._writer, self._quiet):
+        for task in (self._writer, self._quiet, self._catching):
             if task is not None:
                 task.cancel()
+        if self._catching is not None:  # a catch-up reading other nodes' rows: let it end
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._catching
         self._reads.shutdown(wait=True)
         await self.call(self.reader.close)
         await self.call(self.store.close)
