@@ -271,14 +271,6 @@ class LiveGames:
         if game is not None:
             self._follow(game)
 
-    def resync(self) -> None:
-        """Notifications were lost (the listening connection dropped): trust no memory."""
-        self._heads.clear()
-        for game_id, game in list(self._live.items()):
-            if not game.over:
-                self._targets[game_id] = EVERYTHING
-                self._follow(game)
-
     def _follow(self, game: LiveGame) -> None:
         """Catch a game up to what was committed (one task per game at a time)."""
         target = self._targets.get(game.game_id, 0)
