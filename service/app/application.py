@@ -493,11 +493,12 @@ class Application(Reads):
         except (RuleViolation, StaleSeq):
             # refused from memory: on a shared store, only once the log agrees; the stream
             # may bring other nodes' rows into memory meanwhile: then decide on those
-            behind = game.last_seq == before and await self.live.behind(game)
             if game.last_seq == before:
-                if not behind:
-                    raise
-                await self.live.reload(game)
+                behind = await self.live.behind(game)
+                if game.last_seq == before:
+                    if not behind:
+                        raise
+                    await self.live.reload(game)
         return await self._decide(game, sent)
 
     async def _decide(self, game: LiveGame, sent: Sent) -> Accepted:

@@ -3,13 +3,14 @@
 The store gives every appended row its position in the commit that appends it
 (``EventStore.write``).  At start the tree reads the store's leaves (``catch_up``); from
 then on it follows the stream of committed rows (``committed``: this node's commits and,
-on a shared store, every other node's, each in its place), so it never reads the leaves
-again to sign a head.  It signs a head every ``HEAD_INTERVAL`` seconds while rows arrive
-(and one last at shutdown), the interval measured on the application's clock
-(``service/app/clock.py``: a test that moves a ``ManualClock`` sees the next head without
-waiting), keeps each head in the store before anyone is shown it, and answers inclusion
-and consistency proofs from the tree.  Nothing here is on a command's
-path: the submit costs one leaf written in its commit and one signature for its receipt.
+on a shared store, every other node's, each in its place); before it signs a head it
+asks the store only for leaves the stream has not brought it (rows published while a
+catch-up was reading: normally none).  It signs a head every ``HEAD_INTERVAL`` seconds
+while rows arrive (and one last at shutdown), the interval measured on the application's
+clock (``service/app/clock.py``: a test that moves a ``ManualClock`` sees the next head
+without waiting), keeps each head in the store before anyone is shown it, and answers
+inclusion and consistency proofs from the tree.  Nothing here is on a command's path:
+the submit costs one leaf written in its commit and one signature for its receipt.
 """
 
 from __future__ import annotations
