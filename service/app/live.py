@@ -196,6 +196,14 @@ class LiveGames:
             self._follow(game)  # rows other nodes committed while it was read
         return game
 
+    async def caught_up(self, game_id: str) -> LiveGame:
+        """The live game (folded from the store the first time), once memory has caught
+        up with the rows the stream brought for it meanwhile (its catch-up's task done)."""
+        game = await self.get(game_id)
+        while (following := self._following.get(game_id)) is not None:
+            await asyncio.wait({following})  # its failure is its own: memory may lag
+        return game
+
     def settle(self, game: LiveGame) -> None:
         """Note a finished game's use; fold out the least recently used beyond the limit."""
         if not game.over:
@@ -299,8 +307,9 @@ class LiveGames:
             # here, not in a done callback: a notification handled between this task's
             # last look at its target and such a callback would find it still following
             self._following.pop(game.game_id, None)
-            if game.over:
+            if game.over:  # ended by rows read here: kept as any finished game, not for ever
                 self._targets.pop(game.game_id, None)
+                self.settle(game)
 
     async def reload(self, game: LiveGame) -> None:
         """Fold a game from the store again, so memory and log agree."""

@@ -8,11 +8,21 @@ a call, and a clocked game's timer is set for its next deadline, as the stream o
 committed rows brings each commit (``AtTable.committed``, a subscriber after the live
 games).  At start every running game's clock is looked at again (``resume``), so a seat
 whose time ran out while the server was down is timed out at once.
+
+On a shared store (PostgreSQL, several nodes) every node times every running clocked game:
+a game another node began is folded in here when its genesis row reaches the stream (a
+task, through ``LiveGames`` as a read would), so a seat's time runs out on time whichever
+node is up.  Two nodes' timers for one deadline are decided by the log: a time-out row is
+one row at one seq, and the node whose commit comes second is refused (``StoreConflict``),
+takes the log's row and lets its timer go.  A node that did not write a game's last row
+waits ``GRACE_MS`` past the deadline and asks the log first, so that while the node that
+did is up it is that node's row, and the other node's timer seldom reaches the store.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -21,18 +31,33 @@ from feastlog.presentation import case
 from feastlog.replay import clocks as timing
 from feastlog.replay import desk
 from feastlog.replay.fold import SERVER_ACTOR
-from feastlog.replay.record import Row
+from feastlog.replay.record import GENESIS, Row
 from feastlog.service.app import streams
 from feastlog.service.app.auth import Caller
-from feastlog.service.app.errors import BadRequest, PermissionDenied, Unauthenticated
-from feastlog.service.app.live import LiveGame
+from feastlog.service.app.errors import (
+    BadRequest,
+    GameNotFound,
+    PermissionDenied,
+    Unauthenticated,
+)
+from feastlog.service.app.live import LiveGame, LiveGames
 from feastlog.service.app.streams import Outlet
+from feastlog.service.store import StoreConflict, StoreUnavailable
 from feastlog.service.store.stream import Committed
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
     from feastlog.service.app.application import Accepted
     from feastlog.service.app.reads import Reads
+
+log = logging.getLogger("feastlog")
+
+# A node that did not write a clocked game's last row times the game out GRACE_MS after
+# its deadline, once the log says no row came meanwhile: while the node that wrote it is
+# up, its own timer has written the time-out row by then (heard here within milliseconds),
+# and when it is down the time-out is that much later.
+GRACE_MS = 250
+RETRY = 1.0  # seconds before a time-out the store could not take is tried again
 
 
 @dataclass(frozen=True)
@@ -70,6 +95,11 @@ class AtTable:
     watchers: set[Outlet[QueuedCall]] = field(default_factory=set)
     # each clocked game's timer, with the deadline it waits for: (seat, time in ms)
     timers: dict[str, tuple[tuple[int, int], asyncio.Task[None]]] = field(default_factory=dict)
+    # the running clocked games whose last row another node wrote (``GRACE_MS``)
+    elsewhere: set[str] = field(default_factory=set)
+    # the work that times a game once memory holds it and has caught up (a game begun
+    # elsewhere, folded in; rows that reached the stream while memory was behind)
+    folding: set[asyncio.Task[None]] = field(default_factory=set)
 
     async def call_arbiter(
         self, caller: Caller, game_id: str, command_id: str, made: record_pb2.SeatCall
@@ -137,16 +167,46 @@ class AtTable:
             self.watchers.discard(outlet)
 
     def committed(self, commit: Committed) -> None:
-        """The stream's rows: each game that moved here has its timer set for its next
-        deadline, and the queue's watchers are told of each call made or answered."""
+        """The stream's rows: each game that moved has its timer set for its next deadline,
+        and the queue's watchers are told of each call made or answered.
+
+        A clocked game begun on another node is folded in here (a task: the stream's
+        subscriber returns at once) and timed like this node's own; a game whose memory is
+        still catching up with the stream (``LiveGames``) is timed once it has.
+        """
         by_game: dict[str, list[Row]] = {}
         for row in commit.rows:
             by_game.setdefault(row.game_id, []).append(row)
-        live = getattr(self.app, "live", None)
+        live: LiveGames | None = getattr(self.app, "live", None)
+        if live is None:
+            return
         for game_id, rows in by_game.items():
-            game = live.peek(game_id) if live is not None else None
+            if commit.local:
+                self.elsewhere.discard(game_id)
+            else:
+                self.elsewhere.add(game_id)
+            game = live.peek(game_id)
             if game is not None and game.last_seq >= rows[-1].seq:
                 self.advanced(game, rows)
+            elif game is not None or live.holds(game_id) or _clocked(rows[0]):
+                self._when_caught_up(live, game_id, rows)
+            else:
+                self.elsewhere.discard(game_id)  # not clocked, or not this node's to time
+
+    def _when_caught_up(self, live: LiveGames, game_id: str, rows: Sequence[Row]) -> None:
+        """Time a game (and tell the queue's watchers of its rows) once memory holds it
+        and has caught up with the stream: a task of its own."""
+        task = asyncio.get_running_loop().create_task(self._caught_up(live, game_id, rows))
+        self.folding.add(task)
+        task.add_done_callback(self.folding.discard)
+
+    async def _caught_up(self, live: LiveGames, game_id: str, rows: Sequence[Row]) -> None:
+        try:
+            game = await live.caught_up(game_id)
+        except (GameNotFound, StoreUnavailable) as error:  # the store's cause: its incident
+            log.warning("game %s could not be folded to time its clock: %s", game_id, error)
+            return
+        self.advanced(game, rows)
 
     async def resume(self) -> None:
         """At start: every running game's timer, so that a deadline that passed while no
@@ -195,30 +255,80 @@ class AtTable:
         self.timers.pop(game.game_id, None)
         if old is not None and old[1] is not asyncio.current_task():
             old[1].cancel()
+        if due is None and game.over:
+            self.elsewhere.discard(game.game_id)
         if due is not None and getattr(self.app, "clock", None) is not None:
             task = asyncio.get_running_loop().create_task(self._expire(game, *due))
             self.timers[game.game_id] = (due, task)
 
     async def _expire(self, game: LiveGame, seat: int, at_ms: int) -> None:
         """At a seat's deadline, unless a row came first and moved it: the server's
-        time-out row (its commit, on the stream, sets the next timer)."""
-        from feastlog.service.app import commands
+        time-out row (its commit, on the stream, sets the next timer).
+
+        A node that did not write the game's last row waits ``GRACE_MS`` more and asks the
+        log first.  A time-out another node wrote first is refused here as the conflict
+        it is (one seq, one row): memory takes the log's rows and the timer goes, quietly.
+        Whatever else becomes of it, the game is timed again from what memory holds then.
+        """
         from feastlog.service.app.application import Application
 
         app = self.app
         assert isinstance(app, Application)  # only a server sets timers
-        await app.clock.until(at_ms)
+        elsewhere = game.game_id in self.elsewhere
+        await app.clock.until(at_ms + GRACE_MS if elsewhere else at_ms)
+        failed = False
         async with game.lock:
-            if self._due(game) != (seat, at_ms):
-                return  # a row came first and moved the deadline: its commit timed it
-            event = record_pb2.ClockEvent(timeout=record_pb2.ClockTimeout(seat=seat))
-            command = record_pb2.Command(clock=event)
-            body = command.SerializeToString(deterministic=True)
-            command_id = f"timeout-{game.last_seq + 1}"
-            done = commands.advance(
-                game, SERVER_ACTOR, None, command, body, command_id, app.clock.now()
-            )
-            await app.finishing.run(app.db.commit(done.batch, {game.game_id: done}))
+            if self._due(game) == (seat, at_ms):
+                try:
+                    if elsewhere and await app.live.behind(game):
+                        await app.live.reload(game)  # a row came first: time what it left
+                    else:
+                        await self._time_out(game, seat)
+                        return  # its commit, on the stream, set the next timer
+                except StoreConflict:
+                    log.debug("game %s: another node's row took seq %d first", *_at(game))
+                    failed = not await self._reloaded(game)
+                except StoreUnavailable as error:  # its cause is logged under its incident
+                    log.warning(
+                        "game %s: the time-out of seat %d could not be written (%s); trying again",
+                        game.game_id,
+                        seat,
+                        error.metadata.get("incident_id", ""),
+                    )
+                    failed = True
+        if failed:
+            await asyncio.sleep(RETRY)
+        if self.timers.get(game.game_id, (None, None))[1] is asyncio.current_task():
+            del self.timers[game.game_id]  # this timer is done: the next is set afresh
+        self._time(game)
+
+    async def _time_out(self, game: LiveGame, seat: int) -> None:
+        """The server's time-out row for ``seat``, committed (under the game's lock)."""
+        from feastlog.service.app import commands
+        from feastlog.service.app.application import Application
+
+        app = self.app
+        assert isinstance(app, Application)
+        event = record_pb2.ClockEvent(timeout=record_pb2.ClockTimeout(seat=seat))
+        command = record_pb2.Command(clock=event)
+        body = command.SerializeToString(deterministic=True)
+        command_id = f"timeout-{game.last_seq + 1}"
+        done = commands.advance(
+            game, SERVER_ACTOR, None, command, body, command_id, app.clock.now()
+        )
+        await app.finishing.run(app.db.commit(done.batch, {game.game_id: done}))
+
+    async def _reloaded(self, game: LiveGame) -> bool:
+        """Memory folded from the log again, after the log refused a row; False when the
+        store could not be read (the caller tries again)."""
+        from feastlog.service.app.application import Application
+
+        assert isinstance(self.app, Application)
+        try:
+            await self.app.live.reload(game)
+        except StoreUnavailable:  # its cause is logged under its incident
+            return False
+        return True
 
     async def clocks(self, caller: Caller, game_id: str) -> dict[str, Any] | None:
         """A game's clocks now (None for a game without): public at the table."""
@@ -231,3 +341,15 @@ class AtTable:
         now = timing.time_ms(clock.now()) if clock is not None and not game.over else None
         shown: dict[str, Any] = timing.as_dict(found, now)
         return shown
+
+
+def _clocked(row: Row) -> bool:
+    """Whether a row is the genesis of a game with clocks (the option ``clock``)."""
+    if row.kind != GENESIS:
+        return False
+    return bool(record_pb2.Genesis.FromString(row.body).options.get("clock"))
+
+
+def _at(game: LiveGame) -> tuple[str, int]:
+    """A game's id and the seq its next row takes (for the log)."""
+    return game.game_id, game.last_seq + 1

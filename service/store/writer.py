@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from feastlog.service.store import Batch, StoreUnavailable
+from feastlog.service.store import Batch, StoreConflict, StoreUnavailable
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.records import Signed, Written
 from feastlog.service.store.stream import CommitStream, Committed
@@ -205,6 +205,16 @@ class Database:
                 folded.update(of_batch)
             try:
                 written = await self._commit(merged)
+            except StoreConflict as error:
+                # a batch clashed with what is stored (on a shared store: another node took
+                # its seq first, as two nodes' timers for one deadline do): the log's
+                # concurrency at work, not a failure; only that batch is refused below
+                log.info(
+                    "a group commit of %d batches clashed with the log (incident %s); "
+                    "writing each alone",
+                    len(waiting),
+                    error.metadata["incident_id"],
+                )
             except StoreUnavailable as error:  # its cause is logged under its incident id
                 log.warning(
                     "a group commit of %d batches failed (incident %s); writing each alone",

@@ -19,6 +19,20 @@ R = TypeVar("R")
 log = logging.getLogger("feastlog.store")
 
 
+class _AbortedPipeline(logging.Filter):
+    """psycopg's warning that a pipeline (an ``executemany``) aborted by an error could
+    not be ended cleanly either: the error itself is raised, and translated and logged
+    here under its incident (a key another node took first is an INFO), so the warning
+    says nothing more."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        return not (text.startswith("error ignored terminating") and "Pipeline" in text)
+
+
+logging.getLogger("psycopg").addFilter(_AbortedPipeline())
+
+
 def translated(method: Callable[P, R]) -> Callable[P, R]:
     """Translate psycopg's errors into the store's own, once, here.
 
@@ -41,12 +55,16 @@ def store_error(where: str, error: psycopg.Error) -> StoreUnavailable:
     """A psycopg error as the store's own, logged under a new incident id."""
     incident = new_incident_id()
     first = (str(error).splitlines() or [type(error).__name__])[0]
-    log.error("incident %s: the store failed in %s: %s: %s", incident, where, type(error), first)
     if isinstance(error, psycopg.errors.UniqueViolation):
+        # several nodes write one log: a key another node took first (two nodes' timers
+        # for one deadline, a node whose memory was behind) is how the log decides, and
+        # the writer takes it back from the log; not a failure of the store
+        log.info("incident %s: the store refused a write in %s: %s", incident, where, first)
         return StoreConflict(
             f"the game store refused a write that was out of date (incident {incident}); try again",
             incident_id=incident,
         )
+    log.error("incident %s: the store failed in %s: %s: %s", incident, where, type(error), first)
     if where != "write":
         message = f"the game store failed to read (incident {incident}); try again"
     else:
