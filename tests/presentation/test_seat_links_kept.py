@@ -5,6 +5,7 @@ server kept beside a DuckDB database is taken into the store once, then removed.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -14,7 +15,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from feastlog.service.app.seatlinks import digest
+from feastlog.service.app import seatlinks
+from feastlog.service.app.seatlinks import SeatLinks, SeatOf, digest
+from feastlog.service.store.port import MEMORY, open_store
+from feastlog.service.store.writer import Database
 from feastlog.service.web.seat import csrf_token
 from tests.presentation.test_seat_page import NAMES, seat_link, take
 from tests.serverutil import create, stub
@@ -130,3 +134,32 @@ def test_an_older_servers_file_of_links_is_taken_into_the_store_once(
         assert seated(third, game.game_id, f"feastlog_token={session}") == "seat:2"
     finally:
         third.stop()
+
+
+def test_a_server_alone_on_its_store_remembers_no_session_the_store_ended(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sessions looked up are remembered on a store no other process writes: a session
+    ended, or dropped past the bound by a newer one, is refused at once all the same."""
+    monkeypatch.setattr(seatlinks, "MOST_SESSIONS", 2)
+
+    async def run() -> None:
+        db = Database(open_store(MEMORY))
+        links = SeatLinks(db)
+        sessions = []
+        for seat in range(3):
+            session = await links.redeem(await links.mint("g_1", seat), "g_1")
+            assert session is not None
+            assert await links.seat_of_session(session) == SeatOf("g_1", seat)  # remembered
+            sessions.append(session)
+        assert [await links.seat_of_session(s) for s in sessions] == [
+            None,  # dropped by the third
+            SeatOf("g_1", 1),
+            SeatOf("g_1", 2),
+        ]
+        await links.close(sessions[2])
+        assert await links.seat_of_session(sessions[2]) is None
+        assert await links.seat_of_session(sessions[1]) == SeatOf("g_1", 1)
+        await db.close()
+
+    asyncio.run(run())
