@@ -20,7 +20,7 @@ from tests.serverutil import ThreadedServer
 class WebServer(ThreadedServer):
     """A feastlog server on port 0 with its web pages on another free port."""
 
-    def __init__(self, db_path: Path, link_base: str = "", **options: Any) -> None:
+    def __init__(self, db_path: Path | str, link_base: str = "", **options: Any) -> None:
         super().__init__(db_path, **options)
         self.http_port = self.call(serve_http(self.running, "127.0.0.1", 0, link_base=link_base))
         self.url = f"http://127.0.0.1:{self.http_port}"

@@ -175,7 +175,7 @@ class Application(Reads):
         self.refolds = Refolds()
         self.finishing = ToTheEnd()
         self.tournaments = Tournaments(self)
-        self.seat_links = SeatLinks()  # create_server keeps them beside a DuckDB file
+        self.seat_links = SeatLinks(db)  # in the store: any node serves them
         self.wakeups = Wakeups()  # every open stream's, for a revocation to end it at once
         self._resuming: list[asyncio.Task[None]] = []  # the start's look at clocks, tournaments
         self.feed = Broadcaster(self)  # every WatchAll and /feed/events of this node
@@ -557,7 +557,7 @@ class Application(Reads):
         genesis = waiting.draft if waiting is not None else (await self._game(game_id)).genesis
         if not 0 <= seat < len(genesis.seats):
             raise BadRequest(f"this game has seats 0 to {len(genesis.seats) - 1}", field="seat")
-        return self.seat_links.mint(game_id, seat)
+        return await self.seat_links.mint(game_id, seat)
 
     async def watch(self, caller: Caller, game_id: str, from_seq: int) -> Watching:
         """Every row from ``from_seq`` on, stored then live, as the caller may see it, until

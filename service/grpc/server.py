@@ -26,14 +26,14 @@ from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Credentials, OrganiserKeyError, organiser_key
 from feastlog.service.app.clock import Clock
 from feastlog.service.app.notary import server_notary
-from feastlog.service.app.seatlinks import SeatLinks, links_path
+from feastlog.service.app.seatlinks import links_path
 from feastlog.service.grpc import guard as limits
 from feastlog.service.grpc import reflection
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
 from feastlog.service.grpc.servicers import add_servicers
 from feastlog.service.grpc.tls import Tls, TlsFileError
 from feastlog.service.store import CannotOpenStore
-from feastlog.service.store.port import EventStore, is_postgres, open_store
+from feastlog.service.store.port import EventStore, is_memory, is_postgres, open_store
 from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.service.store.writer import Database
 from feastlog.v1 import (
@@ -156,8 +156,8 @@ async def create_server(
         app = Application(db, credentials, notary, clock)
         if isinstance(store, ProcessStore) and not store.sign_receipts(notary.public_key):
             log.info("the store's process cannot read the signing key: receipts signed here")
-        if not store.shared:  # one folder: the links outlive a restart (else in memory)
-            app.seat_links = SeatLinks(links_path(db_path))
+        if not store.shared and not is_memory(db_path):  # an older server's file, if any
+            await app.seat_links.adopt_file(links_path(db_path))
         await app.start()
         follower = await follow_other_nodes(store, app)
     except CannotOpenStore:

@@ -99,6 +99,7 @@ class MemoryStore:
         self._heads: list[TreeHead] = []
         self._cosignatures: list[Cosignature] = []
         self._keys: dict[str, str] = {}  # public key: first used
+        self._links = _SeatLinks()  # seat codes and sessions, by sha256
 
     def close(self) -> None:
         """Nothing to release: what it held goes with it."""
@@ -495,6 +496,85 @@ class MemoryStore:
             for found in every:
                 self._project(found)
         return len(every)
+
+    # Seat links: codes and sessions by their sha256, under the store's lock.
+
+    def add_seat_code(self, digest: str, game_id: str, seat: int) -> None:
+        """Keep a seat's new one-time code (its sha256) in place of the seat's unused one."""
+        with self._lock:
+            self._writable("add_seat_code")
+            links = self._links
+            links.codes.pop(links.by_seat.get((game_id, seat), ""), None)
+            links.codes[digest] = (game_id, seat)
+            links.by_seat[(game_id, seat)] = digest
+
+    def seat_of_code(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an unused code's sha256; None: spent, replaced or never made."""
+        with self._lock:
+            return self._links.codes.get(digest)
+
+    def take_seat_code(self, digest: str, game_id: str, session: str, most: int) -> int | None:
+        """Spend a code of ``game_id`` and open a session on its seat: the seat, once."""
+        with self._lock:
+            self._writable("take_seat_code")
+            links = self._links
+            found = links.codes.get(digest)
+            if found is None or found[0] != game_id:
+                return None
+            del links.codes[digest]
+            del links.by_seat[found]
+            links.open(session, found, most)
+            return found[1]
+
+    def seat_of_session(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an open session's sha256; None: ended, dropped or never opened."""
+        with self._lock:
+            found = self._links.sessions.get(digest)
+            return found[:2] if found is not None else None
+
+    def end_seat_session(self, digest: str) -> bool:
+        """End a session (its sha256); False when it was not open."""
+        with self._lock:
+            self._writable("end_seat_session")
+            return self._links.sessions.pop(digest, None) is not None
+
+    def adopt_seat_links(
+        self, codes: Sequence[tuple[str, str, int]], sessions: Sequence[tuple[str, str, int]]
+    ) -> int:
+        """Take in codes and sessions kept elsewhere before; how many were new."""
+        with self._lock:
+            self._writable("adopt_seat_links")
+            links, new = self._links, 0
+            for digest, game_id, seat in codes:
+                if digest not in links.codes and (game_id, seat) not in links.by_seat:
+                    links.codes[digest] = (game_id, seat)
+                    links.by_seat[(game_id, seat)] = digest
+                    new += 1
+            for digest, game_id, seat in sessions:
+                if digest not in links.sessions:
+                    links.open(digest, (game_id, seat))
+                    new += 1
+            return new
+
+
+@dataclass
+class _SeatLinks:
+    """The unused seat codes and the open sessions, by their sha256."""
+
+    codes: dict[str, tuple[str, int]] = field(default_factory=dict)
+    by_seat: dict[tuple[str, int], str] = field(default_factory=dict)  # a seat's unused code
+    sessions: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # (game, seat, n)
+    opened: int = 0  # sessions opened so far: the next one's number
+
+    def open(self, digest: str, seat: tuple[str, int], most: int | None = None) -> None:
+        """Open a session; those opened before the ``most`` newest go."""
+        self.opened += 1
+        self.sessions[digest] = (*seat, self.opened)
+        while most is not None and self.sessions:
+            oldest = next(iter(self.sessions))
+            if self.sessions[oldest][2] > self.opened - most:
+                break
+            del self.sessions[oldest]
 
 
 def _made(new: NewGame, n: int) -> tuple[str, _Game]:

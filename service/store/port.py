@@ -202,6 +202,36 @@ class EventStore(Protocol):
     def server_keys(self) -> list[tuple[str, str]]:
         """Every signing key the server has used: (public key hex, first used), oldest first."""
 
+    # Seat links: a seat's one-time codes and the browser sessions they open, each kept
+    # by its sha256 alone (``service/app/seatlinks.py`` makes them and keeps no copy), so
+    # that every node of a shared store serves them, and a restart keeps them.
+
+    def add_seat_code(self, digest: str, game_id: str, seat: int) -> None:
+        """Keep a seat's new one-time code (its sha256) in place of the seat's unused one."""
+
+    def seat_of_code(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an unused code's sha256; None: spent, replaced or never made."""
+
+    def take_seat_code(self, digest: str, game_id: str, session: str, most: int) -> int | None:
+        """Spend a code of ``game_id`` and open a session (``session``: its sha256) on the
+        code's seat, at once: the seat, for the first taker alone (whichever node of a
+        shared store it asks); None for a code spent, replaced, never made or another
+        game's (that one is left unspent).  Sessions opened before the ``most`` newest
+        are dropped."""
+
+    def seat_of_session(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an open session's sha256; None: ended, dropped or never opened."""
+
+    def end_seat_session(self, digest: str) -> bool:
+        """End a session (its sha256); False when it was not open."""
+
+    def adopt_seat_links(
+        self, codes: Sequence[tuple[str, str, int]], sessions: Sequence[tuple[str, str, int]]
+    ) -> int:
+        """Take in codes and sessions kept elsewhere before (an older server's file beside
+        the database): (sha256, game id, seat) each, sessions oldest first; one already
+        kept, or a code for a seat that holds one, is left as it is.  How many were new."""
+
 
 def is_postgres(target: str) -> bool:
     """Whether a ``--db`` value names a PostgreSQL database rather than a DuckDB file."""

@@ -43,7 +43,7 @@ from feastlog.replay.games import engine as engine_of
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, BadRequest, PermissionDenied, refusal_of
-from feastlog.service.app.seatlinks import CODE_PREFIX, SESSION_PREFIX, link_path
+from feastlog.service.app.seatlinks import link_path
 from feastlog.service.grpc.guard import check_fields
 from feastlog.service.web.server import (
     APP,
@@ -130,9 +130,9 @@ def refusal_json(error: Exception) -> web.Response:
 NO_STORE = {"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"}
 
 
-def the_seat(request: web.Request) -> Caller:
+async def the_seat(request: web.Request) -> Caller:
     """The caller of a seat's request, held to this game; Unauthenticated without one."""
-    caller = seat_caller(request)
+    caller = await seat_caller(request)
     if caller is None:
         raise PermissionDenied("open your seat first: its link, or its token on the seat page")
     caller.viewer(game_id_of(request))  # another game's seat is refused
@@ -143,7 +143,7 @@ async def seat_page(request: web.Request) -> web.Response:
     """The seat's (or arbiter's) own page, moves included, or the token form."""
     game_id = game_id_of(request)
     try:
-        caller = seat_caller(request)
+        caller = await seat_caller(request)
         if caller is not None:
             caller.viewer(game_id)  # a token of another game is refused here
     except KNOWN as error:
@@ -168,7 +168,7 @@ async def seat_legal(request: web.Request) -> web.Response:
 
 async def _legal(request: web.Request) -> dict[str, Any]:
     """The legal commands now, the seq they hold at, and who is still to act."""
-    app, game_id, caller = request.app[APP], game_id_of(request), the_seat(request)
+    app, game_id, caller = request.app[APP], game_id_of(request), await the_seat(request)
     now = await app.view(caller, game_id)
     legal = await app.legal(caller, game_id)
     game = await app.live.get(game_id)  # its genesis and pack (``view`` found it)
@@ -195,7 +195,7 @@ async def seat_move(request: web.Request) -> web.Response:
 
 async def _move(request: web.Request) -> dict[str, Any]:
     """The command taken from the page's JSON, sent through the submit use case."""
-    app, game_id, caller = request.app[APP], game_id_of(request), the_seat(request)
+    app, game_id, caller = request.app[APP], game_id_of(request), await the_seat(request)
     check_csrf(request, request.headers.get(CSRF_HEADER, ""))
     submitted = _request_of(game_id, await request.content.read(MOST_MOVE_BYTES + 1))
     if not submitted.HasField("expected_seq"):
@@ -245,7 +245,7 @@ async def _links(request: web.Request) -> dict[str, Any]:
     address the pages are served on): never on the request's Host header, which anyone
     who can reach the page may set, to send the players to another site."""
     app, game_id = request.app[APP], game_id_of(request)
-    caller = the_seat(request)
+    caller = await the_seat(request)
     check_csrf(request, request.headers.get(CSRF_HEADER, ""))
     caller.require_organiser()
     names = [s.name for s in (await app.live.get(game_id)).genesis.seats]
@@ -261,7 +261,7 @@ async def link_page(request: web.Request) -> web.Response:
     """The page a seat's link opens: it names the seat; its button takes the code."""
     game_id = game_id_of(request)
     code = request.query.get("code", "")
-    found = request.app[APP].seat_links.seat_of_code(code) if code.startswith(CODE_PREFIX) else None
+    found = await request.app[APP].seat_links.seat_of_code(code)
     if found is None or found.game_id != game_id:
         return _link_refused(game_id)
     now = await request.app[APP].view(Caller("anonymous"), game_id)
@@ -287,9 +287,8 @@ async def take_link(request: web.Request) -> web.StreamResponse:
     """Exchange a one-time code for the seat's session cookie; the code is then spent."""
     game_id = game_id_of(request)
     code = str((await request.post()).get("code", ""))
-    links = request.app[APP].seat_links
-    found = links.seat_of_code(code) if code.startswith(CODE_PREFIX) else None
-    session = links.redeem(code) if found is not None and found.game_id == game_id else None
+    # spent in the store in one step: of two browsers (or nodes) taking it, one gets it
+    session = await request.app[APP].seat_links.redeem(code, game_id)
     if session is None:
         return _link_refused(game_id)
     response = web.HTTPSeeOther(f"/games/{game_id}/seat")
@@ -311,8 +310,7 @@ async def forget(request: web.Request) -> web.StreamResponse:
     sent = str((await request.post()).get("csrf", ""))
     if cookie:
         check_csrf(request, sent)
-        if cookie.startswith(SESSION_PREFIX):
-            request.app[APP].seat_links.close(cookie)
+        await request.app[APP].seat_links.close(cookie)
     response = web.HTTPSeeOther(f"/games/{game_id}")
     response.del_cookie(COOKIE, path=f"/games/{game_id}/seat")
     raise response

@@ -89,13 +89,14 @@ def game_id_of(request: web.Request) -> str:
     return checked("game_id", request.match_info["game_id"])
 
 
-def seat_caller(request: web.Request) -> Caller | None:
-    """The caller named by the cookie's token (None when there is none)."""
+async def seat_caller(request: web.Request) -> Caller | None:
+    """The caller named by the cookie's token (None when there is none); a session a
+    seat link opened is looked up in the store (on its read thread), on any node."""
     token = request.cookies.get(COOKIE)
     if not token:
         return None
     if token.startswith(SESSION_PREFIX):  # a session a seat link opened
-        found = request.app[APP].seat_links.seat_of_session(token)
+        found = await request.app[APP].seat_links.seat_of_session(token)
         if found is None:
             raise Unauthenticated("this browser's seat session has ended: open a new seat link")
         return Caller("seat", found.game_id, found.seat)
@@ -264,7 +265,7 @@ async def spectator_events(request: web.Request) -> web.StreamResponse:
 
 async def seat_events(request: web.Request) -> web.StreamResponse:
     """The stream of the seat (or arbiter) whose token is in the cookie."""
-    caller = seat_caller(request)
+    caller = await seat_caller(request)
     if caller is None:
         raise web.HTTPUnauthorized(text="open /games/{id}/seat and enter your token first")
     return await follow(request, caller)

@@ -1,7 +1,8 @@
 """The seat's page over plain HTTP (no browser): one-time links, the session cookie, the
 Content-Security-Policy, CSRF and cross-site refusals, a move through the same checks as
-gRPC's SubmitCommand; the moves as choices (``presentation/seat_moves.py``); the links
-kept as hashes across a restart; ``feastlog new --links --qr``."""
+gRPC's SubmitCommand; the moves as choices (``presentation/seat_moves.py``);
+``feastlog new --links --qr`` (the links kept in the store, across restarts and nodes:
+``test_seat_links_kept.py``)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ from feastlog.presentation.seat_moves import move_options
 from feastlog.replay import fold
 from feastlog.replay.fold import wrap_command
 from feastlog.service.app.offline import OfflineFile
-from feastlog.service.app.seatlinks import SeatLinks
+from feastlog.service.app.seatlinks import digest
+from feastlog.service.store.port import open_store
 from feastlog.service.web.seat import csrf_token
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import seat_link_service_pb2 as slpb
@@ -202,24 +204,6 @@ def test_the_organisers_page_makes_every_seats_link_with_its_qr_code(web: WebSer
     assert send(web, f"{base}/links", b"", mine)[0] == 403  # a seat makes none from its page
 
 
-def test_seat_links_are_kept_as_hashes_and_outlive_a_restart(tmp_path: Path) -> None:
-    path = tmp_path / "games.duckdb.seat-links"
-    links = SeatLinks(path)
-    code = links.mint("g_1", 2)
-    kept = path.read_text()
-    assert code not in kept and oct(path.stat().st_mode & 0o777) == "0o600"
-    again = SeatLinks(path)  # a server started anew on the same file
-    found = again.seat_of_code(code)
-    assert found is not None and (found.game_id, found.seat) == ("g_1", 2)
-    session = again.redeem(code)
-    assert session is not None and session not in path.read_text()
-    assert again.redeem(code) is None and SeatLinks(path).redeem(code) is None
-    held = SeatLinks(path).seat_of_session(session)
-    assert held is not None and held.seat == 2
-    again.close(session)
-    assert SeatLinks(path).seat_of_session(session) is None
-
-
 @pytest.mark.parametrize(
     ("kind", "stop_after", "asks"),
     [
@@ -281,8 +265,12 @@ def test_links_with_no_pages_to_link_to_still_show_the_new_games_tokens(tmp_path
     assert based.exit_code == 0, based.output
     url = next(line for line in based.output.splitlines() if "seat 0 Ann link: " in line)
     code = parse_qs(urlparse(url.split(" link: ")[1]).query)["code"][0]
-    kept = SeatLinks(tmp_path / "games.duckdb.seat-links")  # a server started on the file
-    assert kept.seat_of_code(code) is not None and code not in kept.path.read_text()  # type: ignore[union-attr]
+    kept = open_store(str(db), read_only=True)  # in the file's store, by its hash alone
+    try:
+        assert kept.seat_of_code(digest(code)) is not None and kept.seat_of_code(code) is None
+    finally:
+        kept.close()
+    assert not (tmp_path / "games.duckdb.seat-links").exists()  # no file beside it now
 
 
 def concrete(path: str, game_id: str) -> str:

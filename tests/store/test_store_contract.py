@@ -29,7 +29,14 @@ from feastlog.replay.record import Row
 from feastlog.service.app.errors import CannotOpenStore, StoreConflict
 from feastlog.service.bench.data import replica
 from feastlog.service.store import Batch, NewGame, Rejection, projection
-from feastlog.service.store.port import MEMORY, EventStore, is_memory, open_store, shown
+from feastlog.service.store.port import (
+    MEMORY,
+    EventStore,
+    is_memory,
+    is_postgres,
+    open_store,
+    shown,
+)
 from feastlog.service.store.postgres import PgStore
 from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.v1 import record_pb2
@@ -267,6 +274,57 @@ def test_named_arbiters_are_added_revoked_and_found_by_their_key(store: EventSto
     ]
 
 
+def test_a_seat_code_is_spent_once_into_a_session_and_a_new_one_replaces_it(
+    store: EventStore,
+) -> None:
+    code, newer, other = token_of("sl_first"), token_of("sl_newer"), token_of("sl_other")
+    store.add_seat_code(code, "g_1", 0)
+    assert store.seat_of_code(code) == ("g_1", 0)
+    store.add_seat_code(newer, "g_1", 0)  # the seat's unused code is replaced
+    store.add_seat_code(other, "g_1", 1)
+    assert store.seat_of_code(code) is None and store.seat_of_code(newer) == ("g_1", 0)
+    assert store.take_seat_code(code, "g_1", token_of("ss_a"), 10) is None  # replaced
+    assert store.take_seat_code(newer, "g_2", token_of("ss_b"), 10) is None  # another game's
+    assert store.seat_of_code(newer) == ("g_1", 0)  # left unspent
+    session = token_of("ss_c")
+    assert store.take_seat_code(newer, "g_1", session, 10) == 0
+    assert store.take_seat_code(newer, "g_1", token_of("ss_d"), 10) is None  # spent
+    assert store.seat_of_code(newer) is None and store.seat_of_code(other) == ("g_1", 1)
+    for nobody in ("ss_a", "ss_b", "ss_d"):
+        assert store.seat_of_session(token_of(nobody)) is None
+    found: list[Any] = []  # the reader on another thread (the server's read thread)
+    worker = threading.Thread(target=lambda: found.append(store.reader().seat_of_session(session)))
+    worker.start()
+    worker.join()
+    assert found == [("g_1", 0)] and store.reader().seat_of_code(other) == ("g_1", 1)
+    assert store.end_seat_session(session) and not store.end_seat_session(session)
+    assert store.seat_of_session(session) is None
+
+
+def test_sessions_past_the_bound_go_oldest_first(store: EventStore) -> None:
+    sessions = [token_of(f"ss_{i}") for i in range(5)]
+    for i, session in enumerate(sessions):
+        store.add_seat_code(token_of(f"sl_{i}"), "g_1", i)
+        assert store.take_seat_code(token_of(f"sl_{i}"), "g_1", session, 3) == i
+    held = [store.seat_of_session(s) for s in sessions]
+    assert held == [None, None, ("g_1", 2), ("g_1", 3), ("g_1", 4)]
+
+
+def test_seat_links_kept_before_are_taken_in_once(store: EventStore) -> None:
+    store.add_seat_code(token_of("sl_kept"), "g_1", 0)
+    codes = [(token_of("sl_old"), "g_1", 0), (token_of("sl_one"), "g_1", 1)]
+    sessions = [(token_of(f"ss_{i}"), "g_1", i) for i in range(3)]
+    assert store.adopt_seat_links(codes, sessions) == 4  # seat 0 holds a newer code
+    assert store.adopt_seat_links(codes, sessions) == 0
+    assert store.seat_of_code(token_of("sl_old")) is None
+    assert store.seat_of_code(token_of("sl_one")) == ("g_1", 1)
+    assert [store.seat_of_session(d) for d, _, _ in sessions] == [("g_1", i) for i in range(3)]
+    store.add_seat_code(token_of("sl_new"), "g_1", 3)  # opened after those: they go first
+    assert store.take_seat_code(token_of("sl_new"), "g_1", token_of("ss_new"), 2) == 3
+    held = [store.seat_of_session(d) for d, _, _ in sessions]
+    assert held == [None, None, ("g_1", 2)]
+
+
 def test_games_dealt_from_one_seed_are_known_as_twins(store: EventStore) -> None:
     """Two games of one server seed (a supplied seed): while one runs, the other's twin
     is running; each is listed with when its seed was revealed."""
@@ -447,6 +505,50 @@ def test_nodes_on_one_database_number_their_games_apart(postgres: str) -> None:
         two.close()
 
 
+def raced(nodes: list[PgStore], code: str, round_: int) -> list[tuple[int, int | None]]:
+    """Every node takes ``code`` at the same moment, each on a thread of its own: what
+    each got (node ``i`` opens the session ``ss_ROUND_i``)."""
+    start = threading.Barrier(len(nodes))
+    won: list[tuple[int, int | None]] = []
+
+    def take(i: int, node: PgStore) -> None:
+        start.wait()
+        won.append((i, node.take_seat_code(code, "g_1", token_of(f"ss_{round_}_{i}"), 99)))
+
+    racers = [threading.Thread(target=take, args=(i, n)) for i, n in enumerate(nodes)]
+    for racer in racers:
+        racer.start()
+    for racer in racers:
+        racer.join()
+    return won
+
+
+def test_nodes_racing_for_one_seat_code_give_it_to_one(postgres: str) -> None:
+    """Nodes taking one code at the same moment, each on its own connections: one gets
+    the seat and a session, the others nothing; the code is spent for every node."""
+    nodes = [PgStore(postgres) for _ in range(4)]
+    try:
+        for round_ in range(20):
+            code = token_of(f"sl_race_{round_}")
+            nodes[round_ % 4].add_seat_code(code, "g_1", round_)
+            won = raced(nodes, code, round_)
+            winners = [i for i, seat in won if seat is not None]
+            assert len(won) == 4 and len(winners) == 1 and dict(won)[winners[0]] == round_
+            for i, node in enumerate(nodes):
+                opened = node.seat_of_session(token_of(f"ss_{round_}_{winners[0]}"))
+                assert opened == ("g_1", round_) and node.seat_of_code(code) is None
+                if i != winners[0]:
+                    assert node.seat_of_session(token_of(f"ss_{round_}_{i}")) is None
+        one, two = nodes[:2]
+        one.add_seat_code(token_of("sl_a"), "g_2", 0)  # a link made through one node
+        two.add_seat_code(token_of("sl_b"), "g_2", 0)  # replaced through another
+        assert one.seat_of_code(token_of("sl_a")) is None
+        assert one.seat_of_code(token_of("sl_b")) == ("g_2", 0)
+    finally:
+        for node in nodes:
+            node.close()
+
+
 def test_other_database_users_cannot_read_seeds_or_commands(
     postgres: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -506,6 +608,32 @@ def test_a_store_is_the_same_after_reopening(store_target: str, tmp_path: Path) 
         assert [g.rows for g in again.scan()] == [tuple(g.rows) for g in games]
     finally:
         again.close()
+
+
+def test_seat_links_outlive_a_reopening_as_hashes_alone(store_target: str) -> None:
+    code, session = "sl_" + "c" * 32, "ss_" + "s" * 32
+    store = open_store(store_target)
+    store.add_seat_code(token_of(code), "g_1", 0)
+    store.add_seat_code(token_of("sl_two"), "g_1", 1)
+    assert store.take_seat_code(token_of("sl_two"), "g_1", token_of(session), 10) == 1
+    store.close()
+    again = open_store(store_target)
+    try:
+        assert again.seat_of_code(token_of(code)) == ("g_1", 0)
+        assert again.seat_of_session(token_of(session)) == ("g_1", 1)
+        assert again.take_seat_code(token_of("sl_two"), "g_1", token_of("ss_x"), 10) is None
+    finally:
+        again.close()
+    if is_postgres(store_target):
+        with psycopg.connect(store_target) as con:
+            kept = str(con.execute("SELECT * FROM feastlog.seat_codes").fetchall())
+            kept += str(con.execute("SELECT * FROM feastlog.seat_sessions").fetchall())
+        assert token_of(code) in kept and token_of(session) in kept  # as their hashes
+    else:  # the file and everything beside it
+        kept = "".join(
+            p.read_bytes().decode("latin-1") for p in Path(store_target).parent.iterdir()
+        )
+    assert code not in kept and session not in kept and code[3:] not in kept
 
 
 def games_with_rulings() -> list[Built]:

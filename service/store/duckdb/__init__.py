@@ -13,6 +13,8 @@ Tables:
 - ``games``: one line per game in the order games were created (or imported), for the
   paginated game list: kind, tournament, players, created-at;
 - ``arbiters``: named arbiters' keys by sha256 (never the key), added and revoked;
+- ``seat_codes`` and ``seat_sessions``: seat links' unused one-time codes and the browser
+  sessions they opened, by sha256 (never a code or a session);
 - ``meta``: what this file holds (the outcomes projection's version);
 - the outcomes projection (``service/store/projection.py``), written in the same commit as the
   row that ends each game.

@@ -834,6 +834,93 @@ class Store:
         self._remark()
         return count
 
+    # Seat links: codes and sessions by their sha256.  The writes run where every write
+    # runs (the store's thread, or the child's writing connection), one at a time, so a
+    # code's delete and its session's insert in one transaction spend it once.
+
+    @translated
+    def add_seat_code(self, digest: str, game_id: str, seat: int) -> None:
+        """Keep a seat's new one-time code (its sha256) in place of the seat's unused one."""
+        with transaction(self.con):
+            self.con.execute(
+                "DELETE FROM seat_codes WHERE game_id = ? AND seat = ?", [game_id, seat]
+            )
+            self.con.execute("INSERT INTO seat_codes VALUES (?, ?, ?)", [digest, game_id, seat])
+
+    @translated
+    def seat_of_code(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an unused code's sha256; None: spent, replaced or never made."""
+        return self._seat_of("seat_codes", "code_sha256", digest)
+
+    @translated
+    def take_seat_code(self, digest: str, game_id: str, session: str, most: int) -> int | None:
+        """Spend a code of ``game_id`` and open a session on its seat, in one transaction:
+        the seat, once; None for a code spent, replaced, never made or another game's."""
+        with transaction(self.con):
+            taken = self.con.execute(
+                "DELETE FROM seat_codes WHERE code_sha256 = ? AND game_id = ? RETURNING seat",
+                [digest, game_id],
+            ).fetchall()
+            if not taken:
+                return None
+            seat = int(taken[0][0])
+            found = self.con.execute("SELECT coalesce(max(n), 0) + 1 FROM seat_sessions")
+            n = int(found.fetchall()[0][0])
+            self.con.execute(
+                "INSERT INTO seat_sessions VALUES (?, ?, ?, ?)", [session, game_id, seat, n]
+            )
+            self.con.execute("DELETE FROM seat_sessions WHERE n <= ?", [n - most])
+        return seat
+
+    @translated
+    def seat_of_session(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an open session's sha256; None: ended, dropped or never opened."""
+        return self._seat_of("seat_sessions", "session_sha256", digest)
+
+    def _seat_of(self, table: str, column: str, digest: str) -> tuple[str, int] | None:
+        if self._read_only_file and not self._has_table(table):  # a file before seat links
+            return None
+        found = self.con.execute(
+            f"SELECT game_id, seat FROM {table} WHERE {column} = ?", [digest]
+        ).fetchall()
+        return (str(found[0][0]), int(found[0][1])) if found else None
+
+    @translated
+    def end_seat_session(self, digest: str) -> bool:
+        """End a session (its sha256); False when it was not open."""
+        found = self.con.execute(
+            "DELETE FROM seat_sessions WHERE session_sha256 = ? RETURNING seat", [digest]
+        ).fetchall()
+        return bool(found)
+
+    @translated
+    def adopt_seat_links(
+        self, codes: Sequence[tuple[str, str, int]], sessions: Sequence[tuple[str, str, int]]
+    ) -> int:
+        """Take in codes and sessions kept elsewhere before, in one transaction; how many
+        were new (one already kept, or a code for a seat that holds one, is left)."""
+        new = 0
+        with transaction(self.con):
+            for digest, game_id, seat in codes:
+                held = self.con.execute(
+                    "SELECT count(*) FROM seat_codes WHERE code_sha256 = ? "
+                    "OR (game_id = ? AND seat = ?)",
+                    [digest, game_id, seat],
+                ).fetchall()
+                if not held[0][0]:
+                    self.con.execute(
+                        "INSERT INTO seat_codes VALUES (?, ?, ?)", [digest, game_id, seat]
+                    )
+                    new += 1
+            for digest, game_id, seat in sessions:
+                added = self.con.execute(
+                    "INSERT OR IGNORE INTO seat_sessions SELECT ?, ?, ?, "
+                    "coalesce(max(n), 0) + 1 FROM seat_sessions RETURNING seat",
+                    [digest, game_id, seat],
+                ).fetchall()
+                new += len(added)
+        return new
+
 
 def _run(cursor: duckdb.DuckDBPyConnection, sql: str, params: Sequence[object]) -> None:
     """Start a query on a cursor, with the store's error translation."""

@@ -14,7 +14,7 @@ import duckdb
 from feastlog.service.files import make_private_folder, mode_text, tighten
 from feastlog.service.store import projection
 from feastlog.service.store.duckdb.errors import not_a_database, open_error
-from feastlog.service.store.duckdb.schema import INDEXES, MIGRATIONS, SCHEMA
+from feastlog.service.store.duckdb.schema import INDEXES, MIGRATIONS, SCHEMA, SEAT_LINKS
 from feastlog.service.store.errors import CannotOpenStore
 from feastlog.service.store.port import STORE_PROCESS
 
@@ -39,6 +39,7 @@ def connect(file: Path, read_only: bool, threads: int = 0) -> duckdb.DuckDBPyCon
             con.execute(f"SET threads TO {int(threads)}")
         if not read_only:
             con.execute(SCHEMA)
+            con.execute(SEAT_LINKS)
             con.execute(MIGRATIONS)
             con.execute(INDEXES + projection.schema())
             _tighten_store_files(file)

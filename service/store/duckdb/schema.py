@@ -107,6 +107,22 @@ CREATE TABLE IF NOT EXISTS server_keys (
     first_used VARCHAR NOT NULL
 );
 """
+# Seat links (``EventStore.add_seat_code``…): a seat's unused one-time code and the
+# browser sessions codes opened, each by its sha256 alone; ``n`` numbers the sessions in
+# the order they were opened (the oldest go first past the bound).
+SEAT_LINKS = """
+CREATE TABLE IF NOT EXISTS seat_codes (
+    code_sha256 VARCHAR PRIMARY KEY,
+    game_id VARCHAR NOT NULL,
+    seat INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seat_sessions (
+    session_sha256 VARCHAR PRIMARY KEY,
+    game_id VARCHAR NOT NULL,
+    seat INTEGER NOT NULL,
+    n BIGINT NOT NULL
+);
+"""
 INDEXES = """
 CREATE INDEX IF NOT EXISTS events_by_game ON events (game_id);
 CREATE INDEX IF NOT EXISTS seats_by_token ON seats (token_sha256);

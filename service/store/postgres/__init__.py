@@ -10,6 +10,8 @@ by the role feastlog connects as:
   appending a command twice: a write that clashes raises ``StoreConflict``, and the
   service reloads the game and answers as the command's semantics say;
 - ``games`` numbers games with an identity column, so nodes never hand out the same place;
+- ``seat_codes`` and ``seat_sessions`` hold seat links by sha256, for every node: a code is
+  spent by one conditional delete that opens its session, so exactly one node wins it;
 - the outcomes projection (``service/store/projection.py``) is written in the same transaction
   as the row that ends each game.
 

@@ -512,3 +512,85 @@ class PgStore:
         """Every signing key the server has used: (public key hex, first used), oldest first."""
         found = self._all(f"SELECT {KEY_COLUMNS} FROM server_keys ORDER BY first_used")
         return [(str(k), str(t)) for k, t in found]
+
+    # Seat links: codes and sessions by their sha256, shared by every node.  Each write is
+    # one statement, or one transaction, so that nodes racing for a code or a seat agree.
+
+    @translated
+    def add_seat_code(self, digest: str, game_id: str, seat: int) -> None:
+        """Keep a seat's new one-time code (its sha256) in place of the seat's unused one:
+        one statement, so two nodes making links for one seat at once leave one code."""
+        with self._cursor() as cursor:
+            cursor.execute(
+                b"INSERT INTO seat_codes VALUES (%s, %s, %s) ON CONFLICT (game_id, seat) "
+                b"DO UPDATE SET code_sha256 = excluded.code_sha256",
+                [digest, game_id, seat],
+            )
+
+    @translated
+    def seat_of_code(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an unused code's sha256; None: spent, replaced or never made."""
+        found = self._one("SELECT game_id, seat FROM seat_codes WHERE code_sha256 = %s", [digest])
+        return (str(found[0]), int(found[1])) if found else None
+
+    @translated
+    def take_seat_code(self, digest: str, game_id: str, session: str, most: int) -> int | None:
+        """Spend a code of ``game_id`` and open a session on its seat: the code's delete
+        and the session's insert are one statement, so of two nodes taking one code at
+        once exactly one finds it (the other's delete waits for the first to commit, then
+        finds no row).  Sessions opened before the ``most`` newest go in the same
+        transaction."""
+        with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
+            cursor.execute(
+                b"WITH taken AS (DELETE FROM seat_codes WHERE code_sha256 = %s AND game_id = %s "
+                b"RETURNING game_id, seat) INSERT INTO seat_sessions (session_sha256, game_id, "
+                b"seat) SELECT %s, game_id, seat FROM taken RETURNING seat, n",
+                [digest, game_id, session],
+            )
+            found = cursor.fetchone()
+            if found is None:
+                return None
+            cursor.execute(b"DELETE FROM seat_sessions WHERE n <= %s", [int(found[1]) - most])
+        return int(found[0])
+
+    @translated
+    def seat_of_session(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an open session's sha256; None: ended, dropped or never opened."""
+        found = self._one(
+            "SELECT game_id, seat FROM seat_sessions WHERE session_sha256 = %s", [digest]
+        )
+        return (str(found[0]), int(found[1])) if found else None
+
+    @translated
+    def end_seat_session(self, digest: str) -> bool:
+        """End a session (its sha256); False when it was not open."""
+        with self._cursor() as cursor:
+            cursor.execute(
+                b"DELETE FROM seat_sessions WHERE session_sha256 = %s RETURNING seat", [digest]
+            )
+            return cursor.fetchone() is not None
+
+    @translated
+    def adopt_seat_links(
+        self, codes: Sequence[tuple[str, str, int]], sessions: Sequence[tuple[str, str, int]]
+    ) -> int:
+        """Take in codes and sessions kept elsewhere before, in one transaction; how many
+        were new (one already kept, or a code for a seat that holds one, is left)."""
+        new = 0
+        with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
+            for digest, game_id, seat in codes:
+                cursor.execute(
+                    b"INSERT INTO seat_codes VALUES (%s, %s, %s) ON CONFLICT DO NOTHING "
+                    b"RETURNING seat",
+                    [digest, game_id, seat],
+                )
+                new += cursor.fetchone() is not None
+            for digest, game_id, seat in sessions:
+                cursor.execute(  # not ON CONFLICT: that would take a number all the same
+                    b"INSERT INTO seat_sessions (session_sha256, game_id, seat) "
+                    b"SELECT %s, %s, %s WHERE NOT EXISTS (SELECT 1 FROM seat_sessions "
+                    b"WHERE session_sha256 = %s) RETURNING seat",
+                    [digest, game_id, seat, digest],
+                )
+                new += cursor.fetchone() is not None
+        return new

@@ -16,7 +16,12 @@ from feastlog.replay.proof import leaf_of
 from feastlog.service.store import CannotOpenStore, projection
 from feastlog.service.store.postgres.errors import open_error
 from feastlog.service.store.postgres.scans import scan
-from feastlog.service.store.postgres.schema import SCHEMA_NAME, TABLES, projection_schema
+from feastlog.service.store.postgres.schema import (
+    SCHEMA_NAME,
+    SEAT_LINKS,
+    TABLES,
+    projection_schema,
+)
 from feastlog.service.store.postgres.writes import insert_projection
 from feastlog.service.store.sql import LEAF_COLUMNS
 
@@ -92,6 +97,7 @@ def _create(con: psycopg.Connection[Any]) -> None:
     con.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema))
     con.execute(sql.SQL("SET search_path TO {}").format(schema))
     con.execute(TABLES.encode())
+    con.execute(SEAT_LINKS.encode())
     con.execute(projection_schema().encode())
 
 

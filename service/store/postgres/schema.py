@@ -122,6 +122,25 @@ CREATE TABLE IF NOT EXISTS server_keys (
 );
 """
 
+# Seat links (``EventStore.add_seat_code``…): a seat's unused one-time code (one a seat:
+# a new one replaces it in one statement, whichever node makes it) and the browser
+# sessions codes opened, each by its sha256 alone; ``n`` numbers the sessions in the
+# order they were opened (the oldest go first past the bound).
+SEAT_LINKS = """
+CREATE TABLE IF NOT EXISTS seat_codes (
+    code_sha256 text PRIMARY KEY,
+    game_id text NOT NULL,
+    seat integer NOT NULL,
+    UNIQUE (game_id, seat)
+);
+CREATE TABLE IF NOT EXISTS seat_sessions (
+    session_sha256 text PRIMARY KEY,
+    game_id text NOT NULL,
+    seat integer NOT NULL,
+    n bigint GENERATED ALWAYS AS IDENTITY UNIQUE
+);
+"""
+
 # DuckDB's column types as PostgreSQL spells them (the projection's DDL is DuckDB's).
 _TYPES = {
     "VARCHAR": "text",

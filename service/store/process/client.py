@@ -290,6 +290,35 @@ class StoreClient:
         """Every signing key the server has used: (public key hex, first used), oldest first."""
         return self._channel.ask("server_keys")
 
+    # Seat links: each a round trip on this connection's channel (the writes on ``calls``,
+    # where the child takes them one at a time on its writing connection).
+
+    def add_seat_code(self, digest: str, game_id: str, seat: int) -> None:
+        """Keep a seat's new one-time code (its sha256) in place of the seat's unused one."""
+        self._channel.ask("add_seat_code", digest, game_id, seat)
+
+    def seat_of_code(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an unused code's sha256; None: spent, replaced or never made."""
+        return self._channel.ask("seat_of_code", digest)
+
+    def take_seat_code(self, digest: str, game_id: str, session: str, most: int) -> int | None:
+        """Spend a code of ``game_id`` and open a session on its seat: the seat, once."""
+        return self._channel.ask("take_seat_code", digest, game_id, session, most)
+
+    def seat_of_session(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of an open session's sha256; None: ended, dropped or never opened."""
+        return self._channel.ask("seat_of_session", digest)
+
+    def end_seat_session(self, digest: str) -> bool:
+        """End a session (its sha256); False when it was not open."""
+        return self._channel.ask("end_seat_session", digest)
+
+    def adopt_seat_links(
+        self, codes: Sequence[tuple[str, str, int]], sessions: Sequence[tuple[str, str, int]]
+    ) -> int:
+        """Take in codes and sessions kept elsewhere before; how many were new."""
+        return self._channel.ask("adopt_seat_links", list(codes), list(sessions))
+
 
 class ProcessStore(StoreClient):
     """A DuckDB file opened by a child process that serves its methods to this one.
