@@ -1,5 +1,5 @@
 """The wire: call metadata, Struct and ErrorInfo decoding, a spawned server, async bots
-(the benchmarks drive a server with these; commands go through ``cli.client``)."""
+(the benchmarks drive a server with these; commands go through ``feastlog.client``)."""
 
 from __future__ import annotations
 
