@@ -1,7 +1,8 @@
 """The CLI's behaviour, recorded: a broad set of commands, their output and exit codes.
 
     python scripts/cli_behaviour.py record before.txt
-    python scripts/cli_behaviour.py record after.txt && diff before.txt after.txt
+    python scripts/cli_behaviour.py record after.txt
+    python scripts/cli_behaviour.py compare before.txt after.txt
 
 Runs, in a fresh folder: games made by ``demo`` and ``new`` with fixed seeds on a real
 ``feastlog serve`` (create, join, view through watch and play, legal, submit, list,
@@ -11,12 +12,16 @@ audit, export, explain, whatif, rejections, stats, the page) and exported record
 (replay, verify, the page), and refusals of each kind.  Each command's exit code,
 standard output and standard error are written, with what is random by nature put in
 words: game, tournament and call ids, seat tokens and keys, times and dates, row and
-state hashes and signatures (they cover the times), ports and the folder.  Everything
-else, pages byte for byte, must be the same from one run to the next.
+state hashes and signatures (they cover the times), command ids, the log tree's roots and
+the size of its latest signed head (signed on an interval of its own), rates, ports and
+the folder.  A tournament's seating is drawn from its own server seed, which no option
+fixes: its tables' order differs from run to run.  Everything else, pages byte for
+byte, must be the same from one run to the next.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
@@ -35,12 +40,16 @@ RANDOM = [
     (re.compile(r"\b(seat|arb|org|sl)_[A-Za-z0-9_\-]{8,}"), r"<\1-token>"),
     (re.compile(r"\bg_[0-9a-f]{16}\b"), "<game>"),
     (re.compile(r"\bt_[0-9a-f]{16}\b"), "<tournament>"),
-    (re.compile(r"\b[0-9a-f]{64}\b"), "<hash>"),
     (re.compile(r"\b[0-9a-f]{128}\b"), "<signature>"),
+    (re.compile(r"\b[0-9a-f]{64}\b"), "<hash>"),
+    (re.compile(r"\b[0-9a-f]{32}\b"), "<command-id>"),
     (re.compile(r"[A-Za-z0-9+/]{80,}={0,2}"), "<base64>"),
+    # the log tree's heads: signed on the signer's own interval, so of any size since
+    (re.compile(r"size \d+ root [0-9a-f]+…"), "size <n> root <root>…"),
     (re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:<port>"),
     (re.compile(r"\b\d+(\.\d+)? ?(ms|s)\b"), "<duration>"),
-    (re.compile(r"\b\d+(\.\d+)? (rows|games|records)/s\b"), r"<rate> \2/s"),
+    (re.compile(r"[\d,]*<?[\w]*>? ?(rows|games|records)/s"), r"<rate> \1/s"),
+    (re.compile(r"\(\d\.\d+ of it\)"), "(<ratio> of it)"),
 ]
 
 
@@ -318,8 +327,20 @@ def offline(run: Run, db: str, demo: str) -> None:
     run("replay", "missing.json")
 
 
+def compare(before: str, after: str) -> int:
+    """The lines that differ between two records (each cleaned again by today's rules)."""
+    cleaner = Run(Path(tempfile.gettempdir()))
+    old = cleaner.clean(Path(before).read_text()).splitlines()
+    new = cleaner.clean(Path(after).read_text()).splitlines()
+    changed = list(difflib.unified_diff(old, new, before, after, lineterm="", n=1))
+    print("\n".join(changed) or f"{before} and {after}: the same")
+    return 1 if changed else 0
+
+
 def main() -> None:
-    """``record FILE``: write the behaviour to FILE."""
+    """``record FILE``: write the behaviour to FILE; ``compare A B``: what differs."""
+    if len(sys.argv) == 4 and sys.argv[1] == "compare":
+        sys.exit(compare(sys.argv[2], sys.argv[3]))
     if len(sys.argv) != 3 or sys.argv[1] != "record":
         sys.exit(__doc__)
     folder = Path(tempfile.mkdtemp(prefix="feastlog-behaviour-"))
