@@ -11,9 +11,10 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import connected
 from feastlog.cli.output import echo_json
+from feastlog.cli.session import connected
 from feastlog.cli.target import connection_options, target_of
+from feastlog.client import data
 
 
 @click.group("arbiter")
@@ -28,7 +29,7 @@ def arbiter_group() -> None:
 def arbiter_add_command(name: str, as_json: bool, **connection: Any) -> None:
     """Add arbiter NAME and print its key (shown once: hand it to the arbiter)."""
     with connected(target_of(connection), writes=True) as client:
-        added = client.arbiters("add", name)
+        added = data.arbiter_added(client.rpc.add_arbiter(name))
     if as_json:
         echo_json(added)
         return
@@ -42,7 +43,7 @@ def arbiter_add_command(name: str, as_json: bool, **connection: Any) -> None:
 def arbiter_revoke_command(name: str, **connection: Any) -> None:
     """Revoke arbiter NAME's key: refused from the next call on."""
     with connected(target_of(connection), writes=True, creates=False) as client:
-        revoked = client.arbiters("revoke", name)
+        revoked = data.arbiter_revoked(client.rpc.revoke_arbiter(name))
     click.echo(f"arbiter {revoked['name']} revoked at {revoked['revoked_at']}")
 
 
@@ -52,7 +53,7 @@ def arbiter_revoke_command(name: str, **connection: Any) -> None:
 def arbiter_list_command(as_json: bool, **connection: Any) -> None:
     """Every named arbiter, with when it was added and revoked (never a key)."""
     with connected(target_of(connection), writes=True, creates=False) as client:
-        found = client.arbiters("list")
+        found = [data.arbiter(a) for a in client.rpc.arbiters()]
     if as_json:
         echo_json(found)
         return

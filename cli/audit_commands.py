@@ -13,11 +13,12 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import command_from_json, connected
 from feastlog.cli.errors import FAILED, OK, REFUSED, CliError, cannot_write, output_file, usage
 from feastlog.cli.output import Bounded, echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
+from feastlog.cli.session import command_from_json, connected
 from feastlog.cli.target import connection_options, target_of
+from feastlog.client import data
 from feastlog.replay.engine import Viewer, how_many
 from feastlog.v1 import record_pb2
 
@@ -115,7 +116,8 @@ def audit_command(
 def explain_command(game_id: str, seq: int, as_json: bool, **connection: Any) -> None:
     """One row: command, sender, time, rule checks with rulebook text, values, state change."""
     with connected(target_of(connection)) as client:
-        found, lines = client.explain(game_id, seq)
+        told = client.rpc.explain(client.game(game_id), seq)
+        found, lines = data.as_dict(told.explanation), list(told.lines)
     if as_json:
         echo_json(found)
     else:
@@ -162,7 +164,7 @@ def whatif_command(
 def rejections_command(game_id: str, as_json: bool, **connection: Any) -> None:
     """Refused commands of a game: seat, time, rule id and message."""
     with connected(target_of(connection)) as client:
-        rows = client.rejections(game_id)
+        rows = [data.rejection(r) for r in client.rpc.rejections(client.game(game_id))]
     if as_json:
         echo_json(rows)
         return
@@ -279,7 +281,7 @@ def stats_command(tournament: str, as_json: bool, **connection: Any) -> None:
     SQL over the outcomes projection, which the server keeps current as games end.
     """
     with connected(target_of(connection)) as client:
-        found = client.stats(tournament)
+        found = data.stats(client.rpc.stats(tournament))
     if as_json:
         echo_json(found)
         return

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    import grpc
+    from feastlog.client.errors import FeastlogError
 
 OK = 0
 FAILED = 1
@@ -152,29 +152,19 @@ def failed(message: str) -> CliError:
     return CliError(message, FAILED)
 
 
-def exit_of(code: grpc.StatusCode) -> int:
-    """The exit code of a gRPC status."""
-    return EXIT_OF_STATUS.get(code.name, REFUSED)
-
-
-def from_rpc(error: grpc.RpcError, where: str, local: bool = False) -> CliError:
-    """A gRPC error as a CliError: its status and message, and what to do when unreachable.
+def from_failure(refused: FeastlogError, where: str, local: bool = False) -> CliError:
+    """A refusal or failure of a call as a CliError: its status and message, and what to
+    do when unreachable.
 
     ``local``: answered in this process on a file no server holds
     (``service.grpc.inprocess``): the refusal's own words, as a tool reading the file says
     them, with no status to name and no server to reach.
     """
-    import grpc  # already loaded: the error came from it
-
-    from feastlog.cli.wire import reason_of
-
-    code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
-    details = (error.details() if hasattr(error, "details") else "") or ""
-    reason = reason_of(error)
-    exit_code = EXIT_OF_REASON.get(reason, exit_of(code))
+    status, details, reason = refused.status or "UNKNOWN", refused.message, refused.reason
+    exit_code = EXIT_OF_REASON.get(reason, EXIT_OF_STATUS.get(status, REFUSED))
     if local:
         return CliError(details + LOCAL_HINTS.get(reason, ""), exit_code, reason)
-    if code == grpc.StatusCode.UNAVAILABLE:
+    if status == "UNAVAILABLE":
         hint = ""
         lowered = details.lower()
         if "ssl" in lowered or "handshake" in lowered or "tls" in lowered:
@@ -182,4 +172,4 @@ def from_rpc(error: grpc.RpcError, where: str, local: bool = False) -> CliError:
         return CliError(
             f"cannot reach {where}: {details.splitlines()[0] if details else ''}{hint}", exit_code
         )
-    return CliError(f"{code.name}: {details}", exit_code, reason)
+    return CliError(f"{status}: {details}", exit_code, reason)

@@ -1,7 +1,7 @@
 """``feastlog`` commands about one game: new, join, demo, replay and rules.
 
 Each works through the server found beside the file (or ``--server``), or in the file
-itself when no server holds it (``cli/target.py``, ``cli/client.py``).
+itself when no server holds it (``cli/target.py``, ``cli/session.py``).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 import click
 
 from feastlog.cli.audit_commands import SEQ, parse_viewer
-from feastlog.cli.client import Replay, connected
 from feastlog.cli.errors import FAILED, CliError, unreachable
 from feastlog.cli.narrate import Narrator, table_lines
 from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.seat_links import link_lines, seat_links
+from feastlog.cli.session import Replay, connected
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
 from feastlog.replay.audit import summary_line
@@ -121,7 +121,7 @@ def new_command(
     if pack and not content_pack:  # on the wire, no pack at all: the game's bundled one
         raise click.BadParameter(f"{pack.name} is empty: a pack needs an id", param_hint="--pack")
     request = {
-        "game_kind": kind,
+        "kind": kind,
         "players": names,
         "seed": parse_seed(seed),
         "options": chosen,
@@ -214,7 +214,7 @@ def demo_command(
     with connected(target_of(connection), writes=True) as client:
         client.receipts_file = receipts_file
         made = client.create_game(
-            game_kind=kind,
+            kind=kind,
             players=names,
             seed=seed_bytes,
             seat_entropy=seat_entropy,

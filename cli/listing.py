@@ -10,10 +10,11 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import connected
 from feastlog.cli.game_commands import GameKind
 from feastlog.cli.output import Bounded, echo_json, echo_lines
+from feastlog.cli.session import connected
 from feastlog.cli.target import connection_options, target_of
+from feastlog.client import data
 
 
 def state_of(game: dict[str, Any]) -> str:
@@ -54,7 +55,7 @@ def games_command(
     last seq, when it was created (UTC), its tournament and its players.
     """
     with connected(target_of(connection)) as client:
-        found = client.game_list(kind or "", tournament, limit)
+        found = [data.game(g) for g in client.rpc.games(kind or "", tournament, limit)]
     if as_json:
         echo_json(found)
         return

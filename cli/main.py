@@ -6,9 +6,11 @@ module (and what it needs: the gRPC server, aiohttp, DuckDB, the benches) is imp
 when that command runs or shows its own help, so ``feastlog --help`` and each command
 pay only for their own imports.
 
-Every command finds its server beside the database (``cli/target.py``), works through
-one client (``cli/client.py``), fails with one error class (``cli/errors.py``, whose
-docstring lists the exit codes) and tells games with one narrator (``cli/narrate.py``).
+Every command finds its server beside the database (``cli/target.py``), sends every
+request through the client library (``feastlog.client``) over a server's channel or one
+answered in this process (``cli/session.py``), fails with one error class
+(``cli/errors.py``, whose docstring lists the exit codes) and tells games with one
+narrator (``cli/narrate.py``).
 """
 
 from __future__ import annotations

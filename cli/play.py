@@ -23,13 +23,13 @@ from typing import Any
 import click
 
 from feastlog.cli.cards import CardNames
-from feastlog.cli.client import Client, connected
 from feastlog.cli.errors import CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen, command_words, enum_words, move_name, view_lines
 from feastlog.cli.output import echo_lines
+from feastlog.cli.session import Session, connected
 from feastlog.cli.target import connection_options, header_safe, target_of
-from feastlog.cli.wire import as_dict
 from feastlog.client.commands import command_from_json
+from feastlog.client.data import as_dict
 from feastlog.client.errors import FeastlogError
 from feastlog.replay.text import plain_number
 from feastlog.service.app.errors import StaleSeq, WaitingForEntropy
@@ -52,7 +52,7 @@ class Follower:
     """The game's rows as this seat may see them, as they are recorded (a daemon thread
     on ``WatchGame``): the last seq known, and each row to tell."""
 
-    def __init__(self, client: Client, game_id: str, token: str) -> None:
+    def __init__(self, client: Session, game_id: str, token: str) -> None:
         self.client, self.game_id, self.token = client, game_id, token
         self.events: list[Any] = []
         self.changed = threading.Condition()
@@ -158,7 +158,7 @@ class Keyboard:
 class Seat:
     """One seat at a game: its token, what it has been told, the game as it follows it."""
 
-    def __init__(self, client: Client, game_id: str, token: str) -> None:
+    def __init__(self, client: Session, game_id: str, token: str) -> None:
         self.client, self.game_id, self.token = client, game_id, token
         self.seen = 0
         self.narrator: Narrator | None = None
@@ -434,7 +434,8 @@ def play(seat: Seat, once: bool) -> None:
     """The loop: news, the table, the moves, the player's choice; again until the end."""
     waited = False
     while True:
-        seq, viewer, view = seat.client.view(seat.game_id, seat.token)
+        now = seat.client.rpc.view(seat.game_id, seat.token)
+        seq, viewer, view = now.seq, now.viewer, now.table
         echo_lines(seat.news(seq))
         if view.get("over"):
             click.echo(game_over(view, seat))
@@ -454,7 +455,8 @@ def play(seat: Seat, once: bool) -> None:
             seat.follower.wait_past(seq, WAIT_SECONDS)
             continue
         waited = False
-        legal_seq, choices, partial = seat.client.legal(seat.game_id, seat.token)
+        legal = seat.client.rpc.legal(seat.game_id, seat.token)
+        legal_seq, choices, partial = legal.seq, legal.commands, legal.partial
         if legal_seq != seq:
             continue  # someone moved meanwhile: show the table as it is now
         shown = seat.names.in_view(view) if seat.names else view
@@ -510,7 +512,8 @@ def send(seat: Seat, command: record_pb2.Command, seq: int) -> bool:
 def still_legal(seat: Seat, command: record_pb2.Command) -> tuple[int, bool]:
     """The seq now, and whether ``command`` is among this seat's legal moves there (a
     command typed as JSON, not from the menu, is the server's to judge)."""
-    legal_seq, choices, partial = seat.client.legal(seat.game_id, seat.token)
+    legal = seat.client.rpc.legal(seat.game_id, seat.token)
+    legal_seq, choices, partial = legal.seq, legal.commands, legal.partial
     body = command.SerializeToString(deterministic=True)
     listed = any(c.SerializeToString(deterministic=True) == body for c in choices)
     return legal_seq, listed or (partial and bool(choices))

@@ -24,10 +24,11 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import Client, connected
 from feastlog.cli.errors import FAILED, CliError, cannot_read, cannot_write, unreachable, usage
+from feastlog.cli.session import Session, connected
 from feastlog.cli.target import connection_options, target_of
 from feastlog.cli.verify import read_proof_file
+from feastlog.client import data
 from feastlog.replay.proof import Cosignature, TreeHead
 from feastlog.service.app import proofcheck
 from feastlog.service.app.notary import Notary, SigningKeyError, load_or_make, signed_by
@@ -50,11 +51,11 @@ def read_head_file(path: str) -> HeadFile:
     return read_proof_file(path, proofcheck.read_head)
 
 
-def extended(client: Client, earlier: TreeHead, later: TreeHead) -> HeadFile:
+def extended(client: Session, earlier: TreeHead, later: TreeHead) -> HeadFile:
     """``later`` with the server's consistency proof from ``earlier``'s size."""
     if later.size <= earlier.size or earlier.size == 0:
         return HeadFile(later)
-    path, _, _ = client.consistency_proof(earlier.size, later.size)
+    path = client.rpc.consistency_proof(earlier.size, later.size).path
     return HeadFile(later, ((earlier.size, earlier.root, tuple(path)),))
 
 
@@ -74,7 +75,7 @@ def head_command(since: tuple[str, ...], output: str | None, **connection: Any) 
     """A server's latest signed tree head, as a head file (for verify --head and --later)."""
     earlier = [read_head_file(p) for p in since]
     with connected(target_of(connection)) as client:
-        head, _ = client.tree_head()
+        head, _ = data.tree_head(client.rpc.tree_head())
         proofs: list[tuple[int, str, tuple[str, ...]]] = []
         for old in earlier:
             proofs += extended(client, old.head, head).consistency
@@ -116,7 +117,7 @@ class Witness:
         """The last head co-signed."""
         return self.seen[-1].head if self.seen else None
 
-    def check(self, client: Client, head: TreeHead, keys: set[str]) -> HeadFile | None:
+    def check(self, client: Session, head: TreeHead, keys: set[str]) -> HeadFile | None:
         """The head to co-sign (None: nothing new); Alarm when it does not extend the last."""
         if not signed_by(head) or head.public_key not in keys:
             raise Alarm(f"the head {head.names()} is not signed by the server's key")
@@ -209,12 +210,12 @@ def witness_command(
         click.echo(f"witness key {witness.notary.public_key}")
         looked = 0
         while True:
-            keys = {k["public_key"] for k in client.server_info()["keys"]}
-            head, _ = client.tree_head()
+            keys = {k["public_key"] for k in data.server_info(client.rpc.server_info())["keys"]}
+            head, _ = data.tree_head(client.rpc.tree_head())
             made = witness.check(client, head, keys)
             if made is not None:
                 cosignature = witness.keep(made, utc_now())
-                count = client.add_cosignature(made.head, cosignature)
+                count = client.rpc.add_cosignature(made.head, cosignature)
                 click.echo(f"witnessed {made.head.names()} ({count} witness(es))")
             looked += 1
             if rounds and looked >= rounds:
@@ -223,7 +224,7 @@ def witness_command(
             time.sleep(interval)
 
 
-def compared(mine: Witness, other: Witness, client: Client | None) -> None:
+def compared(mine: Witness, other: Witness, client: Session | None) -> None:
     """Alarm when two witnesses hold different roots for one size; with a server, also
     when the last head of one does not extend into the other's (the server must prove it)."""
     roots = {h.head.size: h.head for h in mine.seen}

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from feastlog.cli.client import Client
 from feastlog.cli.errors import cannot_write, output_file
-from feastlog.cli.wire import as_dict
+from feastlog.cli.session import Session
+from feastlog.client.data import as_dict
 from feastlog.presentation.page import page_data, render_page, with_verification
 from feastlog.replay import games
 from feastlog.replay.audit import summary_line
@@ -28,7 +28,6 @@ from feastlog.service.app.auth import ORGANISER
 from feastlog.service.app.offline import OfflineRecord, answer
 from feastlog.service.store import Rejection
 from feastlog.v1 import audit_service_pb2 as apb
-from feastlog.v1 import replay_service_pb2 as rpb
 
 
 @dataclass(frozen=True)
@@ -65,24 +64,19 @@ def bundled_pack(genesis: Any) -> Any:
     )
 
 
-def page_from_server(client: Client, game_id: str, viewer: Viewer | None) -> str:
+def page_from_server(client: Session, game_id: str, viewer: Viewer | None) -> str:
     """The page through a running server, as ``viewer`` (the caller's own view by default)."""
     asked = str(viewer) if viewer else ""
-    now = client.call(
-        client.replay_service.GetStateAt, rpb.GetStateAtRequest(game_id=game_id, viewer=asked)
-    )
-    refused = client.call(
-        client.audit_service.ListRejections, apb.ListRejectionsRequest(game_id=game_id)
-    )
+    now = client.rpc.state_at(game_id, 0, asked)
+    refused = client.rpc.rejections(game_id)
     chosen = Viewer.parse(now.viewer)
-    rejections = [rejection_of(game_id, r) for r in refused.rejections]
+    rejections = [rejection_of(game_id, r) for r in refused]
     revealed = any(as_dict(f).get("type") == "seed_revealed" for f in now.event.facts)
     if now.event.kind == "seed_reveal" and revealed:  # a public record: drawn whole
         text, _ = client.export(game_id)
         record = OfflineRecord(text, game_id)
         return answer(record.page(ORGANISER, game_id, str(chosen)))
-    request = rpb.StreamReplayRequest(game_id=game_id, viewer=asked)
-    events = [r.event for r in client.stream(client.replay_service.StreamReplay, request)]
+    events = list(client.rpc.replay(game_id, 0, asked))
     genesis = events[0].genesis
     seen = [
         EventStep(
@@ -98,7 +92,7 @@ def page_from_server(client: Client, game_id: str, viewer: Viewer | None) -> str
 
 
 def write_replay_html(
-    client: Client,
+    client: Session,
     game_id: str,
     output: str,
     viewer: Viewer | None,

@@ -14,18 +14,19 @@ from typing import Any
 
 import segno
 
-from feastlog.cli.client import Client
 from feastlog.cli.errors import USAGE, CliError
+from feastlog.cli.session import Session
+from feastlog.client import data
 
 
 def seat_links(
-    client: Client, game_id: str, seats: Sequence[int], base: str = ""
+    client: Session, game_id: str, seats: Sequence[int], base: str = ""
 ) -> list[dict[str, Any]]:
     """A one-time link per seat: ``{seat, code, path, url}``; ``base`` (the pages' public
     address) replaces the one the server knows, which it must then have."""
     links = []
     for seat in seats:
-        link = client.create_seat_link(game_id, seat)
+        link = data.seat_link(client.rpc.create_seat_link(game_id, seat))
         if base:
             link["url"] = base.rstrip("/") + link["path"]
         if not link["url"]:

@@ -14,10 +14,11 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import command_from_json, connected
 from feastlog.cli.errors import cannot_write, usage
 from feastlog.cli.output import Bounded, echo_json
+from feastlog.cli.session import command_from_json, connected
 from feastlog.cli.target import connection_options, header_safe, target_of
+from feastlog.client import data
 from feastlog.presentation.case import page
 
 SEQ = Bounded(1)
@@ -66,7 +67,7 @@ def call_command(
         if alternative:
             kind = client.replay(game_id, 1, None).genesis.game_kind
             command = command_from_json(alternative, kind)
-        call = client.call_arbiter(game_id, token, about, claim, hold, command)
+        call = client.rpc.call_arbiter(client.game(game_id), about, claim, hold, command, token)
     click.echo(f"call {call} recorded{' (the game is held)' if hold else ''}")
 
 
@@ -94,10 +95,11 @@ def calls_command(
     """The calls to the arbiter: of GAME_ID, or the queue of every running game (arbiters)."""
     with connected(target_of(connection), creates=False) as client:
         if watch:
-            for found in client.watch_calls(tournament):
-                click.echo(call_line(found))
+            for each in client.rpc.watch_calls(tournament):
+                click.echo(call_line(data.message(each)))
             return
-        found_calls = client.calls(game_id, tournament, open_only, token)
+        listed = client.rpc.calls(game_id, tournament, open_only, token or None)
+        found_calls = [data.message(c) for c in listed]
     if as_json:
         echo_json(found_calls)
         return
@@ -125,7 +127,7 @@ def case_command(
 ) -> None:
     """The case file of CALL in GAME_ID: one self-verifying bundle (feastlog verify checks it)."""
     with connected(target_of(connection), creates=False) as client:
-        text = client.case_file(game_id, call, token)
+        text = client.rpc.case_file(client.game(game_id), call, token or None)
     shown = page(text) if html else text
     if not output:
         click.echo(shown)
@@ -144,7 +146,7 @@ def case_command(
 def clocks_command(game_id: str, as_json: bool, **connection: Any) -> None:
     """A clocked game's clocks now: each seat's time left and used, which run."""
     with connected(target_of(connection), creates=False) as client:
-        found = client.clocks(game_id)
+        found = data.clocks(client.rpc.clocks(client.game(game_id)))
     if as_json:
         echo_json(found)
         return

@@ -22,11 +22,10 @@ import click
 
 from feastlog.cli.errors import unreachable
 from feastlog.client.errors import FeastlogError
+from feastlog.client.files import KEY_ENV, is_postgres
 from feastlog.client.locate import DEFAULT_DB, locate
+from feastlog.client.tls import Tls
 from feastlog.replay.text import fits_header
-from feastlog.service.app.auth import KEY_ENV
-from feastlog.service.grpc.tls import Tls
-from feastlog.service.store.port import is_postgres
 
 SERVER_ENV = "FEASTLOG_SERVER"
 

@@ -6,9 +6,10 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import connected
 from feastlog.cli.output import echo_json, echo_lines
+from feastlog.cli.session import connected
 from feastlog.cli.target import connection_options, target_of
+from feastlog.client import data
 from feastlog.replay.tournament.spec import EXTENSION_MINUTES, ROUND_MINUTES
 
 
@@ -19,7 +20,7 @@ from feastlog.replay.tournament.spec import EXTENSION_MINUTES, ROUND_MINUTES
 def standings_command(tournament_id: str, as_json: bool, **connection: Any) -> None:
     """A tournament's standings: games, wins (shared victories split) and points per player."""
     with connected(target_of(connection)) as client:
-        found = client.standings(tournament_id)
+        found = data.standings(client.rpc.standings(tournament_id))
     if as_json:
         echo_json(found)
         return
@@ -50,7 +51,7 @@ def _writes(
     connection: dict[str, Any], rpc: str, creates: bool = False, **request: Any
 ) -> dict[str, Any]:
     with connected(target_of(connection), writes=True, creates=creates) as client:
-        return client.tournament(rpc, **request)
+        return data.message(client.rpc.tournament(rpc, **request))
 
 
 def _format_options(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -380,7 +381,8 @@ def export_command(tournament_id: str, output: str, **connection: Any) -> None:
 def watch_command(tournament_id: str, from_seq: int, **connection: Any) -> None:
     """The tournament's rows as they are recorded (publishing, results, clock, penalties)."""
     with connected(target_of(connection), writes=True, creates=False) as client:
-        for row in client.watch_tournament(tournament_id, from_seq):
+        for reply in client.rpc.watch_tournament(tournament_id, from_seq):
+            row = data.message(reply, defaults=False)
             action, actor = row.get("action", ""), row.get("actor", "")
             echo_lines(
                 [f"{row['seq']:>5} {row['kind']:<11} {action:<12} {actor} {row['recorded_at']}"]

@@ -14,12 +14,12 @@ from typing import Any
 
 import click
 
-from feastlog.cli.client import Client, connected
 from feastlog.cli.errors import UNREACHABLE, CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen
 from feastlog.cli.output import Bounded, echo_lines
+from feastlog.cli.session import Session, connected
 from feastlog.cli.target import connection_options, header_safe, target_of
-from feastlog.cli.wire import as_dict
+from feastlog.client.data import as_dict
 from feastlog.replay.record import GENESIS, SEED_REVEAL
 from feastlog.service.app.errors import WaitingForEntropy
 
@@ -74,7 +74,7 @@ def watch_command(
             click.echo("\nstopped watching (the game goes on)")
 
 
-def follow(client: Client, game_id: str, token: str | None, arbiter: bool, from_seq: int) -> bool:
+def follow(client: Session, game_id: str, token: str | None, arbiter: bool, from_seq: int) -> bool:
     """Tell the game's rows as they come, to its end (True); False while it has not begun
     (it waits for seat entropy)."""
     narrator: Narrator | None = None

@@ -1,9 +1,8 @@
 """The wire: call metadata, Struct and ErrorInfo decoding, a spawned server, async bots
-(the benchmarks drive a server with these; commands go through ``cli.client``)."""
+(the benchmarks drive a server with these; commands go through ``feastlog.client``)."""
 
 from __future__ import annotations
 
-import math
 import os
 import random
 import re
@@ -16,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from google.protobuf import struct_pb2
 
 # The channels, the routing header, credentials and ErrorInfo are the client library's
 # (``feastlog.client``): the CLI reaches a server the way any client does.
@@ -25,6 +23,7 @@ from feastlog.client.channel import Metadata as Metadata
 from feastlog.client.channel import bearer as bearer
 from feastlog.client.channel import open_blocking_channel as open_blocking_channel
 from feastlog.client.channel import open_channel as open_channel
+from feastlog.client.data import as_dict as as_dict
 from feastlog.client.errors import error_info as error_info
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
@@ -52,33 +51,6 @@ def spawn_server(db_path: Path, key: str, prelude: str = "") -> tuple[subprocess
         _, err = proc.communicate(timeout=10)
         raise RuntimeError(f"the server did not start: {first}{err}")
     return proc, found.group(1)
-
-
-def as_dict(message: Any) -> dict[str, Any]:
-    """A protobuf Struct as a dict, whole numbers back as ints (Struct carries doubles).
-
-    What ``json_format.MessageToDict`` gives, whole numbers then made ints, in about half
-    its time: every row of a replay carries its view and facts as Structs.
-    """
-    return {key: _plain(value) for key, value in message.fields.items()}
-
-
-def _plain(value: struct_pb2.Value) -> Any:
-    kind = value.WhichOneof("kind")
-    if kind == "struct_value":
-        return {key: _plain(item) for key, item in value.struct_value.fields.items()}
-    if kind == "list_value":
-        return [_plain(item) for item in value.list_value.values]
-    if kind == "number_value":
-        number = value.number_value
-        if math.isinf(number) or math.isnan(number):  # as MessageToDict refuses them
-            raise ValueError(f"a Struct holds {number}, which JSON cannot")
-        return int(number) if number.is_integer() else number
-    if kind == "string_value":
-        return value.string_value
-    if kind == "bool_value":
-        return value.bool_value
-    return None  # null, or a Value never set (as MessageToDict reads it)
 
 
 @dataclass

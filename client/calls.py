@@ -10,14 +10,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from google.protobuf import json_format
-
+from feastlog.client.data import as_dict
+from feastlog.replay.proof import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import feed_service_pb2 as fpb
 from feastlog.v1 import game_service_pb2 as pb
-from feastlog.v1 import record_pb2, view_pb2
+from feastlog.v1 import proof_pb2, record_pb2, view_pb2
+from feastlog.v1 import proof_service_pb2 as ppb
 from feastlog.v1 import replay_service_pb2 as rpb
+from feastlog.v1 import seat_link_service_pb2 as slpb
+from feastlog.v1 import table_service_pb2 as tabpb
 from feastlog.v1 import tournament_service_pb2 as tpb
 
 T = TypeVar("T")
@@ -25,18 +28,7 @@ T = TypeVar("T")
 
 def plain(message: Any) -> dict[str, Any]:
     """A Struct as a dict, whole numbers as ints (Struct carries doubles)."""
-    found: dict[str, Any] = json_format.MessageToDict(message)
-    return _whole(found)
-
-
-def _whole(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _whole(v) for k, v in value.items()}
-    return value
+    return as_dict(message)
 
 
 @dataclass(frozen=True)
@@ -91,6 +83,7 @@ class Recorded:
     game_over: bool
     replayed: bool
     command_id: str
+    reply: pb.SubmitCommandResponse | None = None  # the whole reply (its receipts)
 
 
 @dataclass(frozen=True)
@@ -158,12 +151,17 @@ def submit(
     command: record_pb2.Command,
     expected_seq: int | None = None,
     command_id: str | None = None,
+    typed_facts_only: bool = False,
 ) -> Call[Recorded]:
     """SubmitCommand, with a command_id (made here when not given) that stays the same
-    however often the call is retried."""
+    however often the call is retried (``typed_facts_only``: no facts as data)."""
     command_id = command_id or uuid.uuid4().hex
     request = pb.SubmitCommandRequest(
-        game_id=game_id, command_id=command_id, command=command, expected_seq=expected_seq
+        game_id=game_id,
+        command_id=command_id,
+        command=command,
+        expected_seq=expected_seq,
+        typed_facts_only=typed_facts_only,
     )
 
     def answer(reply: pb.SubmitCommandResponse) -> Recorded:
@@ -176,6 +174,7 @@ def submit(
             reply.game_over,
             reply.replayed,
             command_id,
+            reply,
         )
 
     return Call("GameService", "SubmitCommand", request, answer)
@@ -264,6 +263,12 @@ def verify_all(kind: str = "") -> Stream[apb.AuditReport]:
     return Stream("AuditService", "VerifyAllGames", request, lambda reply: reply.report)
 
 
+def verify_all_counted(kind: str = "") -> Stream[apb.VerifyAllGamesResponse]:
+    """VerifyAllGames (organiser): each reply, its report with the number of games."""
+    request = apb.VerifyAllGamesRequest(game_kind=kind)
+    return Stream("AuditService", "VerifyAllGames", request, _same)
+
+
 def explain(game_id: str, seq: int) -> Call[apb.ExplainEventResponse]:
     """ExplainEvent: one row explained."""
     request = apb.ExplainEventRequest(game_id=game_id, seq=seq)
@@ -294,7 +299,111 @@ def rule(
     return Call("AuditService", "SubmitRuling", request, _same)
 
 
+# --- TableService ------------------------------------------------------------------
+
+
+def call_arbiter(
+    game_id: str,
+    about_seq: int,
+    claim: str,
+    hold: bool = False,
+    alternative: record_pb2.Command | None = None,
+    command_id: str | None = None,
+) -> Call[int]:
+    """CallArbiter (a seat): the call's id, its row's seq."""
+    request = tabpb.CallArbiterRequest(
+        game_id=game_id,
+        command_id=command_id or uuid.uuid4().hex,
+        about_seq=about_seq,
+        claim=claim,
+        hold=hold,
+        alternative=alternative,
+    )
+    return Call("TableService", "CallArbiter", request, lambda reply: int(reply.call))
+
+
+def list_calls(
+    game_id: str = "", tournament_id: str = "", open_only: bool = False
+) -> Call[list[tabpb.ArbiterCall]]:
+    """ListCalls: a game's calls, or those of the running games (of a tournament)."""
+    request = tabpb.ListCallsRequest(
+        game_id=game_id, tournament_id=tournament_id, open_only=open_only
+    )
+    return Call("TableService", "ListCalls", request, lambda reply: list(reply.calls))
+
+
+def watch_calls(tournament_id: str = "") -> Stream[tabpb.ArbiterCall]:
+    """WatchCalls: the open calls, then each call made or answered."""
+    request = tabpb.WatchCallsRequest(tournament_id=tournament_id)
+    return Stream("TableService", "WatchCalls", request, lambda reply: reply.call)
+
+
+def case_file(game_id: str, call: int) -> Call[str]:
+    """GetCaseFile: a call's case file (canonical JSON text)."""
+    request = tabpb.GetCaseFileRequest(game_id=game_id, call=call)
+    return Call("TableService", "GetCaseFile", request, lambda reply: str(reply.bundle))
+
+
+def clocks(game_id: str) -> Call[tabpb.GetClocksResponse]:
+    """GetClocks: a game's clocks now."""
+    request = tabpb.GetClocksRequest(game_id=game_id)
+    return Call("TableService", "GetClocks", request, _same)
+
+
+# --- SeatLinkService and ProofService ------------------------------------------------
+
+
+def create_seat_link(game_id: str, seat: int) -> Call[slpb.CreateSeatLinkResponse]:
+    """CreateSeatLink (organiser): a one-time link to a seat's page."""
+    request = slpb.CreateSeatLinkRequest(game_id=game_id, seat=seat)
+    return Call("SeatLinkService", "CreateSeatLink", request, _same)
+
+
+def server_info() -> Call[ppb.GetServerInfoResponse]:
+    """GetServerInfo: the signing keys and the log tree's size."""
+    return Call("ProofService", "GetServerInfo", ppb.GetServerInfoRequest(), _same)
+
+
+def tree_head(size: int = 0) -> Call[ppb.GetTreeHeadResponse]:
+    """GetTreeHead: a signed head (0: the latest) with its cosignatures."""
+    return Call("ProofService", "GetTreeHead", ppb.GetTreeHeadRequest(size=size), _same)
+
+
+def consistency_proof(first: int, second: int) -> Call[ppb.GetConsistencyProofResponse]:
+    """GetConsistencyProof: that the tree of ``first`` leaves is a prefix of ``second``'s."""
+    request = ppb.GetConsistencyProofRequest(first=first, second=second)
+    return Call("ProofService", "GetConsistencyProof", request, _same)
+
+
+def add_cosignature(head: TreeHead, cosignature: Cosignature) -> Call[int]:
+    """AddCosignature (a witness): how many cosignatures the head has now."""
+    request = ppb.AddCosignatureRequest(
+        head=proof_pb2.TreeHead(**vars(head)),
+        cosignature=proof_pb2.Cosignature(
+            witness_key=cosignature.witness_key,
+            witnessed_at=cosignature.witnessed_at,
+            signature=cosignature.signature,
+        ),
+    )
+    return Call("ProofService", "AddCosignature", request, lambda reply: int(reply.cosignatures))
+
+
 # --- TournamentService and AdminService --------------------------------------------
+
+
+def tournament(rpc: str, **fields: Any) -> Call[Any]:
+    """One of TournamentService's calls on a tournament (``rpc``: its name,
+    ``CreateTournament``, ``PairRound``…; ``fields``: its request's)."""
+    if not hasattr(tpb, f"{rpc}Request") or rpc.startswith("Watch"):
+        raise ValueError(f"TournamentService has no unary call {rpc}")
+    request = getattr(tpb, f"{rpc}Request")(**fields)
+    return Call("TournamentService", rpc, request, _same)
+
+
+def watch_tournament(tournament_id: str, from_seq: int = 1) -> Stream[Any]:
+    """WatchTournament: a tournament's rows from ``from_seq``, stored then live."""
+    request = tpb.WatchTournamentRequest(tournament_id=tournament_id, from_seq=from_seq)
+    return Stream("TournamentService", "WatchTournament", request, _same)
 
 
 def standings(tournament_id: str) -> Call[tpb.GetStandingsResponse]:

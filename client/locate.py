@@ -16,10 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from feastlog.client.errors import FeastlogError
-from feastlog.service import announce
-from feastlog.service.app.auth import KEY_FILE, OrganiserKeyError, read_key_file
-from feastlog.service.grpc.tls import Tls, TlsFileError
-from feastlog.service.store.port import is_postgres
+from feastlog.client.files import (
+    KEY_FILE,
+    OrganiserKeyError,
+    is_postgres,
+    key_fingerprint,
+    read_announcement,
+    read_key_file,
+)
+from feastlog.client.tls import Tls, TlsFileError
 
 DEFAULT_DB = "feastlog.duckdb"
 
@@ -78,7 +83,7 @@ def locate(
     except TlsFileError as bad:
         raise FeastlogError(str(bad), reason="TLS_FILE") from bad
     # a PostgreSQL database has no file beside which a server could announce itself
-    found = announce.read(db) if local and not is_postgres(db) else None
+    found = read_announcement(db) if local and not is_postgres(db) else None
     announced = False
     if server is None and found is not None:
         server, announced = found.address, True
@@ -91,7 +96,7 @@ def locate(
         # the key file is read only for the server announced beside it (never sent elsewhere)
         mine = local_key(db) if announced else None
         if mine is not None and found is not None:
-            if found.key_fingerprint == announce.key_fingerprint(mine):
+            if found.key_fingerprint == key_fingerprint(mine):
                 key = mine
             else:
                 hint = f"the organiser key file beside {db} is not the key of {server}"

@@ -13,6 +13,7 @@ from feastlog.client.calls import Call, Created, Legal, Recorded, Stream, View
 from feastlog.client.channel import Metadata, bearer, open_blocking_channel
 from feastlog.client.errors import FeastlogError, from_rpc
 from feastlog.client.locate import DEFAULT_DB, Where, locate
+from feastlog.replay.proof import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
 from feastlog.v1 import audit_service_pb2 as apb
@@ -21,9 +22,15 @@ from feastlog.v1 import feed_service_pb2 as fpb
 from feastlog.v1 import feed_service_pb2_grpc as fpb_grpc
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
+from feastlog.v1 import proof_service_pb2 as ppb
+from feastlog.v1 import proof_service_pb2_grpc as ppb_grpc
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb
 from feastlog.v1 import replay_service_pb2_grpc as rpb_grpc
+from feastlog.v1 import seat_link_service_pb2 as slpb
+from feastlog.v1 import seat_link_service_pb2_grpc as slpb_grpc
+from feastlog.v1 import table_service_pb2 as tabpb
+from feastlog.v1 import table_service_pb2_grpc as tabpb_grpc
 from feastlog.v1 import tournament_service_pb2 as tpb
 from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
@@ -41,7 +48,11 @@ STUBS: Mapping[str, Any] = {
     "TournamentService": tpb_grpc.TournamentServiceStub,
     "AdminService": adpb_grpc.AdminServiceStub,
     "FeedService": fpb_grpc.FeedServiceStub,
+    "ProofService": ppb_grpc.ProofServiceStub,
+    "TableService": tabpb_grpc.TableServiceStub,
+    "SeatLinkService": slpb_grpc.SeatLinkServiceStub,
 }
+PAGE_SIZE = 500  # games a page of the list (the most a server gives)
 SEED_REVEAL = "seed_reveal"  # the last row of a game
 
 
@@ -82,6 +93,10 @@ class Client:
     server), else none; a method's own ``token`` overrides both (``SPECTATOR``: none).
     Calls that could not reach the server are sent again (``retries``), a command with
     the same command_id, so it is recorded once.  Every failure is a ``FeastlogError``.
+
+    ``channel``: a channel already open (found and opened by the caller: a server's, or
+    one answered in the caller's own process, as the CLI's offline commands are) in place
+    of ``server``; it is closed with the client.
     """
 
     def __init__(
@@ -95,14 +110,17 @@ class Client:
         tls_cert: str | None = None,
         tls_key: str | None = None,
         retries: int = RETRIES,
-        timeout: float = TIMEOUT,
+        timeout: float | None = TIMEOUT,
+        channel: grpc.Channel | None = None,
     ) -> None:
-        where = find(server, db, organiser_key, ca, tls_cert, tls_key)
-        self.address: str = where.server or ""
-        self.token, self.organiser_key = token, where.key
-        self.retries, self.timeout = retries, timeout
-        credentials = where.tls.channel_credentials() if where.tls else None
-        self.channel = open_blocking_channel(self.address, credentials)
+        self.token, self.retries, self.timeout = token, retries, timeout
+        if channel is not None:
+            self.address, self.organiser_key, self.channel = server or "", organiser_key, channel
+        else:
+            where = find(server, db, organiser_key, ca, tls_cert, tls_key)
+            self.address, self.organiser_key = where.server or "", where.key
+            credentials = where.tls.channel_credentials() if where.tls else None
+            self.channel = open_blocking_channel(self.address, credentials)
         self.stubs = {name: stub(self.channel) for name, stub in STUBS.items()}
 
     def __enter__(self) -> Client:
@@ -140,7 +158,10 @@ class Client:
     def stream(self, stream: Stream[T], token: str | None = None) -> Iterator[T]:
         """A server stream's replies (not retried: ``follow`` resumes a game's)."""
         method = getattr(self.stubs[stream.service], stream.method)
-        replies = method(stream.request, metadata=self.metadata(token))
+        try:
+            replies = method(stream.request, metadata=self.metadata(token))
+        except grpc.RpcError as error:  # refused before its first reply (in process)
+            raise from_rpc(error) from None
         try:
             for reply in replies:
                 yield stream.each(reply)
@@ -178,10 +199,12 @@ class Client:
         expected_seq: int | None = None,
         token: str | None = None,
         command_id: str | None = None,
+        typed_facts_only: bool = False,
     ) -> Recorded:
         """Send a command (refused as stale unless the game is at ``expected_seq``, when
         given); retried with the same command_id."""
-        return self.run(calls.submit(game_id, command, expected_seq, command_id), token)
+        sent = calls.submit(game_id, command, expected_seq, command_id, typed_facts_only)
+        return self.run(sent, token)
 
     def view(self, game_id: str, token: str | None = None) -> View:
         """The table now, as the caller may see it."""
@@ -191,14 +214,19 @@ class Client:
         """The caller's seat's legal commands now."""
         return self.run(calls.legal(game_id), token)
 
-    def games(self, kind: str = "", tournament_id: str = "") -> Iterator[pb.GameSummary]:
-        """Every game (of a kind, of a tournament), page by page, oldest first."""
-        page = ""
+    def games(
+        self, kind: str = "", tournament_id: str = "", most: int = 0
+    ) -> Iterator[pb.GameSummary]:
+        """Every game (of a kind, of a tournament), or the first ``most``, page by page in
+        the server's order."""
+        page, given = "", 0
         while True:
-            listed = self.run(calls.list_games(kind, tournament_id, 500, page))
+            size = min(most - given, PAGE_SIZE) if most else PAGE_SIZE
+            listed = self.run(calls.list_games(kind, tournament_id, size, page))
             yield from listed.games
+            given += len(listed.games)
             page = listed.next_page_token
-            if not page:
+            if not page or (most and given >= most):
                 return
 
     def follow(
@@ -281,6 +309,10 @@ class Client:
         """Every game's audit report (organiser)."""
         return self.stream(calls.verify_all(kind))
 
+    def verify_all_counted(self, kind: str = "") -> Iterator[apb.VerifyAllGamesResponse]:
+        """Every game's audit report with the number of games (``total``): a progress bar's."""
+        return self.stream(calls.verify_all_counted(kind))
+
     def explain(self, game_id: str, seq: int, token: str | None = None) -> apb.ExplainEventResponse:
         """One row explained: the command, its checks, the change."""
         return self.run(calls.explain(game_id, seq), token)
@@ -301,7 +333,73 @@ class Client:
         """Append a ruling (organiser or arbiter); retried with the same command_id."""
         return self.run(calls.rule(game_id, ruling, command_id))
 
+    # TableService
+
+    def call_arbiter(
+        self,
+        game_id: str,
+        about_seq: int,
+        claim: str,
+        hold: bool = False,
+        alternative: record_pb2.Command | None = None,
+        token: str | None = None,
+    ) -> int:
+        """A seat calls the arbiter about row ``about_seq``: the call's id (its seq)."""
+        return self.run(calls.call_arbiter(game_id, about_seq, claim, hold, alternative), token)
+
+    def calls(
+        self,
+        game_id: str = "",
+        tournament_id: str = "",
+        open_only: bool = False,
+        token: str | None = None,
+    ) -> list[tabpb.ArbiterCall]:
+        """The calls of a game, or of the running games (of a tournament)."""
+        return self.run(calls.list_calls(game_id, tournament_id, open_only), token)
+
+    def watch_calls(self, tournament_id: str = "") -> Iterator[tabpb.ArbiterCall]:
+        """The open calls, then each call made or answered, as it commits."""
+        return self.stream(calls.watch_calls(tournament_id))
+
+    def case_file(self, game_id: str, call: int, token: str | None = None) -> str:
+        """The case file of a call as the caller may see it (canonical JSON text)."""
+        return self.run(calls.case_file(game_id, call), token)
+
+    def clocks(self, game_id: str, token: str | None = None) -> tabpb.GetClocksResponse:
+        """A game's clocks now (``clocked`` false for a game without)."""
+        return self.run(calls.clocks(game_id), token)
+
+    # SeatLinkService, ProofService
+
+    def create_seat_link(self, game_id: str, seat: int) -> slpb.CreateSeatLinkResponse:
+        """A one-time link to a seat's page (organiser)."""
+        return self.run(calls.create_seat_link(game_id, seat))
+
+    def server_info(self) -> ppb.GetServerInfoResponse:
+        """The server's signing keys and its log tree's size."""
+        return self.run(calls.server_info())
+
+    def tree_head(self, size: int = 0) -> ppb.GetTreeHeadResponse:
+        """A signed tree head (0: the latest) and its cosignatures."""
+        return self.run(calls.tree_head(size))
+
+    def consistency_proof(self, first: int, second: int) -> ppb.GetConsistencyProofResponse:
+        """That the tree of ``first`` leaves is a prefix of ``second``'s."""
+        return self.run(calls.consistency_proof(first, second))
+
+    def add_cosignature(self, head: TreeHead, cosignature: Cosignature) -> int:
+        """A witness's cosignature of a head, given to its server: how many it has now."""
+        return self.run(calls.add_cosignature(head, cosignature))
+
     # TournamentService, AdminService
+
+    def tournament(self, rpc: str, **fields: Any) -> Any:
+        """One of TournamentService's calls by name (``CreateTournament``…): its reply."""
+        return self.run(calls.tournament(rpc, **fields))
+
+    def watch_tournament(self, tournament_id: str, from_seq: int = 1) -> Iterator[Any]:
+        """A tournament's rows from ``from_seq``, stored then live."""
+        return self.stream(calls.watch_tournament(tournament_id, from_seq))
 
     def standings(self, tournament_id: str) -> tpb.GetStandingsResponse:
         """A tournament's standings."""

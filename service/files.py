@@ -21,6 +21,9 @@ import stat
 import threading
 from pathlib import Path
 
+from feastlog.client.files import exposed as exposed
+from feastlog.client.files import mode_text as mode_text
+
 PRIVATE_UMASK = 0o077
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
@@ -28,16 +31,6 @@ FOLDER_MODE = 0o700
 _umask_lock = threading.Lock()
 _umask_holders = 0
 _umask_before = 0
-
-
-def mode_text(mode: int) -> str:
-    """A file's permission bits as ``0644``."""
-    return f"{stat.S_IMODE(mode):04o}"
-
-
-def exposed(mode: int) -> bool:
-    """Whether anyone but the owner may read, write or enter it."""
-    return bool(mode & 0o077)
 
 
 def hold_private_umask() -> None:

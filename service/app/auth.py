@@ -8,28 +8,26 @@ import hmac
 import os
 import re
 import secrets
-import stat
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
+# the key file's rules are the client's too: it reads the key beside a database
+from feastlog.client.files import KEY_ENV as KEY_ENV
+from feastlog.client.files import KEY_FILE as KEY_FILE
+from feastlog.client.files import KEY_MIN_LENGTH as KEY_MIN_LENGTH
+from feastlog.client.files import OrganiserKeyError as OrganiserKeyError
+from feastlog.client.files import check_key as check_key
+from feastlog.client.files import read_key_file as read_key_file
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.text import fits_header
 from feastlog.replay.visibility import sender_of_another_game
 from feastlog.service.app.errors import PermissionDenied, Unauthenticated
-from feastlog.service.files import exposed, make_private_folder, mode_text, write_new_private_file
+from feastlog.service.files import make_private_folder, write_new_private_file
 from feastlog.service.store.port import is_postgres
 
-KEY_FILE = "feastlog-organiser.key"
-KEY_ENV = "FEASTLOG_ORGANISER_KEY"
-KEY_MIN_LENGTH = 32
 NEW_KEY_HINT = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
-
-
-class OrganiserKeyError(Exception):
-    """An organiser key that cannot be used (empty, short, exposed or unreadable): one line."""
 
 
 def key_path(db_path: str) -> Path:
@@ -72,52 +70,6 @@ def find_organiser_key(explicit: str | None = None, folder: str = ".") -> str | 
         return os.environ[KEY_ENV].strip()
     path = Path(folder) / KEY_FILE
     return read_key_file(path) if os.path.exists(path) else None
-
-
-def read_key_file(path: Path) -> str:
-    """The key in ``path``, refused unless it is this user's, owner-only and long enough."""
-    try:
-        # O_NONBLOCK: a FIFO put in the key's place is refused below, not waited on.
-        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
-            found = os.fstat(file.fileno())
-            if not stat.S_ISREG(found.st_mode):
-                raise OrganiserKeyError(
-                    f"the organiser key file {path} is not a file: move it away"
-                )
-            text = file.read(4096)
-    except OSError as failed:
-        raise OrganiserKeyError(
-            f"cannot read the organiser key file {path}: {failed.strerror or failed}"
-        ) from failed
-    fresh = "delete it and start the server again to make a new one"
-    if found.st_uid != os.geteuid():
-        raise OrganiserKeyError(
-            f"the organiser key file {path} belongs to another user (uid {found.st_uid}): {fresh}"
-        )
-    if exposed(found.st_mode):
-        raise OrganiserKeyError(
-            f"the organiser key file {path} can be reached by other users (mode "
-            f"{mode_text(found.st_mode)}): {fresh}, or chmod 600 it if no one else has read it"
-        )
-    key = text.decode("utf-8", errors="replace").strip()
-    return check_key(key, f"the organiser key file {path}", fresh)
-
-
-def check_key(key: str, source: str, fix: str) -> str:
-    """``key`` if it is a usable organiser key; else ``OrganiserKeyError`` naming ``source``."""
-    if not key:
-        raise OrganiserKeyError(f"{source} is empty: {fix}")
-    if len(key) < KEY_MIN_LENGTH:
-        raise OrganiserKeyError(
-            f"{source} holds a key of {len(key)} characters; an organiser key has at least "
-            f"{KEY_MIN_LENGTH}: {fix}"
-        )
-    if not fits_header(key) or " " in key:  # a bearer token is one word
-        raise OrganiserKeyError(
-            f"{source} holds characters a bearer token cannot carry (spaces, control or "
-            f"non-ASCII characters): {fix}"
-        )
-    return key
 
 
 def new_seat_token() -> str:

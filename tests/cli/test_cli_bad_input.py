@@ -21,8 +21,9 @@ from click.testing import CliRunner
 from google.protobuf import any_pb2
 from google.rpc import error_details_pb2, status_pb2
 
-from feastlog.cli.errors import from_rpc
+from feastlog.cli.errors import from_failure
 from feastlog.cli.main import cli
+from feastlog.client.errors import from_rpc
 from feastlog.replay import games
 from feastlog.replay.export import export_record, to_text
 from feastlog.service.app import commands
@@ -396,9 +397,12 @@ def test_a_refusal_whose_rich_status_does_not_fit_is_still_one_clear_line() -> N
     fitting = status_pb2.Status(code=9, message=words, details=[detail]).SerializeToString()
     other = status_pb2.Status(code=5, message=words, details=[detail]).SerializeToString()
     key = "grpc-status-details-bin"
-    assert from_rpc(_Refused(((key, fitting),)), "here").reason == "WAITING_FOR_SEAT_ENTROPY"
+    assert (
+        from_failure(from_rpc(_Refused(((key, fitting),))), "here").reason
+        == "WAITING_FOR_SEAT_ENTROPY"
+    )
     for trailers in (((key, other),), ((key, b"\xff\xff\xff"),), None, ()):
-        found = from_rpc(_Refused(trailers), "here")
+        found = from_failure(from_rpc(_Refused(trailers)), "here")
         assert found.reason == "" and found.exit_code == 4, trailers
         assert found.message == "FAILED_PRECONDITION: the game waits for seat entropy"
 

@@ -55,7 +55,7 @@ OTHER_COMMANDS = (
     "feastlog.cli.season",
     "feastlog.cli.arbiter",
     "feastlog.cli.narrate",
-    "feastlog.cli.client",
+    "feastlog.cli.session",
     "feastlog.cli.play",
     "feastlog.cli.game_commands",
     "feastlog.cli.audit_commands",
@@ -117,7 +117,9 @@ def test_verify_imports_nothing_of_a_server_or_a_database() -> None:
     code, output, modules = imported_by("verify", "--help")
     assert code == 0 and "exported record" in output
     assert loaded(modules, HEAVY) == []
-    assert loaded(modules, ("feastlog.service", "feastlog.cli.client", "feastlog.cli.target")) == []
+    assert (
+        loaded(modules, ("feastlog.service", "feastlog.cli.session", "feastlog.cli.target")) == []
+    )
 
 
 def test_every_listed_command_is_where_the_table_says_with_its_own_summary() -> None:
