@@ -21,6 +21,7 @@ import click
 from feastlog.cli.errors import INTERRUPTED, unreachable, usage
 from feastlog.cli.output import Bounded
 from feastlog.cli.target import DEFAULT_DB
+from feastlog.client.tls import Tls, TlsFileError
 from feastlog.service.app.auth import OrganiserKeyError
 from feastlog.service.app.errors import CannotOpenStore
 from feastlog.service.grpc.server import (
@@ -32,7 +33,6 @@ from feastlog.service.grpc.server import (
     serve_forever,
     stop_on_signals,
 )
-from feastlog.service.grpc.tls import Tls, TlsFileError
 from feastlog.service.store.port import is_memory, is_postgres, shown
 
 # Why a server cannot start, each in one line: exit code 3.

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from feastlog.client.tls import Tls, TlsFileError
 from feastlog.replay.text import plain_number
 from feastlog.service import announce, runtime
 from feastlog.service.app.application import Application
@@ -31,7 +32,6 @@ from feastlog.service.grpc import guard as limits
 from feastlog.service.grpc import reflection
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
 from feastlog.service.grpc.servicers import add_servicers
-from feastlog.service.grpc.tls import Tls, TlsFileError
 from feastlog.service.store import CannotOpenStore
 from feastlog.service.store.port import EventStore, is_memory, is_postgres, open_store
 from feastlog.service.store.process import ProcessStore, games_to_register

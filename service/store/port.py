@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import unquote
 
+from feastlog.client.files import POSTGRES_SCHEMES as POSTGRES_SCHEMES
+from feastlog.client.files import is_postgres as is_postgres
+
 if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value picks
     from feastlog.replay.proof import Cosignature, TreeHead
     from feastlog.replay.record import Row
@@ -34,7 +37,6 @@ if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value pic
 # commit mark it is held to (``duckdb/mark.py``).  Nothing else may be written there.
 WAL_SUFFIX = ".wal"
 MARK_SUFFIX = ".commits"
-POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 MEMORY = "memory:"  # the --db value of a store in memory (no file of that name is made)
 # How a server's store process is started (``process/``), its parent's pid after it: the
 # DuckDB adapter knows by it a dead server's child still holding a file's lock.
@@ -231,11 +233,6 @@ class EventStore(Protocol):
         """Take in codes and sessions kept elsewhere before (an older server's file beside
         the database): (sha256, game id, seat) each, sessions oldest first; one already
         kept, or a code for a seat that holds one, is left as it is.  How many were new."""
-
-
-def is_postgres(target: str) -> bool:
-    """Whether a ``--db`` value names a PostgreSQL database rather than a DuckDB file."""
-    return target.startswith(POSTGRES_SCHEMES)
 
 
 def is_memory(target: str) -> bool:

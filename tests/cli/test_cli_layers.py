@@ -41,7 +41,6 @@ CLI_MAY_IMPORT = (
     "feastlog.service.app",
     "feastlog.service.grpc.inprocess",
     "feastlog.service.grpc.server",
-    "feastlog.service.grpc.tls",
     "feastlog.service.web.server",
     "feastlog.service.store.port",
     "feastlog.service.store.errors",

@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner, Result
 
 from feastlog.cli.main import cli
+from feastlog.client.tls import Tls
 from feastlog.service import announce
-from feastlog.service.grpc.tls import Tls
 from feastlog.service.store.duckdb.mark import SUFFIX as MARK_SUFFIX
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc

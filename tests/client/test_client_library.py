@@ -19,7 +19,7 @@ import pytest
 
 from feastlog.client import SPECTATOR, AsyncClient, Client, FeastlogError
 from feastlog.client import calls as client_calls
-from feastlog.service.grpc.tls import Tls
+from feastlog.client.tls import Tls
 from feastlog.v1 import bon_appetit_pb2, record_pb2
 from tests.serverutil import ProcessServer, ThreadedServer
 from tests.tlsutil import make_pki
