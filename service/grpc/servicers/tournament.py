@@ -340,8 +340,3 @@ def state_message(snap: Snapshot, with_standings: bool = True) -> pb.TournamentS
 
 def _result(round_: Round, table: int) -> Result | None:
     return round_.results[table - 1] if round_.results else None
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the TournamentService on a server."""
-    pb_grpc.add_TournamentServiceServicer_to_server(TournamentService(app), server)
