@@ -336,7 +336,7 @@ class Tournaments:
         register = tpb.TournamentCommand(register=tpb.RegisterPlayer(name=name))
         return await self.command(caller, tid, register, self.now())
 
-    async def drop(self, caller: Caller, tid: str, name: str, reason: str) -> Tournament:
+    async def drop_player(self, caller: Caller, tid: str, name: str, reason: str) -> Tournament:
         """A player leaves the tournament."""
         drop = tpb.TournamentCommand(drop=tpb.DropPlayer(name=name), reason=reason)
         return await self.command(caller, tid, drop, self.now())

@@ -80,7 +80,7 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
         self, request: pb.DropPlayerRequest, context: grpc.aio.ServicerContext
     ) -> pb.DropPlayerResponse:
         tid = request.tournament_id
-        await self.desk().drop(self.caller(context), tid, request.name, request.reason)
+        await self.desk().drop_player(self.caller(context), tid, request.name, request.reason)
         return pb.DropPlayerResponse(tournament=await self._now(tid))
 
     @unary
