@@ -44,13 +44,18 @@ from feastlog.replay.tournament.record import (
     round_seed,
     table_result,
 )
-from feastlog.replay.tournament.spec import ID_PREFIX, KIND, read_format
+from feastlog.replay.tournament.spec import (
+    EXTENSION_MINUTES,
+    ID_PREFIX,
+    KIND,
+    ROUND_MINUTES,
+    read_format,
+)
 from feastlog.replay.tournament.standings import Line, standings
 from feastlog.replay.tournament.state import Round, Tournament
 from feastlog.replay.visibility import sees_all
 from feastlog.service.app import commands, timecall
 from feastlog.service.app.auth import Caller, token_sha256
-from feastlog.service.app.clock import utc_now
 from feastlog.service.app.errors import (
     BadRequest,
     GameNotFound,
@@ -156,6 +161,10 @@ class Tournaments:
         self._live: dict[str, Live] = {}
         self._taking: set[asyncio.Task[None]] = set()
 
+    def now(self) -> str:
+        """The time now, on the application's clock (a test's ``ManualClock``)."""
+        return self.app.clock.now()
+
     def committed(self, commit: Committed) -> None:
         """The stream's rows: a game of a tournament that ended (on this node or another,
         by a move, a ruling or a time-out) has its result taken into its tournament; a
@@ -168,12 +177,12 @@ class Tournaments:
                 continue
             game = self.app.live.peek(row.game_id)
             if game is not None:
-                self.ended_soon(game.genesis.tournament_id, utc_now())
+                self.ended_soon(game.genesis.tournament_id, self.now())
                 continue
             for tid, live in self._live.items():  # a game not folded here, of a tournament that is
                 current = live.state.current
                 if current is not None and row.game_id in current.game_ids:
-                    self.ended_soon(tid, utc_now())
+                    self.ended_soon(tid, self.now())
 
     def ended_soon(self, tid: str, now: str) -> None:
         """Take a game's result into its tournament after the command that ended it has
@@ -187,10 +196,15 @@ class Tournaments:
 
     @_named_rule
     async def create_tournament(
-        self, caller: Caller, options: Mapping[str, str], players: Sequence[str], now: str
+        self,
+        caller: Caller,
+        options: Mapping[str, str],
+        players: Sequence[str],
+        now: str | None = None,
     ) -> Tournament:
         """A new tournament: its genesis (format, seed commitment), and its first players."""
         _creates(caller)
+        now = now or self.now()
         read_format(options)
         pack = b""  # the tournament's own record has no pack: each game's record holds its own
         seed = secrets.token_bytes(32)
@@ -294,10 +308,11 @@ class Tournaments:
 
     @_named_rule
     async def command(
-        self, caller: Caller, tid: str, command: tpb.TournamentCommand, now: str
+        self, caller: Caller, tid: str, command: tpb.TournamentCommand, now: str | None = None
     ) -> Tournament:
         """One organiser's or arbiter's command (register, drop, swap, fix, clock, penalty)."""
         _runs(caller)
+        now = now or self.now()
         signed = tpb.TournamentCommand()
         signed.CopyFrom(command)
         signed.by = caller.ruled_by
@@ -310,6 +325,88 @@ class Tournaments:
         await self._catch_up(live, now)
         return await self._append(live, [(signed, ARBITER)], now)
 
+    # Each organiser's or arbiter's call, its command built here from the request's
+    # values: each checks what the domain bounds (a table counts from 1, a clock's
+    # minutes) before anything else, and a call that names no round takes the current
+    # one (as the tournament is when the call comes).  Each passes ``command`` the time
+    # on the application's clock as it sends it.
+
+    async def register(self, caller: Caller, tid: str, name: str) -> Tournament:
+        """A player registers (before round 1, or between rounds with late entry)."""
+        register = tpb.TournamentCommand(register=tpb.RegisterPlayer(name=name))
+        return await self.command(caller, tid, register, self.now())
+
+    async def drop_player(self, caller: Caller, tid: str, name: str, reason: str) -> Tournament:
+        """A player leaves the tournament."""
+        drop = tpb.TournamentCommand(drop=tpb.DropPlayer(name=name), reason=reason)
+        return await self.command(caller, tid, drop, self.now())
+
+    async def swap(
+        self, caller: Caller, tid: str, first: str, second: str, reason: str
+    ) -> Tournament:
+        """Two players of the proposed round change seats."""
+        swap = tpb.SwapPlayers(first=first, second=second)
+        return await self.command(
+            caller, tid, tpb.TournamentCommand(swap=swap, reason=reason), self.now()
+        )
+
+    async def fix(
+        self, caller: Caller, tid: str, name: str, table: int, seat: int, reason: str
+    ) -> Tournament:
+        """A player is put at a table and seat of the proposed round."""
+        if table < 1 or seat < 0:
+            raise BadRequest("table counts from 1 and seat from 0", field="table")
+        fix = tpb.FixTable(name=name, table=table, seat=seat)
+        return await self.command(
+            caller, tid, tpb.TournamentCommand(fix=fix, reason=reason), self.now()
+        )
+
+    async def start_clock(self, caller: Caller, tid: str, minutes: int) -> Tournament:
+        """The current round's clock starts (``minutes``: 0 for the format's)."""
+        low, high = ROUND_MINUTES
+        if minutes and not low <= minutes <= high:
+            raise BadRequest(
+                f"minutes are {low} to {high}, or 0 for the format's round_minutes",
+                field="minutes",
+            )
+        start = tpb.StartClock(round=await self.current_round(tid), minutes=minutes)
+        return await self.command(caller, tid, tpb.TournamentCommand(start_clock=start), self.now())
+
+    async def extend_clock(
+        self, caller: Caller, tid: str, table: int, minutes: int, reason: str
+    ) -> Tournament:
+        """More time for one table of the current round (0: every table)."""
+        if table < 0:
+            raise BadRequest("table is 0 (every table) or more", field="table")
+        low, high = EXTENSION_MINUTES
+        if not low <= minutes <= high:
+            raise BadRequest(f"an extension is {low} to {high} minutes", field="minutes")
+        extend = tpb.ExtendClock(round=await self.current_round(tid), table=table, minutes=minutes)
+        command = tpb.TournamentCommand(extend_clock=extend, reason=reason)
+        return await self.command(caller, tid, command, self.now())
+
+    async def call_time(self, caller: Caller, tid: str) -> Tournament:
+        """Time is called on the current round (``_catch_up`` closes what still plays)."""
+        call = tpb.CallTime(round=await self.current_round(tid))
+        return await self.command(caller, tid, tpb.TournamentCommand(call_time=call), self.now())
+
+    async def add_penalty(
+        self, caller: Caller, tid: str, name: str, penalty: str, round_: int, reason: str
+    ) -> Tournament:
+        """A penalty for a player in a round (0: the current one)."""
+        if round_ < 0:
+            raise BadRequest("round is 0 (the current one) or more", field="round")
+        number = round_ or await self.current_round(tid)
+        given = tpb.PlayerPenalty(name=name, penalty=penalty, round=number)
+        return await self.command(
+            caller, tid, tpb.TournamentCommand(penalty=given, reason=reason), self.now()
+        )
+
+    async def current_round(self, tid: str) -> int:
+        """The number of the tournament's current round (1 before any is paired)."""
+        current = (await self.snapshot(tid)).state.current
+        return current.number if current is not None else 1
+
     @_named_rule
     async def pair(
         self,
@@ -317,12 +414,13 @@ class Tournaments:
         tid: str,
         fixed: Sequence[Sequence[str]],
         byes: Sequence[str],
-        now: str,
+        now: str | None = None,
     ) -> Tournament:
         """Propose the next round: the Swiss pairing derived from the seed (or the
         organiser's fixed pods, for a format of fixed pods)."""
         _runs(caller)
-        return await self._write(tid, lambda live: self._pair(caller, live, fixed, byes, now))
+        at = now or self.now()
+        return await self._write(tid, lambda live: self._pair(caller, live, fixed, byes, at))
 
     async def _pair(
         self,
@@ -376,13 +474,14 @@ class Tournaments:
         return await self._append(live, [(_by(caller, propose, "server"), SERVER)], now)
 
     @_named_rule
-    async def publish(self, caller: Caller, tid: str, now: str) -> Published:
+    async def publish(self, caller: Caller, tid: str, now: str | None = None) -> Published:
         """Publish the proposed round: every table's game and the publish row, one commit.
 
         A round already published is answered again, ``replayed``, with the same seats and
         tokens: its answer may have been lost (a deadline, a dropped connection, a restart)."""
         _runs(caller)
-        return await self._write(tid, lambda live: self._publish(caller, live, now))
+        at = now or self.now()
+        return await self._write(tid, lambda live: self._publish(caller, live, at))
 
     async def _publish(self, caller: Caller, live: Live, now: str) -> Published:
         state = live.state
@@ -443,10 +542,11 @@ class Tournaments:
         return seats
 
     @_named_rule
-    async def end(self, caller: Caller, tid: str, now: str) -> Tournament:
+    async def end(self, caller: Caller, tid: str, now: str | None = None) -> Tournament:
         """End the tournament: the end row and the seed reveal."""
         _runs(caller)
-        return await self._write(tid, lambda live: self._end(caller, live, now))
+        at = now or self.now()
+        return await self._write(tid, lambda live: self._end(caller, live, at))
 
     async def _end(self, caller: Caller, live: Live, now: str) -> Tournament:
         await self._catch_up(live, now)
@@ -462,21 +562,25 @@ class Tournaments:
         except GameNotFound:  # a game tagged like a tournament that is not one
             return
 
-    async def snapshot(self, tid: str, at_seq: int, now: str) -> Snapshot:
+    async def snapshot(self, tid: str, at_seq: int = 0, now: str | None = None) -> Snapshot:
         """The tournament at a seq (0: now): state, standings and rows; public to all."""
-        rows, states = await self._write(tid, lambda live: self._caught_up(live, now))
+        if at_seq < 0:
+            raise BadRequest("at_seq is 0 (now) or more", field="at_seq")
+        at = now or self.now()
+        rows, states = await self._write(tid, lambda live: self._caught_up(live, at))
         last = len(rows)
         seq = last if at_seq <= 0 else min(at_seq, last)
         state = states[seq - 1]
         commitment = record_pb2.Genesis.FromString(rows[0].body).seed_commitment
         return Snapshot(seq, last, state, standings(state), tuple(rows[:seq]), commitment)
 
-    async def export_tournament(self, caller: Caller, tid: str, now: str) -> str:
+    async def export_tournament(self, caller: Caller, tid: str, now: str | None = None) -> str:
         """The tournament's record with every published game's that ``caller`` may export,
         as one JSON document: a game held back (a duplicate round's table that ended while
         another table dealt from the same seed still runs) is named, not exported, unless
         the caller is the arbiter, as ``ExportRecord`` holds it back."""
-        rows, states = await self._write(tid, lambda live: self._caught_up(live, now))
+        at = now or self.now()
+        rows, states = await self._write(tid, lambda live: self._caught_up(live, at))
         viewer = ARBITER_VIEW if caller.role in ("organiser", "arbiter") else SPECTATOR
         games, held = [], []
         for game_id in (g for r in states[-1].rounds for g in r.game_ids):
@@ -501,6 +605,8 @@ class Tournaments:
     ) -> AsyncIterator[tuple[Row, Tournament]]:
         """``follow`` for ``caller``, ended once its credential no longer stands (a revoked
         arbiter's stream ends at once: ``Application.held``)."""
+        if from_seq < 0:
+            raise BadRequest("from_seq is 0 or more", field="from_seq")
         return self.app.held(caller, self.follow(tid, from_seq))
 
     async def follow(self, tid: str, from_seq: int) -> AsyncIterator[tuple[Row, Tournament]]:
@@ -573,7 +679,7 @@ class Tournaments:
         finished, by whichever node starts next (``_catch_up``)."""
         for tid in await self.app.db.read(_running_tournaments):
             try:
-                await self._write(tid, lambda live: self._catch_up(live, utc_now()))
+                await self._write(tid, lambda live: self._catch_up(live, self.now()))
             except Exception as failed:  # the next read or write of it catches up too
                 log.warning("tournament %s was not caught up at start: %s", tid, failed)
 

@@ -1,7 +1,8 @@
 """Bounded input: what every RPC the server hosts checks before its servicer runs.
 
-One interceptor (``Guard``) wraps the handler of every method of the feastlog services,
-and of the services the server hosts from their libraries (health, reflection v1 and
+One interceptor (``Guard``) wraps the handler of every method of the feastlog services
+(the service table's, ``service/grpc/services.py``, read from the proto descriptors), and
+of the services the server hosts from their libraries (health, reflection v1 and
 v1alpha), each found by its path, so a new RPC is covered without edits here:
 
 - the caller's credentials are resolved on every feastlog call: a malformed or unknown
@@ -33,7 +34,7 @@ from typing import Any, TypeAlias, cast
 
 import grpc
 from google.protobuf import descriptor_pool, message_factory
-from google.protobuf.descriptor import Descriptor, FieldDescriptor, ServiceDescriptor
+from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import DecodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
@@ -46,34 +47,8 @@ from feastlog.service.app.errors import (
     UndecodableRequest,
     UnknownFields,
 )
+from feastlog.service.grpc import services
 from feastlog.service.grpc.status import abort
-from feastlog.v1 import (
-    admin_service_pb2,
-    audit_service_pb2,
-    feed_service_pb2,
-    game_service_pb2,
-    proof_service_pb2,
-    replay_service_pb2,
-    seat_link_service_pb2,
-    table_service_pb2,
-    tournament_service_pb2,
-)
-
-# The services the guard covers: every method of these, whatever is added to them.
-SERVICES: tuple[ServiceDescriptor, ...] = tuple(
-    module.DESCRIPTOR.services_by_name[name]
-    for module, name in (
-        (game_service_pb2, "GameService"),
-        (replay_service_pb2, "ReplayService"),
-        (audit_service_pb2, "AuditService"),
-        (tournament_service_pb2, "TournamentService"),
-        (admin_service_pb2, "AdminService"),
-        (proof_service_pb2, "ProofService"),
-        (table_service_pb2, "TableService"),
-        (seat_link_service_pb2, "SeatLinkService"),
-        (feed_service_pb2, "FeedService"),
-    )
-)
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
@@ -89,8 +64,9 @@ def request_limit(request_type: Descriptor) -> int:
 
 
 def methods() -> list[tuple[str, Any]]:
-    """Every guarded method as (``/package.Service/Method`` path, method descriptor)."""
-    return [(f"/{s.full_name}/{m.name}", m) for s in SERVICES for m in s.methods]
+    """Every guarded method as (``/package.Service/Method`` path, method descriptor): every
+    RPC of the service table (``service/grpc/services.py``)."""
+    return [(path, rpc.method) for path, rpc in services.RPCS.items()]
 
 
 def hosted_requests() -> dict[str, tuple[Any, str]]:

@@ -1,9 +1,10 @@
 """A channel answered in this process: the feastlog services with no server and no socket.
 
 ``InProcessChannel(app, caller)`` is a ``grpc.Channel``, so the generated stubs work on it
-unchanged.  Each call is dispatched by its path to the handler the servicers register on
-a server (``servicers.add_servicers``), over the application given (the CLI's, offline:
-``service.app.offline``'s reads of a file no server holds), as it would go over the wire:
+unchanged.  Each call is dispatched by its path to the handler the service table
+registers on a server (``services.register``), over the application given (the CLI's,
+offline: ``service.app.offline``'s reads of a file no server holds), as it would go over
+the wire:
 
 - the request is serialized and read back by the guard's checked deserializer
   (``guard.checked_deserializer``), so it meets the server's refusals: too large, not the
@@ -35,8 +36,8 @@ from google.protobuf import message_factory
 from feastlog.service.app.auth import CALLER, Caller
 from feastlog.service.app.errors import KNOWN
 from feastlog.service.app.offline import answer
-from feastlog.service.grpc.guard import Refused, checked_deserializer, methods
-from feastlog.service.grpc.servicers import add_servicers
+from feastlog.service.grpc import services
+from feastlog.service.grpc.guard import Refused, checked_deserializer
 from feastlog.service.grpc.status import to_status
 
 if TYPE_CHECKING:
@@ -173,9 +174,9 @@ class InProcessChannel(grpc.Channel):
         registered = _Registered()
         # the servicers take the application; offline they get its reads, which answer
         # every use case a read RPC asks of it
-        add_servicers(cast("grpc.aio.Server", registered), cast("Application", app))
+        services.register(cast("grpc.aio.Server", registered), cast("Application", app))
         self._handlers = registered.handlers
-        self._requests = {path: m.input_type for path, m in methods()}
+        self._requests = {path: rpc.method.input_type for path, rpc in services.RPCS.items()}
         self._checks: dict[str, Callable[[bytes], Any]] = {}
         self.caller = caller
 

@@ -24,6 +24,7 @@ import grpc
 
 from feastlog.service.app.auth import Credentials
 from feastlog.service.app.errors import ServiceError
+from feastlog.service.grpc.services import rpc_name
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
@@ -52,7 +53,7 @@ class RequestLog(grpc.aio.ServerInterceptor):
         return wrapped
 
     def _wrap(self, path: str, handler: Handler) -> Handler:
-        rpc = path.rsplit("/", 1)[-1]
+        rpc = rpc_name(path)  # the service table's name for it
         if handler.unary_unary is not None:
             return handler._replace(unary_unary=self._unary(rpc, handler.unary_unary))  # type: ignore[attr-defined]
         if handler.unary_stream is not None:

@@ -2,7 +2,8 @@
 
 The servicers (``service.servicers``) sit on the application (``service.app``), beside
 health and reflection (their libraries' servicers), all behind the guard
-(``service.limits``).
+(``service.limits``); which services there are, and what serves each, is the service
+table's (``service/grpc/services.py``, from the proto descriptors).
 """
 
 from __future__ import annotations
@@ -29,45 +30,18 @@ from feastlog.service.app.clock import Clock
 from feastlog.service.app.notary import server_notary
 from feastlog.service.app.seatlinks import links_path
 from feastlog.service.grpc import guard as limits
-from feastlog.service.grpc import reflection
+from feastlog.service.grpc import reflection, services
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
-from feastlog.service.grpc.servicers import add_servicers
 from feastlog.service.store import CannotOpenStore
 from feastlog.service.store.port import EventStore, is_memory, is_postgres, open_store
 from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.service.store.writer import Database
-from feastlog.v1 import (
-    admin_service_pb2,
-    audit_service_pb2,
-    feed_service_pb2,
-    game_service_pb2,
-    proof_service_pb2,
-    replay_service_pb2,
-    seat_link_service_pb2,
-    table_service_pb2,
-    tournament_service_pb2,
-)
 
 if TYPE_CHECKING:
     from feastlog.service.store.postgres.follow import Follower
 
 
 log = logging.getLogger("feastlog.server")
-
-SERVICE_NAMES = (
-    game_service_pb2.DESCRIPTOR.services_by_name["GameService"].full_name,
-    replay_service_pb2.DESCRIPTOR.services_by_name["ReplayService"].full_name,
-    audit_service_pb2.DESCRIPTOR.services_by_name["AuditService"].full_name,
-    tournament_service_pb2.DESCRIPTOR.services_by_name["TournamentService"].full_name,
-    admin_service_pb2.DESCRIPTOR.services_by_name["AdminService"].full_name,
-    proof_service_pb2.DESCRIPTOR.services_by_name["ProofService"].full_name,
-    table_service_pb2.DESCRIPTOR.services_by_name["TableService"].full_name,
-    seat_link_service_pb2.DESCRIPTOR.services_by_name["SeatLinkService"].full_name,
-    feed_service_pb2.DESCRIPTOR.services_by_name["FeedService"].full_name,
-    health.SERVICE_NAME,
-    *reflection.SERVICE_NAMES,
-)
-FEASTLOG_SERVICES = tuple(name for name in SERVICE_NAMES if name.startswith("feastlog."))
 
 
 @dataclass
@@ -170,10 +144,10 @@ async def create_server(
         interceptors=interceptors,
         options=[*limits.server_options(), *SERVER_OPTIONS],
     )
-    add_servicers(server, app)
+    services.register(server, app)
     health_servicer = Health()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable((*FEASTLOG_SERVICES, health.SERVICE_NAME), server)  # v1 and v1alpha
+    reflection.enable((*services.NAMES, health.SERVICE_NAME), server)  # v1 and v1alpha
     try:
         port = listen(server, address, server_credentials)
     except CannotListen:
@@ -182,7 +156,7 @@ async def create_server(
         await db.close()
         raise
     await server.start()
-    for name in (*FEASTLOG_SERVICES, ""):
+    for name in (*services.NAMES, ""):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     running = Running(
         server, port, app, db, key, key_source, db_path=db_path, tls=bool(tls), follower=follower

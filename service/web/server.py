@@ -39,7 +39,7 @@ from feastlog.replay.games import engine as engine_of
 from feastlog.replay.text import plain_number
 from feastlog.replay.tournament.export import decoded_row
 from feastlog.service.app import streams
-from feastlog.service.app.application import Application, utc_now
+from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
@@ -322,7 +322,7 @@ async def tournament_page(request: web.Request) -> web.Response:
     """A tournament's page: its current round (tables, seats, games, clock), its standings."""
     application = request.app[APP]
     tid = checked("tournament_id", request.match_info["tournament_id"])
-    snap = await application.tournaments.snapshot(tid, 0, utc_now())
+    snap = await application.tournaments.snapshot(tid)
     current = snap.state.current
     heads = {}
     for game_id in current.game_ids if current is not None else ():

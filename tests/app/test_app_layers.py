@@ -21,10 +21,22 @@ def forbidden(name: str) -> bool:
 
 
 def imported(path: Path) -> list[str]:
-    """Every module a file imports, at any depth of it (inside functions too)."""
+    """Every module a file imports, at any depth of it (inside functions too), by an
+    import statement or by name (``importlib.import_module("grpc")``, ``__import__``)."""
+    return imported_by(ast.parse(path.read_text()), str(path))
+
+
+def imported_by(tree: ast.AST, path: str = "") -> list[str]:
+    """Every module a parsed file imports (see ``imported``)."""
     names = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            if getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module",
+                "__import__",
+            ):
+                names.append(str(node.args[0].value))
+        elif isinstance(node, ast.Import):
             names += [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path}: a relative import"
@@ -51,3 +63,7 @@ def test_the_check_sees_each_way_of_importing_grpc() -> None:
     assert forbidden("feastlog.service.grpc.guard")
     for name in ("google.protobuf.message", "feastlog.service.app.errors", "re"):
         assert not forbidden(name), name
+    inside = ast.parse(
+        "def later():\n    import grpc.aio\n    importlib.import_module('grpc_status')\n"
+    )
+    assert [n for n in imported_by(inside) if forbidden(n)] == ["grpc.aio", "grpc_status"]

@@ -29,8 +29,8 @@ from grpc_health.v1 import health_pb2
 from grpc_reflection.v1alpha import reflection_pb2 as v1alpha
 
 from feastlog.cli.wire import error_info
+from feastlog.service.grpc import services
 from feastlog.service.grpc.guard import hosted_requests, methods, request_limit, server_options
-from feastlog.service.grpc.server import FEASTLOG_SERVICES, SERVICE_NAMES
 from tests.hostileutil import UNDECODABLE, hostile_payloads, varint
 from tests.serverutil import ProcessServer, ThreadedServer, bearer
 
@@ -138,15 +138,13 @@ def test_every_service_the_server_hosts_is_guarded(served: tuple[ThreadedServer,
     pool = descriptor_pool.Default()  # the server has put reflection v1 in it
     hosted = [
         f"/{name}/{m.name}"
-        for name in SERVICE_NAMES
-        if name not in FEASTLOG_SERVICES
+        for name in (*services.NAMES, *services.hosted())
+        if name not in services.NAMES
         for m in pool.FindServiceByName(name).methods
     ]
     assert sorted(hosted) == sorted(hosted_requests()) == sorted(HOSTED)
     own = {
-        f"/{name}/{m.name}"
-        for name in FEASTLOG_SERVICES
-        for m in pool.FindServiceByName(name).methods
+        f"/{name}/{m.name}" for name in services.NAMES for m in pool.FindServiceByName(name).methods
     }
     assert own == {path for path, _ in methods()}
 
@@ -195,7 +193,7 @@ def test_valid_requests_are_still_answered(served: tuple[ThreadedServer, Path]) 
         response_deserializer=health_pb2.HealthCheckResponse.FromString,
     )
     serving = health_pb2.HealthCheckResponse.SERVING
-    for service in ("", *FEASTLOG_SERVICES):
+    for service in ("", *services.NAMES):
         assert check(health_pb2.HealthCheckRequest(service=service)).status == serving
     # health reads no credentials: a malformed one is not refused there
     answer = check(health_pb2.HealthCheckRequest(), metadata=(("authorization", "Bearer"),))
@@ -216,7 +214,7 @@ def test_valid_requests_are_still_answered(served: tuple[ThreadedServer, Path]) 
     )
     statuses = listing(health_pb2.HealthListRequest(), timeout=10).statuses  # type: ignore[attr-defined]
     assert {name: s.status for name, s in statuses.items()} == {
-        name: serving for name in ("", *FEASTLOG_SERVICES)
+        name: serving for name in ("", *services.NAMES)
     }
     # a field this library does not know (a newer client's) is dropped, not refused
     raw = health_pb2.HealthCheckRequest(service="").SerializeToString() + b"\x9a\x05\x01z"
@@ -230,7 +228,7 @@ def test_valid_requests_are_still_answered(served: tuple[ThreadedServer, Path]) 
         replies = list(info(iter([_listing(), _listing()]), timeout=10))
         assert len(replies) == 2, path
         names = {s.name for s in replies[0].list_services_response.service}
-        assert names == set(SERVICE_NAMES), path
+        assert names == {*services.NAMES, *services.hosted()}, path
     seen = logged(log_path)
     for line in (
         ("Check", "anonymous", "OK"),

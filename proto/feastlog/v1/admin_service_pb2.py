@@ -22,29 +22,36 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/admin_service.proto\x12\x0b\x66\x65\x61stlog.v1\"!\n\x11\x41\x64\x64\x41rbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"/\n\x12\x41\x64\x64\x41rbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"$\n\x14RevokeArbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"9\n\x15RevokeArbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrevoked_at\x18\x02 \x01(\t\"\x15\n\x13ListArbitersRequest\"=\n\x07\x41rbiter\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x61\x64\x64\x65\x64_at\x18\x02 \x01(\t\x12\x12\n\nrevoked_at\x18\x03 \x01(\t\">\n\x14ListArbitersResponse\x12&\n\x08\x61rbiters\x18\x01 \x03(\x0b\x32\x14.feastlog.v1.Arbiter2\x8a\x02\n\x0c\x41\x64minService\x12M\n\nAddArbiter\x12\x1e.feastlog.v1.AddArbiterRequest\x1a\x1f.feastlog.v1.AddArbiterResponse\x12V\n\rRevokeArbiter\x12!.feastlog.v1.RevokeArbiterRequest\x1a\".feastlog.v1.RevokeArbiterResponse\x12S\n\x0cListArbiters\x12 .feastlog.v1.ListArbitersRequest\x1a!.feastlog.v1.ListArbitersResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/admin_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\"!\n\x11\x41\x64\x64\x41rbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"/\n\x12\x41\x64\x64\x41rbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"$\n\x14RevokeArbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"9\n\x15RevokeArbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrevoked_at\x18\x02 \x01(\t\"\x15\n\x13ListArbitersRequest\"=\n\x07\x41rbiter\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x61\x64\x64\x65\x64_at\x18\x02 \x01(\t\x12\x12\n\nrevoked_at\x18\x03 \x01(\t\">\n\x14ListArbitersResponse\x12&\n\x08\x61rbiters\x18\x01 \x03(\x0b\x32\x14.feastlog.v1.Arbiter2\x9c\x02\n\x0c\x41\x64minService\x12S\n\nAddArbiter\x12\x1e.feastlog.v1.AddArbiterRequest\x1a\x1f.feastlog.v1.AddArbiterResponse\"\x04\xa0\xbb\x18\x08\x12\\\n\rRevokeArbiter\x12!.feastlog.v1.RevokeArbiterRequest\x1a\".feastlog.v1.RevokeArbiterResponse\"\x04\xa0\xbb\x18\x08\x12Y\n\x0cListArbiters\x12 .feastlog.v1.ListArbitersRequest\x1a!.feastlog.v1.ListArbitersResponse\"\x04\xa0\xbb\x18\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.admin_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ADDARBITERREQUEST']._serialized_start=48
-  _globals['_ADDARBITERREQUEST']._serialized_end=81
-  _globals['_ADDARBITERRESPONSE']._serialized_start=83
-  _globals['_ADDARBITERRESPONSE']._serialized_end=130
-  _globals['_REVOKEARBITERREQUEST']._serialized_start=132
-  _globals['_REVOKEARBITERREQUEST']._serialized_end=168
-  _globals['_REVOKEARBITERRESPONSE']._serialized_start=170
-  _globals['_REVOKEARBITERRESPONSE']._serialized_end=227
-  _globals['_LISTARBITERSREQUEST']._serialized_start=229
-  _globals['_LISTARBITERSREQUEST']._serialized_end=250
-  _globals['_ARBITER']._serialized_start=252
-  _globals['_ARBITER']._serialized_end=313
-  _globals['_LISTARBITERSRESPONSE']._serialized_start=315
-  _globals['_LISTARBITERSRESPONSE']._serialized_end=377
-  _globals['_ADMINSERVICE']._serialized_start=380
-  _globals['_ADMINSERVICE']._serialized_end=646
+  _globals['_ADMINSERVICE'].methods_by_name['AddArbiter']._loaded_options = None
+  _globals['_ADMINSERVICE'].methods_by_name['AddArbiter']._serialized_options = b'\240\273\030\010'
+  _globals['_ADMINSERVICE'].methods_by_name['RevokeArbiter']._loaded_options = None
+  _globals['_ADMINSERVICE'].methods_by_name['RevokeArbiter']._serialized_options = b'\240\273\030\010'
+  _globals['_ADMINSERVICE'].methods_by_name['ListArbiters']._loaded_options = None
+  _globals['_ADMINSERVICE'].methods_by_name['ListArbiters']._serialized_options = b'\240\273\030\010'
+  _globals['_ADDARBITERREQUEST']._serialized_start=74
+  _globals['_ADDARBITERREQUEST']._serialized_end=107
+  _globals['_ADDARBITERRESPONSE']._serialized_start=109
+  _globals['_ADDARBITERRESPONSE']._serialized_end=156
+  _globals['_REVOKEARBITERREQUEST']._serialized_start=158
+  _globals['_REVOKEARBITERREQUEST']._serialized_end=194
+  _globals['_REVOKEARBITERRESPONSE']._serialized_start=196
+  _globals['_REVOKEARBITERRESPONSE']._serialized_end=253
+  _globals['_LISTARBITERSREQUEST']._serialized_start=255
+  _globals['_LISTARBITERSREQUEST']._serialized_end=276
+  _globals['_ARBITER']._serialized_start=278
+  _globals['_ARBITER']._serialized_end=339
+  _globals['_LISTARBITERSRESPONSE']._serialized_start=341
+  _globals['_LISTARBITERSRESPONSE']._serialized_end=403
+  _globals['_ADMINSERVICE']._serialized_start=406
+  _globals['_ADMINSERVICE']._serialized_end=690
 # @@protoc_insertion_point(module_scope)

@@ -22,51 +22,64 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 from feastlog.v1 import proof_pb2 as feastlog_dot_v1_dot_proof__pb2
 from feastlog.v1 import record_pb2 as feastlog_dot_v1_dot_record__pb2
 from feastlog.v1 import view_pb2 as feastlog_dot_v1_dot_view__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/audit_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x17\x66\x65\x61stlog/v1/proof.proto\x1a\x18\x66\x65\x61stlog/v1/record.proto\x1a\x16\x66\x65\x61stlog/v1/view.proto\x1a\x1cgoogle/protobuf/struct.proto\"\\\n\x05\x46\x61ult\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.feastlog.v1.FaultKind\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x0f\n\x07rule_id\x18\x04 \x01(\t\"\xb3\x02\n\x0b\x41uditReport\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tgame_kind\x18\x02 \x01(\t\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x0c\n\x04rows\x18\x04 \x01(\x03\x12\x18\n\x10\x63ommands_checked\x18\x05 \x01(\x03\x12\x16\n\x0estates_checked\x18\x06 \x01(\x08\x12\x0c\n\x04over\x18\x07 \x01(\x08\x12\x15\n\rfirst_bad_seq\x18\x08 \x01(\x03\x12\"\n\x06\x66\x61ults\x18\t \x03(\x0b\x32\x12.feastlog.v1.Fault\x12\x0e\n\x06points\x18\n \x03(\x05\x12\x0f\n\x07winners\x18\x0b \x03(\x05\x12\r\n\x05notes\x18\x0c \x03(\t\x12\x16\n\x0erecord_version\x18\r \x01(\r\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"$\n\x11VerifyGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\">\n\x12VerifyGameResponse\x12(\n\x06report\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.AuditReport\"O\n\x15VerifyAllGamesRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"Q\n\x16VerifyAllGamesResponse\x12(\n\x06report\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.AuditReport\x12\r\n\x05total\x18\x02 \x01(\x03\"3\n\x13\x45xplainEventRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\"S\n\x14\x45xplainEventResponse\x12,\n\x0b\x65xplanation\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05lines\x18\x02 \x03(\t\"\x92\x01\n\rWhatIfRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12%\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.Command\x12-\n\x0btyped_actor\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"\xdd\x01\n\x0eWhatIfResponse\x12\r\n\x05legal\x18\x01 \x01(\x08\x12\x0f\n\x07rule_id\x18\x02 \x01(\t\x12\x11\n\trule_text\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12&\n\x05\x66\x61\x63ts\x18\x05 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05lines\x18\x06 \x03(\t\x12(\n\x07\x64\x65tails\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\"(\n\x15ListRejectionsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"\xee\x01\n\tRejection\x12\x11\n\tafter_seq\x18\x01 \x01(\x03\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x13\n\x0brecorded_at\x18\x04 \x01(\t\x12\x0e\n\x06status\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x0f\n\x07rule_id\x18\x07 \x01(\t\x12\x0f\n\x07message\x18\x08 \x01(\t\x12%\n\x07\x63ommand\x18\t \x01(\x0b\x32\x14.feastlog.v1.Command\x12-\n\x0btyped_actor\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"D\n\x16ListRejectionsResponse\x12*\n\nrejections\x18\x01 \x03(\x0b\x32\x16.feastlog.v1.Rejection\"g\n\x13SubmitRulingRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12+\n\x06ruling\x18\x03 \x01(\x0b\x32\x1b.feastlog.v1.ArbiterCommand\"\xe2\x01\n\x14SubmitRulingResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\x12\n\nstate_hash\x18\x03 \x01(\t\x12&\n\x05\x66\x61\x63ts\x18\x04 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\x11\n\tgame_over\x18\x05 \x01(\x08\x12\x10\n\x08replayed\x18\x06 \x01(\x08\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt*\xd9\x01\n\tFaultKind\x12\x1a\n\x16\x46\x41ULT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46\x41ULT_KIND_MISSING\x10\x01\x12\x18\n\x14\x46\x41ULT_KIND_REORDERED\x10\x02\x12\x13\n\x0f\x46\x41ULT_KIND_HASH\x10\x03\x12\x13\n\x0f\x46\x41ULT_KIND_SEED\x10\x04\x12\x13\n\x0f\x46\x41ULT_KIND_PACK\x10\x05\x12\x13\n\x0f\x46\x41ULT_KIND_RULE\x10\x06\x12\x14\n\x10\x46\x41ULT_KIND_STATE\x10\x07\x12\x14\n\x10\x46\x41ULT_KIND_SCORE\x10\x08\x32\x82\x04\n\x0c\x41uditService\x12M\n\nVerifyGame\x12\x1e.feastlog.v1.VerifyGameRequest\x1a\x1f.feastlog.v1.VerifyGameResponse\x12[\n\x0eVerifyAllGames\x12\".feastlog.v1.VerifyAllGamesRequest\x1a#.feastlog.v1.VerifyAllGamesResponse0\x01\x12S\n\x0c\x45xplainEvent\x12 .feastlog.v1.ExplainEventRequest\x1a!.feastlog.v1.ExplainEventResponse\x12\x41\n\x06WhatIf\x12\x1a.feastlog.v1.WhatIfRequest\x1a\x1b.feastlog.v1.WhatIfResponse\x12Y\n\x0eListRejections\x12\".feastlog.v1.ListRejectionsRequest\x1a#.feastlog.v1.ListRejectionsResponse\x12S\n\x0cSubmitRuling\x12 .feastlog.v1.SubmitRulingRequest\x1a!.feastlog.v1.SubmitRulingResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/audit_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\x1a\x17\x66\x65\x61stlog/v1/proof.proto\x1a\x18\x66\x65\x61stlog/v1/record.proto\x1a\x16\x66\x65\x61stlog/v1/view.proto\x1a\x1cgoogle/protobuf/struct.proto\"\\\n\x05\x46\x61ult\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12$\n\x04kind\x18\x02 \x01(\x0e\x32\x16.feastlog.v1.FaultKind\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x0f\n\x07rule_id\x18\x04 \x01(\t\"\xb3\x02\n\x0b\x41uditReport\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tgame_kind\x18\x02 \x01(\t\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x0c\n\x04rows\x18\x04 \x01(\x03\x12\x18\n\x10\x63ommands_checked\x18\x05 \x01(\x03\x12\x16\n\x0estates_checked\x18\x06 \x01(\x08\x12\x0c\n\x04over\x18\x07 \x01(\x08\x12\x15\n\rfirst_bad_seq\x18\x08 \x01(\x03\x12\"\n\x06\x66\x61ults\x18\t \x03(\x0b\x32\x12.feastlog.v1.Fault\x12\x0e\n\x06points\x18\n \x03(\x05\x12\x0f\n\x07winners\x18\x0b \x03(\x05\x12\r\n\x05notes\x18\x0c \x03(\t\x12\x16\n\x0erecord_version\x18\r \x01(\r\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"$\n\x11VerifyGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\">\n\x12VerifyGameResponse\x12(\n\x06report\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.AuditReport\"O\n\x15VerifyAllGamesRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"Q\n\x16VerifyAllGamesResponse\x12(\n\x06report\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.AuditReport\x12\r\n\x05total\x18\x02 \x01(\x03\"3\n\x13\x45xplainEventRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\"S\n\x14\x45xplainEventResponse\x12,\n\x0b\x65xplanation\x18\x01 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05lines\x18\x02 \x03(\t\"\x92\x01\n\rWhatIfRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12%\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.Command\x12-\n\x0btyped_actor\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"\xdd\x01\n\x0eWhatIfResponse\x12\r\n\x05legal\x18\x01 \x01(\x08\x12\x0f\n\x07rule_id\x18\x02 \x01(\t\x12\x11\n\trule_text\x18\x03 \x01(\t\x12\x0f\n\x07message\x18\x04 \x01(\t\x12&\n\x05\x66\x61\x63ts\x18\x05 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\r\n\x05lines\x18\x06 \x03(\t\x12(\n\x07\x64\x65tails\x18\x07 \x01(\x0b\x32\x17.google.protobuf.Struct\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\"(\n\x15ListRejectionsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"\xee\x01\n\tRejection\x12\x11\n\tafter_seq\x18\x01 \x01(\x03\x12\r\n\x05\x61\x63tor\x18\x02 \x01(\t\x12\x12\n\ncommand_id\x18\x03 \x01(\t\x12\x13\n\x0brecorded_at\x18\x04 \x01(\t\x12\x0e\n\x06status\x18\x05 \x01(\t\x12\x0e\n\x06reason\x18\x06 \x01(\t\x12\x0f\n\x07rule_id\x18\x07 \x01(\t\x12\x0f\n\x07message\x18\x08 \x01(\t\x12%\n\x07\x63ommand\x18\t \x01(\x0b\x32\x14.feastlog.v1.Command\x12-\n\x0btyped_actor\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"D\n\x16ListRejectionsResponse\x12*\n\nrejections\x18\x01 \x03(\x0b\x32\x16.feastlog.v1.Rejection\"g\n\x13SubmitRulingRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12+\n\x06ruling\x18\x03 \x01(\x0b\x32\x1b.feastlog.v1.ArbiterCommand\"\xe2\x01\n\x14SubmitRulingResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\x12\n\nstate_hash\x18\x03 \x01(\t\x12&\n\x05\x66\x61\x63ts\x18\x04 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\x11\n\tgame_over\x18\x05 \x01(\x08\x12\x10\n\x08replayed\x18\x06 \x01(\x08\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt*\xd9\x01\n\tFaultKind\x12\x1a\n\x16\x46\x41ULT_KIND_UNSPECIFIED\x10\x00\x12\x16\n\x12\x46\x41ULT_KIND_MISSING\x10\x01\x12\x18\n\x14\x46\x41ULT_KIND_REORDERED\x10\x02\x12\x13\n\x0f\x46\x41ULT_KIND_HASH\x10\x03\x12\x13\n\x0f\x46\x41ULT_KIND_SEED\x10\x04\x12\x13\n\x0f\x46\x41ULT_KIND_PACK\x10\x05\x12\x13\n\x0f\x46\x41ULT_KIND_RULE\x10\x06\x12\x14\n\x10\x46\x41ULT_KIND_STATE\x10\x07\x12\x14\n\x10\x46\x41ULT_KIND_SCORE\x10\x08\x32\xa6\x04\n\x0c\x41uditService\x12S\n\nVerifyGame\x12\x1e.feastlog.v1.VerifyGameRequest\x1a\x1f.feastlog.v1.VerifyGameResponse\"\x04\xa0\xbb\x18\x02\x12\x61\n\x0eVerifyAllGames\x12\".feastlog.v1.VerifyAllGamesRequest\x1a#.feastlog.v1.VerifyAllGamesResponse\"\x04\xa0\xbb\x18\x08\x30\x01\x12Y\n\x0c\x45xplainEvent\x12 .feastlog.v1.ExplainEventRequest\x1a!.feastlog.v1.ExplainEventResponse\"\x04\xa0\xbb\x18\x06\x12G\n\x06WhatIf\x12\x1a.feastlog.v1.WhatIfRequest\x1a\x1b.feastlog.v1.WhatIfResponse\"\x04\xa0\xbb\x18\x06\x12_\n\x0eListRejections\x12\".feastlog.v1.ListRejectionsRequest\x1a#.feastlog.v1.ListRejectionsResponse\"\x04\xa0\xbb\x18\x02\x12Y\n\x0cSubmitRuling\x12 .feastlog.v1.SubmitRulingRequest\x1a!.feastlog.v1.SubmitRulingResponse\"\x04\xa0\xbb\x18\x07\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.audit_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_FAULTKIND']._serialized_start=2022
-  _globals['_FAULTKIND']._serialized_end=2239
-  _globals['_FAULT']._serialized_start=153
-  _globals['_FAULT']._serialized_end=245
-  _globals['_AUDITREPORT']._serialized_start=248
-  _globals['_AUDITREPORT']._serialized_end=555
-  _globals['_VERIFYGAMEREQUEST']._serialized_start=557
-  _globals['_VERIFYGAMEREQUEST']._serialized_end=593
-  _globals['_VERIFYGAMERESPONSE']._serialized_start=595
-  _globals['_VERIFYGAMERESPONSE']._serialized_end=657
-  _globals['_VERIFYALLGAMESREQUEST']._serialized_start=659
-  _globals['_VERIFYALLGAMESREQUEST']._serialized_end=738
-  _globals['_VERIFYALLGAMESRESPONSE']._serialized_start=740
-  _globals['_VERIFYALLGAMESRESPONSE']._serialized_end=821
-  _globals['_EXPLAINEVENTREQUEST']._serialized_start=823
-  _globals['_EXPLAINEVENTREQUEST']._serialized_end=874
-  _globals['_EXPLAINEVENTRESPONSE']._serialized_start=876
-  _globals['_EXPLAINEVENTRESPONSE']._serialized_end=959
-  _globals['_WHATIFREQUEST']._serialized_start=962
-  _globals['_WHATIFREQUEST']._serialized_end=1108
-  _globals['_WHATIFRESPONSE']._serialized_start=1111
-  _globals['_WHATIFRESPONSE']._serialized_end=1332
-  _globals['_LISTREJECTIONSREQUEST']._serialized_start=1334
-  _globals['_LISTREJECTIONSREQUEST']._serialized_end=1374
-  _globals['_REJECTION']._serialized_start=1377
-  _globals['_REJECTION']._serialized_end=1615
-  _globals['_LISTREJECTIONSRESPONSE']._serialized_start=1617
-  _globals['_LISTREJECTIONSRESPONSE']._serialized_end=1685
-  _globals['_SUBMITRULINGREQUEST']._serialized_start=1687
-  _globals['_SUBMITRULINGREQUEST']._serialized_end=1790
-  _globals['_SUBMITRULINGRESPONSE']._serialized_start=1793
-  _globals['_SUBMITRULINGRESPONSE']._serialized_end=2019
-  _globals['_AUDITSERVICE']._serialized_start=2242
-  _globals['_AUDITSERVICE']._serialized_end=2756
+  _globals['_AUDITSERVICE'].methods_by_name['VerifyGame']._loaded_options = None
+  _globals['_AUDITSERVICE'].methods_by_name['VerifyGame']._serialized_options = b'\240\273\030\002'
+  _globals['_AUDITSERVICE'].methods_by_name['VerifyAllGames']._loaded_options = None
+  _globals['_AUDITSERVICE'].methods_by_name['VerifyAllGames']._serialized_options = b'\240\273\030\010'
+  _globals['_AUDITSERVICE'].methods_by_name['ExplainEvent']._loaded_options = None
+  _globals['_AUDITSERVICE'].methods_by_name['ExplainEvent']._serialized_options = b'\240\273\030\006'
+  _globals['_AUDITSERVICE'].methods_by_name['WhatIf']._loaded_options = None
+  _globals['_AUDITSERVICE'].methods_by_name['WhatIf']._serialized_options = b'\240\273\030\006'
+  _globals['_AUDITSERVICE'].methods_by_name['ListRejections']._loaded_options = None
+  _globals['_AUDITSERVICE'].methods_by_name['ListRejections']._serialized_options = b'\240\273\030\002'
+  _globals['_AUDITSERVICE'].methods_by_name['SubmitRuling']._loaded_options = None
+  _globals['_AUDITSERVICE'].methods_by_name['SubmitRuling']._serialized_options = b'\240\273\030\007'
+  _globals['_FAULTKIND']._serialized_start=2048
+  _globals['_FAULTKIND']._serialized_end=2265
+  _globals['_FAULT']._serialized_start=179
+  _globals['_FAULT']._serialized_end=271
+  _globals['_AUDITREPORT']._serialized_start=274
+  _globals['_AUDITREPORT']._serialized_end=581
+  _globals['_VERIFYGAMEREQUEST']._serialized_start=583
+  _globals['_VERIFYGAMEREQUEST']._serialized_end=619
+  _globals['_VERIFYGAMERESPONSE']._serialized_start=621
+  _globals['_VERIFYGAMERESPONSE']._serialized_end=683
+  _globals['_VERIFYALLGAMESREQUEST']._serialized_start=685
+  _globals['_VERIFYALLGAMESREQUEST']._serialized_end=764
+  _globals['_VERIFYALLGAMESRESPONSE']._serialized_start=766
+  _globals['_VERIFYALLGAMESRESPONSE']._serialized_end=847
+  _globals['_EXPLAINEVENTREQUEST']._serialized_start=849
+  _globals['_EXPLAINEVENTREQUEST']._serialized_end=900
+  _globals['_EXPLAINEVENTRESPONSE']._serialized_start=902
+  _globals['_EXPLAINEVENTRESPONSE']._serialized_end=985
+  _globals['_WHATIFREQUEST']._serialized_start=988
+  _globals['_WHATIFREQUEST']._serialized_end=1134
+  _globals['_WHATIFRESPONSE']._serialized_start=1137
+  _globals['_WHATIFRESPONSE']._serialized_end=1358
+  _globals['_LISTREJECTIONSREQUEST']._serialized_start=1360
+  _globals['_LISTREJECTIONSREQUEST']._serialized_end=1400
+  _globals['_REJECTION']._serialized_start=1403
+  _globals['_REJECTION']._serialized_end=1641
+  _globals['_LISTREJECTIONSRESPONSE']._serialized_start=1643
+  _globals['_LISTREJECTIONSRESPONSE']._serialized_end=1711
+  _globals['_SUBMITRULINGREQUEST']._serialized_start=1713
+  _globals['_SUBMITRULINGREQUEST']._serialized_end=1816
+  _globals['_SUBMITRULINGRESPONSE']._serialized_start=1819
+  _globals['_SUBMITRULINGRESPONSE']._serialized_end=2045
+  _globals['_AUDITSERVICE']._serialized_start=2268
+  _globals['_AUDITSERVICE']._serialized_end=2818
 # @@protoc_insertion_point(module_scope)

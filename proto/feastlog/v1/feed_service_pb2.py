@@ -22,20 +22,23 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 from feastlog.v1 import game_service_pb2 as feastlog_dot_v1_dot_game__service__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/feed_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x1e\x66\x65\x61stlog/v1/game_service.proto\"M\n\x0fWatchAllRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12\x15\n\rtournament_id\x18\x02 \x01(\t\x12\x10\n\x08position\x18\x03 \x01(\t\"^\n\x10WatchAllResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\'\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\x12\x10\n\x08position\x18\x03 \x01(\t2X\n\x0b\x46\x65\x65\x64Service\x12I\n\x08WatchAll\x12\x1c.feastlog.v1.WatchAllRequest\x1a\x1d.feastlog.v1.WatchAllResponse0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/feed_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\x1a\x1e\x66\x65\x61stlog/v1/game_service.proto\"M\n\x0fWatchAllRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12\x15\n\rtournament_id\x18\x02 \x01(\t\x12\x10\n\x08position\x18\x03 \x01(\t\"^\n\x10WatchAllResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\'\n\x05\x65vent\x18\x02 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\x12\x10\n\x08position\x18\x03 \x01(\t2^\n\x0b\x46\x65\x65\x64Service\x12O\n\x08WatchAll\x12\x1c.feastlog.v1.WatchAllRequest\x1a\x1d.feastlog.v1.WatchAllResponse\"\x04\xa0\xbb\x18\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.feed_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_WATCHALLREQUEST']._serialized_start=79
-  _globals['_WATCHALLREQUEST']._serialized_end=156
-  _globals['_WATCHALLRESPONSE']._serialized_start=158
-  _globals['_WATCHALLRESPONSE']._serialized_end=252
-  _globals['_FEEDSERVICE']._serialized_start=254
-  _globals['_FEEDSERVICE']._serialized_end=342
+  _globals['_FEEDSERVICE'].methods_by_name['WatchAll']._loaded_options = None
+  _globals['_FEEDSERVICE'].methods_by_name['WatchAll']._serialized_options = b'\240\273\030\001'
+  _globals['_WATCHALLREQUEST']._serialized_start=105
+  _globals['_WATCHALLREQUEST']._serialized_end=182
+  _globals['_WATCHALLRESPONSE']._serialized_start=184
+  _globals['_WATCHALLRESPONSE']._serialized_end=278
+  _globals['_FEEDSERVICE']._serialized_start=280
+  _globals['_FEEDSERVICE']._serialized_end=374
 # @@protoc_insertion_point(module_scope)

@@ -22,13 +22,14 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 from feastlog.v1 import proof_pb2 as feastlog_dot_v1_dot_proof__pb2
 from feastlog.v1 import record_pb2 as feastlog_dot_v1_dot_record__pb2
 from feastlog.v1 import view_pb2 as feastlog_dot_v1_dot_view__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/game_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x17\x66\x65\x61stlog/v1/proof.proto\x1a\x18\x66\x65\x61stlog/v1/record.proto\x1a\x16\x66\x65\x61stlog/v1/view.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x9b\x02\n\x11\x43reateGameRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12<\n\x07options\x18\x04 \x03(\x0b\x32+.feastlog.v1.CreateGameRequest.OptionsEntry\x12\x15\n\rtournament_id\x18\x05 \x01(\t\x12\x14\n\x0c\x63ontent_pack\x18\x06 \x01(\x0c\x12\x14\n\x0cseat_entropy\x18\x07 \x01(\x08\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"6\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"\xf8\x01\n\x12\x43reateGameResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x02 \x01(\t\x12+\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x16.feastlog.v1.SeatToken\x12\x17\n\x0fruleset_version\x18\x04 \x01(\t\x12\x13\n\x0bpack_sha256\x18\x05 \x01(\t\x12\x10\n\x08warnings\x18\x06 \x03(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt\"3\n\x0fJoinGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07\x65ntropy\x18\x02 \x01(\x0c\"`\n\x10JoinGameResponse\x12\x0f\n\x07started\x18\x01 \x01(\x08\x12\x13\n\x0bwaiting_for\x18\x02 \x03(\x05\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt\"\xa8\x01\n\x14SubmitCommandRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12\x19\n\x0c\x65xpected_seq\x18\x03 \x01(\x03H\x00\x88\x01\x01\x12%\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.Command\x12\x18\n\x10typed_facts_only\x18\x05 \x01(\x08\x42\x0f\n\r_expected_seq\"\xe3\x01\n\x15SubmitCommandResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\x12\n\nstate_hash\x18\x03 \x01(\t\x12&\n\x05\x66\x61\x63ts\x18\x04 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\x11\n\tgame_over\x18\x05 \x01(\x08\x12\x10\n\x08replayed\x18\x06 \x01(\x08\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt\"!\n\x0eGetViewRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"\xb1\x01\n\x0fGetViewResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0e\n\x06viewer\x18\x02 \x01(\t\x12%\n\x04view\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12*\n\ntyped_view\x18\x14 \x01(\x0b\x32\x16.feastlog.v1.TableView\x12.\n\x0ctyped_viewer\x18\x15 \x01(\x0b\x32\x18.feastlog.v1.Participant\"+\n\x18ListLegalCommandsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"a\n\x19ListLegalCommandsResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12&\n\x08\x63ommands\x18\x02 \x03(\x0b\x32\x14.feastlog.v1.Command\x12\x0f\n\x07partial\x18\x03 \x01(\x08\"5\n\x10WatchGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\"\xb5\x03\n\x0bRecordEvent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12%\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.Command\x12&\n\x05\x66\x61\x63ts\x18\x05 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04hash\x18\x06 \x01(\t\x12\x12\n\nstate_hash\x18\x07 \x01(\t\x12\x13\n\x0brecorded_at\x18\x08 \x01(\t\x12%\n\x04view\x18\t \x01(\x0b\x32\x17.google.protobuf.Struct\x12%\n\x07genesis\x18\n \x01(\x0b\x32\x14.feastlog.v1.Genesis\x12\x11\n\tprev_hash\x18\x0b \x01(\t\x12\x12\n\ncommitment\x18\x0c \x01(\t\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\x12*\n\ntyped_view\x18\x15 \x01(\x0b\x32\x16.feastlog.v1.TableView\x12-\n\x0btyped_actor\x18\x16 \x01(\x0b\x32\x18.feastlog.v1.Participant\"<\n\x11WatchGameResponse\x12\'\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\"\x97\x01\n\x10ListGamesRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x15\n\rtournament_id\x18\x03 \x01(\t\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"\xcf\x01\n\x0bGameSummary\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tgame_kind\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x03(\t\x12\x10\n\x08last_seq\x18\x04 \x01(\x03\x12\x0c\n\x04over\x18\x05 \x01(\x08\x12\x12\n\ncreated_at\x18\x06 \x01(\t\x12\x1b\n\x13waiting_for_entropy\x18\x07 \x01(\x08\x12\x15\n\rtournament_id\x18\x08 \x01(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"U\n\x11ListGamesResponse\x12\'\n\x05games\x18\x01 \x03(\x0b\x32\x18.feastlog.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xc1\x04\n\x0bGameService\x12M\n\nCreateGame\x12\x1e.feastlog.v1.CreateGameRequest\x1a\x1f.feastlog.v1.CreateGameResponse\x12G\n\x08JoinGame\x12\x1c.feastlog.v1.JoinGameRequest\x1a\x1d.feastlog.v1.JoinGameResponse\x12V\n\rSubmitCommand\x12!.feastlog.v1.SubmitCommandRequest\x1a\".feastlog.v1.SubmitCommandResponse\x12\x44\n\x07GetView\x12\x1b.feastlog.v1.GetViewRequest\x1a\x1c.feastlog.v1.GetViewResponse\x12\x62\n\x11ListLegalCommands\x12%.feastlog.v1.ListLegalCommandsRequest\x1a&.feastlog.v1.ListLegalCommandsResponse\x12L\n\tWatchGame\x12\x1d.feastlog.v1.WatchGameRequest\x1a\x1e.feastlog.v1.WatchGameResponse0\x01\x12J\n\tListGames\x12\x1d.feastlog.v1.ListGamesRequest\x1a\x1e.feastlog.v1.ListGamesResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x66\x65\x61stlog/v1/game_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\x1a\x17\x66\x65\x61stlog/v1/proof.proto\x1a\x18\x66\x65\x61stlog/v1/record.proto\x1a\x16\x66\x65\x61stlog/v1/view.proto\x1a\x1cgoogle/protobuf/struct.proto\"\x9b\x02\n\x11\x43reateGameRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x03(\t\x12\x0c\n\x04seed\x18\x03 \x01(\x0c\x12<\n\x07options\x18\x04 \x03(\x0b\x32+.feastlog.v1.CreateGameRequest.OptionsEntry\x12\x15\n\rtournament_id\x18\x05 \x01(\t\x12\x14\n\x0c\x63ontent_pack\x18\x06 \x01(\x0c\x12\x14\n\x0cseat_entropy\x18\x07 \x01(\x08\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\x1a.\n\x0cOptionsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"6\n\tSeatToken\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\r\n\x05token\x18\x03 \x01(\t\"\xf8\x01\n\x12\x43reateGameResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x17\n\x0fseed_commitment\x18\x02 \x01(\t\x12+\n\x0bseat_tokens\x18\x03 \x03(\x0b\x32\x16.feastlog.v1.SeatToken\x12\x17\n\x0fruleset_version\x18\x04 \x01(\t\x12\x13\n\x0bpack_sha256\x18\x05 \x01(\t\x12\x10\n\x08warnings\x18\x06 \x03(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt\"3\n\x0fJoinGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0f\n\x07\x65ntropy\x18\x02 \x01(\x0c\"`\n\x10JoinGameResponse\x12\x0f\n\x07started\x18\x01 \x01(\x08\x12\x13\n\x0bwaiting_for\x18\x02 \x03(\x05\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt\"\xa8\x01\n\x14SubmitCommandRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12\x19\n\x0c\x65xpected_seq\x18\x03 \x01(\x03H\x00\x88\x01\x01\x12%\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.Command\x12\x18\n\x10typed_facts_only\x18\x05 \x01(\x08\x42\x0f\n\r_expected_seq\"\xe3\x01\n\x15SubmitCommandResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04hash\x18\x02 \x01(\t\x12\x12\n\nstate_hash\x18\x03 \x01(\t\x12&\n\x05\x66\x61\x63ts\x18\x04 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\x11\n\tgame_over\x18\x05 \x01(\x08\x12\x10\n\x08replayed\x18\x06 \x01(\x08\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\x12&\n\x08receipts\x18! \x03(\x0b\x32\x14.feastlog.v1.Receipt\"!\n\x0eGetViewRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"\xb1\x01\n\x0fGetViewResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0e\n\x06viewer\x18\x02 \x01(\t\x12%\n\x04view\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12*\n\ntyped_view\x18\x14 \x01(\x0b\x32\x16.feastlog.v1.TableView\x12.\n\x0ctyped_viewer\x18\x15 \x01(\x0b\x32\x18.feastlog.v1.Participant\"+\n\x18ListLegalCommandsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"a\n\x19ListLegalCommandsResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12&\n\x08\x63ommands\x18\x02 \x03(\x0b\x32\x14.feastlog.v1.Command\x12\x0f\n\x07partial\x18\x03 \x01(\x08\"5\n\x10WatchGameRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\"\xb5\x03\n\x0bRecordEvent\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12\x0c\n\x04kind\x18\x02 \x01(\t\x12\r\n\x05\x61\x63tor\x18\x03 \x01(\t\x12%\n\x07\x63ommand\x18\x04 \x01(\x0b\x32\x14.feastlog.v1.Command\x12&\n\x05\x66\x61\x63ts\x18\x05 \x03(\x0b\x32\x17.google.protobuf.Struct\x12\x0c\n\x04hash\x18\x06 \x01(\t\x12\x12\n\nstate_hash\x18\x07 \x01(\t\x12\x13\n\x0brecorded_at\x18\x08 \x01(\t\x12%\n\x04view\x18\t \x01(\x0b\x32\x17.google.protobuf.Struct\x12%\n\x07genesis\x18\n \x01(\x0b\x32\x14.feastlog.v1.Genesis\x12\x11\n\tprev_hash\x18\x0b \x01(\t\x12\x12\n\ncommitment\x18\x0c \x01(\t\x12&\n\x0btyped_facts\x18\x14 \x03(\x0b\x32\x11.feastlog.v1.Fact\x12*\n\ntyped_view\x18\x15 \x01(\x0b\x32\x16.feastlog.v1.TableView\x12-\n\x0btyped_actor\x18\x16 \x01(\x0b\x32\x18.feastlog.v1.Participant\"<\n\x11WatchGameResponse\x12\'\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\"\x97\x01\n\x10ListGamesRequest\x12\x11\n\tgame_kind\x18\x01 \x01(\t\x12\r\n\x05limit\x18\x02 \x01(\x05\x12\x15\n\rtournament_id\x18\x03 \x01(\t\x12\x11\n\tpage_size\x18\x04 \x01(\x05\x12\x12\n\npage_token\x18\x05 \x01(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"\xcf\x01\n\x0bGameSummary\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x11\n\tgame_kind\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x03(\t\x12\x10\n\x08last_seq\x18\x04 \x01(\x03\x12\x0c\n\x04over\x18\x05 \x01(\x08\x12\x12\n\ncreated_at\x18\x06 \x01(\t\x12\x1b\n\x13waiting_for_entropy\x18\x07 \x01(\x08\x12\x15\n\rtournament_id\x18\x08 \x01(\t\x12#\n\x04kind\x18\x14 \x01(\x0e\x32\x15.feastlog.v1.GameKind\"U\n\x11ListGamesResponse\x12\'\n\x05games\x18\x01 \x03(\x0b\x32\x18.feastlog.v1.GameSummary\x12\x17\n\x0fnext_page_token\x18\x02 \x01(\t2\xeb\x04\n\x0bGameService\x12S\n\nCreateGame\x12\x1e.feastlog.v1.CreateGameRequest\x1a\x1f.feastlog.v1.CreateGameResponse\"\x04\xa0\xbb\x18\x08\x12M\n\x08JoinGame\x12\x1c.feastlog.v1.JoinGameRequest\x1a\x1d.feastlog.v1.JoinGameResponse\"\x04\xa0\xbb\x18\x04\x12\\\n\rSubmitCommand\x12!.feastlog.v1.SubmitCommandRequest\x1a\".feastlog.v1.SubmitCommandResponse\"\x04\xa0\xbb\x18\x04\x12J\n\x07GetView\x12\x1b.feastlog.v1.GetViewRequest\x1a\x1c.feastlog.v1.GetViewResponse\"\x04\xa0\xbb\x18\x02\x12h\n\x11ListLegalCommands\x12%.feastlog.v1.ListLegalCommandsRequest\x1a&.feastlog.v1.ListLegalCommandsResponse\"\x04\xa0\xbb\x18\x03\x12R\n\tWatchGame\x12\x1d.feastlog.v1.WatchGameRequest\x1a\x1e.feastlog.v1.WatchGameResponse\"\x04\xa0\xbb\x18\x02\x30\x01\x12P\n\tListGames\x12\x1d.feastlog.v1.ListGamesRequest\x1a\x1e.feastlog.v1.ListGamesResponse\"\x04\xa0\xbb\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -37,42 +38,56 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CREATEGAMEREQUEST_OPTIONSENTRY']._loaded_options = None
   _globals['_CREATEGAMEREQUEST_OPTIONSENTRY']._serialized_options = b'8\001'
-  _globals['_CREATEGAMEREQUEST']._serialized_start=153
-  _globals['_CREATEGAMEREQUEST']._serialized_end=436
-  _globals['_CREATEGAMEREQUEST_OPTIONSENTRY']._serialized_start=390
-  _globals['_CREATEGAMEREQUEST_OPTIONSENTRY']._serialized_end=436
-  _globals['_SEATTOKEN']._serialized_start=438
-  _globals['_SEATTOKEN']._serialized_end=492
-  _globals['_CREATEGAMERESPONSE']._serialized_start=495
-  _globals['_CREATEGAMERESPONSE']._serialized_end=743
-  _globals['_JOINGAMEREQUEST']._serialized_start=745
-  _globals['_JOINGAMEREQUEST']._serialized_end=796
-  _globals['_JOINGAMERESPONSE']._serialized_start=798
-  _globals['_JOINGAMERESPONSE']._serialized_end=894
-  _globals['_SUBMITCOMMANDREQUEST']._serialized_start=897
-  _globals['_SUBMITCOMMANDREQUEST']._serialized_end=1065
-  _globals['_SUBMITCOMMANDRESPONSE']._serialized_start=1068
-  _globals['_SUBMITCOMMANDRESPONSE']._serialized_end=1295
-  _globals['_GETVIEWREQUEST']._serialized_start=1297
-  _globals['_GETVIEWREQUEST']._serialized_end=1330
-  _globals['_GETVIEWRESPONSE']._serialized_start=1333
-  _globals['_GETVIEWRESPONSE']._serialized_end=1510
-  _globals['_LISTLEGALCOMMANDSREQUEST']._serialized_start=1512
-  _globals['_LISTLEGALCOMMANDSREQUEST']._serialized_end=1555
-  _globals['_LISTLEGALCOMMANDSRESPONSE']._serialized_start=1557
-  _globals['_LISTLEGALCOMMANDSRESPONSE']._serialized_end=1654
-  _globals['_WATCHGAMEREQUEST']._serialized_start=1656
-  _globals['_WATCHGAMEREQUEST']._serialized_end=1709
-  _globals['_RECORDEVENT']._serialized_start=1712
-  _globals['_RECORDEVENT']._serialized_end=2149
-  _globals['_WATCHGAMERESPONSE']._serialized_start=2151
-  _globals['_WATCHGAMERESPONSE']._serialized_end=2211
-  _globals['_LISTGAMESREQUEST']._serialized_start=2214
-  _globals['_LISTGAMESREQUEST']._serialized_end=2365
-  _globals['_GAMESUMMARY']._serialized_start=2368
-  _globals['_GAMESUMMARY']._serialized_end=2575
-  _globals['_LISTGAMESRESPONSE']._serialized_start=2577
-  _globals['_LISTGAMESRESPONSE']._serialized_end=2662
-  _globals['_GAMESERVICE']._serialized_start=2665
-  _globals['_GAMESERVICE']._serialized_end=3242
+  _globals['_GAMESERVICE'].methods_by_name['CreateGame']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['CreateGame']._serialized_options = b'\240\273\030\010'
+  _globals['_GAMESERVICE'].methods_by_name['JoinGame']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['JoinGame']._serialized_options = b'\240\273\030\004'
+  _globals['_GAMESERVICE'].methods_by_name['SubmitCommand']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['SubmitCommand']._serialized_options = b'\240\273\030\004'
+  _globals['_GAMESERVICE'].methods_by_name['GetView']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['GetView']._serialized_options = b'\240\273\030\002'
+  _globals['_GAMESERVICE'].methods_by_name['ListLegalCommands']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['ListLegalCommands']._serialized_options = b'\240\273\030\003'
+  _globals['_GAMESERVICE'].methods_by_name['WatchGame']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['WatchGame']._serialized_options = b'\240\273\030\002'
+  _globals['_GAMESERVICE'].methods_by_name['ListGames']._loaded_options = None
+  _globals['_GAMESERVICE'].methods_by_name['ListGames']._serialized_options = b'\240\273\030\001'
+  _globals['_CREATEGAMEREQUEST']._serialized_start=179
+  _globals['_CREATEGAMEREQUEST']._serialized_end=462
+  _globals['_CREATEGAMEREQUEST_OPTIONSENTRY']._serialized_start=416
+  _globals['_CREATEGAMEREQUEST_OPTIONSENTRY']._serialized_end=462
+  _globals['_SEATTOKEN']._serialized_start=464
+  _globals['_SEATTOKEN']._serialized_end=518
+  _globals['_CREATEGAMERESPONSE']._serialized_start=521
+  _globals['_CREATEGAMERESPONSE']._serialized_end=769
+  _globals['_JOINGAMEREQUEST']._serialized_start=771
+  _globals['_JOINGAMEREQUEST']._serialized_end=822
+  _globals['_JOINGAMERESPONSE']._serialized_start=824
+  _globals['_JOINGAMERESPONSE']._serialized_end=920
+  _globals['_SUBMITCOMMANDREQUEST']._serialized_start=923
+  _globals['_SUBMITCOMMANDREQUEST']._serialized_end=1091
+  _globals['_SUBMITCOMMANDRESPONSE']._serialized_start=1094
+  _globals['_SUBMITCOMMANDRESPONSE']._serialized_end=1321
+  _globals['_GETVIEWREQUEST']._serialized_start=1323
+  _globals['_GETVIEWREQUEST']._serialized_end=1356
+  _globals['_GETVIEWRESPONSE']._serialized_start=1359
+  _globals['_GETVIEWRESPONSE']._serialized_end=1536
+  _globals['_LISTLEGALCOMMANDSREQUEST']._serialized_start=1538
+  _globals['_LISTLEGALCOMMANDSREQUEST']._serialized_end=1581
+  _globals['_LISTLEGALCOMMANDSRESPONSE']._serialized_start=1583
+  _globals['_LISTLEGALCOMMANDSRESPONSE']._serialized_end=1680
+  _globals['_WATCHGAMEREQUEST']._serialized_start=1682
+  _globals['_WATCHGAMEREQUEST']._serialized_end=1735
+  _globals['_RECORDEVENT']._serialized_start=1738
+  _globals['_RECORDEVENT']._serialized_end=2175
+  _globals['_WATCHGAMERESPONSE']._serialized_start=2177
+  _globals['_WATCHGAMERESPONSE']._serialized_end=2237
+  _globals['_LISTGAMESREQUEST']._serialized_start=2240
+  _globals['_LISTGAMESREQUEST']._serialized_end=2391
+  _globals['_GAMESUMMARY']._serialized_start=2394
+  _globals['_GAMESUMMARY']._serialized_end=2601
+  _globals['_LISTGAMESRESPONSE']._serialized_start=2603
+  _globals['_LISTGAMESRESPONSE']._serialized_end=2688
+  _globals['_GAMESERVICE']._serialized_start=2691
+  _globals['_GAMESERVICE']._serialized_end=3310
 # @@protoc_insertion_point(module_scope)

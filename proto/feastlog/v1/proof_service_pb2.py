@@ -22,38 +22,49 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 from feastlog.v1 import proof_pb2 as feastlog_dot_v1_dot_proof__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/proof_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x17\x66\x65\x61stlog/v1/proof.proto\"\x16\n\x14GetServerInfoRequest\"3\n\tServerKey\x12\x12\n\npublic_key\x18\x01 \x01(\t\x12\x12\n\nfirst_used\x18\x02 \x01(\t\"~\n\x15GetServerInfoResponse\x12\x12\n\npublic_key\x18\x01 \x01(\t\x12$\n\x04keys\x18\x02 \x03(\x0b\x32\x16.feastlog.v1.ServerKey\x12\x11\n\ttree_size\x18\x03 \x01(\x03\x12\x18\n\x10head_interval_ms\x18\x04 \x01(\x03\"\"\n\x12GetTreeHeadRequest\x12\x0c\n\x04size\x18\x01 \x01(\x03\"j\n\x13GetTreeHeadResponse\x12#\n\x04head\x18\x01 \x01(\x0b\x32\x15.feastlog.v1.TreeHead\x12.\n\x0c\x63osignatures\x18\x02 \x03(\x0b\x32\x18.feastlog.v1.Cosignature\"K\n\x18GetInclusionProofRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x11\n\ttree_size\x18\x03 \x01(\x03\"\x83\x01\n\x19GetInclusionProofResponse\x12\x12\n\nleaf_index\x18\x01 \x01(\x03\x12\x11\n\ttree_size\x18\x02 \x01(\x03\x12\x10\n\x08row_hash\x18\x03 \x01(\t\x12\x11\n\tleaf_hash\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x03(\t\x12\x0c\n\x04root\x18\x06 \x01(\t\";\n\x1aGetConsistencyProofRequest\x12\r\n\x05\x66irst\x18\x01 \x01(\x03\x12\x0e\n\x06second\x18\x02 \x01(\x03\"s\n\x1bGetConsistencyProofResponse\x12\r\n\x05\x66irst\x18\x01 \x01(\x03\x12\x0e\n\x06second\x18\x02 \x01(\x03\x12\x0c\n\x04path\x18\x03 \x03(\t\x12\x12\n\nfirst_root\x18\x04 \x01(\t\x12\x13\n\x0bsecond_root\x18\x05 \x01(\t\"k\n\x15\x41\x64\x64\x43osignatureRequest\x12#\n\x04head\x18\x01 \x01(\x0b\x32\x15.feastlog.v1.TreeHead\x12-\n\x0b\x63osignature\x18\x02 \x01(\x0b\x32\x18.feastlog.v1.Cosignature\".\n\x16\x41\x64\x64\x43osignatureResponse\x12\x14\n\x0c\x63osignatures\x18\x01 \x01(\x05\x32\xe1\x03\n\x0cProofService\x12V\n\rGetServerInfo\x12!.feastlog.v1.GetServerInfoRequest\x1a\".feastlog.v1.GetServerInfoResponse\x12P\n\x0bGetTreeHead\x12\x1f.feastlog.v1.GetTreeHeadRequest\x1a .feastlog.v1.GetTreeHeadResponse\x12\x62\n\x11GetInclusionProof\x12%.feastlog.v1.GetInclusionProofRequest\x1a&.feastlog.v1.GetInclusionProofResponse\x12h\n\x13GetConsistencyProof\x12\'.feastlog.v1.GetConsistencyProofRequest\x1a(.feastlog.v1.GetConsistencyProofResponse\x12Y\n\x0e\x41\x64\x64\x43osignature\x12\".feastlog.v1.AddCosignatureRequest\x1a#.feastlog.v1.AddCosignatureResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/proof_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\x1a\x17\x66\x65\x61stlog/v1/proof.proto\"\x16\n\x14GetServerInfoRequest\"3\n\tServerKey\x12\x12\n\npublic_key\x18\x01 \x01(\t\x12\x12\n\nfirst_used\x18\x02 \x01(\t\"~\n\x15GetServerInfoResponse\x12\x12\n\npublic_key\x18\x01 \x01(\t\x12$\n\x04keys\x18\x02 \x03(\x0b\x32\x16.feastlog.v1.ServerKey\x12\x11\n\ttree_size\x18\x03 \x01(\x03\x12\x18\n\x10head_interval_ms\x18\x04 \x01(\x03\"\"\n\x12GetTreeHeadRequest\x12\x0c\n\x04size\x18\x01 \x01(\x03\"j\n\x13GetTreeHeadResponse\x12#\n\x04head\x18\x01 \x01(\x0b\x32\x15.feastlog.v1.TreeHead\x12.\n\x0c\x63osignatures\x18\x02 \x03(\x0b\x32\x18.feastlog.v1.Cosignature\"K\n\x18GetInclusionProofRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x11\n\ttree_size\x18\x03 \x01(\x03\"\x83\x01\n\x19GetInclusionProofResponse\x12\x12\n\nleaf_index\x18\x01 \x01(\x03\x12\x11\n\ttree_size\x18\x02 \x01(\x03\x12\x10\n\x08row_hash\x18\x03 \x01(\t\x12\x11\n\tleaf_hash\x18\x04 \x01(\t\x12\x0c\n\x04path\x18\x05 \x03(\t\x12\x0c\n\x04root\x18\x06 \x01(\t\";\n\x1aGetConsistencyProofRequest\x12\r\n\x05\x66irst\x18\x01 \x01(\x03\x12\x0e\n\x06second\x18\x02 \x01(\x03\"s\n\x1bGetConsistencyProofResponse\x12\r\n\x05\x66irst\x18\x01 \x01(\x03\x12\x0e\n\x06second\x18\x02 \x01(\x03\x12\x0c\n\x04path\x18\x03 \x03(\t\x12\x12\n\nfirst_root\x18\x04 \x01(\t\x12\x13\n\x0bsecond_root\x18\x05 \x01(\t\"k\n\x15\x41\x64\x64\x43osignatureRequest\x12#\n\x04head\x18\x01 \x01(\x0b\x32\x15.feastlog.v1.TreeHead\x12-\n\x0b\x63osignature\x18\x02 \x01(\x0b\x32\x18.feastlog.v1.Cosignature\".\n\x16\x41\x64\x64\x43osignatureResponse\x12\x14\n\x0c\x63osignatures\x18\x01 \x01(\x05\x32\xff\x03\n\x0cProofService\x12\\\n\rGetServerInfo\x12!.feastlog.v1.GetServerInfoRequest\x1a\".feastlog.v1.GetServerInfoResponse\"\x04\xa0\xbb\x18\x01\x12V\n\x0bGetTreeHead\x12\x1f.feastlog.v1.GetTreeHeadRequest\x1a .feastlog.v1.GetTreeHeadResponse\"\x04\xa0\xbb\x18\x01\x12h\n\x11GetInclusionProof\x12%.feastlog.v1.GetInclusionProofRequest\x1a&.feastlog.v1.GetInclusionProofResponse\"\x04\xa0\xbb\x18\x02\x12n\n\x13GetConsistencyProof\x12\'.feastlog.v1.GetConsistencyProofRequest\x1a(.feastlog.v1.GetConsistencyProofResponse\"\x04\xa0\xbb\x18\x01\x12_\n\x0e\x41\x64\x64\x43osignature\x12\".feastlog.v1.AddCosignatureRequest\x1a#.feastlog.v1.AddCosignatureResponse\"\x04\xa0\xbb\x18\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.proof_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GETSERVERINFOREQUEST']._serialized_start=73
-  _globals['_GETSERVERINFOREQUEST']._serialized_end=95
-  _globals['_SERVERKEY']._serialized_start=97
-  _globals['_SERVERKEY']._serialized_end=148
-  _globals['_GETSERVERINFORESPONSE']._serialized_start=150
-  _globals['_GETSERVERINFORESPONSE']._serialized_end=276
-  _globals['_GETTREEHEADREQUEST']._serialized_start=278
-  _globals['_GETTREEHEADREQUEST']._serialized_end=312
-  _globals['_GETTREEHEADRESPONSE']._serialized_start=314
-  _globals['_GETTREEHEADRESPONSE']._serialized_end=420
-  _globals['_GETINCLUSIONPROOFREQUEST']._serialized_start=422
-  _globals['_GETINCLUSIONPROOFREQUEST']._serialized_end=497
-  _globals['_GETINCLUSIONPROOFRESPONSE']._serialized_start=500
-  _globals['_GETINCLUSIONPROOFRESPONSE']._serialized_end=631
-  _globals['_GETCONSISTENCYPROOFREQUEST']._serialized_start=633
-  _globals['_GETCONSISTENCYPROOFREQUEST']._serialized_end=692
-  _globals['_GETCONSISTENCYPROOFRESPONSE']._serialized_start=694
-  _globals['_GETCONSISTENCYPROOFRESPONSE']._serialized_end=809
-  _globals['_ADDCOSIGNATUREREQUEST']._serialized_start=811
-  _globals['_ADDCOSIGNATUREREQUEST']._serialized_end=918
-  _globals['_ADDCOSIGNATURERESPONSE']._serialized_start=920
-  _globals['_ADDCOSIGNATURERESPONSE']._serialized_end=966
-  _globals['_PROOFSERVICE']._serialized_start=969
-  _globals['_PROOFSERVICE']._serialized_end=1450
+  _globals['_PROOFSERVICE'].methods_by_name['GetServerInfo']._loaded_options = None
+  _globals['_PROOFSERVICE'].methods_by_name['GetServerInfo']._serialized_options = b'\240\273\030\001'
+  _globals['_PROOFSERVICE'].methods_by_name['GetTreeHead']._loaded_options = None
+  _globals['_PROOFSERVICE'].methods_by_name['GetTreeHead']._serialized_options = b'\240\273\030\001'
+  _globals['_PROOFSERVICE'].methods_by_name['GetInclusionProof']._loaded_options = None
+  _globals['_PROOFSERVICE'].methods_by_name['GetInclusionProof']._serialized_options = b'\240\273\030\002'
+  _globals['_PROOFSERVICE'].methods_by_name['GetConsistencyProof']._loaded_options = None
+  _globals['_PROOFSERVICE'].methods_by_name['GetConsistencyProof']._serialized_options = b'\240\273\030\001'
+  _globals['_PROOFSERVICE'].methods_by_name['AddCosignature']._loaded_options = None
+  _globals['_PROOFSERVICE'].methods_by_name['AddCosignature']._serialized_options = b'\240\273\030\001'
+  _globals['_GETSERVERINFOREQUEST']._serialized_start=99
+  _globals['_GETSERVERINFOREQUEST']._serialized_end=121
+  _globals['_SERVERKEY']._serialized_start=123
+  _globals['_SERVERKEY']._serialized_end=174
+  _globals['_GETSERVERINFORESPONSE']._serialized_start=176
+  _globals['_GETSERVERINFORESPONSE']._serialized_end=302
+  _globals['_GETTREEHEADREQUEST']._serialized_start=304
+  _globals['_GETTREEHEADREQUEST']._serialized_end=338
+  _globals['_GETTREEHEADRESPONSE']._serialized_start=340
+  _globals['_GETTREEHEADRESPONSE']._serialized_end=446
+  _globals['_GETINCLUSIONPROOFREQUEST']._serialized_start=448
+  _globals['_GETINCLUSIONPROOFREQUEST']._serialized_end=523
+  _globals['_GETINCLUSIONPROOFRESPONSE']._serialized_start=526
+  _globals['_GETINCLUSIONPROOFRESPONSE']._serialized_end=657
+  _globals['_GETCONSISTENCYPROOFREQUEST']._serialized_start=659
+  _globals['_GETCONSISTENCYPROOFREQUEST']._serialized_end=718
+  _globals['_GETCONSISTENCYPROOFRESPONSE']._serialized_start=720
+  _globals['_GETCONSISTENCYPROOFRESPONSE']._serialized_end=835
+  _globals['_ADDCOSIGNATUREREQUEST']._serialized_start=837
+  _globals['_ADDCOSIGNATUREREQUEST']._serialized_end=944
+  _globals['_ADDCOSIGNATURERESPONSE']._serialized_start=946
+  _globals['_ADDCOSIGNATURERESPONSE']._serialized_end=992
+  _globals['_PROOFSERVICE']._serialized_start=995
+  _globals['_PROOFSERVICE']._serialized_end=1506
 # @@protoc_insertion_point(module_scope)

@@ -22,30 +22,37 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 from feastlog.v1 import game_service_pb2 as feastlog_dot_v1_dot_game__service__pb2
 from feastlog.v1 import view_pb2 as feastlog_dot_v1_dot_view__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n feastlog/v1/replay_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x1e\x66\x65\x61stlog/v1/game_service.proto\x1a\x16\x66\x65\x61stlog/v1/view.proto\x1a\x1cgoogle/protobuf/struct.proto\"q\n\x11GetStateAtRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x0e\n\x06viewer\x18\x03 \x01(\t\x12.\n\x0ctyped_viewer\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"\xb9\x01\n\x12GetStateAtResponse\x12\'\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\x12\x0e\n\x06viewer\x18\x02 \x01(\t\x12(\n\x07rulings\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x10\n\x08last_seq\x18\x04 \x01(\x03\x12.\n\x0ctyped_viewer\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"\x88\x01\n\x13StreamReplayRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\x12\x0e\n\x06to_seq\x18\x03 \x01(\x03\x12\x0e\n\x06viewer\x18\x04 \x01(\t\x12.\n\x0ctyped_viewer\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"?\n\x14StreamReplayResponse\x12\'\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\"&\n\x13\x45xportRecordRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"L\n\x14\x45xportRecordResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x11\n\tfile_name\x18\x02 \x01(\t\x12\x10\n\x08\x63omplete\x18\x03 \x01(\x08\x32\x8a\x02\n\rReplayService\x12M\n\nGetStateAt\x12\x1e.feastlog.v1.GetStateAtRequest\x1a\x1f.feastlog.v1.GetStateAtResponse\x12U\n\x0cStreamReplay\x12 .feastlog.v1.StreamReplayRequest\x1a!.feastlog.v1.StreamReplayResponse0\x01\x12S\n\x0c\x45xportRecord\x12 .feastlog.v1.ExportRecordRequest\x1a!.feastlog.v1.ExportRecordResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n feastlog/v1/replay_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\x1a\x1e\x66\x65\x61stlog/v1/game_service.proto\x1a\x16\x66\x65\x61stlog/v1/view.proto\x1a\x1cgoogle/protobuf/struct.proto\"q\n\x11GetStateAtRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0b\n\x03seq\x18\x02 \x01(\x03\x12\x0e\n\x06viewer\x18\x03 \x01(\t\x12.\n\x0ctyped_viewer\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"\xb9\x01\n\x12GetStateAtResponse\x12\'\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\x12\x0e\n\x06viewer\x18\x02 \x01(\t\x12(\n\x07rulings\x18\x03 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x10\n\x08last_seq\x18\x04 \x01(\x03\x12.\n\x0ctyped_viewer\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"\x88\x01\n\x13StreamReplayRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x10\n\x08\x66rom_seq\x18\x02 \x01(\x03\x12\x0e\n\x06to_seq\x18\x03 \x01(\x03\x12\x0e\n\x06viewer\x18\x04 \x01(\t\x12.\n\x0ctyped_viewer\x18\x14 \x01(\x0b\x32\x18.feastlog.v1.Participant\"?\n\x14StreamReplayResponse\x12\'\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.RecordEvent\"&\n\x13\x45xportRecordRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"L\n\x14\x45xportRecordResponse\x12\x0f\n\x07\x63ontent\x18\x01 \x01(\x0c\x12\x11\n\tfile_name\x18\x02 \x01(\t\x12\x10\n\x08\x63omplete\x18\x03 \x01(\x08\x32\x9c\x02\n\rReplayService\x12S\n\nGetStateAt\x12\x1e.feastlog.v1.GetStateAtRequest\x1a\x1f.feastlog.v1.GetStateAtResponse\"\x04\xa0\xbb\x18\x05\x12[\n\x0cStreamReplay\x12 .feastlog.v1.StreamReplayRequest\x1a!.feastlog.v1.StreamReplayResponse\"\x04\xa0\xbb\x18\x05\x30\x01\x12Y\n\x0c\x45xportRecord\x12 .feastlog.v1.ExportRecordRequest\x1a!.feastlog.v1.ExportRecordResponse\"\x04\xa0\xbb\x18\x06\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.replay_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_GETSTATEATREQUEST']._serialized_start=135
-  _globals['_GETSTATEATREQUEST']._serialized_end=248
-  _globals['_GETSTATEATRESPONSE']._serialized_start=251
-  _globals['_GETSTATEATRESPONSE']._serialized_end=436
-  _globals['_STREAMREPLAYREQUEST']._serialized_start=439
-  _globals['_STREAMREPLAYREQUEST']._serialized_end=575
-  _globals['_STREAMREPLAYRESPONSE']._serialized_start=577
-  _globals['_STREAMREPLAYRESPONSE']._serialized_end=640
-  _globals['_EXPORTRECORDREQUEST']._serialized_start=642
-  _globals['_EXPORTRECORDREQUEST']._serialized_end=680
-  _globals['_EXPORTRECORDRESPONSE']._serialized_start=682
-  _globals['_EXPORTRECORDRESPONSE']._serialized_end=758
-  _globals['_REPLAYSERVICE']._serialized_start=761
-  _globals['_REPLAYSERVICE']._serialized_end=1027
+  _globals['_REPLAYSERVICE'].methods_by_name['GetStateAt']._loaded_options = None
+  _globals['_REPLAYSERVICE'].methods_by_name['GetStateAt']._serialized_options = b'\240\273\030\005'
+  _globals['_REPLAYSERVICE'].methods_by_name['StreamReplay']._loaded_options = None
+  _globals['_REPLAYSERVICE'].methods_by_name['StreamReplay']._serialized_options = b'\240\273\030\005'
+  _globals['_REPLAYSERVICE'].methods_by_name['ExportRecord']._loaded_options = None
+  _globals['_REPLAYSERVICE'].methods_by_name['ExportRecord']._serialized_options = b'\240\273\030\006'
+  _globals['_GETSTATEATREQUEST']._serialized_start=161
+  _globals['_GETSTATEATREQUEST']._serialized_end=274
+  _globals['_GETSTATEATRESPONSE']._serialized_start=277
+  _globals['_GETSTATEATRESPONSE']._serialized_end=462
+  _globals['_STREAMREPLAYREQUEST']._serialized_start=465
+  _globals['_STREAMREPLAYREQUEST']._serialized_end=601
+  _globals['_STREAMREPLAYRESPONSE']._serialized_start=603
+  _globals['_STREAMREPLAYRESPONSE']._serialized_end=666
+  _globals['_EXPORTRECORDREQUEST']._serialized_start=668
+  _globals['_EXPORTRECORDREQUEST']._serialized_end=706
+  _globals['_EXPORTRECORDRESPONSE']._serialized_start=708
+  _globals['_EXPORTRECORDRESPONSE']._serialized_end=784
+  _globals['_REPLAYSERVICE']._serialized_start=787
+  _globals['_REPLAYSERVICE']._serialized_end=1071
 # @@protoc_insertion_point(module_scope)

@@ -22,19 +22,22 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#feastlog/v1/seat_link_service.proto\x12\x0b\x66\x65\x61stlog.v1\"6\n\x15\x43reateSeatLinkRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"`\n\x16\x43reateSeatLinkResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\x0b\n\x03url\x18\x05 \x01(\t2l\n\x0fSeatLinkService\x12Y\n\x0e\x43reateSeatLink\x12\".feastlog.v1.CreateSeatLinkRequest\x1a#.feastlog.v1.CreateSeatLinkResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n#feastlog/v1/seat_link_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\"6\n\x15\x43reateSeatLinkRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\"`\n\x16\x43reateSeatLinkResponse\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\x05\x12\x0c\n\x04\x63ode\x18\x03 \x01(\t\x12\x0c\n\x04path\x18\x04 \x01(\t\x12\x0b\n\x03url\x18\x05 \x01(\t2r\n\x0fSeatLinkService\x12_\n\x0e\x43reateSeatLink\x12\".feastlog.v1.CreateSeatLinkRequest\x1a#.feastlog.v1.CreateSeatLinkResponse\"\x04\xa0\xbb\x18\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.seat_link_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CREATESEATLINKREQUEST']._serialized_start=52
-  _globals['_CREATESEATLINKREQUEST']._serialized_end=106
-  _globals['_CREATESEATLINKRESPONSE']._serialized_start=108
-  _globals['_CREATESEATLINKRESPONSE']._serialized_end=204
-  _globals['_SEATLINKSERVICE']._serialized_start=206
-  _globals['_SEATLINKSERVICE']._serialized_end=314
+  _globals['_SEATLINKSERVICE'].methods_by_name['CreateSeatLink']._loaded_options = None
+  _globals['_SEATLINKSERVICE'].methods_by_name['CreateSeatLink']._serialized_options = b'\240\273\030\t'
+  _globals['_CREATESEATLINKREQUEST']._serialized_start=78
+  _globals['_CREATESEATLINKREQUEST']._serialized_end=132
+  _globals['_CREATESEATLINKRESPONSE']._serialized_start=134
+  _globals['_CREATESEATLINKRESPONSE']._serialized_end=230
+  _globals['_SEATLINKSERVICE']._serialized_start=232
+  _globals['_SEATLINKSERVICE']._serialized_end=346
 # @@protoc_insertion_point(module_scope)

@@ -22,40 +22,51 @@ _runtime_version.ValidateProtobufRuntimeVersion(
 _sym_db = _symbol_database.Default()
 
 
+from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 from feastlog.v1 import record_pb2 as feastlog_dot_v1_dot_record__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/table_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/record.proto\"\x94\x01\n\x12\x43\x61llArbiterRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12\x11\n\tabout_seq\x18\x03 \x01(\x03\x12\r\n\x05\x63laim\x18\x04 \x01(\t\x12\x0c\n\x04hold\x18\x05 \x01(\x08\x12)\n\x0b\x61lternative\x18\x06 \x01(\x0b\x32\x14.feastlog.v1.Command\"1\n\x13\x43\x61llArbiterResponse\x12\x0c\n\x04\x63\x61ll\x18\x01 \x01(\x03\x12\x0c\n\x04hash\x18\x02 \x01(\t\"M\n\x10ListCallsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rtournament_id\x18\x02 \x01(\t\x12\x11\n\topen_only\x18\x03 \x01(\x08\"\xc8\x01\n\x0b\x41rbiterCall\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63\x61ll\x18\x02 \x01(\x03\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x11\n\tabout_seq\x18\x04 \x01(\x03\x12\r\n\x05\x63laim\x18\x05 \x01(\t\x12\x0c\n\x04hold\x18\x06 \x01(\x08\x12\r\n\x05state\x18\x07 \x01(\t\x12\x14\n\x0c\x61nswered_seq\x18\x08 \x01(\x03\x12\x10\n\x08ruled_by\x18\t \x01(\t\x12\x0e\n\x06reason\x18\n \x01(\t\x12\x15\n\rtournament_id\x18\x0b \x01(\t\"<\n\x11ListCallsResponse\x12\'\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x18.feastlog.v1.ArbiterCall\"*\n\x11WatchCallsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"<\n\x12WatchCallsResponse\x12&\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.ArbiterCall\"3\n\x12GetCaseFileRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63\x61ll\x18\x02 \x01(\x03\"5\n\x13GetCaseFileResponse\x12\x0e\n\x06\x62undle\x18\x01 \x01(\t\x12\x0e\n\x06sha256\x18\x02 \x01(\t\"#\n\x10GetClocksRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"d\n\tSeatClock\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x14\n\x0cremaining_ms\x18\x02 \x01(\x03\x12\x0f\n\x07used_ms\x18\x03 \x01(\x03\x12\x0f\n\x07running\x18\x04 \x01(\x08\x12\x11\n\ttimed_out\x18\x05 \x01(\x08\"\xa9\x01\n\x11GetClocksResponse\x12\x0f\n\x07\x63locked\x18\x01 \x01(\x08\x12\x0c\n\x04mode\x18\x02 \x01(\t\x12\x14\n\x0c\x61llowance_ms\x18\x03 \x01(\x03\x12\x14\n\x0cincrement_ms\x18\x04 \x01(\x03\x12\x12\n\non_timeout\x18\x05 \x01(\t\x12\x0e\n\x06paused\x18\x06 \x01(\x08\x12%\n\x05seats\x18\x07 \x03(\x0b\x32\x16.feastlog.v1.SeatClock2\x9b\x03\n\x0cTableService\x12P\n\x0b\x43\x61llArbiter\x12\x1f.feastlog.v1.CallArbiterRequest\x1a .feastlog.v1.CallArbiterResponse\x12J\n\tListCalls\x12\x1d.feastlog.v1.ListCallsRequest\x1a\x1e.feastlog.v1.ListCallsResponse\x12O\n\nWatchCalls\x12\x1e.feastlog.v1.WatchCallsRequest\x1a\x1f.feastlog.v1.WatchCallsResponse0\x01\x12P\n\x0bGetCaseFile\x12\x1f.feastlog.v1.GetCaseFileRequest\x1a .feastlog.v1.GetCaseFileResponse\x12J\n\tGetClocks\x12\x1d.feastlog.v1.GetClocksRequest\x1a\x1e.feastlog.v1.GetClocksResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/table_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\x1a\x18\x66\x65\x61stlog/v1/record.proto\"\x94\x01\n\x12\x43\x61llArbiterRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x12\n\ncommand_id\x18\x02 \x01(\t\x12\x11\n\tabout_seq\x18\x03 \x01(\x03\x12\r\n\x05\x63laim\x18\x04 \x01(\t\x12\x0c\n\x04hold\x18\x05 \x01(\x08\x12)\n\x0b\x61lternative\x18\x06 \x01(\x0b\x32\x14.feastlog.v1.Command\"1\n\x13\x43\x61llArbiterResponse\x12\x0c\n\x04\x63\x61ll\x18\x01 \x01(\x03\x12\x0c\n\x04hash\x18\x02 \x01(\t\"M\n\x10ListCallsRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x15\n\rtournament_id\x18\x02 \x01(\t\x12\x11\n\topen_only\x18\x03 \x01(\x08\"\xc8\x01\n\x0b\x41rbiterCall\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63\x61ll\x18\x02 \x01(\x03\x12\x0c\n\x04seat\x18\x03 \x01(\x05\x12\x11\n\tabout_seq\x18\x04 \x01(\x03\x12\r\n\x05\x63laim\x18\x05 \x01(\t\x12\x0c\n\x04hold\x18\x06 \x01(\x08\x12\r\n\x05state\x18\x07 \x01(\t\x12\x14\n\x0c\x61nswered_seq\x18\x08 \x01(\x03\x12\x10\n\x08ruled_by\x18\t \x01(\t\x12\x0e\n\x06reason\x18\n \x01(\t\x12\x15\n\rtournament_id\x18\x0b \x01(\t\"<\n\x11ListCallsResponse\x12\'\n\x05\x63\x61lls\x18\x01 \x03(\x0b\x32\x18.feastlog.v1.ArbiterCall\"*\n\x11WatchCallsRequest\x12\x15\n\rtournament_id\x18\x01 \x01(\t\"<\n\x12WatchCallsResponse\x12&\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x18.feastlog.v1.ArbiterCall\"3\n\x12GetCaseFileRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\x12\x0c\n\x04\x63\x61ll\x18\x02 \x01(\x03\"5\n\x13GetCaseFileResponse\x12\x0e\n\x06\x62undle\x18\x01 \x01(\t\x12\x0e\n\x06sha256\x18\x02 \x01(\t\"#\n\x10GetClocksRequest\x12\x0f\n\x07game_id\x18\x01 \x01(\t\"d\n\tSeatClock\x12\x0c\n\x04seat\x18\x01 \x01(\x05\x12\x14\n\x0cremaining_ms\x18\x02 \x01(\x03\x12\x0f\n\x07used_ms\x18\x03 \x01(\x03\x12\x0f\n\x07running\x18\x04 \x01(\x08\x12\x11\n\ttimed_out\x18\x05 \x01(\x08\"\xa9\x01\n\x11GetClocksResponse\x12\x0f\n\x07\x63locked\x18\x01 \x01(\x08\x12\x0c\n\x04mode\x18\x02 \x01(\t\x12\x14\n\x0c\x61llowance_ms\x18\x03 \x01(\x03\x12\x14\n\x0cincrement_ms\x18\x04 \x01(\x03\x12\x12\n\non_timeout\x18\x05 \x01(\t\x12\x0e\n\x06paused\x18\x06 \x01(\x08\x12%\n\x05seats\x18\x07 \x03(\x0b\x32\x16.feastlog.v1.SeatClock2\xb9\x03\n\x0cTableService\x12V\n\x0b\x43\x61llArbiter\x12\x1f.feastlog.v1.CallArbiterRequest\x1a .feastlog.v1.CallArbiterResponse\"\x04\xa0\xbb\x18\x04\x12P\n\tListCalls\x12\x1d.feastlog.v1.ListCallsRequest\x1a\x1e.feastlog.v1.ListCallsResponse\"\x04\xa0\xbb\x18\x02\x12U\n\nWatchCalls\x12\x1e.feastlog.v1.WatchCallsRequest\x1a\x1f.feastlog.v1.WatchCallsResponse\"\x04\xa0\xbb\x18\x07\x30\x01\x12V\n\x0bGetCaseFile\x12\x1f.feastlog.v1.GetCaseFileRequest\x1a .feastlog.v1.GetCaseFileResponse\"\x04\xa0\xbb\x18\x02\x12P\n\tGetClocks\x12\x1d.feastlog.v1.GetClocksRequest\x1a\x1e.feastlog.v1.GetClocksResponse\"\x04\xa0\xbb\x18\x02\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'feastlog.v1.table_service_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CALLARBITERREQUEST']._serialized_start=75
-  _globals['_CALLARBITERREQUEST']._serialized_end=223
-  _globals['_CALLARBITERRESPONSE']._serialized_start=225
-  _globals['_CALLARBITERRESPONSE']._serialized_end=274
-  _globals['_LISTCALLSREQUEST']._serialized_start=276
-  _globals['_LISTCALLSREQUEST']._serialized_end=353
-  _globals['_ARBITERCALL']._serialized_start=356
-  _globals['_ARBITERCALL']._serialized_end=556
-  _globals['_LISTCALLSRESPONSE']._serialized_start=558
-  _globals['_LISTCALLSRESPONSE']._serialized_end=618
-  _globals['_WATCHCALLSREQUEST']._serialized_start=620
-  _globals['_WATCHCALLSREQUEST']._serialized_end=662
-  _globals['_WATCHCALLSRESPONSE']._serialized_start=664
-  _globals['_WATCHCALLSRESPONSE']._serialized_end=724
-  _globals['_GETCASEFILEREQUEST']._serialized_start=726
-  _globals['_GETCASEFILEREQUEST']._serialized_end=777
-  _globals['_GETCASEFILERESPONSE']._serialized_start=779
-  _globals['_GETCASEFILERESPONSE']._serialized_end=832
-  _globals['_GETCLOCKSREQUEST']._serialized_start=834
-  _globals['_GETCLOCKSREQUEST']._serialized_end=869
-  _globals['_SEATCLOCK']._serialized_start=871
-  _globals['_SEATCLOCK']._serialized_end=971
-  _globals['_GETCLOCKSRESPONSE']._serialized_start=974
-  _globals['_GETCLOCKSRESPONSE']._serialized_end=1143
-  _globals['_TABLESERVICE']._serialized_start=1146
-  _globals['_TABLESERVICE']._serialized_end=1557
+  _globals['_TABLESERVICE'].methods_by_name['CallArbiter']._loaded_options = None
+  _globals['_TABLESERVICE'].methods_by_name['CallArbiter']._serialized_options = b'\240\273\030\004'
+  _globals['_TABLESERVICE'].methods_by_name['ListCalls']._loaded_options = None
+  _globals['_TABLESERVICE'].methods_by_name['ListCalls']._serialized_options = b'\240\273\030\002'
+  _globals['_TABLESERVICE'].methods_by_name['WatchCalls']._loaded_options = None
+  _globals['_TABLESERVICE'].methods_by_name['WatchCalls']._serialized_options = b'\240\273\030\007'
+  _globals['_TABLESERVICE'].methods_by_name['GetCaseFile']._loaded_options = None
+  _globals['_TABLESERVICE'].methods_by_name['GetCaseFile']._serialized_options = b'\240\273\030\002'
+  _globals['_TABLESERVICE'].methods_by_name['GetClocks']._loaded_options = None
+  _globals['_TABLESERVICE'].methods_by_name['GetClocks']._serialized_options = b'\240\273\030\002'
+  _globals['_CALLARBITERREQUEST']._serialized_start=101
+  _globals['_CALLARBITERREQUEST']._serialized_end=249
+  _globals['_CALLARBITERRESPONSE']._serialized_start=251
+  _globals['_CALLARBITERRESPONSE']._serialized_end=300
+  _globals['_LISTCALLSREQUEST']._serialized_start=302
+  _globals['_LISTCALLSREQUEST']._serialized_end=379
+  _globals['_ARBITERCALL']._serialized_start=382
+  _globals['_ARBITERCALL']._serialized_end=582
+  _globals['_LISTCALLSRESPONSE']._serialized_start=584
+  _globals['_LISTCALLSRESPONSE']._serialized_end=644
+  _globals['_WATCHCALLSREQUEST']._serialized_start=646
+  _globals['_WATCHCALLSREQUEST']._serialized_end=688
+  _globals['_WATCHCALLSRESPONSE']._serialized_start=690
+  _globals['_WATCHCALLSRESPONSE']._serialized_end=750
+  _globals['_GETCASEFILEREQUEST']._serialized_start=752
+  _globals['_GETCASEFILEREQUEST']._serialized_end=803
+  _globals['_GETCASEFILERESPONSE']._serialized_start=805
+  _globals['_GETCASEFILERESPONSE']._serialized_end=858
+  _globals['_GETCLOCKSREQUEST']._serialized_start=860
+  _globals['_GETCLOCKSREQUEST']._serialized_end=895
+  _globals['_SEATCLOCK']._serialized_start=897
+  _globals['_SEATCLOCK']._serialized_end=997
+  _globals['_GETCLOCKSRESPONSE']._serialized_start=1000
+  _globals['_GETCLOCKSRESPONSE']._serialized_end=1169
+  _globals['_TABLESERVICE']._serialized_start=1172
+  _globals['_TABLESERVICE']._serialized_end=1613
 # @@protoc_insertion_point(module_scope)

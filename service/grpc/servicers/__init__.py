@@ -2,12 +2,14 @@
 
 Each method converts its request, calls one use case of ``service.app.Application`` and
 converts the answer; errors leave through the one table of ``service.errors`` (the
-``unary`` and ``streaming`` wrappers), so no method catches anything.
+``unary`` and ``streaming`` wrappers), so no method catches anything.  Which class serves
+which service, and how each is registered, is the service table's
+(``service/grpc/services.py``).
 
 - ``game``: feastlog.v1.GameService (create, join, submit, view, legal, watch, list);
 - ``replay``: feastlog.v1.ReplayService (state at a seq, replay streams, export);
 - ``audit``: feastlog.v1.AuditService (verify, explain, what-if, refusals, rulings);
-- ``tournament``: feastlog.v1.TournamentService (standings, stats);
+- ``tournament``: feastlog.v1.TournamentService (standings, stats, tournaments);
 - ``admin``: feastlog.v1.AdminService (named arbiter keys);
 - ``proof``: feastlog.v1.ProofService (keys, signed tree heads, proofs, cosignatures);
 - ``table``: feastlog.v1.TableService (calls to the arbiter, their queue, case files);
@@ -16,26 +18,3 @@ converts the answer; errors leave through the one table of ``service.errors`` (t
 - ``convert``: the conversions between plain values and messages;
 - ``base``: what every servicer holds (the application, the caller).
 """
-
-from __future__ import annotations
-
-import grpc
-
-from feastlog.service.app.application import Application
-from feastlog.service.grpc.servicers import (
-    admin,
-    audit,
-    feed,
-    game,
-    proof,
-    replay,
-    seat_link,
-    table,
-    tournament,
-)
-
-
-def add_servicers(server: grpc.aio.Server, app: Application) -> None:
-    """Register every feastlog service on a server."""
-    for module in (game, replay, audit, tournament, admin, proof, table, seat_link, feed):
-        module.add_to(server, app)

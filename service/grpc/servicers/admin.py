@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import grpc
 
-from feastlog.service.app.application import Application
 from feastlog.service.app.auth import check_arbiter_name
 from feastlog.service.app.errors import BadRequest
 from feastlog.service.grpc.servicers.base import Servicer
@@ -51,8 +50,3 @@ class AdminService(Servicer, pb_grpc.AdminServiceServicer):
         return pb.ListArbitersResponse(
             arbiters=[pb.Arbiter(name=n, added_at=a, revoked_at=r) for n, a, r in found]
         )
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the AdminService on a server."""
-    pb_grpc.add_AdminServiceServicer_to_server(AdminService(app), server)

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from feastlog.service.app.application import Application
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import (
     accepted,
@@ -77,8 +76,3 @@ class AuditService(Servicer, pb_grpc.AuditServiceServicer):
             self.caller(context), request.game_id, request.command_id, request.ruling
         )
         return accepted(pb.SubmitRulingResponse(), done)
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the AuditService on a server."""
-    pb_grpc.add_AuditServiceServicer_to_server(AuditService(app), server)

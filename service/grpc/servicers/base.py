@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, ClassVar
+
 import grpc
 
 from feastlog.service.app.application import Application
@@ -9,7 +12,11 @@ from feastlog.service.app.auth import CALLER, Caller
 
 
 class Servicer:
-    """The base of the four servicers."""
+    """The base of the servicers."""
+
+    # A reply encoder per method, where one is not its reply message's own
+    # (``SerializeToString``): FeedService's replies go out as made once for every feed.
+    SERIALIZERS: ClassVar[dict[str, Callable[[Any], bytes]]] = {}
 
     def __init__(self, app: Application) -> None:
         self.app = app

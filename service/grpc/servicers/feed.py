@@ -16,8 +16,15 @@ from feastlog.v1 import feed_service_pb2 as pb
 from feastlog.v1 import feed_service_pb2_grpc as pb_grpc
 
 
+def sent(reply: bytes | pb.WatchAllResponse) -> bytes:
+    """A WatchAll reply's bytes: as made (``RepliesMade``), or encoded now."""
+    return reply if isinstance(reply, bytes) else reply.SerializeToString()
+
+
 class FeedService(Servicer, pb_grpc.FeedServiceServicer):
     """The feed of every game."""
+
+    SERIALIZERS = {"WatchAll": sent}  # noqa: RUF012  # the replies go out as made
 
     def __init__(self, app: Application) -> None:
         super().__init__(app)
@@ -56,24 +63,3 @@ class RepliesMade:
             while len(self._made) > self._kept:
                 self._made.popitem(last=False)
         return made + pb.WatchAllResponse(position=row.token).SerializeToString()
-
-
-def sent(reply: bytes | pb.WatchAllResponse) -> bytes:
-    """A WatchAll reply's bytes: as made (``RepliesMade``), or encoded now."""
-    return reply if isinstance(reply, bytes) else reply.SerializeToString()
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the FeedService on a server (as its generated code does, with ``sent`` as
-    WatchAll's reply encoder)."""
-    servicer = FeedService(app)
-    handlers = {
-        "WatchAll": grpc.unary_stream_rpc_method_handler(
-            servicer.WatchAll,
-            request_deserializer=pb.WatchAllRequest.FromString,
-            response_serializer=sent,
-        )
-    }
-    name = pb.DESCRIPTOR.services_by_name["FeedService"].full_name
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(name, handlers),))
-    server.add_registered_method_handlers(name, handlers)

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 import grpc
 
 from feastlog.presentation import typed
-from feastlog.service.app.application import Application
 from feastlog.service.app.errors import BadRequest
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import (
@@ -107,8 +106,3 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         )
         games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in found.games]
         return pb.ListGamesResponse(games=games, next_page_token=found.next_page_token)
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the GameService on a server."""
-    pb_grpc.add_GameServiceServicer_to_server(GameService(app), server)

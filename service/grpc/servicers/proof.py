@@ -5,7 +5,6 @@ from __future__ import annotations
 import grpc
 
 from feastlog.replay.proof import Cosignature, TreeHead
-from feastlog.service.app.application import Application
 from feastlog.service.app.errors import BadRequest
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import head_message
@@ -96,8 +95,3 @@ def cosignature_message(cosignature: Cosignature) -> proof_pb2.Cosignature:
     return proof_pb2.Cosignature(
         witness_key=c.witness_key, witnessed_at=c.witnessed_at, signature=c.signature
     )
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the ProofService on a server."""
-    pb_grpc.add_ProofServiceServicer_to_server(ProofService(app), server)

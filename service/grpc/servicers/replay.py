@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from feastlog.service.app.application import Application
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import event, participant, participant_text, struct
 from feastlog.service.grpc.status import streaming, unary
@@ -54,8 +53,3 @@ class ReplayService(Servicer, pb_grpc.ReplayServiceServicer):
         return pb.ExportRecordResponse(
             content=found.text.encode(), file_name=found.file_name, complete=found.complete
         )
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the ReplayService on a server."""
-    pb_grpc.add_ReplayServiceServicer_to_server(ReplayService(app), server)

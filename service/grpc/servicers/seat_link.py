@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import grpc
 
-from feastlog.service.app.application import Application
 from feastlog.service.app.seatlinks import link_path
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.status import unary
@@ -28,8 +27,3 @@ class SeatLinkService(Servicer, pb_grpc.SeatLinkServiceServicer):
             path=path,
             url=pages + path if pages else "",
         )
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the SeatLinkService on a server."""
-    pb_grpc.add_SeatLinkServiceServicer_to_server(SeatLinkService(app), server)

@@ -12,7 +12,6 @@ from typing import Any
 
 import grpc
 
-from feastlog.service.app.application import Application
 from feastlog.service.app.table import QueuedCall
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.status import streaming, unary
@@ -97,8 +96,3 @@ def clocks_message(found: dict[str, Any] | None) -> pb.GetClocksResponse:
         paused=found["paused"],
         seats=seats,
     )
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the TableService on a server."""
-    pb_grpc.add_TableServiceServicer_to_server(TableService(app), server)

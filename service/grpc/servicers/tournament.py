@@ -16,16 +16,14 @@ import grpc
 
 from feastlog.replay.record import COMMAND, Row
 from feastlog.replay.tournament.export import decoded_row
-from feastlog.replay.tournament.spec import EXTENSION_MINUTES, ROUND_MINUTES
 from feastlog.replay.tournament.standings import exact, standings
 from feastlog.replay.tournament.state import Result, Round, Tournament
-from feastlog.service.app.application import Application, utc_now
+from feastlog.service.app.application import Application
 from feastlog.service.app.errors import BadRequest
 from feastlog.service.app.tournament import Snapshot, Tournaments
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import standing_message, stats_message
 from feastlog.service.grpc.status import streaming, unary
-from feastlog.v1 import tournament_record_pb2 as rpb
 from feastlog.v1 import tournament_service_pb2 as pb
 from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
 
@@ -58,22 +56,14 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
         return self.app.tournaments
 
     async def _now(self, tid: str) -> pb.TournamentState:
-        return state_message(await self.desk().snapshot(tid, 0, utc_now()))
-
-    async def _sent(
-        self, context: grpc.aio.ServicerContext, tid: str, **action: object
-    ) -> pb.TournamentState:
-        reason = str(action.pop("reason", ""))
-        command = rpb.TournamentCommand(reason=reason, **action)  # type: ignore[arg-type]
-        await self.desk().command(self.caller(context), tid, command, utc_now())
-        return await self._now(tid)
+        return state_message(await self.desk().snapshot(tid))
 
     @unary
     async def CreateTournament(
         self, request: pb.CreateTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.CreateTournamentResponse:
         made = await self.desk().create_tournament(
-            self.caller(context), dict(request.format), list(request.players), utc_now()
+            self.caller(context), dict(request.format), list(request.players)
         )
         return pb.CreateTournamentResponse(tournament=await self._now(made.tournament_id))
 
@@ -81,56 +71,52 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def RegisterPlayer(
         self, request: pb.RegisterPlayerRequest, context: grpc.aio.ServicerContext
     ) -> pb.RegisterPlayerResponse:
-        found = await self._sent(
-            context, request.tournament_id, register=rpb.RegisterPlayer(name=request.name)
-        )
-        return pb.RegisterPlayerResponse(tournament=found)
+        tid = request.tournament_id
+        await self.desk().register(self.caller(context), tid, request.name)
+        return pb.RegisterPlayerResponse(tournament=await self._now(tid))
 
     @unary
     async def DropPlayer(
         self, request: pb.DropPlayerRequest, context: grpc.aio.ServicerContext
     ) -> pb.DropPlayerResponse:
-        found = await self._sent(
-            context,
-            request.tournament_id,
-            drop=rpb.DropPlayer(name=request.name),
-            reason=request.reason,
-        )
-        return pb.DropPlayerResponse(tournament=found)
+        tid = request.tournament_id
+        await self.desk().drop_player(self.caller(context), tid, request.name, request.reason)
+        return pb.DropPlayerResponse(tournament=await self._now(tid))
 
     @unary
     async def PairRound(
         self, request: pb.PairRoundRequest, context: grpc.aio.ServicerContext
     ) -> pb.PairRoundResponse:
         tables = [list(t.players) for t in request.tables]
-        await self.desk().pair(
-            self.caller(context), request.tournament_id, tables, list(request.byes), utc_now()
-        )
-        return pb.PairRoundResponse(tournament=await self._now(request.tournament_id))
+        tid = request.tournament_id
+        await self.desk().pair(self.caller(context), tid, tables, list(request.byes))
+        return pb.PairRoundResponse(tournament=await self._now(tid))
 
     @unary
     async def SwapPlayers(
         self, request: pb.SwapPlayersRequest, context: grpc.aio.ServicerContext
     ) -> pb.SwapPlayersResponse:
-        swap = rpb.SwapPlayers(first=request.first, second=request.second)
-        found = await self._sent(context, request.tournament_id, swap=swap, reason=request.reason)
-        return pb.SwapPlayersResponse(tournament=found)
+        tid = request.tournament_id
+        await self.desk().swap(
+            self.caller(context), tid, request.first, request.second, request.reason
+        )
+        return pb.SwapPlayersResponse(tournament=await self._now(tid))
 
     @unary
     async def FixTable(
         self, request: pb.FixTableRequest, context: grpc.aio.ServicerContext
     ) -> pb.FixTableResponse:
-        if request.table < 1 or request.seat < 0:
-            raise BadRequest("table counts from 1 and seat from 0", field="table")
-        fix = rpb.FixTable(name=request.name, table=request.table, seat=request.seat)
-        found = await self._sent(context, request.tournament_id, fix=fix, reason=request.reason)
-        return pb.FixTableResponse(tournament=found)
+        tid = request.tournament_id
+        await self.desk().fix(
+            self.caller(context), tid, request.name, request.table, request.seat, request.reason
+        )
+        return pb.FixTableResponse(tournament=await self._now(tid))
 
     @unary
     async def PublishRound(
         self, request: pb.PublishRoundRequest, context: grpc.aio.ServicerContext
     ) -> pb.PublishRoundResponse:
-        done = await self.desk().publish(self.caller(context), request.tournament_id, utc_now())
+        done = await self.desk().publish(self.caller(context), request.tournament_id)
         return pb.PublishRoundResponse(
             tournament=await self._now(request.tournament_id),
             seats=[
@@ -142,90 +128,60 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
             replayed=done.replayed,
         )
 
-    async def _round(self, tid: str) -> int:
-        current = (await self.desk().snapshot(tid, 0, utc_now())).state.current
-        return current.number if current is not None else 1
-
     @unary
     async def StartClock(
         self, request: pb.StartClockRequest, context: grpc.aio.ServicerContext
     ) -> pb.StartClockResponse:
-        low, high = ROUND_MINUTES
-        if request.minutes and not low <= request.minutes <= high:
-            raise BadRequest(
-                f"minutes are {low} to {high}, or 0 for the format's round_minutes",
-                field="minutes",
-            )
-        start = rpb.StartClock(
-            round=await self._round(request.tournament_id), minutes=request.minutes
-        )
-        return pb.StartClockResponse(
-            tournament=await self._sent(context, request.tournament_id, start_clock=start)
-        )
+        tid = request.tournament_id
+        await self.desk().start_clock(self.caller(context), tid, request.minutes)
+        return pb.StartClockResponse(tournament=await self._now(tid))
 
     @unary
     async def ExtendClock(
         self, request: pb.ExtendClockRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExtendClockResponse:
-        if request.table < 0:
-            raise BadRequest("table is 0 (every table) or more", field="table")
-        low, high = EXTENSION_MINUTES
-        if not low <= request.minutes <= high:
-            raise BadRequest(f"an extension is {low} to {high} minutes", field="minutes")
-        extend = rpb.ExtendClock(
-            round=await self._round(request.tournament_id),
-            table=request.table,
-            minutes=request.minutes,
+        tid = request.tournament_id
+        await self.desk().extend_clock(
+            self.caller(context), tid, request.table, request.minutes, request.reason
         )
-        found = await self._sent(
-            context, request.tournament_id, extend_clock=extend, reason=request.reason
-        )
-        return pb.ExtendClockResponse(tournament=found)
+        return pb.ExtendClockResponse(tournament=await self._now(tid))
 
     @unary
     async def CallTime(
         self, request: pb.CallTimeRequest, context: grpc.aio.ServicerContext
     ) -> pb.CallTimeResponse:
-        call = rpb.CallTime(round=await self._round(request.tournament_id))
-        return pb.CallTimeResponse(
-            tournament=await self._sent(context, request.tournament_id, call_time=call)
-        )
+        tid = request.tournament_id
+        await self.desk().call_time(self.caller(context), tid)
+        return pb.CallTimeResponse(tournament=await self._now(tid))
 
     @unary
     async def AddPenalty(
         self, request: pb.AddPenaltyRequest, context: grpc.aio.ServicerContext
     ) -> pb.AddPenaltyResponse:
-        if request.round < 0:
-            raise BadRequest("round is 0 (the current one) or more", field="round")
-        number = request.round or await self._round(request.tournament_id)
-        penalty = rpb.PlayerPenalty(name=request.name, penalty=request.penalty, round=number)
-        found = await self._sent(
-            context, request.tournament_id, penalty=penalty, reason=request.reason
+        tid = request.tournament_id
+        await self.desk().add_penalty(
+            self.caller(context), tid, request.name, request.penalty, request.round, request.reason
         )
-        return pb.AddPenaltyResponse(tournament=found)
+        return pb.AddPenaltyResponse(tournament=await self._now(tid))
 
     @unary
     async def EndTournament(
         self, request: pb.EndTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.EndTournamentResponse:
-        await self.desk().end(self.caller(context), request.tournament_id, utc_now())
+        await self.desk().end(self.caller(context), request.tournament_id)
         return pb.EndTournamentResponse(tournament=await self._now(request.tournament_id))
 
     @unary
     async def GetTournament(
         self, request: pb.GetTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetTournamentResponse:
-        if request.at_seq < 0:
-            raise BadRequest("at_seq is 0 (now) or more", field="at_seq")
-        found = await self.desk().snapshot(request.tournament_id, request.at_seq, utc_now())
+        found = await self.desk().snapshot(request.tournament_id, request.at_seq)
         return pb.GetTournamentResponse(tournament=state_message(found))
 
     @streaming
     async def WatchTournament(
         self, request: pb.WatchTournamentRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchTournamentResponse]:
-        if request.from_seq < 0:
-            raise BadRequest("from_seq is 0 or more", field="from_seq")
         caller = self.caller(context)
         rows = self.desk().watch_tournament(caller, request.tournament_id, request.from_seq)
         async for row, state in rows:
@@ -235,9 +191,7 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def ExportTournament(
         self, request: pb.ExportTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExportTournamentResponse:
-        text = await self.desk().export_tournament(
-            self.caller(context), request.tournament_id, utc_now()
-        )
+        text = await self.desk().export_tournament(self.caller(context), request.tournament_id)
         return pb.ExportTournamentResponse(
             document=text, file_name=f"{request.tournament_id}.feastlog-tournament.json"
         )
@@ -340,8 +294,3 @@ def state_message(snap: Snapshot, with_standings: bool = True) -> pb.TournamentS
 
 def _result(round_: Round, table: int) -> Result | None:
     return round_.results[table - 1] if round_.results else None
-
-
-def add_to(server: grpc.aio.Server, app: Application) -> None:
-    """Register the TournamentService on a server."""
-    pb_grpc.add_TournamentServiceServicer_to_server(TournamentService(app), server)
