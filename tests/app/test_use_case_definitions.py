@@ -167,7 +167,7 @@ def test_the_layers_are_where_the_test_looks() -> None:
     assert all(LAYERS.values()) and all(p.exists() for ps in LAYERS.values() for p in ps)
     adapters = [layer.removeprefix("store adapter ") for layer in LAYERS if "adapter" in layer]
     assert {"duckdb", "postgres", "process"} <= set(adapters)
-    for layer in ("application", "servicers", "cli", "client calls", "client sync"):
+    for layer in ("application", "servicers", "client calls", "client sync"):
         assert definitions(layer)["GetStandings"], layer
     assert len(services.RPCS) >= 48 and set(services.RPCS) <= {
         f"/{s.name}/{r.name}" for s in services.SERVICES for r in s.rpcs
