@@ -96,8 +96,9 @@ _log.position_of = _killing_position_of
 
 
 def kill_before_placing(at: int) -> str:
-    """The prelude of a server on PostgreSQL that kills itself with SIGKILL between
-    commit ``at`` that appends rows and its placement in the log tree (the commit holds,
-    no placement has begun)."""
+    """The prelude of a server on PostgreSQL that kills itself with SIGKILL between a
+    commit and its placement in the log tree (the commit holds, no placement has begun),
+    at the ``at``-th commit placed after it rather than in it (another node held the
+    placement lock as it committed)."""
     assert at >= 1
     return PLACING_HOOK.format(repository=str(REPOSITORY), at=at)

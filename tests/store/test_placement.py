@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import grpc
 import psycopg
@@ -16,10 +17,10 @@ import pytest
 
 from feastlog.replay.proof import leaf_hash_of
 from feastlog.replay.record import Row
-from feastlog.service.store import Batch
+from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store.postgres import SCHEMA_NAME, PgStore
 from feastlog.service.store.postgres.follow import Follower
-from feastlog.service.store.postgres.placing import place
+from feastlog.service.store.postgres.placing import PLACEMENT_LOCK, place
 from feastlog.service.store.postgres.writes import write_rows
 from feastlog.service.store.stream import Committed
 from feastlog.service.store.writer import Database
@@ -216,34 +217,42 @@ async def _two_streams(dsn: str) -> None:
 
 
 KEY = "org_test-organiser-key-0123456789abcdef"
-KILLED_AT = 6  # placements: the genesis, four commands answered, then one killed unplaced
+ANSWERED = 4  # commands answered before the one killed between its commit and placement
 
 
 def test_kill_9_between_commit_and_placement_loses_nothing_acknowledged(postgres: str) -> None:
-    server = ProcessServer(postgres, KEY, prelude=kill_before_placing(KILLED_AT))
+    server = ProcessServer(postgres, KEY, prelude=kill_before_placing(1))
     client = stub(server.address)
     game = create(client, KEY, "bon-appetit", ["Ann", "Bo", "Cy"], seed=bytes(32))
     tokens = [t.token for t in game.seat_tokens]
     answered: dict[int, str] = {}
-    with pytest.raises(grpc.RpcError):  # the server dies at its sixth placement
-        for _ in range(3 * KILLED_AT):
-            view = view_of(client.GetView(pb.GetViewRequest(game_id=game.game_id)))
-            seat = int(view["to_act"][0])
-            legal = client.ListLegalCommands(
-                pb.ListLegalCommandsRequest(game_id=game.game_id), metadata=bearer(tokens[seat])
-            )
-            request = pb.SubmitCommandRequest(
-                game_id=game.game_id, command_id=f"c{len(answered)}", command=legal.commands[0]
-            )
-            reply = client.SubmitCommand(request, metadata=bearer(tokens[seat]))
-            answered[reply.seq] = reply.hash
-    server.proc.wait(timeout=10)
-    assert sorted(answered) == list(range(2, KILLED_AT))
+
+    def send() -> None:
+        view = view_of(client.GetView(pb.GetViewRequest(game_id=game.game_id)))
+        seat = int(view["to_act"][0])
+        legal = client.ListLegalCommands(
+            pb.ListLegalCommandsRequest(game_id=game.game_id), metadata=bearer(tokens[seat])
+        )
+        request = pb.SubmitCommandRequest(
+            game_id=game.game_id, command_id=f"c{len(answered)}", command=legal.commands[0]
+        )
+        reply = client.SubmitCommand(request, metadata=bearer(tokens[seat]))
+        answered[reply.seq] = reply.hash
+
+    for _ in range(ANSWERED):  # each placed in its own commit: the lock was free
+        send()
+    # another node placing: the next commit holds without waiting, its placement after it
+    with psycopg.connect(postgres, autocommit=True) as placing:
+        placing.execute("SELECT pg_advisory_lock(hashtext(%s))", [PLACEMENT_LOCK])
+        with pytest.raises(grpc.RpcError):  # the server dies before it places
+            send()
+        server.proc.wait(timeout=10)
+    assert sorted(answered) == list(range(2, ANSWERED + 2))
     store = PgStore(postgres, read_only=True)  # reading places nothing
     try:
         rows = store.rows(game.game_id)
-        assert len(rows) == KILLED_AT  # the killed command's commit held, unplaced
-        assert [p for p, _ in store.rows_from(0)] == list(range(KILLED_AT - 1))
+        assert len(rows) == ANSWERED + 2  # the killed command's commit held, unplaced
+        assert [p for p, _ in store.rows_from(0)] == list(range(ANSWERED + 1))
     finally:
         store.close()
     again = ProcessServer(postgres, KEY)  # its start places the commit left pending
@@ -254,11 +263,40 @@ def test_kill_9_between_commit_and_placement_loses_nothing_acknowledged(postgres
             leaves = store.leaves(0)
         finally:
             store.close()
-        assert [(p, r.seq) for p, r in placed] == [(p, p + 1) for p in range(KILLED_AT)]
+        assert [(p, r.seq) for p, r in placed] == [(p, p + 1) for p in range(ANSWERED + 2)]
         assert leaves == [leaf_hash_of(r) for r in rows]
         for seq, hash_ in answered.items():
             assert rows[seq - 1].hash == hash_  # every acknowledged row, as acknowledged
         seen = stub(again.address).GetView(pb.GetViewRequest(game_id=game.game_id))
-        assert seen.seq == KILLED_AT
+        assert seen.seq == ANSWERED + 2
     finally:
         again.terminate()
+
+
+def test_a_failed_placement_is_made_again_before_the_commit_is_answered(
+    postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from feastlog.service.store.postgres import log as pg_log
+
+    placing = pg_log.position_of
+    failures = [psycopg.OperationalError("the connection was lost")]
+
+    def flaky(con: psycopg.Connection[Any], first: Row) -> int:
+        if failures:
+            raise failures.pop()
+        return placing(con, first)
+
+    monkeypatch.setattr(pg_log, "position_of", flaky)
+    monkeypatch.setattr(pg_log, "place_in_commit", lambda cursor, first: None)  # a node placing
+    monkeypatch.setattr(pg_log, "PLACE_AGAIN", (0.0,))
+    store = PgStore(postgres)
+    try:
+        assert store.write(Batch(rows=[row("g", 1), row("g", 2)])) == 0  # placed again
+        failures.extend([psycopg.OperationalError("down")] * 2)  # and again: given up
+        with pytest.raises(StoreUnavailable):
+            store.write(Batch(rows=[row("g", 3)]))
+        assert store.leaf_position("g", 3) is None  # committed, waiting for a placement
+        assert store.write(Batch(rows=[row("g", 4)])) == 3  # the next placement places it
+        assert [(p, r.seq) for p, r in store.rows_from(0)] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    finally:
+        store.close()

@@ -28,7 +28,7 @@ from feastlog.service.store.postgres.opening import (
     rebuild_from_log,
     refill_projection,
 )
-from feastlog.service.store.postgres.placing import position_of
+from feastlog.service.store.postgres.placing import place_in_commit, position_of
 from feastlog.service.store.postgres.scans import scan
 from feastlog.service.store.postgres.schema import SCHEMA_NAME
 from feastlog.service.store.postgres.writes import write_rows
@@ -138,17 +138,21 @@ class PgStore:
 
     @translated
     def write(self, batch: Batch) -> int | None:
-        """Commit a batch in one transaction: all of it or none of it; then place its rows
-        in the log tree (``placing.py``: with every other node's rows pending, in a short
-        transaction of their own) and answer the log position of its first appended row.
+        """Commit a batch in one transaction: all of it or none of it; place its rows in
+        the log tree (``placing.py``: with every other node's rows pending, in the commit
+        when no other node is placing, else in a short transaction right after it) and
+        answer the log position of its first appended row.
 
         The placement tells every node listening on ``feastlog_rows`` which games moved on.
         """
         with self.pool.connection() as con:
             with con.transaction(), con.cursor() as cursor:
                 rows = write_rows(cursor, batch)
+                placed = place_in_commit(cursor, rows[0]) if rows else None
             if not rows:
                 return None
+            if placed is not None:
+                return placed
             try:
                 return position_of(con, rows[0])
             except psycopg.Error as error:

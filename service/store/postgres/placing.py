@@ -3,15 +3,21 @@ node holds the placement lock.
 
 A commit writes its rows with no place (``writes.py``: one row of ``log_pending`` for the
 commit, its rows' keys and leaves in order) and touches no row that another node's commit
-writes too, so the commits of several nodes do not wait for one another. Right after its
-commit, the node places (``place``): one short transaction takes a transaction-scoped
-advisory lock (one fixed key for the log), takes every pending commit it can see (each
-committed before it looked), orders them by their number, gives their rows the positions
-from the tree's size on (a commit's rows together, in the batch's order), writes their
-``log_leaves``, moves the size on, notifies ``feastlog_rows`` with each game's last seq
-placed, and commits. One placement covers every node's commits pending at that moment,
-so under load the placements batch across nodes; a node whose rows another node placed
-first finds them placed and reads their positions (``position_of``).
+writes too, so the commits of several nodes do not wait for one another. A placement
+(``place``) takes a transaction-scoped advisory lock (one fixed key for the log), takes
+every pending commit it can see (each committed before it looked), orders them by their
+number, gives their rows the positions from the tree's size on (a commit's rows
+together, in the batch's order), writes their ``log_leaves``, moves the size on,
+notifies ``feastlog_rows`` with each game's last seq placed, and commits.
+
+A commit that finds the lock free, without waiting for it, is a placement itself
+(``place_in_commit``: its own rows and every other commit pending, in its transaction),
+so that one node alone commits once, as when positions were taken in the commit. A
+commit that finds the lock held (another node placing) goes on without it, and the node
+places right after its commit, in a short transaction of its own, waiting for the lock
+there (``position_of``). One placement covers every node's commits pending at that
+moment, so under load the placements batch across nodes; a node whose rows another
+node placed first finds them placed and reads their positions.
 
 A game's rows are placed in seq order: the commit of seq n + 1 is written once seq n
 was committed, so it takes a later number, and it cannot be seen pending before seq n
@@ -40,11 +46,31 @@ from feastlog.service.store.sql import LEAF_COLUMNS, position_query
 PLACEMENT_LOCK = f"{SCHEMA_NAME}-placement"  # hashed to the advisory lock's key
 
 
-def place(cursor: psycopg.Cursor[Any]) -> dict[tuple[str, int], int]:
-    """One placement, in the caller's transaction (the lock is held until it ends): every
-    commit pending that this transaction sees, placed. Answers the position of each
-    commit's first row, by its (game id, seq)."""
-    cursor.execute(b"SELECT pg_advisory_xact_lock(hashtext(%s))", [PLACEMENT_LOCK])
+def place_in_commit(cursor: psycopg.Cursor[Any], first: Row) -> int | None:
+    """The position of the commit being written (its first row ``first``), placed in its
+    own transaction when no placement is under way (the lock taken without waiting), with
+    every commit pending then; None when another node holds the lock: the commit goes on
+    without waiting, and its rows are placed after it (``position_of``).
+
+    With one node, or nodes not committing at the same moment, a commit is its own
+    placement (one transaction, one flush to disk, as when positions were taken in the
+    commit); when nodes commit at once, only the one holding the lock waits for no one,
+    and the placement after the others' commits takes all of theirs at once.
+    """
+    cursor.execute(b"SELECT pg_try_advisory_xact_lock(hashtext(%s))", [PLACEMENT_LOCK])
+    got = cursor.fetchone()
+    if not got or not got[0]:
+        return None
+    return place(cursor, locked=True).get((first.game_id, first.seq))
+
+
+def place(cursor: psycopg.Cursor[Any], locked: bool = False) -> dict[tuple[str, int], int]:
+    """One placement, in the caller's transaction (the lock is held until it ends;
+    ``locked``: taken already): every commit pending that this transaction sees, its own
+    among them, placed. Answers the position of each commit's first row, by its (game id,
+    seq)."""
+    if not locked:
+        cursor.execute(b"SELECT pg_advisory_xact_lock(hashtext(%s))", [PLACEMENT_LOCK])
     # under the lock, a statement that sees every commit finished before it began; a
     # commit finished after it waits for the next placement (its own node's, at least)
     cursor.execute(b"DELETE FROM log_pending RETURNING n, game_ids, seqs, leaf_hashes")

@@ -34,7 +34,8 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> list[Row]:
 
     Nothing here touches a row another node's commit writes too, and nothing notifies
     (a notifying commit takes PostgreSQL's one queue lock until it ends): commits of
-    several nodes go on side by side, and the placement that follows tells the nodes."""
+    several nodes go on side by side, and the placement (in the commit when no other
+    node is placing, else after it) tells the nodes."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
     packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
