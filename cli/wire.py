@@ -29,10 +29,13 @@ from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 
 
-def spawn_server(db_path: Path, key: str, prelude: str = "") -> tuple[subprocess.Popen[str], str]:
+def spawn_server(
+    db_path: Path | str, key: str, prelude: str = ""
+) -> tuple[subprocess.Popen[str], str]:
     """``feastlog serve`` on port 0 in its own process: the process and its address.
 
-    ``prelude``: Python run in that process first (a benchmark's setting of a constant).
+    ``db_path``: a DuckDB file, or a PostgreSQL DSN; ``prelude``: Python run in that
+    process first (a benchmark's setting of a constant, a test's fault hook).
     """
     env = {**os.environ, "FEASTLOG_ORGANISER_KEY": key}
     code = f"{prelude}\nfrom feastlog.cli.main import main; main()"

@@ -71,3 +71,34 @@ def kill_at(mode: str, at: int, action: str = "call_time") -> str:
     write (``mode``: before, inflight or after it)."""
     assert mode in ("before", "inflight", "after") and at >= 1
     return HOOK.format(repository=str(REPOSITORY), mode=mode, at=at, action=action)
+
+
+PLACING_HOOK = """
+import os, signal, sys
+sys.path.insert(0, {repository!r})
+from feastlog.service.store.postgres import log as _log
+
+_AT = {at!r}
+_placing = _log.position_of
+_calls = [0]
+
+
+def _killing_position_of(con, first):
+    _calls[0] += 1
+    if _calls[0] == _AT:  # the commit holds; its rows wait for a placement
+        sys.stdout.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+    return _placing(con, first)
+
+
+_log.position_of = _killing_position_of
+"""
+
+
+def kill_before_placing(at: int) -> str:
+    """The prelude of a server on PostgreSQL that kills itself with SIGKILL between a
+    commit and its placement in the log tree (the commit holds, no placement has begun),
+    at the ``at``-th commit placed after it rather than in it (another node held the
+    placement lock as it committed)."""
+    assert at >= 1
+    return PLACING_HOOK.format(repository=str(REPOSITORY), at=at)

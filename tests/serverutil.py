@@ -77,7 +77,7 @@ class ProcessServer:
     """``feastlog serve`` in its own process, on port 0 (``prelude``: Python that process
     runs first, e.g. a fault hook of ``tests/faults.py``)."""
 
-    def __init__(self, db_path: Path, key: str, prelude: str = "") -> None:
+    def __init__(self, db_path: Path | str, key: str, prelude: str = "") -> None:
         self.proc, self.address = spawn_server(db_path, key, prelude)
 
     def kill(self) -> None:

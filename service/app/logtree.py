@@ -1,16 +1,18 @@
 """The server's log tree in memory, its signed heads, and the proofs it gives.
 
-The store gives every appended row its position in the commit that appends it
-(``EventStore.write``).  At start the tree reads the store's leaves (``catch_up``); from
-then on it follows the stream of committed rows (``committed``: this node's commits and,
-on a shared store, every other node's, each in its place); before it signs a head it
-asks the store only for leaves the stream has not brought it (rows published while a
-catch-up was reading: normally none).  It signs a head every ``HEAD_INTERVAL`` seconds
-while rows arrive (and one last at shutdown), the interval measured on the application's
-clock (``service/app/clock.py``: a test that moves a ``ManualClock`` sees the next head
-without waiting), keeps each head in the store before anyone is shown it, and answers
-inclusion and consistency proofs from the tree.  Nothing here is on a command's path:
-the submit costs one leaf written in its commit and one signature for its receipt.
+The store gives every appended row its position before the commit is answered
+(``EventStore.write``: in the commit itself, or on PostgreSQL in the placement just
+after it, which one node at a time makes for every node's rows). At start the tree reads
+the store's leaves (``catch_up``); from then on it follows the stream of committed rows
+(``committed``: this node's commits and, on a shared store, every other node's, each in
+its place); before it signs a head it asks the store only for leaves the stream has not
+brought it (rows published while a catch-up was reading: normally none). It signs a head
+every ``HEAD_INTERVAL`` seconds while rows arrive (and one last at shutdown), the
+interval measured on the application's clock (``service/app/clock.py``: a test that
+moves a ``ManualClock`` sees the next head without waiting), keeps each head in the
+store before anyone is shown it, and answers inclusion and consistency proofs from the
+tree. Nothing here is on a command's path: the submit costs one leaf written with its
+commit (on PostgreSQL, in the placement after it) and one signature for its receipt.
 """
 
 from __future__ import annotations

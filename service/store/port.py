@@ -173,8 +173,11 @@ class EventStore(Protocol):
         """Make the outcomes projection again from every game's rows, in one transaction."""
 
     # The log tree: ``write`` gives every row it appends the next position in one
-    # server-wide tree, in the same transaction (on a shared store, in the database's
-    # commit, so that two nodes never give two rows one position).
+    # server-wide tree before it returns: in the same transaction (one writer), or, on a
+    # shared store, just after the commit, in a placement that one node at a time makes
+    # for every node's rows pending then (``postgres/placing.py``), so that two nodes
+    # never give two rows one position and the nodes' commits do not wait for one
+    # another. Every read by position (``leaves``, ``rows_from``) holds placed rows only.
 
     def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
         """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""

@@ -27,7 +27,9 @@ errors are translated once, in ``errors``.
 - ``log``: ``PgStore`` (a pool of connections; writes, loads, the list, stats);
 - ``schema``: the tables' DDL (the DuckDB store's, in PostgreSQL's types);
 - ``opening``: the schema made, protected and brought up to date, under a lock;
-- ``writes``: what a group commit writes, and the notifications;
+- ``writes``: what a group commit writes (its rows pending, with no place in the tree);
+- ``placing``: the rows pending placed in the log tree after their commit, in batches,
+  by whichever node holds the placement lock, and the notifications;
 - ``scans``: the one ordered, streamed scan bulk readers use;
 - ``errors``: psycopg's errors translated into the store's own.
 """

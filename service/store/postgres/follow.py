@@ -1,12 +1,15 @@
 """Following a shared log: rows other nodes commit, as they commit them.
 
-On PostgreSQL every commit notifies the channel ``feastlog_rows`` with, for each game it
-wrote, ``GAME_ID LAST_SEQ`` (``service/store/postgres/``). A ``Follower`` listens on a
-connection of its own, in a thread of its own, and hands each notification to the event
-loop (``service.live.LiveGames.moved`` folds the new rows onto the games held there), so
-a watcher on one node streams commands accepted by another, and a node's memory is
-current before its next command arrives (a command that finds memory behind still
-cannot fork the game: the database's keys refuse it, and the game is reloaded).
+On PostgreSQL every placement of committed rows in the log tree (``placing.py``, just
+after their commit) notifies the channel ``feastlog_rows`` with, for each game it placed,
+``GAME_ID LAST_SEQ``: a notice comes once the rows can be read by position, never before
+(a commit itself notifies nothing). A ``Follower`` listens on a connection of its own, in
+a thread of its own, and hands each notification to the event loop, where it wakes the
+stream's catch-up (``Application.other_nodes_committed`` → ``Database.catch_up``: the
+rows from the stream's position on, in log order), so a watcher on one node streams
+commands accepted by another, and a node's memory is current before its next command
+arrives (a command that finds memory behind still cannot fork the game: the database's
+keys refuse it, and the game is reloaded).
 
 When the listening connection is lost, the follower reconnects and then says so
 (``on_gap``): notifications sent meanwhile are lost, so every live game may be behind.

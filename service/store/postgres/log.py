@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
@@ -26,6 +28,7 @@ from feastlog.service.store.postgres.opening import (
     rebuild_from_log,
     refill_projection,
 )
+from feastlog.service.store.postgres.placing import place_in_commit, position_of
 from feastlog.service.store.postgres.scans import scan
 from feastlog.service.store.postgres.schema import SCHEMA_NAME
 from feastlog.service.store.postgres.writes import write_rows
@@ -59,6 +62,10 @@ from feastlog.service.store.sql import (
 from feastlog.v1 import record_pb2
 
 POOL_SIZE = 8
+# Pauses before placing committed rows again after a placement failed (about 30 s in all).
+PLACE_AGAIN = (0.05, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0)
+
+log = logging.getLogger("feastlog.store")
 
 
 class PgStore:
@@ -131,13 +138,45 @@ class PgStore:
 
     @translated
     def write(self, batch: Batch) -> int | None:
-        """Commit a batch in one transaction: all of it or none of it; the log position of
-        its first appended row.
+        """Commit a batch in one transaction: all of it or none of it; place its rows in
+        the log tree (``placing.py``: with every other node's rows pending, in the commit
+        when no other node is placing, else in a short transaction right after it) and
+        answer the log position of its first appended row.
 
-        The commit tells every node listening on ``feastlog_rows`` which games moved on.
+        The placement tells every node listening on ``feastlog_rows`` which games moved on.
         """
-        with self.pool.connection() as con, con.transaction(), con.cursor() as cursor:
-            return write_rows(cursor, batch)
+        with self.pool.connection() as con:
+            with con.transaction(), con.cursor() as cursor:
+                rows = write_rows(cursor, batch)
+                placed = place_in_commit(cursor, rows[0]) if rows else None
+            if not rows:
+                return None
+            if placed is not None:
+                return placed
+            try:
+                return position_of(con, rows[0])
+            except psycopg.Error as error:
+                failed = error
+        return self._placed_again(rows[0], failed)
+
+    def _placed_again(self, first: Row, failed: psycopg.Error) -> int:
+        """The position of rows committed whose placement failed, placing them again on
+        other connections for a while (the commit holds: its waiters are answered only
+        once the rows have their place); past that, the store failed, and the rows wait
+        for the next placement of any node, or the next start."""
+        for pause in PLACE_AGAIN:
+            log.warning(
+                "placing committed rows in the log tree failed (%s); again in %g s",
+                type(failed).__name__,
+                pause,
+            )
+            time.sleep(pause)
+            try:
+                with self.pool.connection() as con:
+                    return position_of(con, first)
+            except psycopg.Error as error:
+                failed = error
+        raise failed
 
     @translated
     def game_ids(self) -> list[str]:

@@ -15,6 +15,7 @@ from feastlog.replay.merkle import leaf_hash
 from feastlog.replay.proof import leaf_of
 from feastlog.service.store import CannotOpenStore, projection
 from feastlog.service.store.postgres.errors import open_error
+from feastlog.service.store.postgres.placing import place
 from feastlog.service.store.postgres.scans import scan
 from feastlog.service.store.postgres.schema import (
     SCHEMA_NAME,
@@ -44,7 +45,9 @@ def first_connection(dsn: str, shown_as: str) -> Iterator[psycopg.Connection[Any
 
 
 def prepare(con: psycopg.Connection[Any], shown_as: str) -> None:
-    """Make what is missing, protect it, bring the projection up to date: one transaction.
+    """Make what is missing, protect it, place the rows committed and not placed (a node
+    died between a commit and its placement), bring the projection up to date: one
+    transaction.
 
     An advisory lock makes nodes that start together do this one after the other.
     """
@@ -53,6 +56,14 @@ def prepare(con: psycopg.Connection[Any], shown_as: str) -> None:
         _create(con)
         _protect(con)
         plant_tree(con)
+        with con.cursor() as cursor:
+            placed = place(cursor)
+        if placed:
+            log.warning(
+                "%s: placed %d commits in the log tree that were committed and not placed",
+                shown_as,
+                len(placed),
+            )
         if not projection_current(con):
             if con.execute("SELECT 1 FROM events LIMIT 1").fetchone():
                 log.warning("%s: rebuilding the outcomes projection from the log", shown_as)
@@ -61,9 +72,12 @@ def prepare(con: psycopg.Connection[Any], shown_as: str) -> None:
 
 def plant_tree(con: psycopg.Connection[Any]) -> None:
     """Give every row of a database written before the log tree its leaf (once): oldest
-    game first, each game's rows in seq order (in the caller's transaction)."""
+    game first, each game's rows in seq order (in the caller's transaction). Rows waiting
+    for their places are not of such a database: their commits are placed as they are."""
     taken = con.execute("SELECT size FROM log_tree").fetchone()
     if taken is None or int(taken[0]):
+        return
+    if con.execute("SELECT 1 FROM log_pending LIMIT 1").fetchone():
         return
     found = con.execute(
         "SELECT e.game_id, e.seq, e.hash FROM events e JOIN games g USING (game_id) "

@@ -8,7 +8,8 @@ import re
 from feastlog.service.store import projection
 
 SCHEMA_NAME = "feastlog"
-NOTIFY_CHANNEL = "feastlog_rows"  # payload "GAME_ID SEQ": the last seq a commit wrote
+# payload "GAME_ID SEQ": a game's last seq a placement gave a position (``placing.py``)
+NOTIFY_CHANNEL = "feastlog_rows"
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS events (
@@ -99,6 +100,12 @@ CREATE TABLE IF NOT EXISTS log_leaves (
     seq bigint NOT NULL,
     leaf_hash bytea NOT NULL,
     UNIQUE (game_id, seq)
+);
+CREATE TABLE IF NOT EXISTS log_pending (
+    n bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    game_ids text[] NOT NULL,
+    seqs bigint[] NOT NULL,
+    leaf_hashes bytea[] NOT NULL
 );
 CREATE TABLE IF NOT EXISTS tree_heads (
     size bigint NOT NULL,

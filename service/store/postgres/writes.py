@@ -1,4 +1,5 @@
-"""What one group commit writes: every table of a batch, then the notifications."""
+"""What one group commit writes: every table of a batch, its rows waiting for their
+places in the log tree (``placing.py`` gives them, after the commit)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,10 @@ from typing import Any
 
 import psycopg
 
+from feastlog.replay.proof import leaf_hash_of
 from feastlog.replay.record import Row
 from feastlog.service.store import Batch, projection
-from feastlog.service.store.postgres.schema import NOTIFY_CHANNEL
-from feastlog.service.store.sql import (
-    LEAF_COLUMNS,
-    REJECTION_COLUMNS,
-    ROW_COLUMNS,
-    leaf_values,
-    row_values,
-)
+from feastlog.service.store.sql import REJECTION_COLUMNS, ROW_COLUMNS, row_values
 from feastlog.v1 import record_pb2
 
 
@@ -33,9 +28,14 @@ def _insert(
     cursor.executemany(query.encode(), rows)
 
 
-def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> int | None:
-    """Everything a batch writes, one statement per table, then the notifications; the
-    log position of its first appended row."""
+def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> list[Row]:
+    """Everything a batch writes, one statement per table; the rows it appends
+    (``Batch.appended``), which wait in ``log_pending`` for their places.
+
+    Nothing here touches a row another node's commit writes too, and nothing notifies
+    (a notifying commit takes PostgreSQL's one queue lock until it ends): commits of
+    several nodes go on side by side, and the placement (in the commit when no other
+    node is placing, else after it) tells the nodes."""
     games = batch.games
     ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
     packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
@@ -77,10 +77,9 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> int | None:
     for game_id in batch.started:
         cursor.execute(b"DELETE FROM pending_games WHERE game_id = %s", [game_id])
     rows = batch.appended()
-    first = None
     if rows:
         _insert(cursor, "events", ROW_COLUMNS, [row_values(r) for r in rows])
-        first = _plant(cursor, rows)
+        _wait_for_places(cursor, rows)
     if batch.rejections:
         _insert(
             cursor,
@@ -90,27 +89,17 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> int | None:
         )
     if batch.outcomes:
         insert_projection(cursor, batch.outcomes)
-    heads: dict[str, int] = {}
-    for row in rows:
-        heads[row.game_id] = max(heads.get(row.game_id, 0), row.seq)
-    if heads:  # delivered at commit, to every node listening (none if it rolls back)
-        cursor.executemany(
-            b"SELECT pg_notify(%s, %s)",
-            [[NOTIFY_CHANNEL, f"{game_id} {seq}"] for game_id, seq in heads.items()],
-        )
-    return first
+    return rows
 
 
-def _plant(cursor: psycopg.Cursor[Any], rows: Sequence[Row]) -> int:
-    """The rows' places in the log tree, taken in this commit: the tree's size is one row
-    that every node's commit updates, so the commits that append take their places one
-    after another, in the order they commit, and no two rows ever share one."""
-    cursor.execute(b"UPDATE log_tree SET size = size + %s RETURNING size", [len(rows)])
-    taken = cursor.fetchone()
-    assert taken is not None  # the row is made with the schema
-    first = int(taken[0]) - len(rows)
-    _insert(cursor, "log_leaves", LEAF_COLUMNS, leaf_values(rows, first))
-    return first
+def _wait_for_places(cursor: psycopg.Cursor[Any], rows: Sequence[Row]) -> None:
+    """The commit's rows, in order, with their leaves, as one row of ``log_pending``: its
+    number (an identity, taken without waiting for anyone) orders it among the commits
+    one placement finds, and the commit's rows stay together, in the batch's order."""
+    cursor.execute(
+        b"INSERT INTO log_pending (game_ids, seqs, leaf_hashes) VALUES (%s, %s, %s)",
+        [[r.game_id for r in rows], [r.seq for r in rows], [leaf_hash_of(r) for r in rows]],
+    )
 
 
 def insert_projection(cursor: psycopg.Cursor[Any], projected: projection.Projected) -> None:
