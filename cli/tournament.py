@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
+from google.protobuf.message import Message
 
 from feastlog.cli.output import echo_json, echo_lines
 from feastlog.cli.session import connected
 from feastlog.cli.target import connection_options, target_of
 from feastlog.client import data
+from feastlog.client.sync import Client
 from feastlog.replay.tournament.spec import EXTENSION_MINUTES, ROUND_MINUTES
 
 
@@ -48,10 +51,11 @@ def tournament_group() -> None:
 
 
 def _writes(
-    connection: dict[str, Any], rpc: str, creates: bool = False, **request: Any
+    connection: dict[str, Any], call: Callable[[Client], Message], creates: bool = False
 ) -> dict[str, Any]:
+    """One tournament call through the client library; its reply as plain data."""
     with connected(target_of(connection), writes=True, creates=creates) as client:
-        return data.message(client.rpc.tournament(rpc, **request))
+        return data.message(call(client.rpc))
 
 
 def _format_options(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -88,10 +92,8 @@ def create_command(
     """Create a tournament: its format fixed in its genesis, its seed committed."""
     found = _writes(
         connection,
-        "CreateTournament",
+        lambda c: c.create_tournament(_format_options(options), players),
         creates=True,
-        format=_format_options(options),
-        players=list(players),
     )
     state = found["tournament"]
     _said(
@@ -108,7 +110,7 @@ def create_command(
 @connection_options
 def register_command(tournament_id: str, name: str, **connection: Any) -> None:
     """Register a player (before round 1, or between rounds with late entry)."""
-    found = _writes(connection, "RegisterPlayer", tournament_id=tournament_id, name=name)
+    found = _writes(connection, lambda c: c.register_player(tournament_id, name))
     echo_lines([f"{name} registered: {len(found['tournament']['players'])} players"])
 
 
@@ -119,7 +121,7 @@ def register_command(tournament_id: str, name: str, **connection: Any) -> None:
 @connection_options
 def drop_command(tournament_id: str, name: str, reason: str, **connection: Any) -> None:
     """Drop a player: not paired from the next round on."""
-    _writes(connection, "DropPlayer", tournament_id=tournament_id, name=name, reason=reason)
+    _writes(connection, lambda c: c.drop_player(tournament_id, name, reason))
     echo_lines([f"{name} dropped"])
 
 
@@ -168,10 +170,8 @@ def pair_command(
     **connection: Any,
 ) -> None:
     """Propose the next round (Swiss: derived from the seed, standings and history)."""
-    pods = [{"players": [p.strip() for p in t.split(",")]} for t in tables]
-    found = _writes(
-        connection, "PairRound", tournament_id=tournament_id, tables=pods, byes=list(byes)
-    )
+    pods = [[p.strip() for p in t.split(",")] for t in tables]
+    found = _writes(connection, lambda c: c.pair_round(tournament_id, pods, byes))
     if as_json:
         echo_json(found)
         return
@@ -188,14 +188,7 @@ def swap_command(
     tournament_id: str, first: str, second: str, reason: str, **connection: Any
 ) -> None:
     """Exchange two players of the proposed round."""
-    found = _writes(
-        connection,
-        "SwapPlayers",
-        tournament_id=tournament_id,
-        first=first,
-        second=second,
-        reason=reason,
-    )
+    found = _writes(connection, lambda c: c.swap_players(tournament_id, first, second, reason))
     echo_lines(_round_lines(found["tournament"]))
 
 
@@ -210,15 +203,7 @@ def fix_command(
     tournament_id: str, name: str, table: int, seat: int, reason: str, **connection: Any
 ) -> None:
     """Put a player at a table (from 1) and seat (from 0) of the proposed round."""
-    found = _writes(
-        connection,
-        "FixTable",
-        tournament_id=tournament_id,
-        name=name,
-        table=table,
-        seat=seat,
-        reason=reason,
-    )
+    found = _writes(connection, lambda c: c.fix_table(tournament_id, name, table, seat, reason))
     echo_lines(_round_lines(found["tournament"]))
 
 
@@ -228,7 +213,7 @@ def fix_command(
 @connection_options
 def publish_command(tournament_id: str, as_json: bool, **connection: Any) -> None:
     """Publish the proposed round: every table's game in one commit, the seat tokens."""
-    found = _writes(connection, "PublishRound", tournament_id=tournament_id)
+    found = _writes(connection, lambda c: c.publish_round(tournament_id))
     if as_json:
         echo_json(found)
         return
@@ -252,7 +237,7 @@ def publish_command(tournament_id: str, as_json: bool, **connection: Any) -> Non
 @connection_options
 def start_command(tournament_id: str, minutes: int, **connection: Any) -> None:
     """Start the round clock."""
-    found = _writes(connection, "StartClock", tournament_id=tournament_id, minutes=minutes)
+    found = _writes(connection, lambda c: c.start_clock(tournament_id, minutes))
     current = found["tournament"]["rounds"][-1]
     echo_lines([f"round {current['round']}: clock started, {current['minutes']} minutes"])
 
@@ -269,14 +254,7 @@ def extend_command(
     tournament_id: str, minutes: int, table: int, reason: str, **connection: Any
 ) -> None:
     """Give one table, or every table, more time."""
-    _writes(
-        connection,
-        "ExtendClock",
-        tournament_id=tournament_id,
-        table=table,
-        minutes=minutes,
-        reason=reason,
-    )
+    _writes(connection, lambda c: c.extend_clock(tournament_id, minutes, reason, table))
     echo_lines([f"{'table ' + str(table) if table else 'every table'}: {minutes} more minutes"])
 
 
@@ -285,7 +263,7 @@ def extend_command(
 @connection_options
 def call_command(tournament_id: str, **connection: Any) -> None:
     """Call time: unfinished tables are ruled on as the format's at_time says."""
-    found = _writes(connection, "CallTime", tournament_id=tournament_id)
+    found = _writes(connection, lambda c: c.call_time(tournament_id))
     echo_lines(_round_lines(found["tournament"]))
 
 
@@ -302,15 +280,7 @@ def penalty_command(
     tournament_id: str, name: str, penalty: str, round_: int, reason: str, **connection: Any
 ) -> None:
     """Record a penalty against a player (a named arbiter's, or the organiser's)."""
-    _writes(
-        connection,
-        "AddPenalty",
-        tournament_id=tournament_id,
-        name=name,
-        penalty=penalty,
-        round=round_,
-        reason=reason,
-    )
+    _writes(connection, lambda c: c.add_penalty(tournament_id, name, penalty, reason, round_))
     echo_lines([f"{name}: {penalty.replace('_', ' ')} recorded"])
 
 
@@ -319,7 +289,7 @@ def penalty_command(
 @connection_options
 def end_command(tournament_id: str, **connection: Any) -> None:
     """End the tournament: its seed is revealed, so anyone can re-derive every pairing."""
-    _writes(connection, "EndTournament", tournament_id=tournament_id)
+    _writes(connection, lambda c: c.end_tournament(tournament_id))
     echo_lines([f"tournament {tournament_id} ended; its seed is revealed"])
 
 
@@ -352,7 +322,7 @@ def tournament_standings_command(
     tournament_id: str, at_seq: int, as_json: bool, **connection: Any
 ) -> None:
     """The standings with every tiebreak, at any seq of the tournament."""
-    found = _writes(connection, "GetTournament", tournament_id=tournament_id, at_seq=at_seq)
+    found = _writes(connection, lambda c: c.get_tournament(tournament_id, at_seq))
     state = found["tournament"]
     if as_json:
         echo_json(state)
@@ -368,7 +338,7 @@ def tournament_standings_command(
 @connection_options
 def export_command(tournament_id: str, output: str, **connection: Any) -> None:
     """The tournament's record with every ended game's, for `feastlog verify`."""
-    found = _writes(connection, "ExportTournament", tournament_id=tournament_id)
+    found = _writes(connection, lambda c: c.export_tournament(tournament_id))
     with open(output, "w", encoding="utf-8") as out:
         out.write(found["document"])
     echo_lines([f"wrote {output}"])

@@ -375,6 +375,15 @@ def consistency_proof(first: int, second: int) -> Call[ppb.GetConsistencyProofRe
     return Call("ProofService", "GetConsistencyProof", request, _same)
 
 
+def inclusion_proof(
+    game_id: str, seq: int, tree_size: int = 0
+) -> Call[ppb.GetInclusionProofResponse]:
+    """GetInclusionProof: that a game's row is a leaf of the tree at ``tree_size`` (0: the
+    latest signed head's size)."""
+    request = ppb.GetInclusionProofRequest(game_id=game_id, seq=seq, tree_size=tree_size)
+    return Call("ProofService", "GetInclusionProof", request, _same)
+
+
 def add_cosignature(head: TreeHead, cosignature: Cosignature) -> Call[int]:
     """AddCosignature (a witness): how many cosignatures the head has now."""
     request = ppb.AddCosignatureRequest(
@@ -391,13 +400,118 @@ def add_cosignature(head: TreeHead, cosignature: Cosignature) -> Call[int]:
 # --- TournamentService and AdminService --------------------------------------------
 
 
-def tournament(rpc: str, **fields: Any) -> Call[Any]:
-    """One of TournamentService's calls on a tournament (``rpc``: its name,
-    ``CreateTournament``, ``PairRound``…; ``fields``: its request's)."""
-    if not hasattr(tpb, f"{rpc}Request") or rpc.startswith("Watch"):
-        raise ValueError(f"TournamentService has no unary call {rpc}")
-    request = getattr(tpb, f"{rpc}Request")(**fields)
-    return Call("TournamentService", rpc, request, _same)
+def create_tournament(
+    format: Mapping[str, str], players: Sequence[str] = ()
+) -> Call[tpb.CreateTournamentResponse]:
+    """CreateTournament (organiser): its format (docs/tournament.md) and first players."""
+    request = tpb.CreateTournamentRequest(format=dict(format), players=list(players))
+    return Call("TournamentService", "CreateTournament", request, _same)
+
+
+def register_player(tournament_id: str, name: str) -> Call[tpb.RegisterPlayerResponse]:
+    """RegisterPlayer: before round 1, or between rounds with late entry."""
+    request = tpb.RegisterPlayerRequest(tournament_id=tournament_id, name=name)
+    return Call("TournamentService", "RegisterPlayer", request, _same)
+
+
+def drop_player(tournament_id: str, name: str, reason: str) -> Call[tpb.DropPlayerResponse]:
+    """DropPlayer: not paired from the next round on."""
+    request = tpb.DropPlayerRequest(tournament_id=tournament_id, name=name, reason=reason)
+    return Call("TournamentService", "DropPlayer", request, _same)
+
+
+def pair_round(
+    tournament_id: str, tables: Sequence[Sequence[str]] = (), byes: Sequence[str] = ()
+) -> Call[tpb.PairRoundResponse]:
+    """PairRound: the next round proposed (Swiss from the seed, or the tables given)."""
+    pods = [tpb.PodTable(players=list(players)) for players in tables]
+    request = tpb.PairRoundRequest(tournament_id=tournament_id, tables=pods, byes=list(byes))
+    return Call("TournamentService", "PairRound", request, _same)
+
+
+def swap_players(
+    tournament_id: str, first: str, second: str, reason: str
+) -> Call[tpb.SwapPlayersResponse]:
+    """SwapPlayers: two players of the proposed round exchanged."""
+    request = tpb.SwapPlayersRequest(
+        tournament_id=tournament_id, first=first, second=second, reason=reason
+    )
+    return Call("TournamentService", "SwapPlayers", request, _same)
+
+
+def fix_table(
+    tournament_id: str, name: str, table: int, seat: int, reason: str
+) -> Call[tpb.FixTableResponse]:
+    """FixTable: a player put at a table (from 1) and seat (from 0) of the proposed round."""
+    request = tpb.FixTableRequest(
+        tournament_id=tournament_id, name=name, table=table, seat=seat, reason=reason
+    )
+    return Call("TournamentService", "FixTable", request, _same)
+
+
+def publish_round(tournament_id: str) -> Call[tpb.PublishRoundResponse]:
+    """PublishRound: every table's game in one commit, and the seat tokens."""
+    return Call(
+        "TournamentService",
+        "PublishRound",
+        tpb.PublishRoundRequest(tournament_id=tournament_id),
+        _same,
+    )
+
+
+def start_clock(tournament_id: str, minutes: int) -> Call[tpb.StartClockResponse]:
+    """StartClock: the round clock, ``minutes`` long."""
+    request = tpb.StartClockRequest(tournament_id=tournament_id, minutes=minutes)
+    return Call("TournamentService", "StartClock", request, _same)
+
+
+def extend_clock(
+    tournament_id: str, minutes: int, reason: str, table: int = 0
+) -> Call[tpb.ExtendClockResponse]:
+    """ExtendClock: one table (0: every table) given more time."""
+    request = tpb.ExtendClockRequest(
+        tournament_id=tournament_id, table=table, minutes=minutes, reason=reason
+    )
+    return Call("TournamentService", "ExtendClock", request, _same)
+
+
+def call_time(tournament_id: str) -> Call[tpb.CallTimeResponse]:
+    """CallTime: the round's unfinished tables ruled on as the format's at_time says."""
+    return Call(
+        "TournamentService", "CallTime", tpb.CallTimeRequest(tournament_id=tournament_id), _same
+    )
+
+
+def add_penalty(
+    tournament_id: str, name: str, penalty: str, reason: str, round: int = 0
+) -> Call[tpb.AddPenaltyResponse]:
+    """AddPenalty: a warning, game loss or disqualification (round 0: the current one)."""
+    request = tpb.AddPenaltyRequest(
+        tournament_id=tournament_id, name=name, penalty=penalty, round=round, reason=reason
+    )
+    return Call("TournamentService", "AddPenalty", request, _same)
+
+
+def end_tournament(tournament_id: str) -> Call[tpb.EndTournamentResponse]:
+    """EndTournament: the tournament ended and its seed revealed."""
+    return Call(
+        "TournamentService",
+        "EndTournament",
+        tpb.EndTournamentRequest(tournament_id=tournament_id),
+        _same,
+    )
+
+
+def get_tournament(tournament_id: str, at_seq: int = 0) -> Call[tpb.GetTournamentResponse]:
+    """GetTournament: the tournament now, or after its row ``at_seq``."""
+    request = tpb.GetTournamentRequest(tournament_id=tournament_id, at_seq=at_seq)
+    return Call("TournamentService", "GetTournament", request, _same)
+
+
+def export_tournament(tournament_id: str) -> Call[tpb.ExportTournamentResponse]:
+    """ExportTournament: its record and its games', as the caller may see them."""
+    request = tpb.ExportTournamentRequest(tournament_id=tournament_id)
+    return Call("TournamentService", "ExportTournament", request, _same)
 
 
 def watch_tournament(tournament_id: str, from_seq: int = 1) -> Stream[Any]:

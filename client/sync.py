@@ -387,15 +387,85 @@ class Client:
         """That the tree of ``first`` leaves is a prefix of ``second``'s."""
         return self.run(calls.consistency_proof(first, second))
 
+    def inclusion_proof(
+        self, game_id: str, seq: int, tree_size: int = 0
+    ) -> ppb.GetInclusionProofResponse:
+        """That a game's row is a leaf of the tree at ``tree_size`` (0: the latest head's)."""
+        return self.run(calls.inclusion_proof(game_id, seq, tree_size))
+
     def add_cosignature(self, head: TreeHead, cosignature: Cosignature) -> int:
         """A witness's cosignature of a head, given to its server: how many it has now."""
         return self.run(calls.add_cosignature(head, cosignature))
 
     # TournamentService, AdminService
 
-    def tournament(self, rpc: str, **fields: Any) -> Any:
-        """One of TournamentService's calls by name (``CreateTournament``…): its reply."""
-        return self.run(calls.tournament(rpc, **fields))
+    def create_tournament(
+        self, format: Mapping[str, str], players: Sequence[str] = ()
+    ) -> tpb.CreateTournamentResponse:
+        """A new tournament (organiser)."""
+        return self.run(calls.create_tournament(format, players))
+
+    def register_player(self, tournament_id: str, name: str) -> tpb.RegisterPlayerResponse:
+        """A player registered."""
+        return self.run(calls.register_player(tournament_id, name))
+
+    def drop_player(self, tournament_id: str, name: str, reason: str) -> tpb.DropPlayerResponse:
+        """A player dropped."""
+        return self.run(calls.drop_player(tournament_id, name, reason))
+
+    def pair_round(
+        self, tournament_id: str, tables: Sequence[Sequence[str]] = (), byes: Sequence[str] = ()
+    ) -> tpb.PairRoundResponse:
+        """The next round proposed."""
+        return self.run(calls.pair_round(tournament_id, tables, byes))
+
+    def swap_players(
+        self, tournament_id: str, first: str, second: str, reason: str
+    ) -> tpb.SwapPlayersResponse:
+        """Two players of the proposed round exchanged."""
+        return self.run(calls.swap_players(tournament_id, first, second, reason))
+
+    def fix_table(
+        self, tournament_id: str, name: str, table: int, seat: int, reason: str
+    ) -> tpb.FixTableResponse:
+        """A player put at a table and seat of the proposed round."""
+        return self.run(calls.fix_table(tournament_id, name, table, seat, reason))
+
+    def publish_round(self, tournament_id: str) -> tpb.PublishRoundResponse:
+        """The proposed round published: its games and seat tokens."""
+        return self.run(calls.publish_round(tournament_id))
+
+    def start_clock(self, tournament_id: str, minutes: int) -> tpb.StartClockResponse:
+        """The round clock started."""
+        return self.run(calls.start_clock(tournament_id, minutes))
+
+    def extend_clock(
+        self, tournament_id: str, minutes: int, reason: str, table: int = 0
+    ) -> tpb.ExtendClockResponse:
+        """More time for one table (0: every table)."""
+        return self.run(calls.extend_clock(tournament_id, minutes, reason, table))
+
+    def call_time(self, tournament_id: str) -> tpb.CallTimeResponse:
+        """Time called on the round."""
+        return self.run(calls.call_time(tournament_id))
+
+    def add_penalty(
+        self, tournament_id: str, name: str, penalty: str, reason: str, round: int = 0
+    ) -> tpb.AddPenaltyResponse:
+        """A penalty recorded."""
+        return self.run(calls.add_penalty(tournament_id, name, penalty, reason, round))
+
+    def end_tournament(self, tournament_id: str) -> tpb.EndTournamentResponse:
+        """The tournament ended, its seed revealed."""
+        return self.run(calls.end_tournament(tournament_id))
+
+    def get_tournament(self, tournament_id: str, at_seq: int = 0) -> tpb.GetTournamentResponse:
+        """The tournament now, or after its row ``at_seq``."""
+        return self.run(calls.get_tournament(tournament_id, at_seq))
+
+    def export_tournament(self, tournament_id: str) -> tpb.ExportTournamentResponse:
+        """The tournament's record, as this caller may see it."""
+        return self.run(calls.export_tournament(tournament_id))
 
     def watch_tournament(self, tournament_id: str, from_seq: int = 1) -> Iterator[Any]:
         """A tournament's rows from ``from_seq``, stored then live."""

@@ -187,26 +187,10 @@ def client_calls() -> set[tuple[str, str]]:
     return found
 
 
-# The RPCs client/ does not call yet: the CLI's own client (cli/client.py) calls them, and
-# is being moved into client/; once it is there, each of these passes (strict=False).
-NOT_YET_IN_CLIENT = pytest.mark.xfail(
-    reason="cli/client.py calls it; the move of the CLI's client into client/ has not landed",
-    strict=False,
-)
-
-
 def rpc_cases() -> list[object]:
-    """Every RPC of every proto, marked when client/ does not call it yet."""
-    calls = client_calls()
+    """Every RPC of every proto."""
     return [
-        pytest.param(
-            rpc.method.containing_service.name,
-            rpc.name,
-            id=rpc.path,
-            marks=()
-            if (rpc.method.containing_service.name, rpc.name) in calls
-            else NOT_YET_IN_CLIENT,
-        )
+        pytest.param(rpc.method.containing_service.name, rpc.name, id=rpc.path)
         for rpc in services.RPCS.values()
     ]
 
