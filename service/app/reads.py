@@ -403,7 +403,23 @@ class Reads(Proving, ABC):
         if not listed:
             raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
         lines, finished = await self._read(lambda store: store.standings(tournament_id))
+        ranked = await self._ranked(tournament_id)
+        if ranked:  # a tournament on the record: its own order, the one its page shows
+            lines = sorted(lines, key=lambda s: ranked.get(s.name, len(ranked)))
         return Standings(lines, finished, listed - finished)
+
+    async def _ranked(self, tournament_id: str) -> dict[str, int]:
+        """A tournament on the record's players by place in its standings (match points,
+        then the format's tiebreaks: docs/tournament.md); empty for games that only
+        carry a tournament id as a tag, which keep wins, then points, then name."""
+        tournaments = getattr(self, "tournaments", None)
+        if tournaments is None:
+            return {}
+        try:
+            found = await tournaments.snapshot(tournament_id)
+        except GameNotFound:
+            return {}
+        return {line.name: place for place, line in enumerate(found.standings)}
 
     async def stats(self, tournament_id: str = "") -> list[KindStats]:
         """Per game kind: games, win rate by seat, a figure; SQL over the projection."""

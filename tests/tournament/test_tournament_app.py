@@ -199,3 +199,27 @@ def test_a_commit_that_failed_after_writing_leaves_memory_to_follow_the_store() 
         assert [r.hash for r in snap.rows] == [r.hash for r in on.store.rows(tid)]
 
     on_memory(scenario)
+
+
+def test_the_standings_of_a_tournament_are_in_its_own_order() -> None:
+    """GetStandings (``feastlog standings T``) ranks a tournament's players as GetTournament
+    (``feastlog tournament standings T``) does: match points, then the format's
+    tiebreaks, not wins then points; games that only carry a tournament id as a tag keep
+    wins, then points, then name."""
+
+    async def scenario(on: App) -> None:
+        desks = on.app.tournaments
+        names = [f"P{i:02d}" for i in range(8)]
+        fmt = {"game_kind": "bon-appetit", "table_sizes": "4", "rounds": "2"}
+        tid = (await desks.create_tournament(on.organiser, fmt, names, NOW)).tournament_id
+        rng = random.Random(11)
+        for _ in range(2):
+            await desks.pair(on.organiser, tid, [], [], NOW)
+            published = await desks.publish(on.organiser, tid, NOW)
+            await play_round(on, list(published.seats), rng)
+        ranked = [line.name for line in (await desks.snapshot(tid, now=NOW)).standings]
+        found = await on.app.standings(tid)
+        assert [line.name for line in found.lines] == ranked
+        assert found.finished == 4 and found.running == 0
+
+    on_memory(scenario)

@@ -128,7 +128,9 @@ class TournamentServiceServicer:
 
     def GetStandings(self, request, context):
         """Every player's games, wins (a shared victory split between the winners) and points,
-        best first; from finished games only, with the arbiter's rulings applied.
+        from finished games only, with the arbiter's rulings applied; best first: for a
+        tournament on the record in its standings' order (GetTournament's), for games only
+        tagged with a tournament id by wins, then points, then name.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -35,7 +35,9 @@ class TournamentServiceStub:
     def __new__(cls, channel: _aio.Channel) -> TournamentServiceAsyncStub: ...
     GetStandings: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.GetStandingsRequest, _tournament_service_pb2.GetStandingsResponse]
     """Every player's games, wins (a shared victory split between the winners) and points,
-    best first; from finished games only, with the arbiter's rulings applied.
+    from finished games only, with the arbiter's rulings applied; best first: for a
+    tournament on the record in its standings' order (GetTournament's), for games only
+    tagged with a tournament id by wins, then points, then name.
     """
     GetStats: _grpc.UnaryUnaryMultiCallable[_tournament_service_pb2.GetStatsRequest, _tournament_service_pb2.GetStatsResponse]
     """Per game kind: games scored, the win rate by seat position and a game-specific
@@ -87,7 +89,9 @@ class TournamentServiceAsyncStub(TournamentServiceStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     GetStandings: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.GetStandingsRequest, _tournament_service_pb2.GetStandingsResponse]  # type: ignore[assignment]
     """Every player's games, wins (a shared victory split between the winners) and points,
-    best first; from finished games only, with the arbiter's rulings applied.
+    from finished games only, with the arbiter's rulings applied; best first: for a
+    tournament on the record in its standings' order (GetTournament's), for games only
+    tagged with a tournament id by wins, then points, then name.
     """
     GetStats: _aio.UnaryUnaryMultiCallable[_tournament_service_pb2.GetStatsRequest, _tournament_service_pb2.GetStatsResponse]  # type: ignore[assignment]
     """Per game kind: games scored, the win rate by seat position and a game-specific
@@ -142,7 +146,9 @@ class TournamentServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_tournament_service_pb2.GetStandingsResponse, _abc.Awaitable[_tournament_service_pb2.GetStandingsResponse]]:
         """Every player's games, wins (a shared victory split between the winners) and points,
-        best first; from finished games only, with the arbiter's rulings applied.
+        from finished games only, with the arbiter's rulings applied; best first: for a
+        tournament on the record in its standings' order (GetTournament's), for games only
+        tagged with a tournament id by wins, then points, then name.
         """
 
     @_abc_1.abstractmethod
