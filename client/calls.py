@@ -451,12 +451,8 @@ def fix_table(
 
 def publish_round(tournament_id: str) -> Call[tpb.PublishRoundResponse]:
     """PublishRound: every table's game in one commit, and the seat tokens."""
-    return Call(
-        "TournamentService",
-        "PublishRound",
-        tpb.PublishRoundRequest(tournament_id=tournament_id),
-        _same,
-    )
+    request = tpb.PublishRoundRequest(tournament_id=tournament_id)
+    return Call("TournamentService", "PublishRound", request, _same)
 
 
 def start_clock(tournament_id: str, minutes: int) -> Call[tpb.StartClockResponse]:
@@ -477,9 +473,8 @@ def extend_clock(
 
 def call_time(tournament_id: str) -> Call[tpb.CallTimeResponse]:
     """CallTime: the round's unfinished tables ruled on as the format's at_time says."""
-    return Call(
-        "TournamentService", "CallTime", tpb.CallTimeRequest(tournament_id=tournament_id), _same
-    )
+    request = tpb.CallTimeRequest(tournament_id=tournament_id)
+    return Call("TournamentService", "CallTime", request, _same)
 
 
 def add_penalty(
@@ -494,12 +489,8 @@ def add_penalty(
 
 def end_tournament(tournament_id: str) -> Call[tpb.EndTournamentResponse]:
     """EndTournament: the tournament ended and its seed revealed."""
-    return Call(
-        "TournamentService",
-        "EndTournament",
-        tpb.EndTournamentRequest(tournament_id=tournament_id),
-        _same,
-    )
+    request = tpb.EndTournamentRequest(tournament_id=tournament_id)
+    return Call("TournamentService", "EndTournament", request, _same)
 
 
 def get_tournament(tournament_id: str, at_seq: int = 0) -> Call[tpb.GetTournamentResponse]:
