@@ -30,6 +30,7 @@ from feastlog.replay import fold
 from feastlog.replay.engine import Engine, Fact, Viewer
 from feastlog.replay.fold import Table
 from feastlog.replay.record import Row
+from feastlog.replay.visibility import Record, refusals_for, seen
 from feastlog.v1 import record_pb2
 
 # Where each game's view keeps the points scored so far, per seat.
@@ -381,3 +382,52 @@ def render_page(data: dict[str, Any]) -> str:
         data=json_for_script(data),
         script=script,
     )
+
+
+class Game(Record, Protocol):
+    """A game folded row by row, as a page draws it (``service.app.live.LiveGame``)."""
+
+    @property
+    def engine(self) -> Engine:
+        """The game kind's rules engine."""
+
+    @property
+    def pack(self) -> Any:
+        """The game's pack."""
+
+    @property
+    def table(self) -> Table:
+        """The state after the last row."""
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last row."""
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended."""
+
+
+def page_html(
+    game: Game,
+    viewer: Viewer,
+    rejections: Sequence[Refusal] = (),
+    live: Live | None = None,
+    released: bool = True,
+) -> str:
+    """The replay page of a folded game, every seq as ``viewer`` saw it then
+    (``released``: False while the game is held back, ``replay.visibility.Release``); the
+    refusals the viewer was shown while it ran (``replay.visibility.refusals_for``)."""
+    steps = [seen(game, seq, viewer, released) for seq in range(1, game.last_seq + 1)]
+    data = page_data(
+        game.genesis,
+        game.engine,
+        viewer,
+        steps,
+        game.pack,
+        # the page shows each seq as then: the refusals the viewer was shown while it ran
+        refusals_for(viewer, rejections, over=False),
+        final_result(game.engine, game.table) if game.over else None,
+        live,
+    )
+    return render_page(data)

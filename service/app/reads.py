@@ -25,7 +25,7 @@ from google.protobuf.message import DecodeError
 
 from feastlog.presentation import typed
 from feastlog.presentation.explain import explain, table_view, what_if
-from feastlog.presentation.page import Live
+from feastlog.presentation.page import Live, page_html
 from feastlog.replay import fold
 from feastlog.replay.audit import AuditReport, verify
 from feastlog.replay.engine import ARBITER, Viewer, capped
@@ -53,7 +53,6 @@ from feastlog.service.app.live import LiveGame
 from feastlog.service.app.proving import Proving
 from feastlog.service.store import Listed, Rejection, StoredGame
 from feastlog.service.store.projection import KindStats
-from feastlog.service.web.pages import page_html
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:

@@ -1,5 +1,7 @@
 """The application, the rules core and the presentation import no gRPC: the status table's
-translation to gRPC, the guard and the servicers are the adapter's (service/grpc/)."""
+translation to gRPC, the guard and the servicers are the adapter's (service/grpc/).  Nor
+do they import the web adapter (service/web/): it calls the application, which draws a
+page with the presentation's ``page_html``."""
 
 from __future__ import annotations
 
@@ -12,6 +14,9 @@ PURE = ("service/app", "replay", "presentation")
 # gRPC and its libraries (grpc, grpc_status, grpc_health, grpc_reflection), the rich
 # status messages, and feastlog's own gRPC adapter.
 FORBIDDEN = ("grpc", "google.rpc", "feastlog.service.grpc")
+# The adapters that call the application besides gRPC's: the web pages, the command line
+# (the client library's files, which the server shares with its clients, are no adapter).
+ADAPTERS = ("feastlog.service.web", "feastlog.cli")
 
 
 def forbidden(name: str) -> bool:
@@ -67,3 +72,32 @@ def test_the_check_sees_each_way_of_importing_grpc() -> None:
         "def later():\n    import grpc.aio\n    importlib.import_module('grpc_status')\n"
     )
     assert [n for n in imported_by(inside) if forbidden(n)] == ["grpc.aio", "grpc_status"]
+
+
+def adapter(name: str) -> bool:
+    """Whether an imported module is an adapter's that calls the application."""
+    return any(name == a or name.startswith(f"{a}.") for a in ADAPTERS)
+
+
+def test_the_application_rules_and_presentation_import_no_web_adapter() -> None:
+    files = [p for folder in PURE for p in sorted((ROOT / folder).rglob("*.py"))]
+    assert len(files) > 30
+    found = [
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in files
+        for name in imported(path)
+        if adapter(name)
+    ]
+    assert found == []
+
+
+def test_the_check_sees_the_web_adapter() -> None:
+    for name in ("feastlog.service.web", "feastlog.service.web.server", "feastlog.cli.main"):
+        assert adapter(name), name
+    for name in ("feastlog.service.webhooks", "feastlog.service.app.feed", "feastlog.presentation"):
+        assert not adapter(name), name
+    inside = ast.parse("def later():\n    from feastlog.service.web.server import serve\n")
+    assert [n for n in imported_by(inside) if adapter(n)] == [
+        "feastlog.service.web.server",
+        "feastlog.service.web.server.serve",
+    ]

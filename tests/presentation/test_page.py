@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.presentation.page import apply_patch, csp_hash, view_patch
+from feastlog.presentation.page import apply_patch, csp_hash, page_html, view_patch
 from feastlog.presentation.page_cards import faces_for, strings_in
 from feastlog.replay import visibility
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
@@ -33,7 +33,6 @@ from feastlog.service.app.logtree import HEAD_INTERVAL
 from feastlog.service.app.offline import OfflineFile, answer
 from feastlog.service.store import Batch, Rejection
 from feastlog.service.store.duckdb import Store
-from feastlog.service.web.pages import page_html
 from feastlog.service.web.seat import csrf_token
 from feastlog.v1 import game_service_pb2 as pb
 from tests.recordutil import Built, build, store_games
