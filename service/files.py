@@ -21,12 +21,21 @@ import stat
 import threading
 from pathlib import Path
 
+from feastlog.client.files import KEY_FILE, is_postgres
 from feastlog.client.files import exposed as exposed
 from feastlog.client.files import mode_text as mode_text
 
 PRIVATE_UMASK = 0o077
 FILE_MODE = 0o600
 FOLDER_MODE = 0o700
+
+
+def key_path(db_path: str) -> Path:
+    """Where the organiser key lives: beside the database file (a database server's: here)."""
+    if is_postgres(db_path):
+        return Path.cwd() / KEY_FILE
+    return Path(db_path).resolve().parent / KEY_FILE
+
 
 _umask_lock = threading.Lock()
 _umask_holders = 0

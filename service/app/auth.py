@@ -24,17 +24,10 @@ from feastlog.client.files import read_key_file as read_key_file
 from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
 from feastlog.replay.visibility import sender_of_another_game
 from feastlog.service.app.errors import PermissionDenied, Unauthenticated
+from feastlog.service.files import key_path as key_path
 from feastlog.service.files import make_private_folder, write_new_private_file
-from feastlog.service.store.port import is_postgres
 
 NEW_KEY_HINT = "python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
-
-
-def key_path(db_path: str) -> Path:
-    """Where the organiser key lives: beside the database file (a database server's: here)."""
-    if is_postgres(db_path):
-        return Path.cwd() / KEY_FILE
-    return Path(db_path).resolve().parent / KEY_FILE
 
 
 def organiser_key(db_path: str) -> tuple[str, str]:

@@ -14,6 +14,7 @@ import threading
 from typing import Protocol
 
 from feastlog.replay.clocks import time_ms
+from feastlog.service.utc import utc_now as utc_now
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
@@ -22,12 +23,6 @@ def text_of(ms: int) -> str:
     """RFC 3339 UTC with microseconds, from milliseconds since 1970."""
     when = EPOCH + datetime.timedelta(milliseconds=ms)
     return when.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def utc_now() -> str:
-    """The time now, RFC 3339 UTC with microseconds."""
-    now = datetime.datetime.now(datetime.UTC)
-    return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
 class Clock(Protocol):

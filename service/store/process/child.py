@@ -23,7 +23,7 @@ from feastlog.replay import games
 from feastlog.service.store.process.wire import METHODS, portable, receive, send
 
 if TYPE_CHECKING:
-    from feastlog.service.app.notary import Notary
+    from feastlog.service.signing import Notary
     from feastlog.service.store.duckdb import Store
     from feastlog.service.store.records import Batch, Signed
 
@@ -108,7 +108,7 @@ class _Served:
         """Read the server's signing key as the server did (the environment, or the key
         file beside the organiser key); sign receipts from now on if it is the key whose
         public half the server names (else the server signs them itself)."""
-        from feastlog.service.app.notary import SigningKeyError, server_notary
+        from feastlog.service.signing import SigningKeyError, server_notary
 
         try:
             notary = server_notary(self.path)
@@ -120,8 +120,8 @@ class _Served:
     def _signed(self, batch: Batch) -> Signed:
         """The receipt signatures of every row a commit just appended."""
         from feastlog.replay.proof import Receipt
-        from feastlog.service.app.clock import utc_now
         from feastlog.service.store.records import Signed
+        from feastlog.service.utc import utc_now
 
         assert self.notary is not None
         at, key = utc_now(), self.notary.public_key
