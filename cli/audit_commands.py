@@ -19,7 +19,7 @@ from feastlog.cli.season import workers_option
 from feastlog.cli.session import command_from_json, connected
 from feastlog.cli.target import connection_options, target_of
 from feastlog.client import data
-from feastlog.replay.engine import Viewer, how_many
+from feastlog.replay.games.engine import Viewer, how_many
 from feastlog.v1 import record_pb2
 
 SEQ = Bounded(1)

@@ -22,7 +22,7 @@ from feastlog.cli.seat_links import link_lines, seat_links
 from feastlog.cli.session import Replay, connected
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.replay import games
-from feastlog.replay.audit import summary_line
+from feastlog.replay.record.audit import summary_line
 from feastlog.service.app.bounds import FIELD_BOUNDS
 
 DEMO_NAMES = ("Ann", "Brian", "Celia", "Dev", "Eve", "Farid")
@@ -343,7 +343,7 @@ def rules_command(kind: str, as_json: bool) -> None:
         return
     spec = games.engine(kind).spec
     if as_json:
-        from feastlog.replay.canonical import to_plain
+        from feastlog.replay.record.canonical import to_plain
 
         echo_json([to_plain(r) for r in spec.rules.values()])
         return
@@ -359,7 +359,7 @@ def rules_command(kind: str, as_json: bool) -> None:
 
 def tournament_rules(as_json: bool) -> None:
     """The tournament rule catalogue (TOUR-…), which every tournament refusal cites."""
-    from feastlog.replay.canonical import to_plain
+    from feastlog.replay.record.canonical import to_plain
     from feastlog.replay.tournament.spec import DEFAULTS, RULES
 
     if as_json:

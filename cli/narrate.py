@@ -11,9 +11,9 @@ from google.protobuf.message import Message
 
 from feastlog.presentation.narrative import header, row_lines
 from feastlog.replay import games
-from feastlog.replay.engine import Fact
-from feastlog.replay.enums import prefix_of
-from feastlog.replay.record import Row
+from feastlog.replay.games.engine import Fact
+from feastlog.replay.games.enums import prefix_of
+from feastlog.replay.record.rows import Row
 from feastlog.v1 import record_pb2
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import click
 
-from feastlog.replay.audit import summary_line
-from feastlog.replay.engine import how_many
-from feastlog.replay.text import escaped
+from feastlog.replay.games.engine import how_many
+from feastlog.replay.games.text import escaped
+from feastlog.replay.record.audit import summary_line
 
 
 def echo_json(value: Any) -> None:
@@ -23,7 +23,7 @@ def echo_json(value: Any) -> None:
 
 def echo_lines(lines: Iterable[str], err: bool = False) -> None:
     """Print lines that may hold names, ids or reasons from a record, each control, bidi
-    or invisible character spelt out (``replay.text.escaped``): a stored name cannot clear
+    or invisible character spelt out (``replay.games.text.escaped``): a stored name cannot clear
     the screen, forge a line or turn the text around."""
     for line in lines:
         click.echo(escaped(line), err=err)

@@ -31,7 +31,7 @@ from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.client.commands import command_from_json
 from feastlog.client.data import as_dict
 from feastlog.client.errors import FeastlogError
-from feastlog.replay.text import plain_number
+from feastlog.replay.games.text import plain_number
 from feastlog.service.app.errors import StaleSeq, WaitingForEntropy
 from feastlog.v1 import record_pb2
 

@@ -29,7 +29,7 @@ from feastlog.cli.session import Session, connected
 from feastlog.cli.target import connection_options, target_of
 from feastlog.cli.verify import read_proof_file
 from feastlog.client import data
-from feastlog.replay.proof import Cosignature, TreeHead
+from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.service.app import proofcheck
 from feastlog.service.app.notary import Notary, SigningKeyError, load_or_make, signed_by
 from feastlog.service.app.proofcheck import HeadFile

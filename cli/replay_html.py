@@ -20,10 +20,10 @@ from feastlog.cli.session import Session
 from feastlog.client.data import as_dict
 from feastlog.presentation.page import page_data, render_page, with_verification
 from feastlog.replay import games
-from feastlog.replay.audit import summary_line
-from feastlog.replay.engine import ARBITER, Fact, Viewer
-from feastlog.replay.record import Row
-from feastlog.replay.visibility import refusals_for
+from feastlog.replay.games.engine import ARBITER, Fact, Viewer
+from feastlog.replay.record.audit import summary_line
+from feastlog.replay.record.rows import Row
+from feastlog.replay.record.visibility import refusals_for
 from feastlog.service.app.auth import ORGANISER
 from feastlog.service.app.offline import OfflineRecord, answer
 from feastlog.service.store import Rejection

@@ -17,7 +17,7 @@ import click
 
 from feastlog.cli.errors import FAILED, CliError, cannot_read, unreachable
 from feastlog.cli.output import Bounded, echo_lines
-from feastlog.replay.engine import how_many
+from feastlog.replay.games.engine import how_many
 from feastlog.service.app import bulk, season
 from feastlog.service.app.errors import CannotOpenStore
 from feastlog.service.app.season import RUNNING, ImportClash

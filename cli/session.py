@@ -57,9 +57,9 @@ from feastlog.client.errors import FeastlogError, from_rpc
 from feastlog.client.sync import SPECTATOR, Client
 from feastlog.presentation.narrative import check_viewer
 from feastlog.replay import games
-from feastlog.replay.engine import Viewer
-from feastlog.replay.export import read_record_file
-from feastlog.replay.proof import Receipt
+from feastlog.replay.games.engine import Viewer
+from feastlog.replay.proof.signed import Receipt
+from feastlog.replay.record.export import read_record_file
 from feastlog.service.app import offline
 from feastlog.service.app.auth import ORGANISER, OrganiserKeyError
 from feastlog.service.app.errors import BadRequest, WaitingForEntropy

@@ -25,7 +25,7 @@ from feastlog.client.errors import FeastlogError
 from feastlog.client.files import KEY_ENV, is_postgres
 from feastlog.client.locate import DEFAULT_DB, locate
 from feastlog.client.tls import Tls
-from feastlog.replay.text import fits_header
+from feastlog.replay.games.text import fits_header
 
 SERVER_ENV = "FEASTLOG_SERVER"
 

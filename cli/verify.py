@@ -16,14 +16,14 @@ import click
 
 from feastlog.cli.errors import FAILED, OK, cannot_read, unreachable, usage
 from feastlog.cli.output import echo_json, echo_lines, show_reports
-from feastlog.replay import casefile
-from feastlog.replay.export import (
+from feastlog.replay.record.export import (
     BadExport,
     read_export,
     read_record_file,
     records_in,
     verify_document,
 )
+from feastlog.replay.table import casefile
 from feastlog.replay.tournament.export import is_tournament_export, verify_tournament
 from feastlog.v1 import record_pb2
 

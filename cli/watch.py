@@ -20,7 +20,7 @@ from feastlog.cli.output import Bounded, echo_lines
 from feastlog.cli.session import Session, connected
 from feastlog.cli.target import connection_options, header_safe, target_of
 from feastlog.client.data import as_dict
-from feastlog.replay.record import GENESIS, SEED_REVEAL
+from feastlog.replay.record.rows import GENESIS, SEED_REVEAL
 from feastlog.service.app.errors import WaitingForEntropy
 
 WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from feastlog.client.data import as_dict
-from feastlog.replay.proof import Cosignature, TreeHead
+from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import feed_service_pb2 as fpb

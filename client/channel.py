@@ -9,7 +9,7 @@ from typing import Any
 
 import grpc
 
-from feastlog.replay.text import fits_header
+from feastlog.replay.games.text import fits_header
 
 Metadata = tuple[tuple[str, str], ...]
 

@@ -16,7 +16,7 @@ from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 
 from feastlog.client.errors import FeastlogError
-from feastlog.replay.enums import prefix_of, taken
+from feastlog.replay.games.enums import prefix_of, taken
 from feastlog.v1 import record_pb2
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from google.protobuf import json_format, struct_pb2
 
-from feastlog.replay.proof import Cosignature, TreeHead
+from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import game_service_pb2 as pb

@@ -13,7 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from feastlog.replay.text import fits_header
+from feastlog.replay.games.text import fits_header
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 ANNOUNCE_SUFFIX = ".server"

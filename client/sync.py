@@ -13,7 +13,7 @@ from feastlog.client.calls import Call, Created, Legal, Recorded, Stream, View
 from feastlog.client.channel import Metadata, bearer, open_blocking_channel
 from feastlog.client.errors import FeastlogError, from_rpc
 from feastlog.client.locate import DEFAULT_DB, Where, locate
-from feastlog.replay.proof import Cosignature, TreeHead
+from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
 from feastlog.v1 import audit_service_pb2 as apb

@@ -6,7 +6,7 @@ about with the rulebook's words, the what-if of the alternative it claims, the r
 near it, and which rows a rewind superseded.  Explanations and what-ifs fold with hidden
 cards, so while the game runs they are the arbiter's (a seat's file names the rules that
 row was checked against instead); once the record is public, everyone's file has them.
-``replay/casefile.py`` seals it with its digest and checks it offline.
+``replay/table/casefile.py`` seals it with its digest and checks it offline.
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from feastlog.presentation.explain import explain, message_dict, rule_entry, what_if
-from feastlog.replay import clocks, desk, fold
-from feastlog.replay.casefile import FORMAT, VERSION, sealed
-from feastlog.replay.engine import Viewer
-from feastlog.replay.history import record_version, revealed_seed
-from feastlog.replay.record import COMMAND, FORMAT_1
-from feastlog.replay.visibility import Record, command_for
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import Viewer
+from feastlog.replay.record.history import record_version, revealed_seed
+from feastlog.replay.record.rows import COMMAND, FORMAT_1
+from feastlog.replay.record.visibility import Record, command_for
+from feastlog.replay.table import clocks, desk
+from feastlog.replay.table.casefile import FORMAT, VERSION, sealed
 from feastlog.v1 import record_pb2
 
 NEAR = 3  # refusals this many rows before the row called about, up to the call, are near it

@@ -16,8 +16,8 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from feastlog.presentation.narrative import row_lines
-from feastlog.replay import desk, fold
-from feastlog.replay.engine import (
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import (
     ARBITER,
     Engine,
     Fact,
@@ -26,10 +26,10 @@ from feastlog.replay.engine import (
     RuleViolation,
     Viewer,
 )
-from feastlog.replay.fold import RECORD_RULES, Table, state_hash
-from feastlog.replay.record import COMMAND, GENESIS, Row
-from feastlog.replay.text import plain_number
-from feastlog.replay.visibility import (
+from feastlog.replay.games.fold import RECORD_RULES, Table, state_hash
+from feastlog.replay.games.text import plain_number
+from feastlog.replay.record.rows import COMMAND, GENESIS, Row
+from feastlog.replay.record.visibility import (
     Record,
     command_for,
     facts_for,
@@ -37,6 +37,7 @@ from feastlog.replay.visibility import (
     sees_fact,
     viewers_of,
 )
+from feastlog.replay.table import desk
 from feastlog.v1 import record_pb2
 
 MAX_CHANGES = 200

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from feastlog.replay import fold
-from feastlog.replay.engine import Engine, Fact, Viewer
-from feastlog.replay.history import Folded
-from feastlog.replay.record import Row
-from feastlog.replay.visibility import seen
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import Engine, Fact, Viewer
+from feastlog.replay.record.history import Folded
+from feastlog.replay.record.rows import Row
+from feastlog.replay.record.visibility import seen
 from feastlog.v1 import record_pb2
 
 
@@ -52,7 +52,7 @@ def row_lines(engine: Engine, row: Row, facts: Sequence[Fact], names: Sequence[s
     return lines
 
 
-TABLE_FACTS = ("call", "call_answered", "rewound", "clock_timeout")  # replay/desk.py's
+TABLE_FACTS = ("call", "call_answered", "rewound", "clock_timeout")  # replay/table/desk.py's
 
 
 def _at_the_table(fact: Fact, names: Sequence[str]) -> str:
@@ -103,7 +103,7 @@ def as_seen_then(folded: Folded, at: int | None, viewer: Viewer) -> list[str]:
 
     What a seat saw then: the facts it was shown while the game ran (its own private ones,
     not the others'), and the table with its own hand and the others' counts; the seed
-    reveal row was public to everyone (``replay.visibility``).  ValueError for an unknown
+    reveal row was public to everyone (``replay.record.visibility``).  ValueError for an unknown
     seat or seq.
     """
     genesis = folded.genesis

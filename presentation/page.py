@@ -26,11 +26,11 @@ from typing import Any, Protocol
 
 from feastlog.presentation.narrative import row_lines
 from feastlog.presentation.page_cards import faces_for
-from feastlog.replay import fold
-from feastlog.replay.engine import Engine, Fact, Viewer
-from feastlog.replay.fold import Table
-from feastlog.replay.record import Row
-from feastlog.replay.visibility import Record, refusals_for, seen
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import Engine, Fact, Viewer
+from feastlog.replay.games.fold import Table
+from feastlog.replay.record.rows import Row
+from feastlog.replay.record.visibility import Record, refusals_for, seen
 from feastlog.v1 import record_pb2
 
 # Where each game's view keeps the points scored so far, per seat.
@@ -42,7 +42,7 @@ SCORE_FIELDS = {
 
 
 class Seen(Protocol):
-    """One row as a viewer saw it (``replay.visibility.Step`` is one)."""
+    """One row as a viewer saw it (``replay.record.visibility.Step`` is one)."""
 
     @property
     def row(self) -> Row:
@@ -416,8 +416,8 @@ def page_html(
     released: bool = True,
 ) -> str:
     """The replay page of a folded game, every seq as ``viewer`` saw it then
-    (``released``: False while the game is held back, ``replay.visibility.Release``); the
-    refusals the viewer was shown while it ran (``replay.visibility.refusals_for``)."""
+    (``released``: False while the game is held back, ``replay.record.visibility.Release``); the
+    refusals the viewer was shown while it ran (``replay.record.visibility.refusals_for``)."""
     steps = [seen(game, seq, viewer, released) for seq in range(1, game.last_seq + 1)]
     data = page_data(
         game.genesis,

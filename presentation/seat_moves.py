@@ -20,7 +20,7 @@ from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
 
 from feastlog.presentation.page_cards import Face, faces_for
-from feastlog.replay.engine import Engine
+from feastlog.replay.games.engine import Engine
 from feastlog.v1 import record_pb2
 
 Step = dict[str, str]  # {"ask": the question, "pick": the answer}, both in words

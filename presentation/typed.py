@@ -26,7 +26,7 @@ from typing import Any
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
-from feastlog.replay.engine import Fact
+from feastlog.replay.games.engine import Fact
 from feastlog.v1 import view_pb2
 
 RECORD_FACTS = (

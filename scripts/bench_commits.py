@@ -19,7 +19,7 @@ import shutil
 import sys
 import time
 
-from feastlog.replay.record import Row
+from feastlog.replay.record.rows import Row
 from feastlog.service.store import Batch
 from feastlog.service.store.postgres import PgStore
 from scripts.cluster import set_up_feastlog_role, start_postgres, stop_postgres

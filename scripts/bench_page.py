@@ -19,8 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from feastlog.presentation.page import page_html
-from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.history import refold
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.record.history import refold
 from feastlog.service.app.live import live_from_folded
 from feastlog.service.bench.data import build
 from tests.conftest import BROWSER_ARGS, CHROMIUM

@@ -38,9 +38,10 @@ from eventsourcing.application import Application
 from eventsourcing.domain import Aggregate, event
 
 from feastlog.cli.benchmarks.serving import start_server, submit_only
-from feastlog.replay import fold, games
-from feastlog.replay.history import new_genesis
-from feastlog.replay.record import COMMAND
+from feastlog.replay import games
+from feastlog.replay.games import fold
+from feastlog.replay.record.history import new_genesis
+from feastlog.replay.record.rows import COMMAND
 from feastlog.service.bench.data import build
 from feastlog.v1 import record_pb2
 

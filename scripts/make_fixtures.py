@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from feastlog.cli.wire import new_game, play_with_bots
-from feastlog.replay.history import genesis_of
+from feastlog.replay.record.history import genesis_of
 from feastlog.service.grpc.server import create_server
 from feastlog.service.store import StoredGame
 from feastlog.service.store.duckdb import Store

@@ -30,8 +30,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from feastlog.client.files import OrganiserKeyError
-from feastlog.replay.proof import Cosignature, Receipt, TreeHead
-from feastlog.replay.record import Row
+from feastlog.replay.proof.signed import Cosignature, Receipt, TreeHead
+from feastlog.replay.record.rows import Row
 from feastlog.service.files import (
     exposed,
     key_path,

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from feastlog.cli.wire import as_dict, bearer
-from feastlog.replay.audit import verify
-from feastlog.replay.fold import state_hash
-from feastlog.replay.history import refold
+from feastlog.replay.games.fold import state_hash
+from feastlog.replay.record.audit import verify
+from feastlog.replay.record.history import refold
 from feastlog.service.store import StoredGame
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc

@@ -22,8 +22,8 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay import fold
-from feastlog.replay.engine import (
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import (
     Engine,
     Fact,
     FactsByRow,
@@ -41,7 +41,7 @@ from feastlog.replay.engine import (
     catalogue,
     pack_source,
 )
-from feastlog.replay.rng import Rng
+from feastlog.replay.record.rng import Rng
 from feastlog.v1 import picky_eaters_pb2 as pb
 from tests.contract.kits import Kit
 

@@ -33,13 +33,13 @@ from google.protobuf.message import Message
 
 from feastlog.cli.wire import error_info
 from feastlog.replay import games
-from feastlog.replay.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
-from feastlog.replay.export import load_record
-from feastlog.replay.fold import wrap_command
-from feastlog.replay.history import Folded, refold
-from feastlog.replay.record import Row, actor_seat
-from feastlog.replay.table_rules import TABLE_MEMBERS
-from feastlog.replay.visibility import sees_fact
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Engine, Fact, Viewer
+from feastlog.replay.games.fold import wrap_command
+from feastlog.replay.record.export import load_record
+from feastlog.replay.record.history import Folded, refold
+from feastlog.replay.record.rows import Row, actor_seat
+from feastlog.replay.record.visibility import sees_fact
+from feastlog.replay.table.rules import TABLE_MEMBERS
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb

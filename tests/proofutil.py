@@ -12,7 +12,7 @@ from pathlib import Path
 
 import duckdb
 
-from feastlog.replay.record import FORMAT_2, Row, seal
+from feastlog.replay.record.rows import FORMAT_2, Row, seal
 from feastlog.service.store.sql import ROW_COLUMNS, row_of
 
 

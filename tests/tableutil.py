@@ -6,11 +6,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from feastlog.replay import desk, fold, games
-from feastlog.replay.engine import Engine, Fact
-from feastlog.replay.fold import Table, state_hash
-from feastlog.replay.history import begin, new_genesis
-from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
+from feastlog.replay import games
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import Engine, Fact
+from feastlog.replay.games.fold import Table, state_hash
+from feastlog.replay.record.history import begin, new_genesis
+from feastlog.replay.record.rows import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
+from feastlog.replay.table import desk
 from feastlog.v1 import record_pb2
 
 

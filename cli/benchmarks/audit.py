@@ -21,8 +21,8 @@ from pathlib import Path
 import click
 import grpc
 
-from feastlog.replay.engine import Viewer
-from feastlog.replay.visibility import seen
+from feastlog.replay.games.engine import Viewer
+from feastlog.replay.record.visibility import seen
 from feastlog.service.app.bulk import plain_read_and_decode, read_and_decode
 from feastlog.service.app.offline import OfflineFile
 from feastlog.service.app.season import audit_all

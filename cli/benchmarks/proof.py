@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from feastlog.replay.merkle import Tree, verify_consistency, verify_inclusion
-from feastlog.replay.proof import leaf_hash_of
-from feastlog.replay.record import Row
+from feastlog.replay.proof.merkle import Tree, verify_consistency, verify_inclusion
+from feastlog.replay.proof.signed import leaf_hash_of
+from feastlog.replay.record.rows import Row
 from feastlog.service.app.logtree import HEAD_INTERVAL
 from feastlog.service.app.notary import Notary, signed_by
 

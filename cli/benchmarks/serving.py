@@ -36,8 +36,8 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from feastlog.cli.wire import bearer, new_game, open_channel, play_with_bots, spawn_server
-from feastlog.replay.history import refold
-from feastlog.replay.record import COMMAND
+from feastlog.replay.record.history import refold
+from feastlog.replay.record.rows import COMMAND
 from feastlog.service.bench.data import build, stored_games
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc

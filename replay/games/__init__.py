@@ -8,8 +8,8 @@ nothing in the service or the CLI names a game kind.
 
 from __future__ import annotations
 
-from feastlog.replay.engine import Engine
 from feastlog.replay.games import bon_appetit, menu_masters, picky_eaters
+from feastlog.replay.games.engine import Engine
 
 _ENGINES: dict[str, Engine] = {}
 

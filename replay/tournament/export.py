@@ -6,17 +6,17 @@ game's export writes them, the body decoded as a ``TournamentCommand``), and ``g
 the export document of every published game that has ended (a running game's record
 holds sealed commands, so it is left out until it ends), and ``held_back``: the ended
 games left out because the reader may not export them yet (a duplicate round's table,
-while another table dealt from the same seed runs: ``replay.visibility.Release``).
+while another table dealt from the same seed runs: ``replay.record.visibility.Release``).
 
 Verification (``verify_tournament``), with nothing but the file:
 
 1. the tournament's chain, its game ids, the seed against its commitment and every
-   command row's commitment (``replay.audit``'s checks, as for a game);
+   command row's commitment (``replay.record.audit``'s checks, as for a game);
 2. the fold: every row applies by the tournament's rules, and after each the state's
    hash is the row's ``state_hash``;
 3. every Swiss proposal re-derived from the revealed seed, the standings and the history
    (``pairing.check_proposal``, which says which check it made);
-4. every game's record verified as ``feastlog verify`` verifies one (``replay.export``);
+4. every game's record verified as ``feastlog verify`` verifies one (``replay.record.export``);
    its genesis names the tournament and its seats are the published table's, in order;
    the result row of its table is what its record folds to (``table_result``);
 5. the standings, recomputed from the fold (they are a function of the checked rows).
@@ -32,9 +32,10 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 
-from feastlog.replay.audit import check_chain, check_commitments, check_game_ids
-from feastlog.replay.engine import RuleViolation, SetupRefused
-from feastlog.replay.export import (
+from feastlog.replay.games.engine import RuleViolation, SetupRefused
+from feastlog.replay.games.fold import engine_of
+from feastlog.replay.record.audit import check_chain, check_commitments, check_game_ids
+from feastlog.replay.record.export import (
     BadExport,
     export_record,
     read_export,
@@ -42,10 +43,9 @@ from feastlog.replay.export import (
     to_text,
     verify_read,
 )
-from feastlog.replay.fold import engine_of
-from feastlog.replay.history import refold, revealed_seed
-from feastlog.replay.record import COMMAND, CURRENT_VERSION, GENESIS, SEED_REVEAL, Row
-from feastlog.replay.rng import seed_commitment
+from feastlog.replay.record.history import refold, revealed_seed
+from feastlog.replay.record.rng import seed_commitment
+from feastlog.replay.record.rows import COMMAND, CURRENT_VERSION, GENESIS, SEED_REVEAL, Row
 from feastlog.replay.tournament.fold import apply, begin, state_hash
 from feastlog.replay.tournament.pairing import METHOD, ROUND_ROBIN, Proposal, check_proposal
 from feastlog.replay.tournament.record import round_seed, table_result

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from feastlog.replay.canonical import canonical_bytes, sha256_hex
-from feastlog.replay.engine import RuleViolation
-from feastlog.replay.text import unprintable
+from feastlog.replay.games.engine import RuleViolation
+from feastlog.replay.games.text import unprintable
+from feastlog.replay.record.canonical import canonical_bytes, sha256_hex
 from feastlog.replay.tournament.spec import EXTENSION_MINUTES, PENALTIES, Format, read_format
 from feastlog.replay.tournament.state import Entrant, Penalty, Result, Round, Tournament
 from feastlog.v1 import record_pb2

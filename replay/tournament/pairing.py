@@ -32,8 +32,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from feastlog.replay.engine import RuleViolation
-from feastlog.replay.rng import Rng, hmac_sha256
+from feastlog.replay.games.engine import RuleViolation
+from feastlog.replay.record.rng import Rng, hmac_sha256
 from feastlog.replay.tournament.fold import state_hash
 from feastlog.replay.tournament.spec import Format
 from feastlog.replay.tournament.standings import order_key, standings

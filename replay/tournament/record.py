@@ -1,5 +1,5 @@
 """A tournament's rows: its genesis, its commands and its seed reveal, hash-chained in the
-record's format 2 exactly as a game's (``replay.record``), and the fold of them.
+record's format 2 exactly as a game's (``replay.record.rows``), and the fold of them.
 
 Row kinds are the games' own: ``genesis`` (a ``feastlog.v1.Genesis`` of game kind
 ``tournament``, the format in its options), ``command`` (a ``TournamentCommand``; actor
@@ -15,10 +15,11 @@ from collections.abc import Mapping, Sequence
 
 from google.protobuf.message import DecodeError
 
-from feastlog.replay.audit import RULE, STATE, Fault
-from feastlog.replay.engine import Engine, RuleViolation
-from feastlog.replay.fold import Table, outcome
-from feastlog.replay.record import (
+from feastlog.replay.games.engine import Engine, RuleViolation
+from feastlog.replay.games.fold import Table, outcome
+from feastlog.replay.record.audit import RULE, STATE, Fault
+from feastlog.replay.record.rng import hmac_sha256, seed_commitment
+from feastlog.replay.record.rows import (
     COMMAND,
     CURRENT_VERSION,
     GENESIS,
@@ -28,7 +29,6 @@ from feastlog.replay.record import (
     Row,
     make_row,
 )
-from feastlog.replay.rng import hmac_sha256, seed_commitment
 from feastlog.replay.tournament.fold import apply, begin, state_hash
 from feastlog.replay.tournament.spec import KIND, read_format
 from feastlog.replay.tournament.standings import places_of

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from feastlog.replay import clocks
-from feastlog.replay.engine import Rule, SetupRefused, catalogue
 from feastlog.replay.games import UnknownGameKind
 from feastlog.replay.games import engine as engine_of
-from feastlog.replay.text import plain_number
+from feastlog.replay.games.engine import Rule, SetupRefused, catalogue
+from feastlog.replay.games.text import plain_number
+from feastlog.replay.table import clocks
 
 KIND = "tournament"  # the reserved game kind of a tournament's genesis
 ID_PREFIX = "t_"

@@ -4,7 +4,7 @@ The reads (views, replays, audits, lists, standings) are ``service.reads``'s, ov
 live games; this module adds what writes: create a game, join it with seat entropy,
 submit a command or a ruling, and watch a game.  The rules decide (``replay/`` through
 ``service.commands``), the visibility policy says what the caller may see
-(``replay.visibility``), the writer saves (``service.writer``) and only then does the
+(``replay.record.visibility``), the writer saves (``service.writer``) and only then does the
 game in memory move on (``service.live``).
 """
 
@@ -18,10 +18,10 @@ from typing import Any, TypeVar
 
 from feastlog.presentation import typed
 from feastlog.presentation.page import final_result
-from feastlog.replay.engine import Fact, MalformedCommand, RuleViolation, Viewer
-from feastlog.replay.proof import Receipt
-from feastlog.replay.record import Row
-from feastlog.replay.visibility import Dealt, Step, facts_for, seed_out, seen
+from feastlog.replay.games.engine import Fact, MalformedCommand, RuleViolation, Viewer
+from feastlog.replay.proof.signed import Receipt
+from feastlog.replay.record.rows import Row
+from feastlog.replay.record.visibility import Dealt, Step, facts_for, seed_out, seen
 from feastlog.service.app import commands, streams
 from feastlog.service.app.auth import Caller, Credentials, new_arbiter_key, token_sha256
 from feastlog.service.app.clock import Clock, SystemClock, utc_now

@@ -21,8 +21,8 @@ from feastlog.client.files import KEY_MIN_LENGTH as KEY_MIN_LENGTH
 from feastlog.client.files import OrganiserKeyError as OrganiserKeyError
 from feastlog.client.files import check_key as check_key
 from feastlog.client.files import read_key_file as read_key_file
-from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.visibility import sender_of_another_game
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.record.visibility import sender_of_another_game
 from feastlog.service.app.errors import PermissionDenied, Unauthenticated
 from feastlog.service.files import key_path as key_path
 from feastlog.service.files import make_private_folder, write_new_private_file

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from feastlog.replay.text import unprintable
+from feastlog.replay.games.text import unprintable
 from feastlog.service.app.errors import BadRequest, FieldTooLong
 
 KIB = 1024
@@ -36,7 +36,7 @@ class Characters(Enum):
     """Which characters a field's value may hold."""
 
     # names, ids, reasons, notes and a command's words are stored in records and printed
-    # on terminals and pages: none of the characters ``replay.text.unprintable`` finds
+    # on terminals and pages: none of the characters ``replay.games.text.unprintable`` finds
     # (control, line-break, bidi or invisible format characters); any script's letters,
     # marks, digits, punctuation, symbols, emoji and spaces are taken
     PLAIN = "plain"

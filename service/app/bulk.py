@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
-from feastlog.replay.history import command_of, genesis_of, seed_of
-from feastlog.replay.record import COMMAND, GENESIS, SEED_REVEAL
+from feastlog.replay.record.history import command_of, genesis_of, seed_of
+from feastlog.replay.record.rows import COMMAND, GENESIS, SEED_REVEAL
 from feastlog.service import runtime
 from feastlog.service.store import StoredGame, projection
 from feastlog.service.store.duckdb import Store, outcomes

@@ -1,6 +1,6 @@
 """The service's own time, injectable: what a row's ``recorded_at`` says, and the waits
 a game's clock timer makes (``service/app/table.py``).  The fold never reads it: a
-clocked game's clocks are folded from the times recorded in its rows (replay/clocks.py).
+clocked game's clocks are folded from the times recorded in its rows (replay/table/clocks.py).
 
 ``SystemClock`` is the server's; ``ManualClock`` is moved by a test, from any thread, so
 that clocks are tested through a real server without sleeping.
@@ -13,7 +13,7 @@ import datetime
 import threading
 from typing import Protocol
 
-from feastlog.replay.clocks import time_ms
+from feastlog.replay.table.clocks import time_ms
 from feastlog.service.utc import utc_now as utc_now
 
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)

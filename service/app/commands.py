@@ -3,7 +3,7 @@
 Nothing here writes, waits or reads the clock (the application passes the time in): each
 function takes a live game or a request and returns what the application then commits
 and takes into memory, or raises the refusal.  The rules themselves are the fold's
-(``replay.fold.step``, then the game's engine).
+(``replay.games.fold.step``, then the game's engine).
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from feastlog.replay import desk, fold
-from feastlog.replay.engine import Engine, Fact, PackError, pack_source, unknown_pack_key
-from feastlog.replay.fold import Table, loaded_pack, state_hash
 from feastlog.replay.games import engine as engine_of
-from feastlog.replay.history import begin, new_genesis, record_version
-from feastlog.replay.record import COMMAND, SEED_REVEAL, Row, make_row
-from feastlog.replay.text import unprintable
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import Engine, Fact, PackError, pack_source, unknown_pack_key
+from feastlog.replay.games.fold import Table, loaded_pack, state_hash
+from feastlog.replay.games.text import unprintable
+from feastlog.replay.record.history import begin, new_genesis, record_version
+from feastlog.replay.record.rows import COMMAND, SEED_REVEAL, Row, make_row
+from feastlog.replay.table import desk
 from feastlog.service.app.auth import new_seat_token, token_sha256
 from feastlog.service.app.errors import BadRequest, CommandIdReused, StaleSeq, refusal_of
 from feastlog.service.app.limits import stored_refusal

@@ -13,9 +13,9 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from feastlog.replay.fold import loaded_pack
 from feastlog.replay.games import engine as engine_of
-from feastlog.replay.record import CURRENT_VERSION
+from feastlog.replay.games.fold import loaded_pack
+from feastlog.replay.record.rows import CURRENT_VERSION
 from feastlog.service.app.commands import begin_game
 from feastlog.service.app.errors import WaitingForEntropy
 from feastlog.service.app.live import LiveGame

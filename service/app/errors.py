@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple, Self
 
-from feastlog.replay.engine import (
+from feastlog.replay.games import UnknownGameKind
+from feastlog.replay.games.engine import (
     MalformedCommand,
     PackError,
     RuleViolation,
@@ -24,8 +25,7 @@ from feastlog.replay.engine import (
     WrongRole,
     in_words,
 )
-from feastlog.replay.games import UnknownGameKind
-from feastlog.replay.visibility import Hidden
+from feastlog.replay.record.visibility import Hidden
 from feastlog.service.incidents import new_incident_id
 from feastlog.service.store import (
     CannotOpenStore,

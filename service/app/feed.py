@@ -19,7 +19,7 @@ fallen behind and is ended (RESOURCE_EXHAUSTED, ``FELL_BEHIND``, ``streams.fell_
 and resumes from its position.  A feed holds no rows of its own beyond the page of the log
 it is reading, so the server's memory does not grow with its feeds.
 
-Each row is shown as ``WatchGame`` shows it to the same caller (``replay.visibility.seen``
+Each row is shown as ``WatchGame`` shows it to the same caller (``replay.record.visibility.seen``
 on the game folded in memory: the one visibility policy), drawn once per viewer (the
 spectator, the arbiter, a seat) and kept a while (``STEPS_KEPT``), not once per feed.  A
 seat's token sees its own game only: the other games' rows are left out of its feed.  A
@@ -45,10 +45,10 @@ from typing import Any
 
 from feastlog.presentation import typed
 from feastlog.replay import games
-from feastlog.replay.engine import Viewer
-from feastlog.replay.history import genesis_of
-from feastlog.replay.record import Row
-from feastlog.replay.visibility import Step, drawn_as_released, seen
+from feastlog.replay.games.engine import Viewer
+from feastlog.replay.record.history import genesis_of
+from feastlog.replay.record.rows import Row
+from feastlog.replay.record.visibility import Step, drawn_as_released, seen
 from feastlog.service.app import streams
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import EARLIER_POSITION, checked

@@ -24,11 +24,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from feastlog.replay.engine import Engine, Fact, MalformedCommand, RuleViolation
-from feastlog.replay.fold import Table, state_hash
 from feastlog.replay.games import engine
-from feastlog.replay.history import Folded, apply_row, refold
-from feastlog.replay.record import Row
+from feastlog.replay.games.engine import Engine, Fact, MalformedCommand, RuleViolation
+from feastlog.replay.games.fold import Table, state_hash
+from feastlog.replay.record.history import Folded, apply_row, refold
+from feastlog.replay.record.rows import Row
 from feastlog.service.app.errors import GameNotFound
 from feastlog.service.app.streams import wake
 from feastlog.service.store import StoredGame, StoreUnavailable

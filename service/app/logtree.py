@@ -24,9 +24,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import Any
 
-from feastlog.replay.clocks import time_ms
-from feastlog.replay.merkle import Tree
-from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
+from feastlog.replay.proof.merkle import Tree
+from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
+from feastlog.replay.table.clocks import time_ms
 from feastlog.service.app.clock import Clock, SystemClock, utc_now
 from feastlog.service.app.errors import BadRequest, HeadNotFound, NotSigning
 from feastlog.service.app.notary import Notary, cosigned, signed_by

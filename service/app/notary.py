@@ -11,7 +11,7 @@ from __future__ import annotations
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from feastlog.replay.proof import Cosignature, Receipt, TreeHead
+from feastlog.replay.proof.signed import Cosignature, Receipt, TreeHead
 from feastlog.service.signing import SIGNING_KEY_ENV as SIGNING_KEY_ENV
 from feastlog.service.signing import SIGNING_KEY_FILE as SIGNING_KEY_FILE
 from feastlog.service.signing import Notary as Notary

@@ -31,11 +31,11 @@ from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
-from feastlog.replay.audit import AuditReport
-from feastlog.replay.engine import MalformedCommand, PackError, RuleViolation
-from feastlog.replay.export import BadExport, read_export, read_record_file, verify_read
-from feastlog.replay.history import first_genesis, refold
-from feastlog.replay.record import SEED_REVEAL
+from feastlog.replay.games.engine import MalformedCommand, PackError, RuleViolation
+from feastlog.replay.record.audit import AuditReport
+from feastlog.replay.record.export import BadExport, read_export, read_record_file, verify_read
+from feastlog.replay.record.history import first_genesis, refold
+from feastlog.replay.record.rows import SEED_REVEAL
 from feastlog.service.app.errors import (
     KNOWN,
     BadRequest,

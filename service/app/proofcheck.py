@@ -17,9 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-from feastlog.replay.merkle import verify_consistency, verify_inclusion
-from feastlog.replay.proof import Receipt, TreeHead, leaf_hash_of
-from feastlog.replay.record import Row, commitment_of, row_salt
+from feastlog.replay.proof.merkle import verify_consistency, verify_inclusion
+from feastlog.replay.proof.signed import Receipt, TreeHead, leaf_hash_of
+from feastlog.replay.record.rows import Row, commitment_of, row_salt
 from feastlog.service.app.notary import signed_by
 
 RECEIPT_FORMAT = "feastlog-receipt"

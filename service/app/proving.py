@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
-from feastlog.replay.record import Row
+from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
+from feastlog.replay.record.rows import Row
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, HeadNotFound
 from feastlog.service.app.live import LiveGame

@@ -4,7 +4,7 @@
 what-ifs, refusals, the game list, standings and stats.  Each is load → decide → answer:
 it loads a folded game or a stored record through its source's loaders (the live
 games of ``service.app``, or ``service.offline``'s file or record), asks the visibility
-policy (``replay.visibility``) what the caller may see, and answers with plain values
+policy (``replay.record.visibility``) what the caller may see, and answers with plain values
 that the servicers and the CLI turn into messages or lines.
 """
 
@@ -26,17 +26,15 @@ from google.protobuf.message import DecodeError
 from feastlog.presentation import typed
 from feastlog.presentation.explain import explain, table_view, what_if
 from feastlog.presentation.page import Live, page_html
-from feastlog.replay import fold
-from feastlog.replay.audit import AuditReport, verify
-from feastlog.replay.engine import ARBITER, Viewer, capped
-from feastlog.replay.export import export_record, to_text
-from feastlog.replay.fold import wrap_command
-from feastlog.replay.history import genesis_of
-from feastlog.replay.record import COMMAND, SEED_REVEAL
-from feastlog.replay.standings import Standing
-from feastlog.replay.text import plain_number
-from feastlog.replay.tournament.spec import KIND as TOURNAMENT
-from feastlog.replay.visibility import (
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import ARBITER, Viewer, capped
+from feastlog.replay.games.fold import wrap_command
+from feastlog.replay.games.text import plain_number
+from feastlog.replay.record.audit import AuditReport, verify
+from feastlog.replay.record.export import export_record, to_text
+from feastlog.replay.record.history import genesis_of
+from feastlog.replay.record.rows import COMMAND, SEED_REVEAL
+from feastlog.replay.record.visibility import (
     Open,
     Release,
     Step,
@@ -47,6 +45,8 @@ from feastlog.replay.visibility import (
     sees_all,
     table_viewer,
 )
+from feastlog.replay.tournament.outcomes import Standing
+from feastlog.replay.tournament.spec import KIND as TOURNAMENT
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, GameNotFound
 from feastlog.service.app.live import LiveGame
@@ -205,7 +205,7 @@ class Reads(Proving, ABC):
         return found
 
     async def _release(self, game_id: str, genesis: record_pb2.Genesis, over: bool) -> Release:
-        """How open a game's record is now (``replay.visibility.Release``): a game whose
+        """How open a game's record is now (``replay.record.visibility.Release``): a game whose
         seed was supplied is held back while another game dealt from it runs."""
         if not over or not genesis.seed_supplied:
             return Release(over)

@@ -17,7 +17,8 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
-from feastlog.replay.export import (
+from feastlog.replay.games.text import escaped
+from feastlog.replay.record.export import (
     BadExport,
     export_record,
     read_export,
@@ -25,8 +26,7 @@ from feastlog.replay.export import (
     records_in,
     verify_read,
 )
-from feastlog.replay.history import genesis_of
-from feastlog.replay.text import escaped
+from feastlog.replay.record.history import genesis_of
 from feastlog.service.app import bulk
 from feastlog.service.app.bounds import FIELDS
 from feastlog.service.app.errors import CannotOpenStore, ServiceError
@@ -294,7 +294,7 @@ def import_checked(store: EventStore, records: Iterable[Checked]) -> tuple[int, 
 
 def imported_game(record: Checked) -> NewGame:
     """The game of an imported record: seats named, no token (it has ended)."""
-    from feastlog.replay.history import genesis_of
+    from feastlog.replay.record.history import genesis_of
 
     genesis = genesis_of(record.rows[0])
     return NewGame(

@@ -3,7 +3,7 @@
 A call is a seat's command like any other (``SeatCall`` in ``feastlog.v1.Command``): it
 takes the application's one path (``Application.submit``: the game's lock, the fold's
 checks, the refusal stored, the writer).  The queue reads the calls from the folded
-tables (``replay/desk.py``); ``WatchCalls`` wakes on every commit that made or answered
+tables (``replay/table/desk.py``); ``WatchCalls`` wakes on every commit that made or answered
 a call, and a clocked game's timer is set for its next deadline, as the stream of
 committed rows brings each commit (``AtTable.committed``, a subscriber after the live
 games).  At start every running game's clock is looked at again (``resume``), so a seat
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from feastlog.presentation import case
-from feastlog.replay import clocks as timing
-from feastlog.replay import desk
-from feastlog.replay.fold import SERVER_ACTOR
-from feastlog.replay.record import GENESIS, Row
+from feastlog.replay.games.fold import SERVER_ACTOR
+from feastlog.replay.record.rows import GENESIS, Row
+from feastlog.replay.table import clocks as timing
+from feastlog.replay.table import desk
 from feastlog.service.app import streams
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import (

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from feastlog.replay.engine import Engine, MalformedCommand, RuleViolation
-from feastlog.replay.fold import Table
+from feastlog.replay.games.engine import Engine, MalformedCommand, RuleViolation
+from feastlog.replay.games.fold import Table
 from feastlog.replay.tournament.state import Round
 from feastlog.service.app import commands
 from feastlog.service.app.live import LiveGame

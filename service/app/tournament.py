@@ -29,9 +29,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from feastlog.replay.engine import ARBITER as ARBITER_VIEW
-from feastlog.replay.engine import SPECTATOR, RuleViolation, SetupRefused
-from feastlog.replay.record import ARBITER, COMMAND, SEED_REVEAL, SERVER, Row
+from feastlog.replay.games.engine import ARBITER as ARBITER_VIEW
+from feastlog.replay.games.engine import SPECTATOR, RuleViolation, SetupRefused
+from feastlog.replay.record.rows import ARBITER, COMMAND, SEED_REVEAL, SERVER, Row
+from feastlog.replay.record.visibility import sees_all
 from feastlog.replay.tournament import pairing
 from feastlog.replay.tournament.export import export_text
 from feastlog.replay.tournament.record import (
@@ -53,7 +54,6 @@ from feastlog.replay.tournament.spec import (
 )
 from feastlog.replay.tournament.standings import Line, standings
 from feastlog.replay.tournament.state import Round, Tournament
-from feastlog.replay.visibility import sees_all
 from feastlog.service.app import commands, timecall
 from feastlog.service.app.auth import Caller, token_sha256
 from feastlog.service.app.errors import (

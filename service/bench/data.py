@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from feastlog.replay import fold, games
-from feastlog.replay.engine import evolve
-from feastlog.replay.fold import Table, state_hash
-from feastlog.replay.history import begin, genesis_of, new_genesis, record_version
-from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row, seal
+from feastlog.replay import games
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import evolve
+from feastlog.replay.games.fold import Table, state_hash
+from feastlog.replay.record.history import begin, genesis_of, new_genesis, record_version
+from feastlog.replay.record.rows import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row, seal
 from feastlog.service.store import Batch, NewGame, StoredGame, projection
 from feastlog.service.store.duckdb import Store
 from feastlog.v1 import record_pb2

@@ -22,7 +22,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from feastlog.client.tls import Tls, TlsFileError
-from feastlog.replay.text import plain_number
+from feastlog.replay.games.text import plain_number
 from feastlog.service import announce, runtime
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Credentials, OrganiserKeyError, organiser_key

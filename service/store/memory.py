@@ -11,7 +11,7 @@ and nothing outlives it: every open is a new, empty store, and no file is made.
 - everything is kept by game id (rows, seeds, seats, the list line, entropy, refusals),
   so a load, a look-up or an append is a dict's work, never a pass over every game;
 - the outcomes projection is kept as the rows ``service/store/projection.py`` makes,
-  and standings are ``replay.standings`` over them, so they come out as the SQL ones do.
+  and standings are ``replay.tournament.outcomes`` over them, so they come out as the SQL ones do.
   A game's headline figure for ``stats`` is SQL the game brings (``figure_of``): it is run
   as it is written, by the standard library's SQLite in memory over that game kind's
   projection rows, made when ``stats`` is asked and dropped after.
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from feastlog.replay import games
-from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
-from feastlog.replay.record import Row
-from feastlog.replay.standings import Result, Standing, standings
+from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
+from feastlog.replay.record.rows import Row
+from feastlog.replay.tournament.outcomes import Result, Standing, standings
 from feastlog.service.incidents import new_incident_id
 from feastlog.service.store import projection
 from feastlog.service.store.errors import StoreConflict, StoreUnavailable
@@ -407,7 +407,7 @@ class MemoryStore:
     def twins_running(self, game_id: str) -> int:
         """How many other games dealt from this game's server seed have not ended (running,
         or waiting for seat entropy): while one has, a finished game with a supplied seed
-        is held back (``replay.visibility.Release``)."""
+        is held back (``replay.record.visibility.Release``)."""
         with self._lock:
             game = self._games.get(game_id)
             dealt = self._dealt.get(game.server_seed, []) if game else []
@@ -470,7 +470,7 @@ class MemoryStore:
         return None if found is None or found[0] is None else float(found[0])
 
     def standings(self, tournament_id: str) -> tuple[list[Standing], int]:
-        """A tournament's standings from its finished games (``replay.standings``), and
+        """A tournament's standings from its finished games (``replay.tournament.outcomes``), and
         how many games that is: void games count as played with no points and no wins."""
         with self._lock:
             ended = [g for g in self._ended.values() if g[TOURNAMENT] == tournament_id]

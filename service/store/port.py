@@ -27,9 +27,9 @@ from feastlog.client.files import POSTGRES_SCHEMES as POSTGRES_SCHEMES
 from feastlog.client.files import is_postgres as is_postgres
 
 if TYPE_CHECKING:  # the drivers are loaded only by the adapter a --db value picks
-    from feastlog.replay.proof import Cosignature, TreeHead
-    from feastlog.replay.record import Row
-    from feastlog.replay.standings import Standing
+    from feastlog.replay.proof.signed import Cosignature, TreeHead
+    from feastlog.replay.record.rows import Row
+    from feastlog.replay.tournament.outcomes import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
     from feastlog.service.store.records import Written
 
@@ -154,7 +154,7 @@ class EventStore(Protocol):
     def twins_running(self, game_id: str) -> int:
         """How many other games dealt from this game's server seed have not ended (running,
         or waiting for seat entropy): while one has, a finished game with a supplied seed
-        is held back (``replay.visibility.Release``)."""
+        is held back (``replay.record.visibility.Release``)."""
 
     def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:
         """Every game dealt from this server seed, oldest first: (game id, created at, when

@@ -36,11 +36,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from feastlog.replay import fold, games
-from feastlog.replay.engine import FactsByRow
-from feastlog.replay.fold import Table
-from feastlog.replay.history import genesis_of, refold
-from feastlog.replay.record import Row
+from feastlog.replay import games
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import FactsByRow
+from feastlog.replay.games.fold import Table
+from feastlog.replay.record.history import genesis_of, refold
+from feastlog.replay.record.rows import Row
 from feastlog.replay.tournament.record import is_tournament
 from feastlog.v1 import record_pb2
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 
-from feastlog.replay.record import Row
+from feastlog.replay.record.rows import Row
 from feastlog.service.store import projection
 from feastlog.v1 import record_pb2
 

@@ -11,8 +11,8 @@ from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import fields
 from typing import Any
 
-from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
-from feastlog.replay.record import Row
+from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
+from feastlog.replay.record.rows import Row
 from feastlog.service.store.records import Listed, Rejection, StoredGame
 
 ROW_COLUMNS = (

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from feastlog.replay.record import Row
+from feastlog.replay.record.rows import Row
 from feastlog.service.store.records import Batch
 
 log = logging.getLogger("feastlog.stream")

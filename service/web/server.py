@@ -36,7 +36,7 @@ from feastlog.presentation.page import Live, json_for_script, new_faces, scores_
 from feastlog.presentation.page_board import render_board, render_message, render_token_form
 from feastlog.presentation.page_tournament import render_tournament
 from feastlog.replay.games import engine as engine_of
-from feastlog.replay.text import plain_number
+from feastlog.replay.games.text import plain_number
 from feastlog.replay.tournament.export import decoded_row
 from feastlog.service.app import streams
 from feastlog.service.app.application import Application

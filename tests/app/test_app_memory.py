@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from feastlog.replay.engine import RuleViolation
-from feastlog.replay.standings import result_of, standings
+from feastlog.replay.games.engine import RuleViolation
+from feastlog.replay.tournament.outcomes import result_of, standings
 from feastlog.service.app.application import Accepted, Application, Created
 from feastlog.service.app.auth import Caller, Credentials
 from feastlog.service.app.errors import CommandIdReused, StaleSeq, Unauthenticated

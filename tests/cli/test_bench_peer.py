@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from feastlog.replay.engine import RuleViolation
+from feastlog.replay.games.engine import RuleViolation
 from scripts.bench_peer import PeerGames, peer_rate, planned
 
 

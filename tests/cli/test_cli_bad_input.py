@@ -25,7 +25,7 @@ from feastlog.cli.errors import from_failure
 from feastlog.cli.main import cli
 from feastlog.client.errors import from_rpc
 from feastlog.replay import games
-from feastlog.replay.export import export_record, to_text
+from feastlog.replay.record.export import export_record, to_text
 from feastlog.service.app import commands
 from feastlog.v1 import bon_appetit_pb2 as bpb
 from feastlog.v1 import record_pb2

@@ -17,11 +17,11 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.replay import games
-from feastlog.replay.export import export_record, to_text
-from feastlog.replay.fold import state_hash, step
-from feastlog.replay.history import begin, new_genesis
-from feastlog.replay.record import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
-from feastlog.replay.text import escaped, plain_number, unprintable
+from feastlog.replay.games.fold import state_hash, step
+from feastlog.replay.games.text import escaped, plain_number, unprintable
+from feastlog.replay.record.export import export_record, to_text
+from feastlog.replay.record.history import begin, new_genesis
+from feastlog.replay.record.rows import COMMAND, CURRENT_VERSION, SEED_REVEAL, Row, make_row
 from feastlog.service.store.postgres.follow import parse
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from feastlog.replay.export import export_record, to_text
-from feastlog.replay.visibility import Hidden
+from feastlog.replay.record.export import export_record, to_text
+from feastlog.replay.record.visibility import Hidden
 from feastlog.service.app.auth import ORGANISER, Caller
 from feastlog.service.app.errors import GameNotFound, SealedRecord, Unauthenticated
 from feastlog.service.app.offline import OfflineFile, OfflineRecord, answer, answers, open_offline

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from feastlog.cli.main import cli
 from feastlog.presentation.explain import explain, what_if
 from feastlog.replay import games
-from feastlog.replay.audit import verify
-from feastlog.replay.export import export_record, to_text, verify_document
-from feastlog.replay.history import command_of, refold
+from feastlog.replay.record.audit import verify
+from feastlog.replay.record.export import export_record, to_text, verify_document
+from feastlog.replay.record.history import command_of, refold
 from tests.recordutil import Built, build, store_games
 
 

@@ -17,14 +17,15 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay import fold, games
-from feastlog.replay.rng import Rng
+from feastlog.replay import games
+from feastlog.replay.games import fold
+from feastlog.replay.record.rng import Rng
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import menu_masters_pb2 as mm
 from feastlog.v1 import picky_eaters_pb2 as pe
-from tests.rules import test_bon_appetit_rules as bar
-from tests.rules import test_menu_masters_support as mms
-from tests.rules import test_picky_eaters_helpers as peh
+from tests.replay import test_bon_appetit_rules as bar
+from tests.replay import test_menu_masters_support as mms
+from tests.replay import test_picky_eaters_helpers as peh
 
 Thunk = Callable[[], object]
 

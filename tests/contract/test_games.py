@@ -34,9 +34,9 @@ from typing import Any
 
 import pytest
 
-from feastlog.replay import fold, games
-from feastlog.replay.audit import verify
-from feastlog.replay.engine import (
+from feastlog.replay import games
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import (
     ARBITER,
     SPECTATOR,
     Engine,
@@ -46,9 +46,10 @@ from feastlog.replay.engine import (
     RuleViolation,
     Viewer,
 )
-from feastlog.replay.fold import RECORD_RULES, Table
-from feastlog.replay.history import refold
-from feastlog.replay.rng import Rng
+from feastlog.replay.games.fold import RECORD_RULES, Table
+from feastlog.replay.record.audit import verify
+from feastlog.replay.record.history import refold
+from feastlog.replay.record.rng import Rng
 from feastlog.service.store.projection import Ending, outcome_rows
 from feastlog.v1 import record_pb2
 from tests.contract.kits import KITS

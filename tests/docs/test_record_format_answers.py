@@ -31,16 +31,24 @@ from click.testing import CliRunner, Result
 
 from feastlog.cli.errors import FAILED, OK, UNREACHABLE
 from feastlog.cli.main import cli
-from feastlog.replay.audit import verify
-from feastlog.replay.engine import evolve
-from feastlog.replay.export import export_record, to_text, verify_document
+from feastlog.replay.games.engine import evolve
 from feastlog.replay.games.menu_masters import flow as mm_flow
 from feastlog.replay.games.menu_masters import menus as mm_menus
 from feastlog.replay.games.menu_masters import moves as mm_moves
 from feastlog.replay.games.picky_eaters import flow as pe_flow
 from feastlog.replay.games.picky_eaters import moves as pe_moves
-from feastlog.replay.history import genesis_of, refold
-from feastlog.replay.record import COMMAND, FORMAT_1, FORMAT_2, ZERO_HASH, Row, commitment_of, seal
+from feastlog.replay.record.audit import verify
+from feastlog.replay.record.export import export_record, to_text, verify_document
+from feastlog.replay.record.history import genesis_of, refold
+from feastlog.replay.record.rows import (
+    COMMAND,
+    FORMAT_1,
+    FORMAT_2,
+    ZERO_HASH,
+    Row,
+    commitment_of,
+    seal,
+)
 from feastlog.service.app.auth import ORGANISER
 from feastlog.service.app.offline import answer, open_offline
 from feastlog.v1 import record_pb2

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from feastlog.replay import games
-from feastlog.replay.canonical import canonical_bytes, to_plain
-from feastlog.replay.history import refold
+from feastlog.replay.record.canonical import canonical_bytes, to_plain
+from feastlog.replay.record.history import refold
 from tests.presentation.test_typed_views import playout
-from tests.rules.test_fixtures import load
+from tests.replay.test_fixtures import load
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "state-format.md"
@@ -134,7 +134,8 @@ def test_every_state_of_seeded_games_is_as_the_page_says(kind: str) -> None:
             missing = set(held_classes(table)) - documented
             assert not missing, f"no table in docs/state-format.md for {missing}"
             plain = to_plain(table)
-            assert fits(plain, "replay.fold.Table"), f"{kind} {ruleset} {seats} seats, state {row}"
+            where = f"{kind} {ruleset} {seats} seats, state {row}"
+            assert fits(plain, "replay.games.fold.Table"), where
 
 
 def test_the_worked_example_is_recomputed_from_the_page() -> None:
@@ -146,7 +147,7 @@ def test_the_worked_example_is_recomputed_from_the_page() -> None:
     # canonical as the page defines it, of the shape its tables give
     again = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     assert again.encode("ascii") == raw
-    assert fits(value, "replay.fold.Table")
+    assert fits(value, "replay.games.fold.Table")
     assert hashlib.sha256(raw).hexdigest() == stated
     rows, seed, pack = load(ROOT / "tests" / "fixtures" / "bon-appetit-2p-seed2.json")
     assert rows[0].seq == 1 and rows[0].state_hash == stated

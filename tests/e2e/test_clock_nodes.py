@@ -4,7 +4,7 @@
 clock takes, so this test waits out the five seconds).  Node A never reads the game: it
 hears of it from the log alone.  Its time-out row comes while B is down, soon after the
 deadline; once B is back there is that one time-out row, and the record verifies.
-``tests/table/test_clock_nodes.py`` does the same in process on a ManualClock."""
+``tests/app/test_clock_nodes.py`` does the same in process on a ManualClock."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from feastlog.client.channel import open_blocking_channel
-from feastlog.replay.clocks import time_ms
+from feastlog.replay.table.clocks import time_ms
 from feastlog.service.store.postgres import PgStore
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
@@ -28,7 +28,7 @@ from tests.pgutil import empty_database
 from tests.serverutil import bearer, create
 
 KEY = "org_clock-nodes-organiser-key-long-enough-0123"
-MOVE_SECONDS = 5  # the least a clock takes (replay/clocks.py LIMITS)
+MOVE_SECONDS = 5  # the least a clock takes (replay/table/clocks.py LIMITS)
 LIMIT = 20  # seconds past the deadline to wait for the time-out row: a bound, not a timing
 
 

@@ -13,10 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.replay import fold
-from feastlog.replay.engine import RuleViolation, SetupRefused
-from feastlog.replay.export import verify_document
-from feastlog.replay.rng import Rng
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import RuleViolation, SetupRefused
+from feastlog.replay.record.export import verify_document
+from feastlog.replay.record.rng import Rng
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc
 from feastlog.v1 import game_service_pb2 as pb

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from feastlog.cli.main import cli
 from feastlog.presentation.narrative import row_lines
 from feastlog.presentation.page_cards import strings_in
-from feastlog.replay import visibility
-from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.record import visibility
 from feastlog.service.app.offline import OfflineFile
 from feastlog.service.store import Batch, Rejection
 from feastlog.service.store.duckdb import Store

@@ -34,7 +34,7 @@ SKIPPED_PAGES = {
     "benchmarks.md": "benchmarks: minutes each",
     "development.md": "development tools",
     # its commands name the seqs and calls of a game in play; they run, in that order, in
-    # tests/table/test_table_cli.py (and the README shows a walkthrough of them)
+    # tests/cli/test_table_cli.py (and the README shows a walkthrough of them)
     "table.md": "a reference of the table's commands",
 }
 SHELL = ("openssl ", "printf ")  # a page's own setup steps (certificates)

@@ -25,9 +25,9 @@ import pytest
 from google.protobuf import json_format
 
 from feastlog.replay import games
-from feastlog.replay.engine import Viewer
-from feastlog.replay.export import load_record
-from feastlog.replay.history import refold
+from feastlog.replay.games.engine import Viewer
+from feastlog.replay.record.export import load_record
+from feastlog.replay.record.history import refold
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2
 from feastlog.v1 import replay_service_pb2 as rpb

@@ -8,7 +8,7 @@ import pytest
 
 from feastlog.cli.narrate import command_words
 from feastlog.replay import games
-from feastlog.replay.fold import wrap_command
+from feastlog.replay.games.fold import wrap_command
 from feastlog.v1 import record_pb2
 from tests.contract.test_games import playout
 

@@ -12,7 +12,7 @@ import grpc
 import pytest
 
 from feastlog.replay import games
-from feastlog.replay.engine import PackError, pack_source, unknown_pack_key
+from feastlog.replay.games.engine import PackError, pack_source, unknown_pack_key
 from feastlog.service.app import reads
 from feastlog.service.app.auth import Credentials, check_arbiter_name
 from feastlog.service.app.errors import (

@@ -29,10 +29,10 @@ from google.protobuf import json_format
 from google.protobuf.message import Message
 
 from feastlog.replay import games
-from feastlog.replay.canonical import canonical_bytes
-from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.fold import wrap_command
-from feastlog.replay.record import ZERO_HASH, Row, chain_hash, commitment_of, row_salt
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.games.fold import wrap_command
+from feastlog.replay.record.canonical import canonical_bytes
+from feastlog.replay.record.rows import ZERO_HASH, Row, chain_hash, commitment_of, row_salt
 from feastlog.v1 import bon_appetit_pb2 as ba
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import record_pb2

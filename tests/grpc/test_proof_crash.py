@@ -11,8 +11,8 @@ from pathlib import Path
 
 import grpc
 
-from feastlog.replay.merkle import Tree, verify_consistency
-from feastlog.replay.proof import TreeHead, leaf_hash_of
+from feastlog.replay.proof.merkle import Tree, verify_consistency
+from feastlog.replay.proof.signed import TreeHead, leaf_hash_of
 from feastlog.service.app.notary import signed_by
 from feastlog.service.store.port import open_store
 from feastlog.v1 import proof_service_pb2 as ppb

@@ -14,9 +14,9 @@ from typing import Any
 import grpc
 import pytest
 
-from feastlog.replay.merkle import leaf_hash, verify_consistency, verify_inclusion
-from feastlog.replay.proof import Receipt, TreeHead, leaf_of
-from feastlog.replay.record import commitment_of, row_salt
+from feastlog.replay.proof.merkle import leaf_hash, verify_consistency, verify_inclusion
+from feastlog.replay.proof.signed import Receipt, TreeHead, leaf_of
+from feastlog.replay.record.rows import commitment_of, row_salt
 from feastlog.service.app.clock import ManualClock, utc_now
 from feastlog.service.app.logtree import HEAD_INTERVAL
 from feastlog.service.app.notary import SIGNING_KEY_FILE, signature_holds, signed_by

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from feastlog.replay import fold, games
-from feastlog.replay.engine import RuleViolation
-from feastlog.replay.fold import ADJUSTMENT_LIMIT
+from feastlog.replay import games
+from feastlog.replay.games import fold
 from feastlog.replay.games.bon_appetit.pack import default_pack_bytes, load_pack
+from feastlog.replay.games.engine import RuleViolation
+from feastlog.replay.games.fold import ADJUSTMENT_LIMIT
 from feastlog.v1 import record_pb2
 
 

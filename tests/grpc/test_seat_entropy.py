@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.replay.fold import state_hash
-from feastlog.replay.history import refold
-from feastlog.replay.rng import derive_seed
+from feastlog.replay.games.fold import state_hash
+from feastlog.replay.record.history import refold
+from feastlog.replay.record.rng import derive_seed
 from feastlog.service.store.port import open_store
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc

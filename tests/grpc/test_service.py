@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.replay import fold, games
+from feastlog.replay import games
+from feastlog.replay.games import fold
 from feastlog.service.app import commands
 from feastlog.v1 import audit_service_pb2 as apb
 from feastlog.v1 import audit_service_pb2_grpc as apb_grpc

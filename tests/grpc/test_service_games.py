@@ -174,7 +174,7 @@ def test_list_legal_commands_is_whole_or_says_it_is_partial(
     """Every legal command up to LEGAL_CAP; beyond it the first LEGAL_CAP and partial=true."""
     from dataclasses import replace
 
-    from feastlog.replay.engine import LEGAL_CAP
+    from feastlog.replay.games.engine import LEGAL_CAP
     from tests.serverutil import bearer
 
     client = stub(served.address)
@@ -200,7 +200,7 @@ def test_the_cap_is_documented_where_client_developers_read() -> None:
     """The proto comment and docs/api.md state LEGAL_CAP, the number the service applies."""
     from pathlib import Path
 
-    from feastlog.replay.engine import LEGAL_CAP
+    from feastlog.replay.games.engine import LEGAL_CAP
 
     root = Path(__file__).resolve().parents[2]
     proto = (root / "proto" / "feastlog" / "v1" / "game_service.proto").read_text()

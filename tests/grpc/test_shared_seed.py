@@ -5,7 +5,7 @@ play the same deal.  Once one table ends its seed is revealed, and with it (and 
 hands it ended with, its export, its every row as any viewer) the deal of the tables still
 playing.  So a finished game whose seed was supplied stays as private as a running one, for
 everyone but the arbiter, while another game dealt from the same seed runs or waits for
-seat entropy (``replay.visibility.Release``); its result is public as soon as it ends.
+seat entropy (``replay.record.visibility.Release``); its result is public as soon as it ends.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from click.testing import CliRunner
 from google.protobuf.message import Message
 
 from feastlog.cli.main import cli
-from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.visibility import (
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.record.visibility import (
     HELD,
     RUNNING,
     Dealt,

@@ -7,7 +7,7 @@ import pytest
 
 from feastlog.cli.narrate import view_lines
 from feastlog.replay import games
-from feastlog.replay.engine import Viewer
+from feastlog.replay.games.engine import Viewer
 from tests.presentation.test_typed_views import playout
 
 

@@ -22,10 +22,10 @@ from click.testing import CliRunner
 from feastlog.cli.main import cli
 from feastlog.presentation.page import apply_patch, csp_hash, page_html, view_patch
 from feastlog.presentation.page_cards import faces_for, strings_in
-from feastlog.replay import visibility
-from feastlog.replay.engine import ARBITER, SPECTATOR, Viewer
-from feastlog.replay.export import export_record, to_text
-from feastlog.replay.history import refold
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Viewer
+from feastlog.replay.record import visibility
+from feastlog.replay.record.export import export_record, to_text
+from feastlog.replay.record.history import refold
 from feastlog.service.app.auth import ORGANISER
 from feastlog.service.app.clock import ManualClock, utc_now
 from feastlog.service.app.live import live_from_folded

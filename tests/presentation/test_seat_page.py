@@ -20,8 +20,8 @@ from click.testing import CliRunner
 
 from feastlog.cli.main import cli
 from feastlog.presentation.seat_moves import move_options
-from feastlog.replay import fold
-from feastlog.replay.fold import wrap_command
+from feastlog.replay.games import fold
+from feastlog.replay.games.fold import wrap_command
 from feastlog.service.app.offline import OfflineFile
 from feastlog.service.app.seatlinks import digest
 from feastlog.service.store.port import open_store

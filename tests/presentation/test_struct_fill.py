@@ -12,7 +12,7 @@ import pytest
 from google.protobuf import struct_pb2
 
 from feastlog.replay import games
-from feastlog.replay.engine import ARBITER, SPECTATOR
+from feastlog.replay.games.engine import ARBITER, SPECTATOR
 from feastlog.service.grpc.servicers.convert import fill_struct, struct
 from tests.presentation.test_typed_views import SEEDS, playout
 

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from feastlog.presentation import typed
-from feastlog.replay import fold, games
-from feastlog.replay.engine import ARBITER, SPECTATOR, Fact, Viewer
+from feastlog.replay import games
+from feastlog.replay.games import fold
+from feastlog.replay.games.engine import ARBITER, SPECTATOR, Fact, Viewer
 from feastlog.v1 import record_pb2, view_pb2
 
 # seeded games per seat count: Menu Masters games are long, the others short

@@ -16,7 +16,7 @@ from pathlib import Path
 import grpc
 
 from feastlog.cli.wire import as_dict, bearer, new_game
-from feastlog.replay.fold import state_hash
+from feastlog.replay.games.fold import state_hash
 from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from tests.botutil import (

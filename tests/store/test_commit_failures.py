@@ -21,9 +21,9 @@ import duckdb
 import grpc
 import pytest
 
-from feastlog.replay.fold import state_hash
 from feastlog.replay.games import engine as engine_of
-from feastlog.replay.history import begin, new_genesis
+from feastlog.replay.games.fold import state_hash
+from feastlog.replay.record.history import begin, new_genesis
 from feastlog.service.store import Batch, NewGame, Rejection, StoreConflict, StoreUnavailable
 from feastlog.service.store.duckdb import Store
 from feastlog.v1 import game_service_pb2 as pb

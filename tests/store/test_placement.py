@@ -15,8 +15,8 @@ import grpc
 import psycopg
 import pytest
 
-from feastlog.replay.proof import leaf_hash_of
-from feastlog.replay.record import Row
+from feastlog.replay.proof.signed import leaf_hash_of
+from feastlog.replay.record.rows import Row
 from feastlog.service.store import Batch, StoreUnavailable
 from feastlog.service.store.postgres import SCHEMA_NAME, PgStore
 from feastlog.service.store.postgres.follow import Follower

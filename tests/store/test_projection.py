@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.replay.history import refold
-from feastlog.replay.standings import exact, result_of, standings
+from feastlog.replay.record.history import refold
+from feastlog.replay.tournament.outcomes import exact, result_of, standings
 from feastlog.service.store import projection
 from feastlog.service.store.duckdb import Store, outcomes
 from feastlog.v1 import audit_service_pb2 as apb

@@ -17,7 +17,7 @@ import grpc
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.replay.export import verify_document
+from feastlog.replay.record.export import verify_document
 from feastlog.service.app.auth import token_sha256
 from feastlog.service.store.duckdb import SCHEMA
 from feastlog.v1 import game_service_pb2 as pb

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 import grpc
 import pytest
 
-from feastlog.replay.merkle import Tree, verify_consistency
-from feastlog.replay.proof import leaf_hash_of
+from feastlog.replay.proof.merkle import Tree, verify_consistency
+from feastlog.replay.proof.signed import leaf_hash_of
 from feastlog.service.app.notary import signed_by
 from feastlog.service.store.port import open_store
 from feastlog.v1 import proof_service_pb2 as ppb

@@ -24,8 +24,8 @@ import pytest
 from click.testing import CliRunner
 
 from feastlog.cli.main import cli
-from feastlog.replay.audit import verify
-from feastlog.replay.record import Row
+from feastlog.replay.record.audit import verify
+from feastlog.replay.record.rows import Row
 from feastlog.service.app.errors import CannotOpenStore, StoreConflict
 from feastlog.service.bench.data import replica
 from feastlog.service.store import Batch, NewGame, Rejection, projection
@@ -42,7 +42,7 @@ from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.v1 import record_pb2
 from tests.pgutil import with_database
 from tests.recordutil import Built, build, games_batch
-from tests.rules.test_audit_tamper import GAME, TAMPERING, TAMPERING_2, built_in
+from tests.replay.test_audit_tamper import GAME, TAMPERING, TAMPERING_2, built_in
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
 

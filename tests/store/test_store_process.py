@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from feastlog.replay.proof import Receipt
+from feastlog.replay.proof.signed import Receipt
 from feastlog.service.app.notary import SIGNING_KEY_ENV, server_notary, signed_by
 from feastlog.service.store import (
     Batch,

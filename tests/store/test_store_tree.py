@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from feastlog.replay.merkle import Tree
-from feastlog.replay.proof import Cosignature, TreeHead, leaf_hash_of
+from feastlog.replay.proof.merkle import Tree
+from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
 from feastlog.service.app.errors import StoreConflict
 from feastlog.service.store import Batch
 from feastlog.service.store.port import EventStore, open_store

@@ -9,8 +9,8 @@ and scoring in ``flow``; views, legal bids and narration in ``view``; the dishes
 
 from __future__ import annotations
 
-from feastlog.replay.engine import assemble
 from feastlog.replay.games.bon_appetit import flow, moves, pack, projection, view
 from feastlog.replay.games.bon_appetit.spec import SPEC
+from feastlog.replay.games.engine import assemble
 
 ENGINE = assemble(SPEC, flow=flow, moves=moves, view=view, pack=pack, projection=projection)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from feastlog.replay.engine import Fact, Outcome, evolve
 from feastlog.replay.games.bon_appetit.pack import COLOURS, Pack
 from feastlog.replay.games.bon_appetit.spec import (
     BAG_LABEL,
@@ -26,7 +25,8 @@ from feastlog.replay.games.bon_appetit.state import (
     dish_card,
     values_of,
 )
-from feastlog.replay.rng import Rng
+from feastlog.replay.games.engine import Fact, Outcome, evolve
+from feastlog.replay.record.rng import Rng
 
 
 def hand_size(seats: int) -> int:

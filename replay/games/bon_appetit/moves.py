@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from feastlog.replay.engine import MalformedCommand, Move, RuleViolation, how_many, in_words
-from feastlog.replay.enums import not_a_value
 from feastlog.replay.games.bon_appetit.flow import seal
 from feastlog.replay.games.bon_appetit.pack import COLOURS
 from feastlog.replay.games.bon_appetit.state import State, bid_limit
+from feastlog.replay.games.engine import MalformedCommand, Move, RuleViolation, how_many, in_words
+from feastlog.replay.games.enums import not_a_value
 from feastlog.v1 import bon_appetit_pb2 as pb
 
 Gems = tuple[str, ...]

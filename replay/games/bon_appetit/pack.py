@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PACK_TEXT, PackError, PackKeys, bounded, pack_source
+from feastlog.replay.games.engine import PACK_TEXT, PackError, PackKeys, bounded, pack_source
 
 COLOURS = ("blue", "green", "red", "yellow")
 DISH_TYPES = ("Main Course", "Side Dish", "Dessert", "Drink")

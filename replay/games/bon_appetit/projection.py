@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from feastlog.replay.engine import FactsByRow, Projection, ProjectionTable
+from feastlog.replay.games.engine import FactsByRow, Projection, ProjectionTable
 
 
 def bids(game_id: str, facts: FactsByRow) -> list[list[Any]]:

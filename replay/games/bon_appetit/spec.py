@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from feastlog.replay.engine import Option, Rule, Spec, catalogue
+from feastlog.replay.games.engine import Option, Rule, Spec, catalogue
 from feastlog.v1 import bon_appetit_pb2 as pb
 
 KIND = "bon-appetit"

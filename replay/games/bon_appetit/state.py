@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from feastlog.replay.engine import Fact
 from feastlog.replay.games.bon_appetit.pack import COLOURS, Dish, describe_ability
-from feastlog.replay.rng import Rng
+from feastlog.replay.games.engine import Fact
+from feastlog.replay.record.rng import Rng
 
 MARKER_GEMS = len(COLOURS)  # one gem of each colour sits on the Gem Card
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay.engine import Fact, Viewer, in_words
 from feastlog.replay.games.bon_appetit.flow import standings
 from feastlog.replay.games.bon_appetit.moves import ENUM_OF_GEM, to_act
 from feastlog.replay.games.bon_appetit.pack import COLOURS
@@ -26,6 +25,7 @@ from feastlog.replay.games.bon_appetit.state import (
     held,
     values_of,
 )
+from feastlog.replay.games.engine import Fact, Viewer, in_words
 from feastlog.v1 import bon_appetit_pb2 as pb
 
 

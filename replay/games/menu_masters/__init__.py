@@ -10,7 +10,7 @@ outcome tables in ``projection``.
 
 from __future__ import annotations
 
-from feastlog.replay.engine import assemble
+from feastlog.replay.games.engine import assemble
 from feastlog.replay.games.menu_masters import flow, moves, pack, projection, view
 from feastlog.replay.games.menu_masters.spec import SPEC
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from feastlog.replay.engine import Fact, Outcome
+from feastlog.replay.games.engine import Fact, Outcome
 from feastlog.replay.games.menu_masters.menus import blocked, menu_still_possible, nothing_to_do
 from feastlog.replay.games.menu_masters.pack import DECKS, Pack
 from feastlog.replay.games.menu_masters.spec import (
@@ -42,7 +42,7 @@ from feastlog.replay.games.menu_masters.state import (
     with_chef,
     with_store,
 )
-from feastlog.replay.rng import Rng
+from feastlog.replay.record.rng import Rng
 
 Result = tuple[State, list[Fact]]
 

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from itertools import combinations
 
-from feastlog.replay.engine import MalformedCommand
+from feastlog.replay.games.engine import MalformedCommand
 from feastlog.replay.games.menu_masters.pack import MenuCard, Pack
 from feastlog.replay.games.menu_masters.state import State, Use
 from feastlog.v1 import menu_masters_pb2 as pb

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from feastlog.replay.engine import (
+from feastlog.replay.games.engine import (
     Fact,
     MalformedCommand,
     Move,
@@ -19,7 +19,7 @@ from feastlog.replay.engine import (
     how_many,
     in_words,
 )
-from feastlog.replay.enums import not_a_value
+from feastlog.replay.games.enums import not_a_value
 from feastlog.replay.games.menu_masters import menus
 from feastlog.replay.games.menu_masters.flow import advance, leave, next_placer, sold_out
 from feastlog.replay.games.menu_masters.menus import (

@@ -36,7 +36,7 @@ from functools import cached_property
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import PACK_TEXT, PackError, PackKeys, bounded, pack_source
+from feastlog.replay.games.engine import PACK_TEXT, PackError, PackKeys, bounded, pack_source
 
 DECKS = ("produce-stand", "butcher-shop", "bakery")
 PLAYING_CARDS = 124  # the box's count; a custom pack may differ

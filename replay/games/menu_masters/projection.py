@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from feastlog.replay.engine import Fact, FactsByRow, Projection, ProjectionTable
+from feastlog.replay.games.engine import Fact, FactsByRow, Projection, ProjectionTable
 
 
 def _of_type(facts: FactsByRow, kind: str) -> list[tuple[int, Fact]]:

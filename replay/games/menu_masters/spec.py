@@ -76,7 +76,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from feastlog.replay.engine import Option, Rule, Spec, catalogue
+from feastlog.replay.games.engine import Option, Rule, Spec, catalogue
 from feastlog.replay.games.menu_masters.pack import DECKS
 from feastlog.v1 import menu_masters_pb2 as pb
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeVar
 
-from feastlog.replay.engine import evolve
+from feastlog.replay.games.engine import evolve
 from feastlog.replay.games.menu_masters.pack import DECKS, Pack
 from feastlog.replay.games.menu_masters.spec import STORE_TITLES, STORES
-from feastlog.replay.rng import Rng
+from feastlog.replay.record.rng import Rng
 
 T = TypeVar("T")
 

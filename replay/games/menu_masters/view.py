@@ -12,7 +12,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay.engine import LEGAL_CAP, Fact, Viewer, how_many, in_words
+from feastlog.replay.games.engine import LEGAL_CAP, Fact, Viewer, how_many, in_words
 from feastlog.replay.games.menu_masters.menus import all_completions, blocked, completion_message
 from feastlog.replay.games.menu_masters.moves import to_act
 from feastlog.replay.games.menu_masters.spec import BASKET, KIND, STORE_TITLES, STORES

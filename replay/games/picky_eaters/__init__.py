@@ -9,7 +9,7 @@ the automatic steps and scoring in ``flow``; views, legal commands and narration
 
 from __future__ import annotations
 
-from feastlog.replay.engine import assemble
+from feastlog.replay.games.engine import assemble
 from feastlog.replay.games.picky_eaters import flow, moves, pack, projection, view
 from feastlog.replay.games.picky_eaters.spec import SPEC
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from feastlog.replay.engine import Fact, Outcome, evolve
+from feastlog.replay.games.engine import Fact, Outcome, evolve
 from feastlog.replay.games.picky_eaters.pack import EXTRA_SEASONING, SPRINKLE_OF_HERBS, Pack
 from feastlog.replay.games.picky_eaters.spec import (
     CATEGORY_POINTS,
@@ -40,7 +40,7 @@ from feastlog.replay.games.picky_eaters.state import (
     market_size,
     over_hand_limit,
 )
-from feastlog.replay.rng import Rng
+from feastlog.replay.record.rng import Rng
 
 
 def setup(

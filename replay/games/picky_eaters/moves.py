@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from feastlog.replay.engine import (
+from feastlog.replay.games.engine import (
     Effect,
     Fact,
     MalformedCommand,

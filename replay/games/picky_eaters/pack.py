@@ -21,7 +21,7 @@ from functools import cached_property, lru_cache
 from importlib import resources
 from typing import Any
 
-from feastlog.replay.engine import (
+from feastlog.replay.games.engine import (
     PACK_NAME,
     PACK_TEXT,
     PackError,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from feastlog.replay.engine import FactsByRow, Projection, ProjectionTable
+from feastlog.replay.games.engine import FactsByRow, Projection, ProjectionTable
 
 
 def recipes(game_id: str, facts: FactsByRow) -> list[list[Any]]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from feastlog.replay.engine import Fact, evolve
+from feastlog.replay.games.engine import Fact, evolve
 from feastlog.replay.games.picky_eaters.flow import next_turn, set_player
 from feastlog.replay.games.picky_eaters.pack import (
     EXTRA_SEASONING,

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from feastlog.replay.engine import Option, Rule, Spec, catalogue
+from feastlog.replay.games.engine import Option, Rule, Spec, catalogue
 from feastlog.v1 import picky_eaters_pb2 as pb
 
 KIND = "picky-eaters"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from feastlog.replay.games.picky_eaters.pack import Pack, pack_from_source
 from feastlog.replay.games.picky_eaters.spec import HAND_LIMIT, ON_DRAW
-from feastlog.replay.rng import Rng
+from feastlog.replay.record.rng import Rng
 
 DISCARD_DOWN = "discard-down"  # after the deal, seats over 10 cards discard (together)
 PLAY = "play"  # one action each in turn

@@ -14,7 +14,7 @@ from typing import Any
 
 from google.protobuf.message import Message
 
-from feastlog.replay.engine import LEGAL_CAP, Fact, RuleViolation, Viewer, how_many
+from feastlog.replay.games.engine import LEGAL_CAP, Fact, RuleViolation, Viewer, how_many
 from feastlog.replay.games.picky_eaters.flow import game_over_fact, score_table
 from feastlog.replay.games.picky_eaters.moves import MOVES, to_act
 from feastlog.replay.games.picky_eaters.pack import (

@@ -11,12 +11,12 @@ from google.protobuf.message import DecodeError
 
 from feastlog.presentation import typed
 from feastlog.replay import games
-from feastlog.replay.audit import AuditReport
-from feastlog.replay.engine import Fact
-from feastlog.replay.proof import Receipt, TreeHead
-from feastlog.replay.record import Row
-from feastlog.replay.standings import Standing, exact
-from feastlog.replay.visibility import Step
+from feastlog.replay.games.engine import Fact
+from feastlog.replay.proof.signed import Receipt, TreeHead
+from feastlog.replay.record.audit import AuditReport
+from feastlog.replay.record.rows import Row
+from feastlog.replay.record.visibility import Step
+from feastlog.replay.tournament.outcomes import Standing, exact
 from feastlog.service.app.application import Accepted, Created
 from feastlog.service.app.errors import BadRequest
 from feastlog.service.app.reads import WhatIf

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import grpc
 
-from feastlog.replay.proof import Cosignature, TreeHead
+from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.service.app.errors import BadRequest
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import head_message

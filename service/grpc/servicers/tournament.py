@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import grpc
 
-from feastlog.replay.record import COMMAND, Row
+from feastlog.replay.record.rows import COMMAND, Row
 from feastlog.replay.tournament.export import decoded_row
 from feastlog.replay.tournament.standings import exact, standings
 from feastlog.replay.tournament.state import Result, Round, Tournament

@@ -14,10 +14,10 @@ from typing import Any
 
 import duckdb
 
-from feastlog.replay.merkle import leaf_hash
-from feastlog.replay.proof import Cosignature, TreeHead, leaf_of
-from feastlog.replay.record import Row
-from feastlog.replay.standings import Standing
+from feastlog.replay.proof.merkle import leaf_hash
+from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_of
+from feastlog.replay.record.rows import Row
+from feastlog.replay.tournament.outcomes import Standing
 from feastlog.service.files import hold_private_umask, release_private_umask
 from feastlog.service.store import projection
 from feastlog.service.store.duckdb import mark, outcomes
@@ -635,7 +635,7 @@ class Store:
     def twins_running(self, game_id: str) -> int:
         """How many other games dealt from this game's server seed have not ended (running,
         or waiting for seat entropy): while one has, a finished game with a supplied seed
-        is held back (``replay.visibility.Release``)."""
+        is held back (``replay.record.visibility.Release``)."""
         query = TWINS_RUNNING if self.projection_current() else TWINS_RUNNING_BY_LOG
         found = self.con.execute(query, [game_id]).fetchone()
         return int(found[0]) if found else 0

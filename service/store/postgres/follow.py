@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from feastlog.replay.text import plain_number
+from feastlog.replay.games.text import plain_number
 from feastlog.service.store.postgres import NOTIFY_CHANNEL
 
 log = logging.getLogger("feastlog.follow")

@@ -13,9 +13,9 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from feastlog.replay.proof import Cosignature, TreeHead
-from feastlog.replay.record import Row
-from feastlog.replay.standings import Standing
+from feastlog.replay.proof.signed import Cosignature, TreeHead
+from feastlog.replay.record.rows import Row
+from feastlog.replay.tournament.outcomes import Standing
 from feastlog.service.store import Listed, PendingGame, Rejection, StoredGame, projection
 from feastlog.service.store.port import shown
 from feastlog.service.store.postgres.errors import open_error, store_error, translated
@@ -391,7 +391,7 @@ class PgStore:
     def twins_running(self, game_id: str) -> int:
         """How many other games dealt from this game's server seed have not ended (running,
         or waiting for seat entropy): while one has, a finished game with a supplied seed
-        is held back (``replay.visibility.Release``)."""
+        is held back (``replay.record.visibility.Release``)."""
         query = TWINS_RUNNING if self.projection_current() else TWINS_RUNNING_BY_LOG
         found = self._one(query.replace("?", "%s"), [game_id])
         return int(found[0]) if found else 0

@@ -11,8 +11,8 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from feastlog.replay.merkle import leaf_hash
-from feastlog.replay.proof import leaf_of
+from feastlog.replay.proof.merkle import leaf_hash
+from feastlog.replay.proof.signed import leaf_of
 from feastlog.service.store import CannotOpenStore, projection
 from feastlog.service.store.postgres.errors import open_error
 from feastlog.service.store.postgres.placing import place

@@ -39,7 +39,7 @@ from typing import Any
 
 import psycopg
 
-from feastlog.replay.record import Row
+from feastlog.replay.record.rows import Row
 from feastlog.service.store.postgres.schema import NOTIFY_CHANNEL, SCHEMA_NAME
 from feastlog.service.store.sql import LEAF_COLUMNS, position_query
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import psycopg
 
-from feastlog.replay.proof import leaf_hash_of
-from feastlog.replay.record import Row
+from feastlog.replay.proof.signed import leaf_hash_of
+from feastlog.replay.record.rows import Row
 from feastlog.service.store import Batch, projection
 from feastlog.service.store.sql import REJECTION_COLUMNS, ROW_COLUMNS, row_values
 from feastlog.v1 import record_pb2

@@ -119,7 +119,7 @@ class _Served:
 
     def _signed(self, batch: Batch) -> Signed:
         """The receipt signatures of every row a commit just appended."""
-        from feastlog.replay.proof import Receipt
+        from feastlog.replay.proof.signed import Receipt
         from feastlog.service.store.records import Signed
         from feastlog.service.utc import utc_now
 

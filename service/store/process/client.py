@@ -33,9 +33,9 @@ from feastlog.service.store.process.wire import (
 )
 
 if TYPE_CHECKING:
-    from feastlog.replay.proof import Cosignature, TreeHead
-    from feastlog.replay.record import Row
-    from feastlog.replay.standings import Standing
+    from feastlog.replay.proof.signed import Cosignature, TreeHead
+    from feastlog.replay.record.rows import Row
+    from feastlog.replay.tournament.outcomes import Standing
     from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
     from feastlog.service.store.records import Written
 
@@ -229,7 +229,7 @@ class StoreClient:
     def twins_running(self, game_id: str) -> int:
         """How many other games dealt from this game's server seed have not ended (running,
         or waiting for seat entropy): while one has, a finished game with a supplied seed
-        is held back (``replay.visibility.Release``)."""
+        is held back (``replay.record.visibility.Release``)."""
         return self._channel.ask("twins_running", game_id)
 
     def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:

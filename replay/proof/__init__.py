@@ -1,0 +1,1 @@
+"""Proof: the log tree (RFC 9162, ``merkle``) and the bytes the server signs (``signed``)."""
