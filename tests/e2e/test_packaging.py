@@ -40,7 +40,7 @@ def test_the_wheel_installs_everything_under_feastlog(tmp_path: Path) -> None:
     assert {t for t in top if not t.endswith(".dist-info")} == {"feastlog"}
     for module in (
         "feastlog/v1/game_service_pb2.py",
-        "feastlog/replay/fold.py",
+        "feastlog/replay/games/fold.py",
         "feastlog/service/grpc/server.py",
         "feastlog/cli/main.py",
     ):
