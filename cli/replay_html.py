@@ -75,7 +75,7 @@ def page_from_server(client: Session, game_id: str, viewer: Viewer | None) -> st
     if now.event.kind == "seed_reveal" and revealed:  # a public record: drawn whole
         text, _ = client.export(game_id)
         record = OfflineRecord(text, game_id)
-        return answer(record.page(ORGANISER, game_id, str(chosen)))
+        return answer(record.replays.page(ORGANISER, game_id, str(chosen)))
     events = list(client.rpc.replay(game_id, 0, asked))
     genesis = events[0].genesis
     seen = [

@@ -290,7 +290,9 @@ class Session:
         # the game is asked for as any call asks: its id checked, found, folded
         self.rpc.state_at(game_id, 1)
         reads = self.file
-        return self.here(lambda: offline.answer(reads.page(ORGANISER, game_id, str(viewer))))
+        return self.here(
+            lambda: offline.answer(reads.replays.page(ORGANISER, game_id, str(viewer)))
+        )
 
     def export(self, game_id: str) -> tuple[str, bool]:
         """A game's export file and whether it is complete (seed revealed)."""

@@ -83,7 +83,7 @@ async def publish_once(players: int, folder: Path) -> float:
         names = [f"player-{i:04d}" for i in range(players)]
         options = {"table_sizes": "4", "rounds": "1", "pairing": "fixed"}
         made = await app.tournaments.create_tournament(organiser, options, names[:64], NOW)
-        tid = made.tournament_id
+        tid = made.state.tournament_id
         for name in names[64:]:
             register = tpb.TournamentCommand(register=tpb.RegisterPlayer(name=name))
             await app.tournaments.command(organiser, tid, register, NOW)

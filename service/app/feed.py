@@ -41,7 +41,7 @@ import re
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from feastlog.presentation import typed
 from feastlog.replay import games
@@ -54,6 +54,11 @@ from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import EARLIER_POSITION, checked
 from feastlog.service.app.errors import BadRequest, PermissionDenied
 from feastlog.service.store.stream import Committed
+
+if TYPE_CHECKING:
+    from feastlog.service.app.live import LiveGames
+    from feastlog.service.app.reads import Replays
+    from feastlog.service.store.writer import Database
 
 RING_ROWS = 4096  # the last committed rows a node keeps for its feeds (a feed's most lag)
 STORE_ROWS = 256  # rows a feed behind the ring reads from the log at a time
@@ -139,32 +144,13 @@ def _check_kind(kind: str) -> None:
         raise games.UnknownGameKind(kind)
 
 
-async def open_feed(
-    app: Any, caller: Caller, kind: str = "", tournament_id: str = "", position: str = ""
-) -> AsyncIterator[FeedRow]:
-    """WatchAll's feed once its request is checked: a bad position or an unknown kind is
-    refused here, before anything is sent.  It ends once the caller's credential no
-    longer stands (``Application.held``)."""
-    _check_kind(kind)
-    start = read_position(position, kind, tournament_id)
-    return app.held(caller, app.feed.rows(caller, kind, tournament_id, start))
-
-
-async def open_event_feed(
-    app: Any, caller: Caller, kind: str = "", tournament_id: str = "", event_id: str = ""
-) -> AsyncIterator[FeedRow]:
-    """``/feed/events``' feed, resumed after the event ``event_id``, checked as
-    ``open_feed`` checks its request (before the stream's 200)."""
-    _check_kind(kind)
-    start = read_event_id(event_id)
-    return app.held(caller, app.feed.rows(caller, kind, tournament_id, start))
-
-
 class Broadcaster:
     """The node's feeds: the ring of recent committed rows, and what each feed reads."""
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    def __init__(self, db: Database, live: LiveGames, replays: Replays) -> None:
+        self.db = db
+        self.live = live
+        self.replays = replays  # how open a finished game's record is (``released``)
         self.ring_rows = RING_ROWS  # read once: a test may make a node's ring smaller
         self._slots: list[Row | None] = [None] * self.ring_rows
         self._start = -1  # the ring's first position (-1: nothing in it yet)
@@ -173,6 +159,25 @@ class Broadcaster:
         self._steps: OrderedDict[tuple[int, str, bool], Step] = OrderedDict()
         self._games: OrderedDict[str, tuple[str, str]] = OrderedDict()
         self.open = 0  # feeds open now
+
+    async def watch_all(
+        self, caller: Caller, kind: str = "", tournament_id: str = "", position: str = ""
+    ) -> AsyncIterator[FeedRow]:
+        """WatchAll's feed once its request is checked: a bad position or an unknown kind is
+        refused here, before anything is sent.  It ends once the caller's credential no
+        longer stands (``Records.held``)."""
+        _check_kind(kind)
+        start = read_position(position, kind, tournament_id)
+        return self.replays.source.held(caller, self.rows(caller, kind, tournament_id, start))
+
+    async def event_feed(
+        self, caller: Caller, kind: str = "", tournament_id: str = "", event_id: str = ""
+    ) -> AsyncIterator[FeedRow]:
+        """``/feed/events``' feed, resumed after the event ``event_id``, checked as
+        ``watch_all`` checks its request (before the stream's 200)."""
+        _check_kind(kind)
+        start = read_event_id(event_id)
+        return self.replays.source.held(caller, self.rows(caller, kind, tournament_id, start))
 
     def committed(self, commit: Committed) -> None:
         """The stream's rows into the ring (a subscriber: it returns at once); every feed
@@ -192,7 +197,7 @@ class Broadcaster:
 
     def _ring_start(self) -> int:
         """The first position the ring holds (the log's size, while it holds none)."""
-        return self._start if self._start >= 0 else self.app.db.stream.position
+        return self._start if self._start >= 0 else self.db.stream.position
 
     async def positions(self, position: int) -> AsyncIterator[tuple[int, Row]]:
         """Every committed row from ``position`` on, with its position, then each new one:
@@ -226,8 +231,8 @@ class Broadcaster:
     async def _from_store(self, position: int) -> list[tuple[int, Row]]:
         """The next page of the log from ``position``: only rows the stream has published
         (the store may hold more, committed a moment ago), and no gap."""
-        found = await self.app.db.read(lambda store: store.rows_from(position, STORE_ROWS))
-        published = self.app.db.stream.position
+        found = await self.db.read(lambda store: store.rows_from(position, STORE_ROWS))
+        published = self.db.stream.position
         page: list[tuple[int, Row]] = []
         for at, row in found:
             if at != position + len(page) or at >= published:
@@ -287,7 +292,7 @@ class Broadcaster:
 
     async def _game(self, game_id: str) -> Any:
         """The game folded in memory (folded now when it is not)."""
-        return self.app.live.peek(game_id) or await self.app.live.get(game_id)
+        return self.live.peek(game_id) or await self.live.get(game_id)
 
     def _note(self, game_id: str, genesis: Any) -> tuple[str, str]:
         found = self._games[game_id] = (genesis.game_kind, genesis.tournament_id)
@@ -312,7 +317,7 @@ class Broadcaster:
                 game.watchers.discard(woken)
         # once the game is over its last rows are shown as the record is released
         asked = game.over and drawn_as_released(game, row.seq)
-        public = asked and (await self.app.released(game)).public
+        public = asked and (await self.replays.released(game)).public
         member = typed.member_of(game.engine.spec.kind)
         key = (position, str(viewer), public)
         step = self._steps.get(key)

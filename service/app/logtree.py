@@ -27,7 +27,7 @@ from typing import Any
 from feastlog.replay.proof.merkle import Tree
 from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
 from feastlog.replay.table.clocks import time_ms
-from feastlog.service.app.clock import Clock, SystemClock, utc_now
+from feastlog.service.app.clock import Clock, SystemClock
 from feastlog.service.app.errors import BadRequest, HeadNotFound, NotSigning
 from feastlog.service.app.notary import Notary, cosigned, signed_by
 from feastlog.service.store import StoreError
@@ -77,7 +77,9 @@ class LogTree:
         await self.load()
         if self.notary is None or self.db is None or self.db.store.read_only:
             return
-        await self.db.call(self.db.store.add_server_key, self.notary.public_key, utc_now())
+        await self.db.call(
+            self.db.store.add_server_key, self.notary.public_key, self._clock().now()
+        )
         await self.issue()
         self._task = asyncio.create_task(self._every_interval(), name="feastlog-tree-heads")
 
@@ -130,7 +132,7 @@ class LogTree:
             size = await self.catch_up()
             if size == 0 or (self.latest is not None and self.latest.size >= size):
                 return None  # nothing new (no head of the empty tree: it proves nothing)
-            head = self.notary.head(size, self.tree.root(size), utc_now())
+            head = self.notary.head(size, self.tree.root(size), self._clock().now())
             await self.db.call(self.db.store.add_tree_head, head)
             self.latest = head
             return head

@@ -27,7 +27,7 @@ import contextlib
 from abc import abstractmethod
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
@@ -44,10 +44,16 @@ from feastlog.service.app.errors import (
     WaitingForEntropy,
 )
 from feastlog.service.app.live import LiveGame, live_from_folded
-from feastlog.service.app.reads import Reads, asked_for
+from feastlog.service.app.proving import Proving
+from feastlog.service.app.reads import Replays
+from feastlog.service.app.source import Records, asked_for
+from feastlog.service.app.table import AtTable
 from feastlog.service.store import Rejection, StoredGame
 from feastlog.service.store.port import EventStore, exists, open_store
 from feastlog.v1 import record_pb2
+
+if TYPE_CHECKING:
+    from feastlog.service.app.tournament import Tournaments
 
 T = TypeVar("T")
 
@@ -64,13 +70,22 @@ class DoesNotReplay(SealedRecord):
     reason = "RECORD_DOES_NOT_REPLAY"
 
 
-class Offline(Reads):
-    """The read use cases over games folded in this process (see the module doc)."""
+class Offline(Records):
+    """The read use cases over games folded in this process (see the module doc): the
+    source of games, and the features that read it, composed."""
 
-    source = "the record"  # the file, in words
+    where = "the record"  # the file, in words
 
     def __init__(self) -> None:
         self._folded: dict[str, LiveGame] = {}
+        self.proving = Proving(self)  # the file's tree, read per call: nothing is signed
+        self.replays = Replays(self, self.proving)
+        self.table = AtTable(self.replays)  # nothing is timed, no call is made
+
+    @property
+    def tournaments(self) -> Tournaments:
+        """Tournaments are run by a server (the CLI asks one for them)."""
+        raise BadRequest("tournaments are run by a server: start `feastlog serve`")
 
     @abstractmethod
     def stored(self, game_id: str) -> StoredGame:
@@ -100,21 +115,21 @@ class Offline(Reads):
         except UNREADABLE as bad:
             if isinstance(bad, KNOWN) and not isinstance(bad, FOLDING):
                 raise
-            raise DoesNotReplay(f"{self.source}: not a record that replays: {bad}") from bad
+            raise DoesNotReplay(f"{self.where}: not a record that replays: {bad}") from bad
 
-    async def _game(self, game_id: str) -> LiveGame:
+    async def game(self, game_id: str) -> LiveGame:
         with self.replaying():
             return self.folded(game_id)
 
-    async def _stored(self, game_id: str) -> StoredGame:
+    async def record(self, game_id: str) -> StoredGame:
         with self.replaying():
             return self.stored(game_id)
 
-    async def _fold(self, fn: Callable[..., T], *args: Any) -> T:
+    async def fold(self, fn: Callable[..., T], *args: Any) -> T:
         with self.replaying():
             return fn(*args)
 
-    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
+    async def off_loop(self, fn: Callable[..., T], *args: Any) -> T:
         with self.replaying():
             return fn(*args)
 
@@ -124,7 +139,7 @@ class OfflineFile(Offline):
 
     def __init__(self, path: str) -> None:
         super().__init__()
-        self.path = self.source = path
+        self.path = self.where = path
 
     @contextlib.contextmanager
     def _store(self) -> Iterator[EventStore]:
@@ -150,21 +165,21 @@ class OfflineFile(Offline):
             raise GameNotFound(f"there is no game {game_id!r} in {self.path}", game_id=game_id)
         return found
 
-    async def _rejections(self, game_id: str) -> list[Rejection]:
+    async def refused(self, game_id: str) -> list[Rejection]:
         with self._store() as store:
             return store.rejections(game_id)
 
-    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
         with self._store() as store:
             return fn(store, *args)
 
-    async def _scan(self, kind: str) -> AsyncIterator[StoredGame]:
+    async def scan(self, kind: str) -> AsyncIterator[StoredGame]:
         with self._store() as store:
             for stored in store.scan(None, kind):
                 yield stored
 
-    async def _running_head(self, game_id: str) -> tuple[int, bool, bool]:
-        last_seq = await self._read(lambda store: store.last_seq(game_id))
+    async def running_head(self, game_id: str) -> tuple[int, bool, bool]:
+        last_seq = await self.read(lambda store: store.last_seq(game_id))
         return last_seq, False, last_seq == 0  # no row yet: it waits for seat entropy
 
 
@@ -176,7 +191,7 @@ class OfflineRecord(Offline):
 
     def __init__(self, text: str, source: str = "the record") -> None:
         super().__init__()
-        self.source = source
+        self.where = source
         try:
             self._document, record = read_export(text)
         except BadExport as bad:
@@ -192,41 +207,41 @@ class OfflineRecord(Offline):
     def stored(self, game_id: str) -> StoredGame:
         """The record's game (any id but its own is GameNotFound)."""
         if game_id not in ("", self.game_id):
-            raise GameNotFound(f"{self.source} holds game {self.game_id}, not {game_id!r}")
+            raise GameNotFound(f"{self.where} holds game {self.game_id}, not {game_id!r}")
         return self._record
 
-    async def _game(self, game_id: str) -> LiveGame:
+    async def game(self, game_id: str) -> LiveGame:
         with self.replaying():
             return self.folded(game_id or self.game_id)
 
-    def _audit(self, stored: StoredGame) -> AuditReport:
+    def report_of(self, stored: StoredGame) -> AuditReport:
         return verify_read(self._document, self._read_record)
 
-    async def _rejections(self, game_id: str) -> list[Rejection]:
+    async def refused(self, game_id: str) -> list[Rejection]:
         self.stored(game_id)
         return []
 
-    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
         raise BadRequest(
-            f"{self.source} is one exported game: the game list, standings and stats need a "
+            f"{self.where} is one exported game: the game list, standings and stats need a "
             "DuckDB file (--db) or a server"
         )
 
-    async def _count(self, kind: str) -> int:
+    async def count(self, kind: str) -> int:
         return 1 if kind in ("", self.game_kind) else 0
 
-    def _named(self, game_id: str) -> None:
+    def named(self, game_id: str) -> None:
         if game_id:  # no id: the one game the record holds
             asked_for(game_id)
 
-    async def _twins_running(self, game_id: str) -> int:
+    async def twins_running(self, game_id: str) -> int:
         return 0  # an exported record stands alone: its seed is in it once revealed
 
-    async def _scan(self, kind: str) -> AsyncIterator[StoredGame]:
+    async def scan(self, kind: str) -> AsyncIterator[StoredGame]:
         if kind in ("", self.game_kind):
             yield self._record
 
-    async def _running_head(self, game_id: str) -> tuple[int, bool, bool]:
+    async def running_head(self, game_id: str) -> tuple[int, bool, bool]:
         return len(self._record.rows), self._record.rows[-1].kind == SEED_REVEAL, False
 
 

@@ -8,19 +8,16 @@ inclusion proof is given to whoever may watch its game.
 
 from __future__ import annotations
 
-from abc import abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
 from feastlog.replay.record.rows import Row
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, HeadNotFound
-from feastlog.service.app.live import LiveGame
 from feastlog.service.app.logtree import HEAD_INTERVAL, LogTree
-
-T = TypeVar("T")
+from feastlog.service.app.source import Records
 
 
 @dataclass(frozen=True)
@@ -59,28 +56,22 @@ class Consistency:
 class Proving:
     """The proof use cases, over a log tree (the server's, or one read from a file)."""
 
-    tree: LogTree | None = None  # the server's (set by ``Application``); else read per call
-
-    @abstractmethod
-    async def _game(self, game_id: str) -> LiveGame:
-        """A game folded, or GameNotFound."""
-
-    @abstractmethod
-    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(store, *args)`` on the source's store."""
+    def __init__(self, source: Records, tree: LogTree | None = None) -> None:
+        self.source = source
+        self.tree = tree  # the server's, which signs; None: the file's, read per call
 
     async def _log_tree(self) -> LogTree:
         """The server's tree; offline, the file's, read now."""
         if self.tree is not None:
             return self.tree
-        tree = LogTree(self._read)
+        tree = LogTree(self.source.read)
         await tree.load()
         return tree
 
     async def server_info(self) -> ServerInfo:
         """The signing key now and every key signed with (rotation), the tree's size."""
         tree = await self._log_tree()
-        keys: list[tuple[str, str]] = await self._read(lambda store: store.server_keys())
+        keys: list[tuple[str, str]] = await self.source.read(lambda store: store.server_keys())
         now = tree.notary.public_key if tree.notary else (keys[-1][0] if keys else "")
         size = await tree.catch_up()
         return ServerInfo(now, keys, size, int(tree.interval * 1000))
@@ -94,7 +85,7 @@ class Proving:
     ) -> Inclusion:
         """That row ``seq`` of a game is in the tree of ``tree_size`` (0: the latest head's),
         for whoever may watch the game."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         caller.viewer(game_id)  # another game's seat token is refused here, as for a watch
         if not 1 <= seq <= game.last_seq:
             raise BadRequest(f"seq {seq} is not in 1..{game.last_seq}", field="seq")
@@ -111,7 +102,7 @@ class Proving:
         """Keep a witness's cosignature of one of this server's heads; how many it has."""
         return await (await self._log_tree()).take_cosignature(head, cosignature)
 
-    async def _proof_of(self, rows: Sequence[Row]) -> dict[str, Any] | None:
+    async def proof_of(self, rows: Sequence[Row]) -> dict[str, Any] | None:
         """An export's proof section: the keys, the latest head, and each row's leaf index
         and audit path in it (None when no head holds every row yet)."""
         try:
@@ -120,7 +111,7 @@ class Proving:
             head, cosignatures = await tree.head(0)
         except (BadRequest, HeadNotFound):  # no store (an exported record read), or no head
             return None
-        keys: list[tuple[str, str]] = await self._read(lambda store: store.server_keys())
+        keys: list[tuple[str, str]] = await self.source.read(lambda store: store.server_keys())
         proven = []
         for row in rows:
             try:

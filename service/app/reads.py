@@ -10,16 +10,13 @@ that the servicers and the CLI turn into messages or lines.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 import hashlib
 import json
-from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, replace
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from google.protobuf.message import DecodeError
 
@@ -30,7 +27,7 @@ from feastlog.replay.games import fold
 from feastlog.replay.games.engine import ARBITER, Viewer, capped
 from feastlog.replay.games.fold import wrap_command
 from feastlog.replay.games.text import plain_number
-from feastlog.replay.record.audit import AuditReport, verify
+from feastlog.replay.record.audit import AuditReport
 from feastlog.replay.record.export import export_record, to_text
 from feastlog.replay.record.history import genesis_of
 from feastlog.replay.record.rows import COMMAND, SEED_REVEAL
@@ -51,12 +48,10 @@ from feastlog.service.app.auth import Caller
 from feastlog.service.app.errors import BadRequest, GameNotFound
 from feastlog.service.app.live import LiveGame
 from feastlog.service.app.proving import Proving
+from feastlog.service.app.source import Records
 from feastlog.service.store import Listed, Rejection, StoredGame
 from feastlog.service.store.projection import KindStats
 from feastlog.v1 import record_pb2
-
-if TYPE_CHECKING:
-    from feastlog.service.app.table import AtTable
 
 T = TypeVar("T")
 
@@ -160,56 +155,27 @@ class Standings:
     running: int
 
 
-class Reads(Proving, ABC):
+class Replays:
     """The read use cases over a source of games (see the module doc)."""
 
-    @cached_property
-    def table(self) -> AtTable:
-        """At the table: calls, the calls' queue, case files (``service/app/table.py``)."""
-        from feastlog.service.app.table import AtTable  # it builds on this module
-
-        return AtTable(self)
-
-    def held(self, caller: Caller, rows: AsyncIterator[T]) -> AsyncIterator[T]:
-        """A stream of ``caller``'s, ended once its credential no longer stands (a server's
-        ``Application.held``); read offline, no key is revoked while a command runs."""
-        return rows
-
-    @abstractmethod
-    async def _game(self, game_id: str) -> LiveGame:
-        """A game folded, or GameNotFound."""
-
-    @abstractmethod
-    async def _stored(self, game_id: str) -> StoredGame:
-        """A game's record as stored, or GameNotFound."""
-
-    @abstractmethod
-    async def _rejections(self, game_id: str) -> list[Rejection]:
-        """A game's refused commands, oldest first."""
-
-    @abstractmethod
-    async def _read(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(store, *args)`` on the source's store (either adapter: call its methods)."""
-
-    @abstractmethod
-    def _scan(self, kind: str) -> AsyncIterator[StoredGame]:
-        """Every game with rows (of one kind, or all), in the order of the game list."""
-
-    @abstractmethod
-    async def _running_head(self, game_id: str) -> tuple[int, bool, bool]:
-        """A game the projection does not hold: (last seq, over, waiting for entropy)."""
-
-    async def _twins_running(self, game_id: str) -> int:
-        """How many other games dealt from this game's server seed run (or wait)."""
-        found: int = await self._read(lambda store: store.twins_running(game_id))
-        return found
+    def __init__(
+        self,
+        source: Records,
+        proving: Proving,
+        places: Callable[[str], Awaitable[dict[str, int]]] | None = None,
+    ) -> None:
+        self.source = source
+        self.proving = proving
+        # a tournament on the record's players by place (``Tournaments.places``); none
+        # offline, where games carrying a tournament id keep the projection's order
+        self._places = places
 
     async def _release(self, game_id: str, genesis: record_pb2.Genesis, over: bool) -> Release:
         """How open a game's record is now (``replay.record.visibility.Release``): a game whose
         seed was supplied is held back while another game dealt from it runs."""
         if not over or not genesis.seed_supplied:
             return Release(over)
-        return Release(over, held=await self._twins_running(game_id) > 0)
+        return Release(over, held=await self.source.twins_running(game_id) > 0)
 
     async def stored_release(self, game_id: str, stored: StoredGame) -> Release:
         """How open a stored game's record is now (a genesis that does not decode, in a
@@ -227,26 +193,9 @@ class Reads(Proving, ABC):
         them back again while it runs, on every path alike."""
         return await self._release(game.game_id, game.genesis, game.over)
 
-    def _named(self, game_id: str) -> None:
-        """BadRequest naming game_id unless the request names a game (``asked_for``)."""
-        asked_for(game_id)
-
-    async def _count(self, kind: str) -> int:
-        """How many games have rows (of one kind, or all)."""
-        games, _ = await self._read(lambda store: store.count_games(kind))
-        return int(games)
-
-    async def _fold(self, fn: Callable[..., T], *args: Any) -> T:
-        """A whole-record fold (verify, export), off the event loop."""
-        return await asyncio.to_thread(fn, *args)
-
-    async def _off_loop(self, fn: Callable[..., T], *args: Any) -> T:
-        """Work that takes a while (drawing many steps), off the event loop."""
-        return await asyncio.to_thread(fn, *args)
-
     async def view(self, caller: Caller, game_id: str) -> TableNow:
         """The game now as the caller may see it."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         viewer = caller.viewer(game_id)
         public = (await self.released(game)).public
         view = game.engine.view(game.table.game, table_viewer(viewer, public))
@@ -255,7 +204,7 @@ class Reads(Proving, ABC):
 
     async def legal(self, caller: Caller, game_id: str) -> Legal:
         """The commands the caller's seat may send now (none for the arbiter, or at the end)."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         legal = fold.legal_commands(game.engine, game.table, caller.actor(game_id))
         inner, partial = capped(legal)
         commands = [wrap_command(game.engine.spec.command_field, c) for c in inner]
@@ -265,7 +214,7 @@ class Reads(Proving, ABC):
         self, caller: Caller, game_id: str, seq: int = 0, viewer: str = ""
     ) -> Replay:
         """Row ``seq`` (0: the last) and the table after it, as ``viewer`` saw it then."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         release = await self.released(game)
         seen_as = self._look_as(caller, game, viewer, release)
         step = seen(game, checked_seq(game, seq), seen_as, release.public)
@@ -275,7 +224,7 @@ class Reads(Proving, ABC):
         self, caller: Caller, game_id: str, from_seq: int = 1, to_seq: int = 0, viewer: str = ""
     ) -> Replay:
         """Rows ``from_seq..to_seq`` (0: the last) as ``viewer`` saw them then."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         release = await self.released(game)
         seen_as = self._look_as(caller, game, viewer, release)
         first = first_seq(from_seq)
@@ -286,56 +235,51 @@ class Reads(Proving, ABC):
             )
         seqs = range(first, last + 1)
         public = release.public
-        steps = await self._off_loop(lambda: [seen(game, s, seen_as, public) for s in seqs])
+        steps = await self.source.off_loop(lambda: [seen(game, s, seen_as, public) for s in seqs])
         return _replay(game, seen_as, steps)
 
     async def page(
         self, caller: Caller, game_id: str, viewer: str = "", live: Live | None = None
     ) -> str:
         """The replay page of a game as ``viewer`` (default: the caller) saw each seq."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         release = await self.released(game)
         seen_as = self._look_as(caller, game, viewer, release)
-        refused = refusals_for(caller.viewer(game_id), await self._rejections(game_id), release)
+        refused = refusals_for(caller.viewer(game_id), await self.source.refused(game_id), release)
         # drawing a long game takes a while: off the event loop, the other calls go on (its
         # rows are never changed, only appended to)
-        return await self._off_loop(page_html, game, seen_as, refused, live, release.public)
+        return await self.source.off_loop(page_html, game, seen_as, refused, live, release.public)
 
     async def export(self, caller: Caller, game_id: str) -> Exported:
         """A game's portable record; a running game's (no seed) for the arbiter only."""
-        self._named(game_id)
+        self.source.named(game_id)
         viewer = caller.viewer(game_id)
-        stored = await self._stored(game_id)
+        stored = await self.source.record(game_id)
         release = await self.stored_release(game_id, stored)
         behind_screen(viewer, release, "export its record")
-        text = await self._fold(export_text, stored, await self._proof_of(stored.rows))
+        text = await self.source.fold(export_text, stored, await self.proving.proof_of(stored.rows))
         return Exported(text, release.over, f"{game_id}.feastlog.json")
 
     async def verify(self, caller: Caller, game_id: str) -> AuditReport:
         """Verify a game from its stored record (the seed lets a running game's states be
         checked too); its fault messages, which may name hidden things, as the policy says."""
-        self._named(game_id)
+        self.source.named(game_id)
         viewer = caller.viewer(game_id)
-        stored = await self._stored(game_id)
-        report = await self._fold(self._audit, stored)
+        stored = await self.source.record(game_id)
+        report = await self.source.fold(self.source.report_of, stored)
         return shown_report(viewer, report, await self.stored_release(game_id, stored))
-
-    def _audit(self, stored: StoredGame) -> AuditReport:
-        """A game's audit from its record as stored (an exported record's source adds its
-        file's header, see ``service.offline.OfflineRecord``)."""
-        return audit_stored(stored)
 
     async def verify_all(self, caller: Caller, kind: str = "") -> AsyncIterator[Verified]:
         """Verify every game (the organiser's), one at a time from one scan of the log."""
         caller.require_organiser()
-        total = await self._count(kind)
-        async for stored in self._scan(kind):
-            report = await self._fold(self._audit, stored)
+        total = await self.source.count(kind)
+        async for stored in self.source.scan(kind):
+            report = await self.source.fold(self.source.report_of, stored)
             yield Verified(shown_report(caller.viewer(report.game_id), report, report.over), total)
 
     async def explain(self, caller: Caller, game_id: str, seq: int) -> Explained:
         """Everything about row ``seq``: command, rule checks, values, change, visibility."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         behind_screen(caller.viewer(game_id), await self.released(game), "explain a row")
         found = explain(game, checked_seq(game, seq))
         return Explained(found, explanation_lines(found))
@@ -344,7 +288,7 @@ class Reads(Proving, ABC):
         self, caller: Caller, game_id: str, seq: int, actor: str, command: record_pb2.Command
     ) -> WhatIf:
         """``command`` by ``actor`` (default: the row's) in place of row ``seq``."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         behind_screen(caller.viewer(game_id), await self.released(game), "try a what-if")
         return WhatIf(
             what_if_for(game, seq, actor, command), typed.member_of(game.engine.spec.kind)
@@ -352,24 +296,36 @@ class Reads(Proving, ABC):
 
     async def rejections(self, caller: Caller, game_id: str) -> list[Rejection]:
         """The refused commands of a game the caller may see."""
-        game = await self._game(game_id)
+        game = await self.source.game(game_id)
         viewer = caller.viewer(game_id)
-        return refusals_for(viewer, await self._rejections(game_id), await self.released(game))
+        return refusals_for(viewer, await self.source.refused(game_id), await self.released(game))
 
     async def games(
-        self, kind: str = "", page_size: int = 0, tournament_id: str = "", page_token: str = ""
+        self,
+        kind: str = "",
+        page_size: int = 0,
+        tournament_id: str = "",
+        page_token: str = "",
+        limit: int = 0,
     ) -> GamePage:
-        """A page of the game list, newest first, and the token of the next page.
+        """A page of the game list, newest first, and the token of the next page
+        (``limit``: an older client's page size, taken when ``page_size`` is 0).
 
         Pages follow the order games were created in, so paging covers every game
         listed when it began exactly once, however many are created meanwhile.
         """
+        if not page_size:
+            if limit < 0:
+                raise BadRequest("limit is 0 (the default) or more", field="limit")
+            page_size = limit
         if page_size < 0:
             raise BadRequest("page_size is 0 (the default) or more", field="page_size")
         size = min(page_size or PAGE_SIZE, MAX_PAGE_SIZE)
         listing = Listing(LIST_GAMES, kind, tournament_id)
         before = listing.place_of(page_token)
-        found = await self._read(lambda store: store.listed(kind, tournament_id, before, size + 1))
+        found = await self.source.read(
+            lambda store: store.listed(kind, tournament_id, before, size + 1)
+        )
         # a tournament's own record is listed by the store, but is no game: its calls are
         # TournamentService's (a page may then hold fewer lines; its token is a place)
         games = [listed for listed in found[:size] if listed.game_kind != TOURNAMENT]
@@ -382,7 +338,7 @@ class Reads(Proving, ABC):
         if listed.rows is not None:
             last_seq, over, waiting = listed.rows, True, False
         else:
-            last_seq, over, waiting = await self._running_head(listed.game_id)
+            last_seq, over, waiting = await self.source.running_head(listed.game_id)
         return Summary(
             listed.game_id,
             listed.game_kind,
@@ -398,10 +354,10 @@ class Reads(Proving, ABC):
         """A tournament's standings: SQL over the outcomes projection (finished games)."""
         if not tournament_id:
             raise BadRequest("tournament_id is required", field="tournament_id")
-        listed = await self._read(lambda store: store.tournament_games(tournament_id))
+        listed = await self.source.read(lambda store: store.tournament_games(tournament_id))
         if not listed:
             raise GameNotFound(f"there is no game in tournament {tournament_id!r}")
-        lines, finished = await self._read(lambda store: store.standings(tournament_id))
+        lines, finished = await self.source.read(lambda store: store.standings(tournament_id))
         ranked = await self._ranked(tournament_id)
         if ranked:  # a tournament on the record: its own order, the one its page shows
             lines = sorted(lines, key=lambda s: ranked.get(s.name, len(ranked)))
@@ -411,18 +367,11 @@ class Reads(Proving, ABC):
         """A tournament on the record's players by place in its standings (match points,
         then the format's tiebreaks: docs/tournament.md); empty for games that only
         carry a tournament id as a tag, which keep wins, then points, then name."""
-        tournaments = getattr(self, "tournaments", None)
-        if tournaments is None:
-            return {}
-        try:
-            found = await tournaments.snapshot(tournament_id)
-        except GameNotFound:
-            return {}
-        return {line.name: place for place, line in enumerate(found.standings)}
+        return await self._places(tournament_id) if self._places is not None else {}
 
     async def stats(self, tournament_id: str = "") -> list[KindStats]:
         """Per game kind: games, win rate by seat, a figure; SQL over the projection."""
-        found: list[KindStats] = await self._read(lambda store: store.stats(tournament_id))
+        found: list[KindStats] = await self.source.read(lambda store: store.stats(tournament_id))
         return found
 
     def _look_as(self, caller: Caller, game: LiveGame, wanted: str, release: Release) -> Viewer:
@@ -520,14 +469,6 @@ def parse_actor(text: str, seats: int, field: str = "actor") -> str:
     return str(actor)
 
 
-def asked_for(game_id: str) -> None:
-    """BadRequest naming game_id unless one is given (asked before whose game it is: an
-    empty id is a malformed request, not another game's; its characters and length are
-    the input policy's, ``service.app.bounds``)."""
-    if not game_id:
-        raise BadRequest("game_id is required", field="game_id")
-
-
 def first_seq(from_seq: int) -> int:
     """Where a stream of rows starts: ``from_seq``, 0 and 1 both the genesis; a negative
     one is BadRequest (as a negative seq is everywhere else)."""
@@ -544,11 +485,6 @@ def checked_seq(game: LiveGame, seq: int, field: str = "seq") -> int:
     if not 1 <= seq <= game.last_seq:
         raise BadRequest(f"seq {seq} is not in 1..{game.last_seq}", field=field)
     return seq
-
-
-def audit_stored(stored: StoredGame) -> AuditReport:
-    """Verify a stored game; the server's seed lets it check a running game's states too."""
-    return verify(stored.rows, stored.pack_body, stored.server_seed or None)
 
 
 def shown_report(viewer: Viewer, report: AuditReport, release: Open) -> AuditReport:

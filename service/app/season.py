@@ -30,7 +30,7 @@ from feastlog.replay.record.history import genesis_of
 from feastlog.service.app import bulk
 from feastlog.service.app.bounds import FIELDS
 from feastlog.service.app.errors import CannotOpenStore, ServiceError
-from feastlog.service.app.reads import audit_stored
+from feastlog.service.app.source import audit_stored
 from feastlog.service.store import Batch, NewGame, StoredGame, projection
 from feastlog.service.store import port as store_api
 from feastlog.service.store.port import EventStore, exists

@@ -1,7 +1,7 @@
 """At the table, the use cases: a seat calls the arbiter, the arbiters' queue, the case file.
 
 A call is a seat's command like any other (``SeatCall`` in ``feastlog.v1.Command``): it
-takes the application's one path (``Application.submit``: the game's lock, the fold's
+takes the application's one path (``Games.submit``: the game's lock, the fold's
 checks, the refusal stored, the writer).  The queue reads the calls from the folded
 tables (``replay/table/desk.py``); ``WatchCalls`` wakes on every commit that made or answered
 a call, and a clocked game's timer is set for its next deadline, as the stream of
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +47,10 @@ from feastlog.service.store.stream import Committed
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
-    from feastlog.service.app.application import Accepted
-    from feastlog.service.app.reads import Reads
+    from feastlog.service.app.clock import Clock
+    from feastlog.service.app.games import Accepted
+    from feastlog.service.app.reads import Replays
+    from feastlog.service.store import Batch
 
 log = logging.getLogger("feastlog")
 
@@ -87,11 +89,24 @@ def require_arbiter(caller: Caller) -> None:
         raise PermissionDenied("the calls' queue is the arbiters': a seat sees its own game's")
 
 
+@dataclass(frozen=True)
+class Serving:
+    """What the table needs of a running server (none offline, where nothing is timed and
+    no call is made): its live games, its clock, the one path of a seat's command
+    (``Games.submit``), and a commit that runs to its end even if its caller goes."""
+
+    live: LiveGames
+    clock: Callable[[], Clock]  # the application's, asked each time
+    submit: Callable[..., Awaitable[Accepted]]
+    commit: Callable[[Batch, dict[str, Any]], Awaitable[Any]]
+
+
 @dataclass
 class AtTable:
-    """The table's use cases over the application (``Reads.table``)."""
+    """The table's use cases over the read use cases, and a server's (``Serving``)."""
 
-    app: Reads
+    replays: Replays
+    server: Serving | None = None
     watchers: set[Outlet[QueuedCall]] = field(default_factory=set)
     # each clocked game's timer, with the deadline it waits for: (seat, time in ms)
     timers: dict[str, tuple[tuple[int, int], asyncio.Task[None]]] = field(default_factory=dict)
@@ -105,17 +120,15 @@ class AtTable:
         self, caller: Caller, game_id: str, command_id: str, made: record_pb2.SeatCall
     ) -> Accepted:
         """A seat calls the arbiter: recorded as a row of its game (the fold's checks)."""
-        from feastlog.service.app.application import Application
-
         if caller.role == "anonymous":
             raise Unauthenticated("a seat calls the arbiter with its seat token")
         if caller.role != "seat":
             raise PermissionDenied(
                 "a seat calls the arbiter, with its seat token: an arbiter rules"
             )
-        if not isinstance(self.app, Application):
+        if self.server is None:
             raise BadRequest("a call is made to a running server", field="game_id")
-        return await self.app.submit(
+        return await self.server.submit(
             caller, game_id, command_id, None, record_pb2.Command(call=made)
         )
 
@@ -126,7 +139,7 @@ class AtTable:
         tournament) for the arbiters."""
         if game_id:  # calls are public at the table: whoever may watch the game
             caller.viewer(game_id)  # a seat token of another game is refused
-            found = _queued(await self.app._game(game_id))
+            found = _queued(await self.replays.source.game(game_id))
         else:
             require_arbiter(caller)
             found = [c for g in await self._running(tournament_id) for c in _queued(g)]
@@ -136,20 +149,20 @@ class AtTable:
         """Every running game (of a tournament), folded (from the store if cold)."""
         out, page = [], ""
         while True:
-            listed = await self.app.games("", 200, tournament_id, page)
+            listed = await self.replays.games("", 200, tournament_id, page)
             for line in listed.games:
                 if not line.over and not line.waiting_for_entropy:
-                    out.append(await self.app._game(line.game_id))
+                    out.append(await self.replays.source.game(line.game_id))
             page = listed.next_page_token
             if not page:
                 return out
 
     def watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
         """The open calls, then every call made or answered as it commits, until the
-        caller's credential no longer stands (``Reads.held``: a revoked arbiter's stream
+        caller's credential no longer stands (``Records.held``: a revoked arbiter's stream
         ends at once)."""
         require_arbiter(caller)
-        return self.app.held(caller, self._watch_calls(caller, tournament_id))
+        return self.replays.source.held(caller, self._watch_calls(caller, tournament_id))
 
     async def _watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
         """The calls' queue as it changes, for one reader: what waits for it is bounded
@@ -177,9 +190,9 @@ class AtTable:
         by_game: dict[str, list[Row]] = {}
         for row in commit.rows:
             by_game.setdefault(row.game_id, []).append(row)
-        live: LiveGames | None = getattr(self.app, "live", None)
-        if live is None:
+        if self.server is None:
             return
+        live = self.server.live
         for game_id, rows in by_game.items():
             if commit.local:
                 self.elsewhere.discard(game_id)
@@ -228,13 +241,13 @@ class AtTable:
 
     async def case_file(self, caller: Caller, game_id: str, call: int) -> str:
         """The case file of a call, as the caller may see it (canonical JSON text)."""
-        game = await self.app._game(game_id)
+        game = await self.replays.source.game(game_id)
         viewer = caller.viewer(game_id)
         found = next((c for c in desk.calls_of(game.table) if c.seq == call), None)
         if found is None:
             raise BadRequest(f"game {game_id} has no call at seq {call}", field="call")
-        released = await self.app.released(game)
-        refusals = await self.app.rejections(caller, game_id)
+        released = await self.replays.released(game)
+        refusals = await self.replays.rejections(caller, game_id)
         return case.bundle(game, found, viewer, released.public, refusals)
 
     def _due(self, game: LiveGame) -> tuple[int, int] | None:
@@ -257,7 +270,7 @@ class AtTable:
             old[1].cancel()
         if due is None and game.over:
             self.elsewhere.discard(game.game_id)
-        if due is not None and getattr(self.app, "clock", None) is not None:
+        if due is not None and self.server is not None:
             task = asyncio.get_running_loop().create_task(self._expire(game, *due))
             self.timers[game.game_id] = (due, task)
 
@@ -270,12 +283,10 @@ class AtTable:
         it is (one seq, one row): memory takes the log's rows and the timer goes, quietly.
         Whatever else becomes of it, the game is timed again from what memory holds then.
         """
-        from feastlog.service.app.application import Application
-
-        app = self.app
-        assert isinstance(app, Application)  # only a server sets timers
+        app = self.server
+        assert app is not None  # only a server sets timers
         elsewhere = game.game_id in self.elsewhere
-        await app.clock.until(at_ms + GRACE_MS if elsewhere else at_ms)
+        await app.clock().until(at_ms + GRACE_MS if elsewhere else at_ms)
         failed = False
         async with game.lock:
             if self._due(game) == (seat, at_ms):
@@ -305,27 +316,24 @@ class AtTable:
     async def _time_out(self, game: LiveGame, seat: int) -> None:
         """The server's time-out row for ``seat``, committed (under the game's lock)."""
         from feastlog.service.app import commands
-        from feastlog.service.app.application import Application
 
-        app = self.app
-        assert isinstance(app, Application)
+        app = self.server
+        assert app is not None
         event = record_pb2.ClockEvent(timeout=record_pb2.ClockTimeout(seat=seat))
         command = record_pb2.Command(clock=event)
         body = command.SerializeToString(deterministic=True)
         command_id = f"timeout-{game.last_seq + 1}"
         done = commands.advance(
-            game, SERVER_ACTOR, None, command, body, command_id, app.clock.now()
+            game, SERVER_ACTOR, None, command, body, command_id, app.clock().now()
         )
-        await app.finishing.run(app.db.commit(done.batch, {game.game_id: done}))
+        await app.commit(done.batch, {game.game_id: done})
 
     async def _reloaded(self, game: LiveGame) -> bool:
         """Memory folded from the log again, after the log refused a row; False when the
         store could not be read (the caller tries again)."""
-        from feastlog.service.app.application import Application
-
-        assert isinstance(self.app, Application)
+        assert self.server is not None
         try:
-            await self.app.live.reload(game)
+            await self.server.live.reload(game)
         except StoreUnavailable:  # its cause is logged under its incident
             return False
         return True
@@ -333,12 +341,12 @@ class AtTable:
     async def clocks(self, caller: Caller, game_id: str) -> dict[str, Any] | None:
         """A game's clocks now (None for a game without): public at the table."""
         caller.viewer(game_id)  # a seat token of another game is refused
-        game = await self.app._game(game_id)
+        game = await self.replays.source.game(game_id)
         found = desk.desk_of(game.table).clocks
         if found is None:
             return None
-        clock = getattr(self.app, "clock", None)
-        now = timing.time_ms(clock.now()) if clock is not None and not game.over else None
+        server = self.server
+        now = timing.time_ms(server.clock().now()) if server is not None and not game.over else None
         shown: dict[str, Any] = timing.as_dict(found, now)
         return shown
 

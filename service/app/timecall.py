@@ -32,7 +32,7 @@ from feastlog.service.store import Batch
 from feastlog.v1 import record_pb2
 
 if TYPE_CHECKING:
-    from feastlog.service.app.application import Application
+    from feastlog.service.app.games import Games
 
 log = logging.getLogger("feastlog")
 
@@ -114,7 +114,7 @@ class _Ruling:
 
 
 async def tables(
-    app: Application,
+    games: Games,
     tournament_id: str,
     current: Round,
     at_time: str,
@@ -139,7 +139,7 @@ async def tables(
         if result is not None:
             continue
         try:
-            ended = await _at_time(app, closing, game_id, made, held)
+            ended = await _at_time(games, closing, game_id, made, held)
         except (RuleViolation, MalformedCommand) as refused:
             if refuse:
                 raise
@@ -154,36 +154,36 @@ async def tables(
 
 
 async def _at_time(
-    app: Application, closing: Closing, game_id: str, made: _Ruling | None, held: Held
+    games: Games, closing: Closing, game_id: str, made: _Ruling | None, held: Held
 ) -> tuple[Engine, Table, record_pb2.Genesis] | None:
     """One table: (engine, state, genesis) once its game has ended, or ends by ``made``
     in this commit (its rows added to ``closing``); None while it plays on."""
-    waiting = await app.waiting_game(game_id)
+    waiting = await games.waiting_game(game_id)
     if waiting is not None:
         if made is None:
             return None  # its seats have not all sent their entropy: it has not begun
         await held.take(waiting.lock)
-        begun = await app.begun_so_far(waiting)
+        begun = await games.begun_so_far(waiting)
         if begun is not None:  # begun with the entropy sent so far, and ended at once
-            done = _advance(app, begun, made)
+            done = _advance(games, begun, made)
             closing.batch.extend(commands.begun_and_advanced(begun, done))
             closing.folded[game_id] = begun
             return begun.engine, done.tables[-1], begun.genesis
-    game = await app.live.get(game_id)
+    game = await games.live.get(game_id)
     if made is not None and not game.over:
         await held.take(game.lock, game)
     if game.over:
         return game.engine, game.table, game.genesis
     if made is None or (ACTOR, made.command_id) in game.command_ids:
         return None  # playing on (or ruled on already, and yet not over: left as it is)
-    done = _advance(app, game, made)
+    done = _advance(games, game, made)
     closing.batch.extend(done.batch)
     closing.folded[game_id] = done
     return game.engine, done.tables[-1], game.genesis
 
 
-def _advance(app: Application, game: LiveGame, made: _Ruling) -> commands.Advance:
+def _advance(games: Games, game: LiveGame, made: _Ruling) -> commands.Advance:
     """The ruling folded on the game by the games' one path, at the service's time."""
     return commands.advance(
-        game, ACTOR, None, made.command, made.body, made.command_id, app.clock.now()
+        game, ACTOR, None, made.command, made.body, made.command_id, games.clock().now()
     )

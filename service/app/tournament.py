@@ -74,7 +74,11 @@ M = TypeVar("M", bound=Callable[..., Any])
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from feastlog.service.app.application import Application
+    from feastlog.service.app.auth import Credentials
+    from feastlog.service.app.clock import Clock
+    from feastlog.service.app.games import Games, LiveRecords, ToTheEnd
+    from feastlog.service.app.reads import Replays
+    from feastlog.service.store.writer import Database
 
 
 def _named_rule(method: M) -> M:
@@ -142,6 +146,23 @@ class Published:
 
 
 @dataclass(frozen=True)
+class PublishedRound:
+    """A published round, with the tournament after it as every call answers it."""
+
+    tournament: Snapshot
+    seats: list[Seat]
+    replayed: bool
+
+
+@dataclass(frozen=True)
+class TournamentExport:
+    """A tournament's record with its games' (``export_tournament``), and its file's name."""
+
+    document: str
+    file_name: str
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """A tournament at a seq: its state, standings, and the rows up to it."""
 
@@ -156,14 +177,30 @@ class Snapshot:
 class Tournaments:
     """Every tournament of a server, over its application."""
 
-    def __init__(self, app: Application) -> None:
-        self.app = app
+    def __init__(
+        self,
+        db: Database,
+        source: LiveRecords,
+        replays: Replays,
+        games: Games,
+        credentials: Credentials,
+        finishing: ToTheEnd,
+        clock: Callable[[], Clock],
+    ) -> None:
+        self.db = db
+        self.source = source  # its streams end when a credential no longer stands
+        self.live = source.live
+        self.replays = replays  # how open a finished game's record is
+        self.games = games  # a published round's games, taken in as any new game
+        self.credentials = credentials
+        self.finishing = finishing
+        self.clock = clock  # the application's, asked each time (a test may set another)
         self._live: dict[str, Live] = {}
         self._taking: set[asyncio.Task[None]] = set()
 
     def now(self) -> str:
         """The time now, on the application's clock (a test's ``ManualClock``)."""
-        return self.app.clock.now()
+        return self.clock().now()
 
     def committed(self, commit: Committed) -> None:
         """The stream's rows: a game of a tournament that ended (on this node or another,
@@ -175,7 +212,7 @@ class Tournaments:
                 self._live[row.game_id].stale = True
             if row.kind != SEED_REVEAL:
                 continue
-            game = self.app.live.peek(row.game_id)
+            game = self.live.peek(row.game_id)
             if game is not None:
                 self.ended_soon(game.genesis.tournament_id, self.now())
                 continue
@@ -201,8 +238,9 @@ class Tournaments:
         options: Mapping[str, str],
         players: Sequence[str],
         now: str | None = None,
-    ) -> Tournament:
-        """A new tournament: its genesis (format, seed commitment), and its first players."""
+    ) -> Snapshot:
+        """A new tournament: its genesis (format, seed commitment), and its first players;
+        the tournament as it is then."""
         _creates(caller)
         now = now or self.now()
         read_format(options)
@@ -219,12 +257,11 @@ class Tournaments:
             states.append(state)
         stored = NewGame(first, [], seed, genesis.pack_sha256, genesis.game_kind, "", pack, tid)
         live = Live(rows, states, seed, pack)
-        return await self.app.finishing.run(
-            self._created(live, Batch(games=[stored], rows=rows[1:]))
-        )
+        await self.finishing.run(self._created(live, Batch(games=[stored], rows=rows[1:])))
+        return await self.snapshot(tid)
 
     async def _created(self, live: Live, batch: Batch) -> Tournament:
-        await self.app.db.commit(batch)
+        await self.db.commit(batch)
         self._live[live.tournament_id] = live
         return live.state
 
@@ -234,7 +271,7 @@ class Tournaments:
         found = self._live.get(tid)
         if found is not None:
             return found
-        stored = await self.app.db.call(self.app.db.store.load, tid)
+        stored = await self.db.call(self.db.store.load, tid)
         if stored is None or not is_tournament(record_pb2.Genesis.FromString(stored.rows[0].body)):
             raise GameNotFound(f"there is no tournament {tid!r}", game_id=tid)
         states = await asyncio.to_thread(fold_rows, stored.rows)
@@ -247,7 +284,7 @@ class Tournaments:
         to the caller: once a write is taken, its commit and the move in memory are the
         commit's business (``Application.finishing``, as a game's command), and the caller
         that stops waiting only misses the answer."""
-        return await self.app.finishing.run(self._locked(tid, work))
+        return await self.finishing.run(self._locked(tid, work))
 
     async def _locked(self, tid: str, work: Callable[[Live], Awaitable[T]]) -> T:
         live = await self._load(tid)
@@ -259,7 +296,7 @@ class Tournaments:
     async def _reload(self, live: Live) -> None:
         """Take the tournament's rows from the store again (a commit failed: its rows may
         be there all the same, e.g. a connection lost after the store committed)."""
-        stored = await self.app.db.call(self.app.db.store.load, live.tournament_id)
+        stored = await self.db.call(self.db.store.load, live.tournament_id)
         assert stored is not None  # a tournament's rows are never deleted
         live.states = await asyncio.to_thread(fold_rows, stored.rows)
         live.rows = list(stored.rows)
@@ -297,7 +334,7 @@ class Tournaments:
         batch = extra or Batch()
         batch.rows.extend(rows)
         try:
-            await self.app.db.commit(batch, folded)
+            await self.db.commit(batch, folded)
         except Exception:
             live.stale = True
             raise
@@ -309,14 +346,16 @@ class Tournaments:
     @_named_rule
     async def command(
         self, caller: Caller, tid: str, command: tpb.TournamentCommand, now: str | None = None
-    ) -> Tournament:
-        """One organiser's or arbiter's command (register, drop, swap, fix, clock, penalty)."""
+    ) -> Snapshot:
+        """One organiser's or arbiter's command (register, drop, swap, fix, clock, penalty);
+        the tournament after it."""
         _runs(caller)
         now = now or self.now()
         signed = tpb.TournamentCommand()
         signed.CopyFrom(command)
         signed.by = caller.ruled_by
-        return await self._write(tid, lambda live: self._command(live, signed, now))
+        await self._write(tid, lambda live: self._command(live, signed, now))
+        return await self.snapshot(tid)
 
     async def _command(self, live: Live, signed: tpb.TournamentCommand, now: str) -> Tournament:
         if signed.WhichOneof("action") == "call_time":  # the call, its rulings and results
@@ -331,19 +370,19 @@ class Tournaments:
     # one (as the tournament is when the call comes).  Each passes ``command`` the time
     # on the application's clock as it sends it.
 
-    async def register(self, caller: Caller, tid: str, name: str) -> Tournament:
+    async def register(self, caller: Caller, tid: str, name: str) -> Snapshot:
         """A player registers (before round 1, or between rounds with late entry)."""
         register = tpb.TournamentCommand(register=tpb.RegisterPlayer(name=name))
         return await self.command(caller, tid, register, self.now())
 
-    async def drop_player(self, caller: Caller, tid: str, name: str, reason: str) -> Tournament:
+    async def drop_player(self, caller: Caller, tid: str, name: str, reason: str) -> Snapshot:
         """A player leaves the tournament."""
         drop = tpb.TournamentCommand(drop=tpb.DropPlayer(name=name), reason=reason)
         return await self.command(caller, tid, drop, self.now())
 
     async def swap(
         self, caller: Caller, tid: str, first: str, second: str, reason: str
-    ) -> Tournament:
+    ) -> Snapshot:
         """Two players of the proposed round change seats."""
         swap = tpb.SwapPlayers(first=first, second=second)
         return await self.command(
@@ -352,7 +391,7 @@ class Tournaments:
 
     async def fix(
         self, caller: Caller, tid: str, name: str, table: int, seat: int, reason: str
-    ) -> Tournament:
+    ) -> Snapshot:
         """A player is put at a table and seat of the proposed round."""
         if table < 1 or seat < 0:
             raise BadRequest("table counts from 1 and seat from 0", field="table")
@@ -361,7 +400,7 @@ class Tournaments:
             caller, tid, tpb.TournamentCommand(fix=fix, reason=reason), self.now()
         )
 
-    async def start_clock(self, caller: Caller, tid: str, minutes: int) -> Tournament:
+    async def start_clock(self, caller: Caller, tid: str, minutes: int) -> Snapshot:
         """The current round's clock starts (``minutes``: 0 for the format's)."""
         low, high = ROUND_MINUTES
         if minutes and not low <= minutes <= high:
@@ -374,7 +413,7 @@ class Tournaments:
 
     async def extend_clock(
         self, caller: Caller, tid: str, table: int, minutes: int, reason: str
-    ) -> Tournament:
+    ) -> Snapshot:
         """More time for one table of the current round (0: every table)."""
         if table < 0:
             raise BadRequest("table is 0 (every table) or more", field="table")
@@ -385,14 +424,14 @@ class Tournaments:
         command = tpb.TournamentCommand(extend_clock=extend, reason=reason)
         return await self.command(caller, tid, command, self.now())
 
-    async def call_time(self, caller: Caller, tid: str) -> Tournament:
+    async def call_time(self, caller: Caller, tid: str) -> Snapshot:
         """Time is called on the current round (``_catch_up`` closes what still plays)."""
         call = tpb.CallTime(round=await self.current_round(tid))
         return await self.command(caller, tid, tpb.TournamentCommand(call_time=call), self.now())
 
     async def add_penalty(
         self, caller: Caller, tid: str, name: str, penalty: str, round_: int, reason: str
-    ) -> Tournament:
+    ) -> Snapshot:
         """A penalty for a player in a round (0: the current one)."""
         if round_ < 0:
             raise BadRequest("round is 0 (the current one) or more", field="round")
@@ -415,12 +454,13 @@ class Tournaments:
         fixed: Sequence[Sequence[str]],
         byes: Sequence[str],
         now: str | None = None,
-    ) -> Tournament:
+    ) -> Snapshot:
         """Propose the next round: the Swiss pairing derived from the seed (or the
-        organiser's fixed pods, for a format of fixed pods)."""
+        organiser's fixed pods, for a format of fixed pods); the tournament after it."""
         _runs(caller)
         at = now or self.now()
-        return await self._write(tid, lambda live: self._pair(caller, live, fixed, byes, at))
+        await self._write(tid, lambda live: self._pair(caller, live, fixed, byes, at))
+        return await self.snapshot(tid)
 
     async def _pair(
         self,
@@ -474,14 +514,15 @@ class Tournaments:
         return await self._append(live, [(_by(caller, propose, "server"), SERVER)], now)
 
     @_named_rule
-    async def publish(self, caller: Caller, tid: str, now: str | None = None) -> Published:
+    async def publish(self, caller: Caller, tid: str, now: str | None = None) -> PublishedRound:
         """Publish the proposed round: every table's game and the publish row, one commit.
 
         A round already published is answered again, ``replayed``, with the same seats and
         tokens: its answer may have been lost (a deadline, a dropped connection, a restart)."""
         _runs(caller)
         at = now or self.now()
-        return await self._write(tid, lambda live: self._publish(caller, live, at))
+        done = await self._write(tid, lambda live: self._publish(caller, live, at))
+        return PublishedRound(await self.snapshot(tid), done.seats, done.replayed)
 
     async def _publish(self, caller: Caller, live: Live, now: str) -> Published:
         state = live.state
@@ -501,7 +542,7 @@ class Tournaments:
                 b"",
                 fmt.seat_entropy,
                 now,
-                seat_token=self.app.credentials.seat_token,
+                seat_token=self.credentials.seat_token,
             )
             for players in current.tables
         ]
@@ -513,7 +554,7 @@ class Tournaments:
         state = await self._append(live, [(_by(caller, publish), ARBITER)], now, batch, made)
         seats = []
         for t, opening in enumerate(openings, start=1):
-            self.app.opened(opening)
+            self.games.opened(opening)
             for seat, token in enumerate(opening.tokens):
                 name = opening.genesis.seats[seat].name
                 seats.append(Seat(t, seat, name, opening.genesis.game_id, token))
@@ -523,14 +564,14 @@ class Tournaments:
         """A published round's seats with their tokens made again, each checked against
         the hash its game stored: a token that would not work is never handed out."""
         seats = [
-            Seat(t, seat, name, game_id, self.app.credentials.seat_token(game_id, seat))
+            Seat(t, seat, name, game_id, self.credentials.seat_token(game_id, seat))
             for t, (game_id, players) in enumerate(
                 zip(round_.game_ids, round_.tables, strict=True), start=1
             )
             for seat, name in enumerate(players)
         ]
         digests = [token_sha256(s.token) for s in seats]
-        found = await self.app.db.read(lambda store: [store.seat_of_token(d) for d in digests])
+        found = await self.db.read(lambda store: [store.seat_of_token(d) for d in digests])
         if any(f != (s.game_id, s.seat) for f, s in zip(found, seats, strict=True)):
             raise RuleViolation(
                 "TOUR-TOKENS",
@@ -542,11 +583,12 @@ class Tournaments:
         return seats
 
     @_named_rule
-    async def end(self, caller: Caller, tid: str, now: str | None = None) -> Tournament:
-        """End the tournament: the end row and the seed reveal."""
+    async def end(self, caller: Caller, tid: str, now: str | None = None) -> Snapshot:
+        """End the tournament: the end row and the seed reveal; the tournament then."""
         _runs(caller)
         at = now or self.now()
-        return await self._write(tid, lambda live: self._end(caller, live, at))
+        await self._write(tid, lambda live: self._end(caller, live, at))
+        return await self.snapshot(tid)
 
     async def _end(self, caller: Caller, live: Live, now: str) -> Tournament:
         await self._catch_up(live, now)
@@ -562,6 +604,16 @@ class Tournaments:
         except GameNotFound:  # a game tagged like a tournament that is not one
             return
 
+    async def places(self, tid: str) -> dict[str, int]:
+        """A tournament's players by place in its standings (match points, then the
+        format's tiebreaks: docs/tournament.md); empty when there is no such tournament
+        on the record (games that only carry a tournament id as a tag)."""
+        try:
+            found = await self.snapshot(tid)
+        except GameNotFound:
+            return {}
+        return {line.name: place for place, line in enumerate(found.standings)}
+
     async def snapshot(self, tid: str, at_seq: int = 0, now: str | None = None) -> Snapshot:
         """The tournament at a seq (0: now): state, standings and rows; public to all."""
         if at_seq < 0:
@@ -574,7 +626,9 @@ class Tournaments:
         commitment = record_pb2.Genesis.FromString(rows[0].body).seed_commitment
         return Snapshot(seq, last, state, standings(state), tuple(rows[:seq]), commitment)
 
-    async def export_tournament(self, caller: Caller, tid: str, now: str | None = None) -> str:
+    async def export_tournament(
+        self, caller: Caller, tid: str, now: str | None = None
+    ) -> TournamentExport:
         """The tournament's record with every published game's that ``caller`` may export,
         as one JSON document: a game held back (a duplicate round's table that ended while
         another table dealt from the same seed still runs) is named, not exported, unless
@@ -584,15 +638,16 @@ class Tournaments:
         viewer = ARBITER_VIEW if caller.role in ("organiser", "arbiter") else SPECTATOR
         games, held = [], []
         for game_id in (g for r in states[-1].rounds for g in r.game_ids):
-            stored = await self.app.db.call(self.app.db.store.load, game_id)
+            stored = await self.db.call(self.db.store.load, game_id)
             if stored is None or stored.rows[-1].kind != SEED_REVEAL:
                 continue  # still running: its record holds sealed commands
-            release = await self.app.stored_release(game_id, stored)
+            release = await self.replays.stored_release(game_id, stored)
             if sees_all(viewer, release):
                 games.append(stored)
             else:
                 held.append(game_id)
-        return await asyncio.to_thread(export_text, rows, games, held)
+        text = await asyncio.to_thread(export_text, rows, games, held)
+        return TournamentExport(text, f"{tid}.feastlog-tournament.json")
 
     async def _caught_up(self, live: Live, now: str) -> tuple[list[Row], list[Tournament]]:
         """The rows and states once the ended games' results are in (a read's catch-up
@@ -602,12 +657,19 @@ class Tournaments:
 
     def watch_tournament(
         self, caller: Caller, tid: str, from_seq: int
-    ) -> AsyncIterator[tuple[Row, Tournament]]:
-        """``follow`` for ``caller``, ended once its credential no longer stands (a revoked
-        arbiter's stream ends at once: ``Application.held``)."""
+    ) -> AsyncIterator[tuple[Row, Snapshot]]:
+        """``follow`` for ``caller``, each row with the tournament after it and its
+        standings, ended once its credential no longer stands (a revoked arbiter's stream
+        ends at once: ``Records.held``)."""
         if from_seq < 0:
             raise BadRequest("from_seq is 0 or more", field="from_seq")
-        return self.app.held(caller, self.follow(tid, from_seq))
+        return self.source.held(caller, self._rows_with_standings(tid, from_seq))
+
+    async def _rows_with_standings(
+        self, tid: str, from_seq: int
+    ) -> AsyncIterator[tuple[Row, Snapshot]]:
+        async for row, state in self.follow(tid, from_seq):
+            yield row, Snapshot(row.seq, row.seq, state, standings(state), (), "")
 
     async def follow(self, tid: str, from_seq: int) -> AsyncIterator[tuple[Row, Tournament]]:
         """Every row from ``from_seq`` on, stored then live, with the state after it."""
@@ -642,7 +704,7 @@ class Tournaments:
             except StoreConflict:
                 await self._reload(live)
                 for game in held.games:
-                    await self.app.live.reload(game)
+                    await self.live.reload(game)
                 await self._take_results(live, now, call, held)
 
     async def _take_results(
@@ -666,7 +728,7 @@ class Tournaments:
             by = _called_by([*live.rows, *rows[1:]], current.number) if current.called else None
             fmt = live.state.format
             closing = await timecall.tables(
-                self.app, live.tournament_id, current, fmt.at_time, by, held, call is not None
+                self.games, live.tournament_id, current, fmt.at_time, by, held, call is not None
             )
         for result in _results(current.number, closing.ended):
             take(result, SERVER)
@@ -677,7 +739,7 @@ class Tournaments:
         """At start: every running tournament caught up, so that a result that did not
         reach it before a server stopped is taken, and a round whose time was called is
         finished, by whichever node starts next (``_catch_up``)."""
-        for tid in await self.app.db.read(_running_tournaments):
+        for tid in await self.db.read(_running_tournaments):
             try:
                 await self._write(tid, lambda live: self._catch_up(live, self.now()))
             except Exception as failed:  # the next read or write of it catches up too

@@ -285,6 +285,6 @@ def count_games(path: Path) -> tuple[int, int]:
 
 def audit_report_of(built: Built) -> Any:
     """A built record's audit report."""
-    from feastlog.service.app.reads import audit_stored
+    from feastlog.service.app.source import audit_stored
 
     return audit_stored(StoredGame(tuple(built.rows), built.seed, built.pack_bytes, built.names))

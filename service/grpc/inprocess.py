@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from grpc import _CallIterator
 
     from feastlog.service.app.application import Application
-    from feastlog.service.app.reads import Reads
+    from feastlog.service.app.offline import Offline
 
 T = TypeVar("T")
 Handler = Any  # grpc.RpcMethodHandler, as the generated add_*_to_server functions make it
@@ -170,7 +170,7 @@ class InProcessChannel(grpc.Channel):
     """The feastlog services of ``app``, answered in this process as ``caller`` (see the
     module doc)."""
 
-    def __init__(self, app: Reads, caller: Caller) -> None:
+    def __init__(self, app: Application | Offline, caller: Caller) -> None:
         registered = _Registered()
         # the servicers take the application; offline they get its reads, which answer
         # every use case a read RPC asks of it

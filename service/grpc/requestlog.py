@@ -32,9 +32,17 @@ Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 class RequestLog(grpc.aio.ServerInterceptor):
     """Writes a line per call to ``out`` (an open text file, line-buffered by us)."""
 
-    def __init__(self, out: TextIO, credentials: Credentials) -> None:
+    def __init__(
+        self,
+        out: TextIO,
+        credentials: Credentials,
+        clock: Callable[[], float] = time.time,
+        timer: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.out = out
         self.credentials = credentials
+        self.clock = clock  # when a call began: seconds since the epoch (the wall clock)
+        self.timer = timer  # how long it took: a monotonic clock's seconds
         self._wrapped: dict[str, Handler] = {}
 
     async def intercept_service(
@@ -85,14 +93,14 @@ class RequestLog(grpc.aio.ServerInterceptor):
             "game_id": game_id if isinstance(game_id, str) else "",
             "role": role,
             "status": status,
-            "ms": round((time.perf_counter() - start) * 1000, 3),
+            "ms": round((self.timer() - start) * 1000, 3),
         }
         self.out.write(json.dumps(line, sort_keys=True) + "\n")
         self.out.flush()
 
     def _unary(self, rpc: str, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
         async def logged(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            began, start, role = time.time(), time.perf_counter(), self.role(context)
+            began, start, role = self.clock(), self.timer(), self.role(context)
             status = "UNKNOWN"
             try:
                 reply = await behaviour(request, context)
@@ -111,7 +119,7 @@ class RequestLog(grpc.aio.ServerInterceptor):
 
     def _streaming(self, rpc: str, behaviour: Callable[..., Any]) -> Callable[..., Any]:
         async def logged(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            began, start, role = time.time(), time.perf_counter(), self.role(context)
+            began, start, role = self.clock(), self.timer(), self.role(context)
             status = "UNKNOWN"
             try:
                 async for reply in behaviour(request, context):

@@ -151,7 +151,7 @@ async def seat_page(request: web.Request) -> web.Response:
     if caller is None:
         return await token_form(request)
     live = Live(f"/games/{game_id}/seat/events", seat=f"/games/{game_id}/seat")
-    page = await request.app[APP].page(caller, game_id, live=live)
+    page = await request.app[APP].replays.page(caller, game_id, live=live)
     response = html_response(linked_seat_page(page, csrf_token(request.cookies[COOKIE])))
     response.headers["Content-Security-Policy"] = SEAT_POLICY
     response.headers["Referrer-Policy"] = "same-origin"
@@ -169,8 +169,8 @@ async def seat_legal(request: web.Request) -> web.Response:
 async def _legal(request: web.Request) -> dict[str, Any]:
     """The legal commands now, the seq they hold at, and who is still to act."""
     app, game_id, caller = request.app[APP], game_id_of(request), await the_seat(request)
-    now = await app.view(caller, game_id)
-    legal = await app.legal(caller, game_id)
+    now = await app.replays.view(caller, game_id)
+    legal = await app.replays.legal(caller, game_id)
     game = await app.live.get(game_id)  # its genesis and pack (``view`` found it)
     engine = engine_of(now.game_kind)
     names = [s.name for s in game.genesis.seats]
@@ -202,10 +202,10 @@ async def _move(request: web.Request) -> dict[str, Any]:
         said = "a move from the page names the seq it was chosen at"
         raise BadRequest(said, field="expected_seq")
     check_fields(submitted)
-    done = await app.submit(
+    done = await app.games.submit(
         caller, game_id, submitted.command_id, submitted.expected_seq, submitted.command
     )
-    now = await app.view(caller, game_id)
+    now = await app.replays.view(caller, game_id)
     names = [s.name for s in (await app.live.get(game_id)).genesis.seats]
     engine = engine_of(now.game_kind)
     inner = getattr(submitted.command, engine.spec.command_field)
@@ -251,7 +251,7 @@ async def _links(request: web.Request) -> dict[str, Any]:
     names = [s.name for s in (await app.live.get(game_id)).genesis.seats]
     links = []
     for seat, name in enumerate(names):
-        code = await app.seat_link(caller, game_id, seat)
+        code = await app.games.seat_link(caller, game_id, seat)
         url = app.seat_links.pages_url + link_path(game_id, code)
         links.append({"seat": seat, "name": name, "url": url, "qr": qr_data_uri(url)})
     return {"links": links}
@@ -264,7 +264,7 @@ async def link_page(request: web.Request) -> web.Response:
     found = await request.app[APP].seat_links.seat_of_code(code)
     if found is None or found.game_id != game_id:
         return _link_refused(game_id)
-    now = await request.app[APP].view(Caller("anonymous"), game_id)
+    now = await request.app[APP].replays.view(Caller("anonymous"), game_id)
     names = [s.name for s in (await request.app[APP].live.get(game_id)).genesis.seats]
     title = engine_of(now.game_kind).spec.title
     page = render_link_page(game_id, title, names[found.seat], found.seat, code)

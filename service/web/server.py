@@ -43,7 +43,6 @@ from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Caller
 from feastlog.service.app.bounds import checked
 from feastlog.service.app.errors import KNOWN, HeadNotFound, Unauthenticated
-from feastlog.service.app.feed import open_event_feed
 from feastlog.service.app.reads import MAX_PAGE_SIZE
 from feastlog.service.app.seatlinks import SESSION_PREFIX
 from feastlog.service.grpc.server import Running
@@ -114,7 +113,7 @@ async def board_json(request: web.Request) -> web.Response:
     rows = []
     # the newest tables, one page of the game list (running tables are the newest)
     tournament_id = checked("tournament_id", request.query.get("tournament", ""))
-    listed = await app.games(page_size=MAX_PAGE_SIZE, tournament_id=tournament_id)
+    listed = await app.replays.games(page_size=MAX_PAGE_SIZE, tournament_id=tournament_id)
     for summary in listed.games:
         row: dict[str, Any] = {
             "id": summary.game_id,
@@ -127,7 +126,7 @@ async def board_json(request: web.Request) -> web.Response:
             "tournament": summary.tournament_id,
         }
         if not summary.over and not summary.waiting_for_entropy:
-            now = await app.view(Caller("anonymous"), summary.game_id)
+            now = await app.replays.view(Caller("anonymous"), summary.game_id)
             view, names = now.view, summary.players
             row |= {"seq": now.seq, "round": view.get("round"), "phase": view.get("phase")}
             row |= {"scores": scores_in(view), "to_act": [names[s] for s in view["to_act"]]}
@@ -136,7 +135,7 @@ async def board_json(request: web.Request) -> web.Response:
         rows.append(row)
     answer: dict[str, Any] = {"games": rows}
     try:  # the server's latest signed tree head, with how many witnesses co-signed it
-        head, cosignatures = await app.tree_head(0)
+        head, cosignatures = await app.proving.tree_head(0)
         answer["tree_head"] = {**vars(head), "witnesses": len(cosignatures)}
     except HeadNotFound:
         pass  # nothing recorded yet
@@ -146,7 +145,7 @@ async def board_json(request: web.Request) -> web.Response:
 async def ended(app: Any, game_id: str) -> dict[str, Any]:
     """How a game ended, as the board shows it: voided, closed by the arbiter, or finished
     with its final scores (rulings applied) and winners."""
-    last = await app.state_at(Caller("anonymous"), game_id)
+    last = await app.replays.state_at(Caller("anonymous"), game_id)
     rulings, view = last.rulings, last.steps[-1].view
     if rulings.get("voided"):
         return {"ending": "void"}
@@ -162,7 +161,7 @@ async def game_page(request: web.Request, caller: Caller, events: str) -> web.Re
     """A game's page as ``caller`` sees it, following the game at ``events``."""
     game_id = game_id_of(request)
     live = Live(events, seat=f"/games/{game_id}/seat")
-    return html_response(await request.app[APP].page(caller, game_id, live=live))
+    return html_response(await request.app[APP].replays.page(caller, game_id, live=live))
 
 
 async def spectator_page(request: web.Request) -> web.Response:
@@ -173,7 +172,7 @@ async def spectator_page(request: web.Request) -> web.Response:
 async def token_form(request: web.Request, error: str = "", status: int = 200) -> web.Response:
     """The form asking for a seat token (or the organiser key)."""
     game_id = game_id_of(request)
-    now = await request.app[APP].view(Caller("anonymous"), game_id)
+    now = await request.app[APP].replays.view(Caller("anonymous"), game_id)
     title = engine_of(now.game_kind).spec.title
     return html_response(render_token_form(game_id, title, error), status)
 
@@ -190,7 +189,7 @@ async def take_token(request: web.Request) -> web.StreamResponse:
     except KNOWN as error:
         code, _, message, _ = describe(error)
         return await token_form(request, message, HTTP_STATUS.get(code, 400))
-    await request.app[APP].view(Caller("anonymous"), game_id)  # NOT_FOUND before any cookie
+    await request.app[APP].replays.view(Caller("anonymous"), game_id)  # NOT_FOUND before any cookie
     response = web.HTTPSeeOther(f"/games/{game_id}/seat")
     response.set_cookie(
         COOKIE,
@@ -213,7 +212,7 @@ async def follow(request: web.Request, caller: Caller) -> web.StreamResponse:
     after = plain_number(request.headers.get("Last-Event-ID") or request.query.get("after") or "0")
     if after is None:
         raise web.HTTPBadRequest(text="after is a seq: ASCII digits, 0 or more")
-    watching = await request.app[APP].watch(caller, game_id_of(request), after + 1)
+    watching = await request.app[APP].games.watch(caller, game_id_of(request), after + 1)
     kind = watching.genesis.game_kind
     names = [s.name for s in watching.genesis.seats]
     async with event_stream(request) as stream, streams.closing(watching.steps):
@@ -281,7 +280,7 @@ async def feed_events(request: web.Request) -> web.StreamResponse:
     tournament_id = checked("tournament_id", request.query.get("tournament", ""))
     given = request.headers.get("Last-Event-ID") or request.query.get("position", "")
     # a bad position or kind is refused here, before the stream's 200
-    feed = await open_event_feed(request.app[APP], Caller("anonymous"), kind, tournament_id, given)
+    feed = await request.app[APP].feed.event_feed(Caller("anonymous"), kind, tournament_id, given)
     async with event_stream(request) as stream, streams.closing(feed):
         async for row in feed:
             step = row.step

@@ -19,9 +19,10 @@ import pytest
 
 from feastlog.replay.games.engine import RuleViolation
 from feastlog.replay.tournament.outcomes import result_of, standings
-from feastlog.service.app.application import Accepted, Application, Created
+from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Caller, Credentials
 from feastlog.service.app.errors import CommandIdReused, StaleSeq, Unauthenticated
+from feastlog.service.app.games import Accepted, Created
 from feastlog.service.store.memory import MemoryStore
 from feastlog.service.store.port import MEMORY, open_store
 from feastlog.service.store.writer import Database
@@ -88,7 +89,7 @@ def bid(*gems: ba.BonAppetitGem.ValueType) -> record_pb2.Command:
 
 
 async def new_game(on: App, seed: int = 1, tournament_id: str = CUP) -> Created:
-    return await on.app.create(
+    return await on.app.games.create(
         on.organiser, "bon-appetit", PLAYERS, {}, bytes([seed]) * 32, tournament_id
     )
 
@@ -100,10 +101,10 @@ async def play_to_end(on: App, created: Created, rng: random.Random) -> int:
     sent = 0
     while True:
         for seat in rng.sample(seats, len(seats)):
-            legal = await on.app.legal(seat, game_id)
+            legal = await on.app.replays.legal(seat, game_id)
             if legal.commands:
                 command = rng.choice(legal.commands)
-                done = await on.app.submit(seat, game_id, f"bot-{sent}", legal.seq, command)
+                done = await on.app.games.submit(seat, game_id, f"bot-{sent}", legal.seq, command)
                 sent += 1
                 break
         else:
@@ -122,9 +123,9 @@ def test_a_game_is_created_played_to_its_end_and_verified() -> None:
         stored = on.store.load(game_id)
         assert stored is not None and stored.rows[-1].kind == "seed_reveal"
         assert len(stored.rows) == sent + 2  # the genesis, every command, the seed reveal
-        report = await on.app.verify(on.organiser, game_id)
+        report = await on.app.replays.verify(on.organiser, game_id)
         assert report.over and report.faults == () and report.commands_checked == sent
-        now = await on.app.view(on.caller(created.tokens[0]), game_id)
+        now = await on.app.replays.view(on.caller(created.tokens[0]), game_id)
         assert now.seq == len(stored.rows) and now.view["over"] is True
 
     on_memory(scenario)
@@ -138,13 +139,13 @@ def test_refusals_are_answered_with_their_rule_and_recorded() -> None:
             bon_appetit=ba.BonAppetitCommand(tie_break_bid=ba.BonAppetitTieBreakBid())
         )
         with pytest.raises(RuleViolation) as out_of_phase:
-            await on.app.submit(ann, game_id, "tie", None, tie_break)
+            await on.app.games.submit(ann, game_id, "tie", None, tie_break)
         assert out_of_phase.value.rule_id == "BA-PHASES"
-        await on.app.submit(brian, game_id, "b-1", None, bid())
+        await on.app.games.submit(brian, game_id, "b-1", None, bid())
         with pytest.raises(RuleViolation) as twice:
-            await on.app.submit(brian, game_id, "b-2", None, bid())
+            await on.app.games.submit(brian, game_id, "b-2", None, bid())
         assert twice.value.rule_id == "BA-TURN"
-        recorded = await on.app.rejections(on.organiser, game_id)
+        recorded = await on.app.replays.rejections(on.organiser, game_id)
         assert [(r.actor, r.command_id, r.rule_id) for r in recorded] == [
             ("seat:0", "tie", "BA-PHASES"),
             ("seat:1", "b-2", "BA-TURN"),
@@ -153,7 +154,7 @@ def test_refusals_are_answered_with_their_rule_and_recorded() -> None:
         assert {r.reason for r in recorded} == {"RULE_VIOLATION"}
         assert on.store.last_seq(game_id) == 2  # nothing refused was appended
         # a seat sees its own refusals only while the game runs
-        seen = await on.app.rejections(ann, game_id)
+        seen = await on.app.replays.rejections(ann, game_id)
         assert [r.command_id for r in seen] == ["tie"]
 
     on_memory(scenario)
@@ -163,25 +164,25 @@ def test_a_retry_is_answered_once_and_a_stale_seq_is_refused() -> None:
     async def scenario(on: App) -> None:
         created = await new_game(on)
         game_id, ann, brian = created.genesis.game_id, *map(on.caller, created.tokens[:2])
-        first = await on.app.submit(ann, game_id, "c-1", 1, bid())
+        first = await on.app.games.submit(ann, game_id, "c-1", 1, bid())
         assert (first.row.seq, first.replayed) == (2, False)
-        again = await on.app.submit(ann, game_id, "c-1", 1, bid())
+        again = await on.app.games.submit(ann, game_id, "c-1", 1, bid())
         assert (again.row, again.replayed) == (first.row, True)  # the same row, not a second
         assert on.store.last_seq(game_id) == 2
         with pytest.raises(StaleSeq) as stale:
-            await on.app.submit(brian, game_id, "c-2", 1, bid())
+            await on.app.games.submit(brian, game_id, "c-2", 1, bid())
         assert stale.value.metadata["last_seq"] == "2"
-        held = (await on.app.view(ann, game_id)).view
+        held = (await on.app.replays.view(ann, game_id)).view
         gems = next(s["hand"] for s in held["seats"] if "hand" in s)
         other = bid(ba.BonAppetitGem.Value("BON_APPETIT_GEM_" + gems[0].upper()))
         with pytest.raises(CommandIdReused):
-            await on.app.submit(ann, game_id, "c-1", None, other)  # the id, another command
-        recorded = await on.app.rejections(on.organiser, game_id)
+            await on.app.games.submit(ann, game_id, "c-1", None, other)  # the id, another command
+        recorded = await on.app.replays.rejections(on.organiser, game_id)
         assert [(r.command_id, r.reason) for r in recorded] == [
             ("c-2", "STALE_EXPECTED_SEQ"),
             ("c-1", "COMMAND_ID_REUSED"),
         ]
-        brian_now = await on.app.submit(brian, game_id, "c-2", 2, bid())
+        brian_now = await on.app.games.submit(brian, game_id, "c-2", 2, bid())
         assert (brian_now.row.seq, brian_now.replayed) == (3, False)
 
     on_memory(scenario)
@@ -194,7 +195,7 @@ def test_standings_stats_and_the_list_follow_the_games_that_end() -> None:
         other = await new_game(on, 4, tournament_id="another-cup")
         for number, created in enumerate(played):
             await play_to_end(on, created, random.Random(number))
-        table = await on.app.standings(CUP)
+        table = await on.app.replays.standings(CUP)
         assert (table.finished, table.running) == (2, 1)
         # the projection's standings are the rules' own, from each game's final table
         folded = [await on.app.live.get(c.genesis.game_id) for c in played]
@@ -202,7 +203,7 @@ def test_standings_stats_and_the_list_follow_the_games_that_end() -> None:
         assert sum(line.wins for line in table.lines) == 2
         assert {line.name for line in table.lines} == set(PLAYERS)
         assert all(line.games == 2 for line in table.lines)
-        (kind,) = await on.app.stats(CUP)
+        (kind,) = await on.app.replays.stats(CUP)
         assert (kind.game_kind, kind.games, kind.figure) == (
             "bon-appetit",
             2,
@@ -210,12 +211,12 @@ def test_standings_stats_and_the_list_follow_the_games_that_end() -> None:
         )
         assert kind.value is not None and kind.value > 0
         assert sum(kind.win_rate_by_seat) >= 1  # each game has a winner (or several)
-        assert await on.app.stats("another-cup") == []  # its game has not ended
-        page = await on.app.games(page_size=3)
+        assert await on.app.replays.stats("another-cup") == []  # its game has not ended
+        page = await on.app.replays.games(page_size=3)
         ids = [c.genesis.game_id for c in (other, running, played[1])]
         assert [line.game_id for line in page.games] == ids  # newest first
         assert [line.over for line in page.games] == [False, False, True]
-        rest = await on.app.games(page_size=3, page_token=page.next_page_token)
+        rest = await on.app.replays.games(page_size=3, page_token=page.next_page_token)
         assert [line.game_id for line in rest.games] == [played[0].genesis.game_id]
         assert rest.next_page_token == ""
 
@@ -226,17 +227,19 @@ def test_a_named_arbiter_rules_until_revoked() -> None:
     async def scenario(on: App) -> None:
         created = await new_game(on)
         game_id = created.genesis.game_id
-        key = await on.app.add_arbiter(on.organiser, "ref")
+        key = await on.app.arbiters.add_arbiter(on.organiser, "ref")
         ref = on.caller(key)
         assert ref == Caller("arbiter", name="ref", key_sha256=ref.key_sha256)
         ruling = record_pb2.ArbiterCommand(reason="dispute", void_game=record_pb2.VoidGame())
-        done: Accepted = await on.app.rule(ref, game_id, "void-1", ruling)
+        done: Accepted = await on.app.games.rule(ref, game_id, "void-1", ruling)
         assert done.game_over and done.row.actor == "arbiter"
-        assert await on.app.arbiters(on.organiser) == [("ref", on.store.arbiters()[0][1], "")]
-        await on.app.revoke_arbiter(on.organiser, "ref")
+        assert await on.app.arbiters.list_arbiters(on.organiser) == [
+            ("ref", on.store.arbiters()[0][1], "")
+        ]
+        await on.app.arbiters.revoke_arbiter(on.organiser, "ref")
         with pytest.raises(Unauthenticated):
             on.caller(key)
-        table = await on.app.standings(CUP)  # a void game counts as played, no points
+        table = await on.app.replays.standings(CUP)  # a void game counts as played, no points
         assert table.finished == 1 and all(line.points == 0 for line in table.lines)
 
     on_memory(scenario)
@@ -251,7 +254,7 @@ def test_the_application_on_memory_loads_no_database_driver() -> None:
         "async def scenario(on):\n"
         "    created = await t.new_game(on)\n"
         "    seat = on.caller(created.tokens[0])\n"
-        "    await on.app.submit(seat, created.genesis.game_id, 'c', 1, t.bid())\n"
+        "    await on.app.games.submit(seat, created.genesis.game_id, 'c', 1, t.bid())\n"
         "t.on_memory(scenario)\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('duckdb', 'psycopg')))\n"
     )

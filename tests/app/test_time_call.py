@@ -34,7 +34,7 @@ async def running_round(on: App, **options: str) -> tuple[str, list[Seat]]:
     played to its end and the others a few moves in: its id and the round's seats."""
     desks = on.app.tournaments
     fmt = {"game_kind": "bon-appetit", "table_sizes": "4", "rounds": "2", **options}
-    tid = (await desks.create_tournament(on.organiser, fmt, PLAYERS, NOW)).tournament_id
+    tid = (await desks.create_tournament(on.organiser, fmt, PLAYERS, NOW)).state.tournament_id
     await desks.pair(on.organiser, tid, [], [], NOW)
     seats = (await desks.publish(on.organiser, tid, NOW)).seats
     await desks.command(on.organiser, tid, command(start_clock=tpb.StartClock(round=1)), NOW)
@@ -51,9 +51,9 @@ async def moves(on: App, table: list[Seat], count: int, rng: random.Random) -> N
     callers = [on.caller(s.token) for s in sorted(table, key=lambda s: s.seat)]
     for sent in range(count):
         for caller in callers:
-            legal = await on.app.legal(caller, game_id)
+            legal = await on.app.replays.legal(caller, game_id)
             if legal.commands:
-                await on.app.submit(caller, game_id, f"m{sent}", legal.seq, legal.commands[0])
+                await on.app.games.submit(caller, game_id, f"m{sent}", legal.seq, legal.commands[0])
                 break
 
 
@@ -90,7 +90,7 @@ async def called_only(on: App, tid: str, rule_tables: tuple[int, ...] = ()) -> N
         ruling = record_pb2.ArbiterCommand(reason="time called in round 1")
         ruling.close_game.SetInParent()
         game_id = current.game_ids[table - 1]
-        await on.app.rule(on.organiser, game_id, f"{tid}-r1-time", ruling)
+        await on.app.games.rule(on.organiser, game_id, f"{tid}-r1-time", ruling)
     stream.subscribe("tournaments", desks.committed)
 
 
@@ -107,7 +107,7 @@ async def whole(on: App, tid: str) -> None:
     for game_id in current.game_ids[1:]:
         ruled = [r.command_id for r in on.store.rows(game_id) if r.actor == "arbiter"]
         assert ruled == [f"{tid}-r1-time"]  # one ruling each, however often time is called
-    report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
+    report = verify_tournament((await desks.export_tournament(on.organiser, tid, NOW)).document)
     assert report.ok, report.faults
 
 
@@ -122,7 +122,7 @@ def test_a_time_call_is_one_commit_of_the_call_the_rulings_and_the_results() -> 
         before = len(on.store.rows(tid))
         seen = commits(on)
         state = await desks.command(on.organiser, tid, call(), NOW)
-        current = state.current
+        current = state.state.current
         assert current is not None and current.complete
         written = [b for b in seen if b.rows]
         assert len(written) == 1, [[(r.game_id, r.seq) for r in b.rows] for b in written]
@@ -147,7 +147,7 @@ def test_a_time_call_sent_again_answers_the_round_and_writes_nothing() -> None:
         desks = on.app.tournaments
         first = await desks.command(on.organiser, tid, call(), NOW)
         rows = len(on.store.rows(tid))
-        judge = on.caller(await on.app.add_arbiter(on.organiser, "judge-ann"))
+        judge = on.caller(await on.app.arbiters.add_arbiter(on.organiser, "judge-ann"))
         again = await desks.command(judge, tid, call(), NOW)  # another arbiter, the same call
         assert again == first and len(on.store.rows(tid)) == rows
         with pytest.raises(RuleViolation) as refused:  # a call of another round still is one
@@ -162,7 +162,7 @@ def test_a_time_call_is_refused_whole_before_any_game_is_ruled_on() -> None:
     async def scenario(on: App) -> None:
         desks = on.app.tournaments
         fmt = {"game_kind": "bon-appetit", "table_sizes": "4", "rounds": "2"}
-        tid = (await desks.create_tournament(on.organiser, fmt, PLAYERS, NOW)).tournament_id
+        tid = (await desks.create_tournament(on.organiser, fmt, PLAYERS, NOW)).state.tournament_id
         await desks.pair(on.organiser, tid, [], [], NOW)
         seats = (await desks.publish(on.organiser, tid, NOW)).seats
         with pytest.raises(RuleViolation) as refused:  # the clock never started
@@ -209,7 +209,7 @@ def test_a_void_format_voids_every_table_still_playing_in_the_one_commit() -> No
         seen = commits(on)
         state = await on.app.tournaments.command(on.organiser, tid, call(), NOW)
         assert len([b for b in seen if b.rows]) == 1
-        current = state.current
+        current = state.state.current
         assert current is not None and current.complete
         for result in current.results[1:]:
             assert result is not None and result.places == (1, 1, 1, 1) and result.closed
@@ -223,17 +223,17 @@ def test_a_table_waiting_for_seat_entropy_is_begun_and_closed_in_the_same_commit
         fmt = {"game_kind": "bon-appetit", "table_sizes": "4", "rounds": "1"}
         fmt["seat_entropy"] = "true"
         names = PLAYERS[:8]
-        tid = (await desks.create_tournament(on.organiser, fmt, names, NOW)).tournament_id
+        tid = (await desks.create_tournament(on.organiser, fmt, names, NOW)).state.tournament_id
         await desks.pair(on.organiser, tid, [], [], NOW)
         seats = (await desks.publish(on.organiser, tid, NOW)).seats
         await desks.command(on.organiser, tid, command(start_clock=tpb.StartClock(round=1)), NOW)
         for seat in seats:  # table 1 begins; at table 2 one seat never sends its entropy
             if seat.table == 1 or seat.seat > 0:
-                await on.app.join(on.caller(seat.token), seat.game_id, b"dice")
+                await on.app.games.join(on.caller(seat.token), seat.game_id, b"dice")
         state = (await desks.snapshot(tid, 0, NOW)).state  # a read with a table waiting
         assert state.current is not None and state.current.results == (None, None)
         seen = commits(on)
-        state = await desks.command(on.organiser, tid, call(), NOW)
+        state = (await desks.command(on.organiser, tid, call(), NOW)).state
         assert len([b for b in seen if b.rows]) == 1
         assert state.current is not None and state.current.complete
         waited = state.current.game_ids[1]
@@ -263,7 +263,7 @@ def test_a_time_call_that_meets_a_conflict_reads_its_records_again_and_lands_who
             return await real(batch, folded)
 
         on.app.db.commit = conflict_once  # type: ignore[method-assign]
-        state = await on.app.tournaments.command(on.organiser, tid, call(), NOW)
+        state = (await on.app.tournaments.command(on.organiser, tid, call(), NOW)).state
         assert refused and state.current is not None and state.current.complete
         await whole(on, tid)
 

@@ -38,10 +38,10 @@ async def play_round(on: App, seats: list[Seat], rng: random.Random) -> None:
         sent = 0
         while not (await on.app.live.get(game_id)).over:
             for caller in rng.sample(callers, len(callers)):
-                legal = await on.app.legal(caller, game_id)
+                legal = await on.app.replays.legal(caller, game_id)
                 if legal.commands:
                     command = rng.choice(legal.commands)
-                    await on.app.submit(caller, game_id, f"bot-{sent}", legal.seq, command)
+                    await on.app.games.submit(caller, game_id, f"bot-{sent}", legal.seq, command)
                     sent += 1
                     break
 
@@ -55,7 +55,7 @@ def test_a_small_event_runs_on_the_record() -> None:
         desks = on.app.tournaments
         names = [f"P{i:02d}" for i in range(7)]
         state = await desks.create_tournament(on.organiser, OPTIONS, names, NOW)
-        tid = state.tournament_id
+        tid = state.state.tournament_id
         rng = random.Random(3)
         with pytest.raises(RuleViolation) as twice:
             await desks.command(
@@ -64,14 +64,14 @@ def test_a_small_event_runs_on_the_record() -> None:
         assert twice.value.rule_id == "TOUR-REGISTER-TWICE"
         for number in (1, 2, 3):
             state = await desks.pair(on.organiser, tid, [], [], NOW)
-            current = state.current
+            current = state.state.current
             assert current is not None and sorted(map(len, current.tables)) == [3, 4]
             published = await desks.publish(on.organiser, tid, NOW)
             seats = published.seats
             assert not published.replayed
             retried = await desks.publish(on.organiser, tid, NOW)  # its answer lost: sent again
             assert retried.replayed and retried.seats == seats
-            assert retried.state == published.state
+            assert retried.tournament.state == published.tournament.state
             with pytest.raises(RuleViolation) as early:
                 await desks.pair(on.organiser, tid, [], [], NOW)
             assert early.value.rule_id == "TOUR-PAIR-UNFINISHED"
@@ -101,7 +101,7 @@ def test_a_small_event_runs_on_the_record() -> None:
         assert verify(stored.rows, stored.pack_body, stored.server_seed).ok
         alone = verify_document(to_text(export_record(stored.rows, stored.pack_body)))
         assert alone.ok and alone.game_kind == "tournament" and alone.commands_checked > 20
-        report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
+        report = verify_tournament((await desks.export_tournament(on.organiser, tid, NOW)).document)
         assert report.ok, report.faults
         assert report.games_verified == 6
 
@@ -115,7 +115,7 @@ def test_a_duplicate_round_deals_every_table_the_same_and_scores_against_par() -
         state = await desks.create_tournament(
             on.organiser, options, [f"D{i}" for i in range(8)], NOW
         )
-        tid = state.tournament_id
+        tid = state.state.tournament_id
         rng = random.Random(5)
         for _ in (1, 2):
             await desks.pair(on.organiser, tid, [], [], NOW)
@@ -128,14 +128,14 @@ def test_a_duplicate_round_deals_every_table_the_same_and_scores_against_par() -
             await play_round(on, first, rng)
             spectator = on.credentials.caller([])
             with pytest.raises(Hidden):  # its twin still runs: its record stays private
-                await on.app.export(spectator, games[0])
+                await on.app.replays.export(spectator, games[0])
             await play_round(on, [s for s in seats if s.game_id != games[0]], rng)
             snap = await desks.snapshot(tid, 0, NOW)
             assert snap.state.rounds[-1].complete
             par = against_par(snap.state.rounds[-1])
             assert sum(par.values()) == 0  # par is each seat's mean across the tables
         await desks.end(on.organiser, tid, NOW)
-        report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
+        report = verify_tournament((await desks.export_tournament(on.organiser, tid, NOW)).document)
         assert report.ok, report.faults
         lines = (await desks.snapshot(tid, 0, NOW)).standings
         assert sum(line.par for line in lines) == 0
@@ -147,19 +147,19 @@ def test_a_round_robin_event_is_paired_from_the_plane_and_verified() -> None:
     async def scenario(on: App) -> None:
         desks = on.app.tournaments
         options = {"table_sizes": "3", "rounds": "2", "pairing": "round_robin"}
-        state = await desks.create_tournament(
+        made = await desks.create_tournament(
             on.organiser, options, [f"R{i}" for i in range(9)], NOW
         )
-        tid = state.tournament_id
+        tid = made.state.tournament_id
         rng = random.Random(9)
         for _ in (1, 2):
-            state = await desks.pair(on.organiser, tid, [], [], NOW)
+            state = (await desks.pair(on.organiser, tid, [], [], NOW)).state
             assert state.current is not None and state.current.method == "round-robin"
             published = await desks.publish(on.organiser, tid, NOW)
-            state = published.state
+            state = published.tournament.state
             await play_round(on, published.seats, rng)
         await desks.end(on.organiser, tid, NOW)
-        report = verify_tournament(await desks.export_tournament(on.organiser, tid, NOW))
+        report = verify_tournament((await desks.export_tournament(on.organiser, tid, NOW)).document)
         assert report.ok, report.faults
         assert sum("round robin re-derived" in c for c in report.checks) == 2
         met = Counter(
@@ -178,7 +178,7 @@ def test_a_commit_that_failed_after_writing_leaves_memory_to_follow_the_store() 
     async def scenario(on: App) -> None:
         desks = on.app.tournaments
         state = await desks.create_tournament(on.organiser, OPTIONS, ["A", "B", "C"], NOW)
-        tid = state.tournament_id
+        tid = state.state.tournament_id
         real = on.app.db.commit
 
         async def written_then_failed(batch: Batch, folded: Any = None) -> Signed | None:
@@ -194,7 +194,7 @@ def test_a_commit_that_failed_after_writing_leaves_memory_to_follow_the_store() 
         state = await desks.command(
             on.organiser, tid, command(register=tpb.RegisterPlayer(name="E")), NOW
         )
-        assert [p.name for p in state.players] == ["A", "B", "C", "D", "E"]
+        assert [p.name for p in state.state.players] == ["A", "B", "C", "D", "E"]
         snap = await desks.snapshot(tid, 0, NOW)
         assert [r.hash for r in snap.rows] == [r.hash for r in on.store.rows(tid)]
 
@@ -211,14 +211,14 @@ def test_the_standings_of_a_tournament_are_in_its_own_order() -> None:
         desks = on.app.tournaments
         names = [f"P{i:02d}" for i in range(8)]
         fmt = {"game_kind": "bon-appetit", "table_sizes": "4", "rounds": "2"}
-        tid = (await desks.create_tournament(on.organiser, fmt, names, NOW)).tournament_id
+        tid = (await desks.create_tournament(on.organiser, fmt, names, NOW)).state.tournament_id
         rng = random.Random(11)
         for _ in range(2):
             await desks.pair(on.organiser, tid, [], [], NOW)
             published = await desks.publish(on.organiser, tid, NOW)
             await play_round(on, list(published.seats), rng)
         ranked = [line.name for line in (await desks.snapshot(tid, now=NOW)).standings]
-        found = await on.app.standings(tid)
+        found = await on.app.replays.standings(tid)
         assert [line.name for line in found.lines] == ranked
         assert found.finished == 4 and found.running == 0
 

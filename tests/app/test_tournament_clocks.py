@@ -54,7 +54,7 @@ def test_a_game_its_clock_ends_has_its_result_taken_into_the_tournament() -> Non
         desks = on.app.tournaments
         tid = (
             await desks.create_tournament(on.organiser, FORMAT, ["Ann", "Bo"], NOW)
-        ).tournament_id
+        ).state.tournament_id
         await desks.pair(on.organiser, tid, [], [], NOW)
         seats = sorted((await desks.publish(on.organiser, tid, NOW)).seats, key=lambda s: s.seat)
         game = await on.app.live.get(seats[0].game_id)
@@ -64,14 +64,14 @@ def test_a_game_its_clock_ends_has_its_result_taken_into_the_tournament() -> Non
         while True:  # the seats play; the last pass is left to the clock
             seat, legal = 0, []
             for seat in range(2):
-                legal = (await on.app.legal(callers[seat], game.game_id)).commands
+                legal = (await on.app.replays.legal(callers[seat], game.game_id)).commands
                 if legal:
                     break
             passes = [c for c in legal if c.picky_eaters.WhichOneof("action") == "pass_round"]
             command = passes[0] if passes else legal[0]
             if passes and ends_the_game(game, seat, command, clock.now()):
                 break
-            await on.app.submit(callers[seat], game.game_id, f"c{sent}", None, command)
+            await on.app.games.submit(callers[seat], game.game_id, f"c{sent}", None, command)
             sent += 1
         before = game.last_seq
         clock.advance(5.001)  # the seat's time runs out: its pass is played for it

@@ -34,20 +34,20 @@ def test_a_file_answers_views_replays_lists_and_audits(
     path, done, running = stored
     reads = OfflineFile(str(path))
     done_id, running_id = done.rows[0].game_id, running.rows[0].game_id
-    now = answer(reads.view(ANYONE, running_id))
+    now = answer(reads.replays.view(ANYONE, running_id))
     assert now.seq == len(running.rows) and str(now.viewer) == "spectator"
     assert all("hand" not in s for s in now.view["seats"])
-    listed = answer(reads.games())
+    listed = answer(reads.replays.games())
     assert {(g.game_id, g.last_seq, g.over) for g in listed.games} == {
         (done_id, len(done.rows), True),
         (running_id, len(running.rows), False),
     }
-    reports = list(answers(reads.verify_all(ORGANISER)))
+    reports = list(answers(reads.replays.verify_all(ORGANISER)))
     assert [r.report.ok for r in reports] == [True, True] and reports[0].total == 2
     with pytest.raises(Unauthenticated):
-        list(answers(reads.verify_all(ANYONE)))
+        list(answers(reads.replays.verify_all(ANYONE)))
     with pytest.raises(GameNotFound):
-        answer(reads.view(ANYONE, "g_nothing"))
+        answer(reads.replays.view(ANYONE, "g_nothing"))
 
 
 def test_a_file_follows_the_visibility_policy(stored: tuple[Path, Built, Built]) -> None:
@@ -55,17 +55,17 @@ def test_a_file_follows_the_visibility_policy(stored: tuple[Path, Built, Built])
     reads = OfflineFile(str(path))
     done_id, running_id = done.rows[0].game_id, running.rows[0].game_id
     with pytest.raises(Hidden):
-        answer(reads.replay(ANYONE, running_id, viewer="arbiter"))
+        answer(reads.replays.replay(ANYONE, running_id, viewer="arbiter"))
     with pytest.raises(Hidden):
-        answer(reads.export(ANYONE, running_id))
+        answer(reads.replays.export(ANYONE, running_id))
     with pytest.raises(Hidden):
-        answer(reads.explain(ANYONE, running_id, 2))
-    assert not answer(reads.export(ORGANISER, running_id)).complete
+        answer(reads.replays.explain(ANYONE, running_id, 2))
+    assert not answer(reads.replays.export(ORGANISER, running_id)).complete
     # once the game is over its record is public: anyone, as anyone
-    as_arbiter = answer(reads.replay(ANYONE, done_id, to_seq=3, viewer="arbiter"))
+    as_arbiter = answer(reads.replays.replay(ANYONE, done_id, to_seq=3, viewer="arbiter"))
     assert all("hand" in s for s in as_arbiter.steps[-1].view["seats"])
-    assert answer(reads.export(ANYONE, done_id)).complete
-    assert answer(reads.explain(ANYONE, done_id, 2)).lines
+    assert answer(reads.replays.export(ANYONE, done_id)).complete
+    assert answer(reads.replays.explain(ANYONE, done_id, 2)).lines
 
 
 def test_an_exported_record_answers_like_the_file(
@@ -79,19 +79,19 @@ def test_an_exported_record_answers_like_the_file(
     assert isinstance(from_record, OfflineRecord)
     game_id = done.rows[0].game_id
     for viewer in ("seat:1", "spectator"):
-        a = answer(from_file.replay(ORGANISER, game_id, viewer=viewer))
-        b = answer(from_record.replay(ORGANISER, game_id, viewer=viewer))
+        a = answer(from_file.replays.replay(ORGANISER, game_id, viewer=viewer))
+        b = answer(from_record.replays.replay(ORGANISER, game_id, viewer=viewer))
         assert [s.view for s in a.steps] == [s.view for s in b.steps]
         assert [s.facts for s in a.steps] == [s.facts for s in b.steps]
-    assert answer(from_record.verify(ANYONE, game_id)).ok
-    assert answer(from_record.rejections(ANYONE, game_id)) == []
+    assert answer(from_record.replays.verify(ANYONE, game_id)).ok
+    assert answer(from_record.replays.rejections(ANYONE, game_id)) == []
     with pytest.raises(GameNotFound):
-        answer(from_record.view(ANYONE, "g_other"))
+        answer(from_record.replays.view(ANYONE, "g_other"))
     sealed = OfflineRecord(to_text(export_record(running.rows, running.pack_bytes)), "running")
     with pytest.raises(SealedRecord):
-        answer(sealed.view(ANYONE, running.rows[0].game_id))
-    assert answer(sealed.verify(ANYONE, "")).ok
-    assert json.loads(answer(sealed.export(ORGANISER, "")).text)["server_seed"] is None
+        answer(sealed.replays.view(ANYONE, running.rows[0].game_id))
+    assert answer(sealed.replays.verify(ANYONE, "")).ok
+    assert json.loads(answer(sealed.replays.export(ORGANISER, "")).text)["server_seed"] is None
 
 
 def test_offline_calls_need_no_event_loop_even_inside_one(
@@ -101,6 +101,6 @@ def test_offline_calls_need_no_event_loop_even_inside_one(
     reads = OfflineFile(str(path))
 
     async def inside() -> int:
-        return answer(reads.view(ANYONE, done.rows[0].game_id)).seq
+        return answer(reads.replays.view(ANYONE, done.rows[0].game_id)).seq
 
     assert asyncio.run(inside()) == len(done.rows)

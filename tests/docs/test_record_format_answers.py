@@ -251,7 +251,7 @@ def test_an_offline_replay_and_audit_of_the_file_check_the_header_too(tmp_path: 
     replayed = run("replay", str(path))
     assert replayed.exit_code == FAILED and "does not verify" in replayed.output
     assert "the claimed result (null)" in replayed.output
-    audited = answer(open_offline(str(path)).verify(ORGANISER, ""))
+    audited = answer(open_offline(str(path)).replays.verify(ORGANISER, ""))
     assert audited == verify_document(json.dumps(document)) and not audited.ok
 
 

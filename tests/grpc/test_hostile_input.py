@@ -13,7 +13,7 @@ import pytest
 
 from feastlog.replay import games
 from feastlog.replay.games.engine import PackError, pack_source, unknown_pack_key
-from feastlog.service.app import reads
+from feastlog.service.app import reads, source
 from feastlog.service.app.auth import Credentials, check_arbiter_name
 from feastlog.service.app.errors import (
     BadRequest,
@@ -466,7 +466,7 @@ def test_a_cancelled_verify_all_stops_between_games(
     server, _ = served
     audited: list[str] = []
     folding, release = threading.Event(), threading.Event()
-    real = reads.audit_stored
+    real = source.audit_stored
 
     def slow(stored: Any) -> Any:
         audited.append(stored.rows[0].game_id)
@@ -475,7 +475,7 @@ def test_a_cancelled_verify_all_stops_between_games(
             release.wait(timeout=60)
         return real(stored)
 
-    monkeypatch.setattr(reads, "audit_stored", slow)
+    monkeypatch.setattr(source, "audit_stored", slow)
     audit = apb_grpc.AuditServiceStub(grpc.insecure_channel(server.address))
     stream = audit.VerifyAllGames(apb.VerifyAllGamesRequest(), metadata=bearer(server.key))
     total = next(stream).total
@@ -520,7 +520,7 @@ def test_refusals_are_stored_bounded_and_at_a_senders_pace(tmp_path: Path) -> No
                 grpc.StatusCode.INVALID_ARGUMENT,
             )
         stored = rejections(server, game.game_id)
-        budget = server.running.app.refusals
+        budget = server.running.app.games.refusals
         assert 2 * budget.burst <= len(stored) < 60  # a burst per seat, a few refilled
         assert budget.unstored == 60 - len(stored)
         assert {r.actor for r in stored} == {"seat:0", "seat:1"}

@@ -347,7 +347,7 @@ def test_a_refusal_shows_on_the_arbiters_and_its_seats_page_only(
         store.close()
     source = OfflineFile(str(path))
     game = source.folded(game_id)
-    rejections = answer(source.rejections(ORGANISER, game_id))
+    rejections = answer(source.replays.rejections(ORGANISER, game_id))
     shown = {
         str(v): data_of(page_html(game, v, rejections))["rejections"]
         for v in (ARBITER, SPECTATOR, Viewer.of_seat(0), Viewer.of_seat(1))

@@ -317,8 +317,8 @@ def test_an_unexpected_error_is_internal_with_an_incident_id_and_a_log_line(
     try:
         client = stub(server.address)
         game = create(client, server.key, "picky-eaters", PLAYERS["picky-eaters"])
-        app.view = broken_view  # type: ignore[method-assign,assignment]
-        app.watch = broken_watch  # type: ignore[method-assign,assignment]
+        app.replays.view = broken_view  # type: ignore[method-assign,assignment]
+        app.games.watch = broken_watch  # type: ignore[method-assign,assignment]
         calls = [
             lambda: client.GetView(pb.GetViewRequest(game_id=game.game_id)),
             lambda: list(client.WatchGame(pb.WatchGameRequest(game_id=game.game_id))),

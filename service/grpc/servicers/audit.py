@@ -33,7 +33,7 @@ class AuditService(Servicer, pb_grpc.AuditServiceServicer):
     async def VerifyGame(
         self, request: pb.VerifyGameRequest, context: grpc.aio.ServicerContext
     ) -> pb.VerifyGameResponse:
-        report = await self.app.verify(self.caller(context), request.game_id)
+        report = await self.app.replays.verify(self.caller(context), request.game_id)
         return pb.VerifyGameResponse(report=report_message(report))
 
     @streaming
@@ -41,14 +41,14 @@ class AuditService(Servicer, pb_grpc.AuditServiceServicer):
         self, request: pb.VerifyAllGamesRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.VerifyAllGamesResponse]:
         kind = kind_text(request.game_kind, request.kind)
-        async for found in self.app.verify_all(self.caller(context), kind):
+        async for found in self.app.replays.verify_all(self.caller(context), kind):
             yield pb.VerifyAllGamesResponse(report=report_message(found.report), total=found.total)
 
     @unary
     async def ExplainEvent(
         self, request: pb.ExplainEventRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExplainEventResponse:
-        found = await self.app.explain(self.caller(context), request.game_id, request.seq)
+        found = await self.app.replays.explain(self.caller(context), request.game_id, request.seq)
         return pb.ExplainEventResponse(explanation=struct(found.found), lines=found.lines)
 
     @unary
@@ -56,7 +56,7 @@ class AuditService(Servicer, pb_grpc.AuditServiceServicer):
         self, request: pb.WhatIfRequest, context: grpc.aio.ServicerContext
     ) -> pb.WhatIfResponse:
         actor = participant_text(request.actor, request.typed_actor, "typed_actor")
-        answer = await self.app.what_if(
+        answer = await self.app.replays.what_if(
             self.caller(context), request.game_id, request.seq, actor, request.command
         )
         return what_if_message(answer)
@@ -65,14 +65,14 @@ class AuditService(Servicer, pb_grpc.AuditServiceServicer):
     async def ListRejections(
         self, request: pb.ListRejectionsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListRejectionsResponse:
-        found = await self.app.rejections(self.caller(context), request.game_id)
+        found = await self.app.replays.rejections(self.caller(context), request.game_id)
         return pb.ListRejectionsResponse(rejections=[rejection_message(r) for r in found])
 
     @unary
     async def SubmitRuling(
         self, request: pb.SubmitRulingRequest, context: grpc.aio.ServicerContext
     ) -> pb.SubmitRulingResponse:
-        done = await self.app.rule(
+        done = await self.app.games.rule(
             self.caller(context), request.game_id, request.command_id, request.ruling
         )
         return accepted(pb.SubmitRulingResponse(), done)

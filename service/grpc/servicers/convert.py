@@ -17,8 +17,8 @@ from feastlog.replay.record.audit import AuditReport
 from feastlog.replay.record.rows import Row
 from feastlog.replay.record.visibility import Step
 from feastlog.replay.tournament.outcomes import Standing, exact
-from feastlog.service.app.application import Accepted, Created
 from feastlog.service.app.errors import BadRequest
+from feastlog.service.app.games import Accepted, Created
 from feastlog.service.app.reads import WhatIf
 from feastlog.service.store import Rejection
 from feastlog.service.store.projection import KindStats

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import grpc
 
 from feastlog.service.app.application import Application
-from feastlog.service.app.feed import STEPS_KEPT, FeedRow, open_feed
+from feastlog.service.app.feed import STEPS_KEPT, FeedRow
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import event
 from feastlog.service.grpc.status import streaming
@@ -35,8 +35,8 @@ class FeedService(Servicer, pb_grpc.FeedServiceServicer):
         self, request: pb.WatchAllRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[bytes]:
         caller = self.caller(context)
-        feed = await open_feed(
-            self.app, caller, request.game_kind, request.tournament_id, request.position
+        feed = await self.app.feed.watch_all(
+            caller, request.game_kind, request.tournament_id, request.position
         )
         async for row in feed:
             yield self.replies.of(row)

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 import grpc
 
 from feastlog.presentation import typed
-from feastlog.service.app.errors import BadRequest
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import (
     accepted,
@@ -31,7 +30,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     async def CreateGame(
         self, request: pb.CreateGameRequest, context: grpc.aio.ServicerContext
     ) -> pb.CreateGameResponse:
-        created = await self.app.create(
+        created = await self.app.games.create(
             self.caller(context),
             kind_text(request.game_kind, request.kind),
             list(request.players),
@@ -47,7 +46,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     async def JoinGame(
         self, request: pb.JoinGameRequest, context: grpc.aio.ServicerContext
     ) -> pb.JoinGameResponse:
-        joined = await self.app.join(self.caller(context), request.game_id, request.entropy)
+        joined = await self.app.games.join(self.caller(context), request.game_id, request.entropy)
         return pb.JoinGameResponse(
             started=joined.started,
             waiting_for=joined.waiting_for,
@@ -59,7 +58,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         self, request: pb.SubmitCommandRequest, context: grpc.aio.ServicerContext
     ) -> pb.SubmitCommandResponse:
         expected = request.expected_seq if request.HasField("expected_seq") else None
-        done = await self.app.submit(
+        done = await self.app.games.submit(
             self.caller(context), request.game_id, request.command_id, expected, request.command
         )
         return accepted(pb.SubmitCommandResponse(), done, request.typed_facts_only)
@@ -68,7 +67,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     async def GetView(
         self, request: pb.GetViewRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetViewResponse:
-        now = await self.app.view(self.caller(context), request.game_id)
+        now = await self.app.replays.view(self.caller(context), request.game_id)
         return pb.GetViewResponse(
             seq=now.seq,
             viewer=str(now.viewer),
@@ -81,7 +80,7 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     async def ListLegalCommands(
         self, request: pb.ListLegalCommandsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListLegalCommandsResponse:
-        legal = await self.app.legal(self.caller(context), request.game_id)
+        legal = await self.app.replays.legal(self.caller(context), request.game_id)
         return pb.ListLegalCommandsResponse(
             seq=legal.seq, commands=legal.commands, partial=legal.partial
         )
@@ -90,7 +89,9 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     async def WatchGame(
         self, request: pb.WatchGameRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchGameResponse]:
-        watching = await self.app.watch(self.caller(context), request.game_id, request.from_seq)
+        watching = await self.app.games.watch(
+            self.caller(context), request.game_id, request.from_seq
+        )
         async for step in watching.steps:
             yield pb.WatchGameResponse(event=event(step, watching.typed_member))
 
@@ -99,10 +100,8 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListGamesResponse:
         kind = kind_text(request.game_kind, request.kind)
-        if request.limit < 0 and not request.page_size:  # an older client's page size
-            raise BadRequest("limit is 0 (the default) or more", field="limit")
-        found = await self.app.games(
-            kind, request.page_size or request.limit, request.tournament_id, request.page_token
+        found = await self.app.replays.games(
+            kind, request.page_size, request.tournament_id, request.page_token, request.limit
         )
         games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in found.games]
         return pb.ListGamesResponse(games=games, next_page_token=found.next_page_token)

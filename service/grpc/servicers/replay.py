@@ -25,7 +25,9 @@ class ReplayService(Servicer, pb_grpc.ReplayServiceServicer):
         self, request: pb.GetStateAtRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStateAtResponse:
         wanted = participant_text(request.viewer, request.typed_viewer, "typed_viewer")
-        found = await self.app.state_at(self.caller(context), request.game_id, request.seq, wanted)
+        found = await self.app.replays.state_at(
+            self.caller(context), request.game_id, request.seq, wanted
+        )
         return pb.GetStateAtResponse(
             event=event(found.steps[-1], found.typed_member),
             viewer=str(found.viewer),
@@ -39,7 +41,7 @@ class ReplayService(Servicer, pb_grpc.ReplayServiceServicer):
         self, request: pb.StreamReplayRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.StreamReplayResponse]:
         wanted = participant_text(request.viewer, request.typed_viewer, "typed_viewer")
-        found = await self.app.replay(
+        found = await self.app.replays.replay(
             self.caller(context), request.game_id, request.from_seq, request.to_seq, wanted
         )
         for step in found.steps:
@@ -49,7 +51,7 @@ class ReplayService(Servicer, pb_grpc.ReplayServiceServicer):
     async def ExportRecord(
         self, request: pb.ExportRecordRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExportRecordResponse:
-        found = await self.app.export(self.caller(context), request.game_id)
+        found = await self.app.replays.export(self.caller(context), request.game_id)
         return pb.ExportRecordResponse(
             content=found.text.encode(), file_name=found.file_name, complete=found.complete
         )

@@ -18,7 +18,7 @@ class SeatLinkService(Servicer, pb_grpc.SeatLinkServiceServicer):
     async def CreateSeatLink(
         self, request: pb.CreateSeatLinkRequest, context: grpc.aio.ServicerContext
     ) -> pb.CreateSeatLinkResponse:
-        code = await self.app.seat_link(self.caller(context), request.game_id, request.seat)
+        code = await self.app.games.seat_link(self.caller(context), request.game_id, request.seat)
         path, pages = link_path(request.game_id, code), self.app.seat_links.pages_url
         return pb.CreateSeatLinkResponse(
             game_id=request.game_id,

@@ -16,11 +16,9 @@ import grpc
 
 from feastlog.replay.record.rows import COMMAND, Row
 from feastlog.replay.tournament.export import decoded_row
-from feastlog.replay.tournament.standings import exact, standings
-from feastlog.replay.tournament.state import Result, Round, Tournament
-from feastlog.service.app.application import Application
-from feastlog.service.app.errors import BadRequest
-from feastlog.service.app.tournament import Snapshot, Tournaments
+from feastlog.replay.tournament.standings import exact
+from feastlog.replay.tournament.state import Result, Round
+from feastlog.service.app.tournament import Snapshot
 from feastlog.service.grpc.servicers.base import Servicer
 from feastlog.service.grpc.servicers.convert import standing_message, stats_message
 from feastlog.service.grpc.status import streaming, unary
@@ -35,7 +33,7 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def GetStandings(
         self, request: pb.GetStandingsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStandingsResponse:
-        found = await self.app.standings(request.tournament_id)
+        found = await self.app.replays.standings(request.tournament_id)
         return pb.GetStandingsResponse(
             standings=[standing_message(line) for line in found.lines],
             games_finished=found.finished,
@@ -46,79 +44,76 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def GetStats(
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStatsResponse:
-        found = await self.app.stats(request.tournament_id)
+        found = await self.app.replays.stats(request.tournament_id)
         return pb.GetStatsResponse(kinds=[stats_message(k) for k in found])
-
-    def desk(self) -> Tournaments:
-        """The server's tournaments (a file read offline runs none)."""
-        if not isinstance(self.app, Application):
-            raise BadRequest("tournaments are run by a server: start `feastlog serve`")
-        return self.app.tournaments
-
-    async def _now(self, tid: str) -> pb.TournamentState:
-        return state_message(await self.desk().snapshot(tid))
 
     @unary
     async def CreateTournament(
         self, request: pb.CreateTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.CreateTournamentResponse:
-        made = await self.desk().create_tournament(
+        made = await self.app.tournaments.create_tournament(
             self.caller(context), dict(request.format), list(request.players)
         )
-        return pb.CreateTournamentResponse(tournament=await self._now(made.tournament_id))
+        return pb.CreateTournamentResponse(tournament=state_message(made))
 
     @unary
     async def RegisterPlayer(
         self, request: pb.RegisterPlayerRequest, context: grpc.aio.ServicerContext
     ) -> pb.RegisterPlayerResponse:
-        tid = request.tournament_id
-        await self.desk().register(self.caller(context), tid, request.name)
-        return pb.RegisterPlayerResponse(tournament=await self._now(tid))
+        now = await self.app.tournaments.register(
+            self.caller(context), request.tournament_id, request.name
+        )
+        return pb.RegisterPlayerResponse(tournament=state_message(now))
 
     @unary
     async def DropPlayer(
         self, request: pb.DropPlayerRequest, context: grpc.aio.ServicerContext
     ) -> pb.DropPlayerResponse:
-        tid = request.tournament_id
-        await self.desk().drop_player(self.caller(context), tid, request.name, request.reason)
-        return pb.DropPlayerResponse(tournament=await self._now(tid))
+        now = await self.app.tournaments.drop_player(
+            self.caller(context), request.tournament_id, request.name, request.reason
+        )
+        return pb.DropPlayerResponse(tournament=state_message(now))
 
     @unary
     async def PairRound(
         self, request: pb.PairRoundRequest, context: grpc.aio.ServicerContext
     ) -> pb.PairRoundResponse:
         tables = [list(t.players) for t in request.tables]
-        tid = request.tournament_id
-        await self.desk().pair(self.caller(context), tid, tables, list(request.byes))
-        return pb.PairRoundResponse(tournament=await self._now(tid))
+        now = await self.app.tournaments.pair(
+            self.caller(context), request.tournament_id, tables, list(request.byes)
+        )
+        return pb.PairRoundResponse(tournament=state_message(now))
 
     @unary
     async def SwapPlayers(
         self, request: pb.SwapPlayersRequest, context: grpc.aio.ServicerContext
     ) -> pb.SwapPlayersResponse:
-        tid = request.tournament_id
-        await self.desk().swap(
-            self.caller(context), tid, request.first, request.second, request.reason
+        now = await self.app.tournaments.swap(
+            self.caller(context),
+            request.tournament_id,
+            request.first,
+            request.second,
+            request.reason,
         )
-        return pb.SwapPlayersResponse(tournament=await self._now(tid))
+        return pb.SwapPlayersResponse(tournament=state_message(now))
 
     @unary
     async def FixTable(
         self, request: pb.FixTableRequest, context: grpc.aio.ServicerContext
     ) -> pb.FixTableResponse:
-        tid = request.tournament_id
-        await self.desk().fix(
-            self.caller(context), tid, request.name, request.table, request.seat, request.reason
+        r = request
+        now = await self.app.tournaments.fix(
+            self.caller(context), r.tournament_id, r.name, r.table, r.seat, r.reason
         )
-        return pb.FixTableResponse(tournament=await self._now(tid))
+        return pb.FixTableResponse(tournament=state_message(now))
 
     @unary
     async def PublishRound(
         self, request: pb.PublishRoundRequest, context: grpc.aio.ServicerContext
     ) -> pb.PublishRoundResponse:
-        done = await self.desk().publish(self.caller(context), request.tournament_id)
+        done = await self.app.tournaments.publish(self.caller(context), request.tournament_id)
         return pb.PublishRoundResponse(
-            tournament=await self._now(request.tournament_id),
+            tournament=state_message(done.tournament),
             seats=[
                 pb.PublishedSeat(
                     table=s.table, seat=s.seat, name=s.name, game_id=s.game_id, seat_token=s.token
@@ -132,50 +127,50 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def StartClock(
         self, request: pb.StartClockRequest, context: grpc.aio.ServicerContext
     ) -> pb.StartClockResponse:
-        tid = request.tournament_id
-        await self.desk().start_clock(self.caller(context), tid, request.minutes)
-        return pb.StartClockResponse(tournament=await self._now(tid))
+        now = await self.app.tournaments.start_clock(
+            self.caller(context), request.tournament_id, request.minutes
+        )
+        return pb.StartClockResponse(tournament=state_message(now))
 
     @unary
     async def ExtendClock(
         self, request: pb.ExtendClockRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExtendClockResponse:
-        tid = request.tournament_id
-        await self.desk().extend_clock(
-            self.caller(context), tid, request.table, request.minutes, request.reason
+        r = request
+        now = await self.app.tournaments.extend_clock(
+            self.caller(context), r.tournament_id, r.table, r.minutes, r.reason
         )
-        return pb.ExtendClockResponse(tournament=await self._now(tid))
+        return pb.ExtendClockResponse(tournament=state_message(now))
 
     @unary
     async def CallTime(
         self, request: pb.CallTimeRequest, context: grpc.aio.ServicerContext
     ) -> pb.CallTimeResponse:
-        tid = request.tournament_id
-        await self.desk().call_time(self.caller(context), tid)
-        return pb.CallTimeResponse(tournament=await self._now(tid))
+        now = await self.app.tournaments.call_time(self.caller(context), request.tournament_id)
+        return pb.CallTimeResponse(tournament=state_message(now))
 
     @unary
     async def AddPenalty(
         self, request: pb.AddPenaltyRequest, context: grpc.aio.ServicerContext
     ) -> pb.AddPenaltyResponse:
-        tid = request.tournament_id
-        await self.desk().add_penalty(
-            self.caller(context), tid, request.name, request.penalty, request.round, request.reason
+        r = request
+        now = await self.app.tournaments.add_penalty(
+            self.caller(context), r.tournament_id, r.name, r.penalty, r.round, r.reason
         )
-        return pb.AddPenaltyResponse(tournament=await self._now(tid))
+        return pb.AddPenaltyResponse(tournament=state_message(now))
 
     @unary
     async def EndTournament(
         self, request: pb.EndTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.EndTournamentResponse:
-        await self.desk().end(self.caller(context), request.tournament_id)
-        return pb.EndTournamentResponse(tournament=await self._now(request.tournament_id))
+        now = await self.app.tournaments.end(self.caller(context), request.tournament_id)
+        return pb.EndTournamentResponse(tournament=state_message(now))
 
     @unary
     async def GetTournament(
         self, request: pb.GetTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetTournamentResponse:
-        found = await self.desk().snapshot(request.tournament_id, request.at_seq)
+        found = await self.app.tournaments.snapshot(request.tournament_id, request.at_seq)
         return pb.GetTournamentResponse(tournament=state_message(found))
 
     @streaming
@@ -183,24 +178,25 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
         self, request: pb.WatchTournamentRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchTournamentResponse]:
         caller = self.caller(context)
-        rows = self.desk().watch_tournament(caller, request.tournament_id, request.from_seq)
-        async for row, state in rows:
-            yield row_message(row, state)
+        rows = self.app.tournaments.watch_tournament(
+            caller, request.tournament_id, request.from_seq
+        )
+        async for row, now in rows:
+            yield row_message(row, now)
 
     @unary
     async def ExportTournament(
         self, request: pb.ExportTournamentRequest, context: grpc.aio.ServicerContext
     ) -> pb.ExportTournamentResponse:
-        text = await self.desk().export_tournament(self.caller(context), request.tournament_id)
-        return pb.ExportTournamentResponse(
-            document=text, file_name=f"{request.tournament_id}.feastlog-tournament.json"
+        found = await self.app.tournaments.export_tournament(
+            self.caller(context), request.tournament_id
         )
+        return pb.ExportTournamentResponse(document=found.document, file_name=found.file_name)
 
 
-def row_message(row: Row, state: Tournament) -> pb.WatchTournamentResponse:
+def row_message(row: Row, snap: Snapshot) -> pb.WatchTournamentResponse:
     """One row of the stream, with the tournament after it."""
     action, body = decoded_row(row)
-    snap = Snapshot(row.seq, row.seq, state, [], (), "")
     return pb.WatchTournamentResponse(
         seq=row.seq,
         kind=row.kind,
@@ -212,14 +208,14 @@ def row_message(row: Row, state: Tournament) -> pb.WatchTournamentResponse:
         commitment=row.commitment,
         action=action if row.kind == COMMAND else "",
         decoded=body,
-        tournament=state_message(snap, with_standings=True),
+        tournament=state_message(snap),
     )
 
 
-def state_message(snap: Snapshot, with_standings: bool = True) -> pb.TournamentState:
+def state_message(snap: Snapshot) -> pb.TournamentState:
     """A tournament at a seq as the API gives it."""
     state = snap.state
-    lines = snap.standings or (standings(state) if with_standings else [])
+    lines = snap.standings
     return pb.TournamentState(
         tournament_id=state.tournament_id,
         seq=snap.seq,
