@@ -68,7 +68,7 @@ class Proving:
         await tree.load()
         return tree
 
-    async def server_info(self) -> ServerInfo:
+    async def server_info(self, caller: Caller) -> ServerInfo:
         """The signing key now and every key signed with (rotation), the tree's size."""
         tree = await self._log_tree()
         keys: list[tuple[str, str]] = await self.source.read(lambda store: store.server_keys())
@@ -76,7 +76,7 @@ class Proving:
         size = await tree.catch_up()
         return ServerInfo(now, keys, size, int(tree.interval * 1000))
 
-    async def tree_head(self, size: int) -> tuple[TreeHead, list[Cosignature]]:
+    async def tree_head(self, caller: Caller, size: int) -> tuple[TreeHead, list[Cosignature]]:
         """The latest signed head (``size`` 0) or the one of ``size``, and its cosignatures."""
         return await (await self._log_tree()).head(size)
 
@@ -93,12 +93,14 @@ class Proving:
         index, size, path, root = await (await self._log_tree()).inclusion(game_id, seq, tree_size)
         return Inclusion(index, size, row.hash, leaf_hash_of(row), path, root)
 
-    async def consistency_proof(self, first: int, second: int) -> Consistency:
+    async def consistency_proof(self, caller: Caller, first: int, second: int) -> Consistency:
         """That the tree of ``first`` leaves is a prefix of the tree of ``second`` (0: the
         latest head's)."""
         return Consistency(*await (await self._log_tree()).consistency(first, second))
 
-    async def add_cosignature(self, head: TreeHead, cosignature: Cosignature) -> int:
+    async def add_cosignature(
+        self, caller: Caller, head: TreeHead, cosignature: Cosignature
+    ) -> int:
         """Keep a witness's cosignature of one of this server's heads; how many it has."""
         return await (await self._log_tree()).take_cosignature(head, cosignature)
 

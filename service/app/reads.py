@@ -302,6 +302,7 @@ class Replays:
 
     async def games(
         self,
+        caller: Caller,
         kind: str = "",
         page_size: int = 0,
         tournament_id: str = "",
@@ -350,7 +351,7 @@ class Replays:
             listed.tournament_id,
         )
 
-    async def standings(self, tournament_id: str) -> Standings:
+    async def standings(self, caller: Caller, tournament_id: str) -> Standings:
         """A tournament's standings: SQL over the outcomes projection (finished games)."""
         if not tournament_id:
             raise BadRequest("tournament_id is required", field="tournament_id")
@@ -369,7 +370,7 @@ class Replays:
         carry a tournament id as a tag, which keep wins, then points, then name."""
         return await self._places(tournament_id) if self._places is not None else {}
 
-    async def stats(self, tournament_id: str = "") -> list[KindStats]:
+    async def stats(self, caller: Caller, tournament_id: str = "") -> list[KindStats]:
         """Per game kind: games, win rate by seat, a figure; SQL over the projection."""
         found: list[KindStats] = await self.source.read(lambda store: store.stats(tournament_id))
         return found

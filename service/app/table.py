@@ -33,7 +33,7 @@ from feastlog.replay.record.rows import GENESIS, Row
 from feastlog.replay.table import clocks as timing
 from feastlog.replay.table import desk
 from feastlog.service.app import streams
-from feastlog.service.app.auth import Caller
+from feastlog.service.app.auth import ORGANISER, Caller
 from feastlog.service.app.errors import (
     BadRequest,
     GameNotFound,
@@ -149,7 +149,7 @@ class AtTable:
         """Every running game (of a tournament), folded (from the store if cold)."""
         out, page = [], ""
         while True:
-            listed = await self.replays.games("", 200, tournament_id, page)
+            listed = await self.replays.games(ORGANISER, "", 200, tournament_id, page)
             for line in listed.games:
                 if not line.over and not line.waiting_for_entropy:
                     out.append(await self.replays.source.game(line.game_id))
@@ -157,7 +157,7 @@ class AtTable:
             if not page:
                 return out
 
-    def watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
+    async def watch_calls(self, caller: Caller, tournament_id: str) -> AsyncIterator[QueuedCall]:
         """The open calls, then every call made or answered as it commits, until the
         caller's credential no longer stands (``Records.held``: a revoked arbiter's stream
         ends at once)."""

@@ -614,6 +614,10 @@ class Tournaments:
             return {}
         return {line.name: place for place, line in enumerate(found.standings)}
 
+    async def get_tournament(self, caller: Caller, tid: str, at_seq: int = 0) -> Snapshot:
+        """The tournament at a seq (0: now), for anyone: a tournament's stream is public."""
+        return await self.snapshot(tid, at_seq)
+
     async def snapshot(self, tid: str, at_seq: int = 0, now: str | None = None) -> Snapshot:
         """The tournament at a seq (0: now): state, standings and rows; public to all."""
         if at_seq < 0:
@@ -655,7 +659,7 @@ class Tournaments:
         await self._catch_up(live, now)
         return live.rows, live.states
 
-    def watch_tournament(
+    async def watch_tournament(
         self, caller: Caller, tid: str, from_seq: int
     ) -> AsyncIterator[tuple[Row, Snapshot]]:
         """``follow`` for ``caller``, each row with the tournament after it and its

@@ -195,7 +195,7 @@ def test_standings_stats_and_the_list_follow_the_games_that_end() -> None:
         other = await new_game(on, 4, tournament_id="another-cup")
         for number, created in enumerate(played):
             await play_to_end(on, created, random.Random(number))
-        table = await on.app.replays.standings(CUP)
+        table = await on.app.replays.standings(on.organiser, CUP)
         assert (table.finished, table.running) == (2, 1)
         # the projection's standings are the rules' own, from each game's final table
         folded = [await on.app.live.get(c.genesis.game_id) for c in played]
@@ -203,7 +203,7 @@ def test_standings_stats_and_the_list_follow_the_games_that_end() -> None:
         assert sum(line.wins for line in table.lines) == 2
         assert {line.name for line in table.lines} == set(PLAYERS)
         assert all(line.games == 2 for line in table.lines)
-        (kind,) = await on.app.replays.stats(CUP)
+        (kind,) = await on.app.replays.stats(on.organiser, CUP)
         assert (kind.game_kind, kind.games, kind.figure) == (
             "bon-appetit",
             2,
@@ -211,12 +211,16 @@ def test_standings_stats_and_the_list_follow_the_games_that_end() -> None:
         )
         assert kind.value is not None and kind.value > 0
         assert sum(kind.win_rate_by_seat) >= 1  # each game has a winner (or several)
-        assert await on.app.replays.stats("another-cup") == []  # its game has not ended
-        page = await on.app.replays.games(page_size=3)
+        assert (
+            await on.app.replays.stats(on.organiser, "another-cup") == []
+        )  # its game has not ended
+        page = await on.app.replays.games(on.organiser, page_size=3)
         ids = [c.genesis.game_id for c in (other, running, played[1])]
         assert [line.game_id for line in page.games] == ids  # newest first
         assert [line.over for line in page.games] == [False, False, True]
-        rest = await on.app.replays.games(page_size=3, page_token=page.next_page_token)
+        rest = await on.app.replays.games(
+            on.organiser, page_size=3, page_token=page.next_page_token
+        )
         assert [line.game_id for line in rest.games] == [played[0].genesis.game_id]
         assert rest.next_page_token == ""
 
@@ -239,7 +243,9 @@ def test_a_named_arbiter_rules_until_revoked() -> None:
         await on.app.arbiters.revoke_arbiter(on.organiser, "ref")
         with pytest.raises(Unauthenticated):
             on.caller(key)
-        table = await on.app.replays.standings(CUP)  # a void game counts as played, no points
+        table = await on.app.replays.standings(
+            on.organiser, CUP
+        )  # a void game counts as played, no points
         assert table.finished == 1 and all(line.points == 0 for line in table.lines)
 
     on_memory(scenario)

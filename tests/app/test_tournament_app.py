@@ -218,7 +218,7 @@ def test_the_standings_of_a_tournament_are_in_its_own_order() -> None:
             published = await desks.publish(on.organiser, tid, NOW)
             await play_round(on, list(published.seats), rng)
         ranked = [line.name for line in (await desks.snapshot(tid, now=NOW)).standings]
-        found = await on.app.replays.standings(tid)
+        found = await on.app.replays.standings(on.organiser, tid)
         assert [line.name for line in found.lines] == ranked
         assert found.finished == 4 and found.running == 0
 

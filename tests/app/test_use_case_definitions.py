@@ -58,7 +58,6 @@ ALIASES: dict[str, set[str]] = {
     "SwapPlayers": {"swap"},
     "FixTable": {"fix"},
     "PublishRound": {"publish"},
-    "GetTournament": {"snapshot"},
     "WatchAll": {"feed", "watch_all"},
 }
 # Use cases no RPC names: the page, and the bulk work of the CLI offline.

@@ -38,10 +38,13 @@ def use_case_methods() -> list[tuple[str, str, ast.FunctionDef | ast.AsyncFuncti
         tree = ast.parse((APP / module).read_text())
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.name == cls:
-                for item in node.body:
-                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                        if not item.name.startswith("_") and item.name in SPELLINGS:
-                            found.append((cls, SPELLINGS[item.name], item))
+                found += [
+                    (cls, SPELLINGS[item.name], item)
+                    for item in node.body
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and not item.name.startswith("_")
+                    and item.name in SPELLINGS
+                ]
     return found
 
 

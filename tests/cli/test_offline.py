@@ -37,7 +37,7 @@ def test_a_file_answers_views_replays_lists_and_audits(
     now = answer(reads.replays.view(ANYONE, running_id))
     assert now.seq == len(running.rows) and str(now.viewer) == "spectator"
     assert all("hand" not in s for s in now.view["seats"])
-    listed = answer(reads.replays.games())
+    listed = answer(reads.replays.games(ANYONE))
     assert {(g.game_id, g.last_seq, g.over) for g in listed.games} == {
         (done_id, len(done.rows), True),
         (running_id, len(running.rows), False),

@@ -101,7 +101,12 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
     ) -> pb.ListGamesResponse:
         kind = kind_text(request.game_kind, request.kind)
         found = await self.app.replays.games(
-            kind, request.page_size, request.tournament_id, request.page_token, request.limit
+            self.caller(context),
+            kind,
+            request.page_size,
+            request.tournament_id,
+            request.page_token,
+            request.limit,
         )
         games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in found.games]
         return pb.ListGamesResponse(games=games, next_page_token=found.next_page_token)

@@ -21,7 +21,7 @@ class ProofService(Servicer, pb_grpc.ProofServiceServicer):
     async def GetServerInfo(
         self, request: pb.GetServerInfoRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetServerInfoResponse:
-        info = await self.app.proving.server_info()
+        info = await self.app.proving.server_info(self.caller(context))
         keys = [pb.ServerKey(public_key=k, first_used=t) for k, t in info.keys]
         return pb.GetServerInfoResponse(
             public_key=info.public_key,
@@ -34,7 +34,7 @@ class ProofService(Servicer, pb_grpc.ProofServiceServicer):
     async def GetTreeHead(
         self, request: pb.GetTreeHeadRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetTreeHeadResponse:
-        head, cosignatures = await self.app.proving.tree_head(request.size)
+        head, cosignatures = await self.app.proving.tree_head(self.caller(context), request.size)
         return pb.GetTreeHeadResponse(
             head=head_message(head),
             cosignatures=[cosignature_message(c) for c in cosignatures],
@@ -60,7 +60,9 @@ class ProofService(Servicer, pb_grpc.ProofServiceServicer):
     async def GetConsistencyProof(
         self, request: pb.GetConsistencyProofRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetConsistencyProofResponse:
-        found = await self.app.proving.consistency_proof(request.first, request.second)
+        found = await self.app.proving.consistency_proof(
+            self.caller(context), request.first, request.second
+        )
         return pb.GetConsistencyProofResponse(
             first=found.first,
             second=found.second,
@@ -79,7 +81,7 @@ class ProofService(Servicer, pb_grpc.ProofServiceServicer):
         c = request.cosignature
         cosignature = Cosignature.of(head, c.witness_key, c.witnessed_at)
         signed = Cosignature(**{**vars(cosignature), "signature": c.signature})
-        count = await self.app.proving.add_cosignature(head, signed)
+        count = await self.app.proving.add_cosignature(self.caller(context), head, signed)
         return pb.AddCosignatureResponse(cosignatures=count)
 
 

@@ -55,7 +55,8 @@ class TableService(Servicer, pb_grpc.TableServiceServicer):
     async def WatchCalls(
         self, request: pb.WatchCallsRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchCallsResponse]:
-        async for found in self.app.table.watch_calls(self.caller(context), request.tournament_id):
+        calls = await self.app.table.watch_calls(self.caller(context), request.tournament_id)
+        async for found in calls:
             yield pb.WatchCallsResponse(call=call_message(found))
 
     @unary

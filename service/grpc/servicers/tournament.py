@@ -11,6 +11,7 @@ changes it is the organiser's or a named arbiter's.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import grpc
 
@@ -33,7 +34,7 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def GetStandings(
         self, request: pb.GetStandingsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStandingsResponse:
-        found = await self.app.replays.standings(request.tournament_id)
+        found = await self.app.replays.standings(self.caller(context), request.tournament_id)
         return pb.GetStandingsResponse(
             standings=[standing_message(line) for line in found.lines],
             games_finished=found.finished,
@@ -44,7 +45,7 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
     async def GetStats(
         self, request: pb.GetStatsRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStatsResponse:
-        found = await self.app.replays.stats(request.tournament_id)
+        found = await self.app.replays.stats(self.caller(context), request.tournament_id)
         return pb.GetStatsResponse(kinds=[stats_message(k) for k in found])
 
     @unary
@@ -57,24 +58,6 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
         return pb.CreateTournamentResponse(tournament=state_message(made))
 
     @unary
-    async def RegisterPlayer(
-        self, request: pb.RegisterPlayerRequest, context: grpc.aio.ServicerContext
-    ) -> pb.RegisterPlayerResponse:
-        now = await self.app.tournaments.register(
-            self.caller(context), request.tournament_id, request.name
-        )
-        return pb.RegisterPlayerResponse(tournament=state_message(now))
-
-    @unary
-    async def DropPlayer(
-        self, request: pb.DropPlayerRequest, context: grpc.aio.ServicerContext
-    ) -> pb.DropPlayerResponse:
-        now = await self.app.tournaments.drop_player(
-            self.caller(context), request.tournament_id, request.name, request.reason
-        )
-        return pb.DropPlayerResponse(tournament=state_message(now))
-
-    @unary
     async def PairRound(
         self, request: pb.PairRoundRequest, context: grpc.aio.ServicerContext
     ) -> pb.PairRoundResponse:
@@ -83,29 +66,6 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
             self.caller(context), request.tournament_id, tables, list(request.byes)
         )
         return pb.PairRoundResponse(tournament=state_message(now))
-
-    @unary
-    async def SwapPlayers(
-        self, request: pb.SwapPlayersRequest, context: grpc.aio.ServicerContext
-    ) -> pb.SwapPlayersResponse:
-        now = await self.app.tournaments.swap(
-            self.caller(context),
-            request.tournament_id,
-            request.first,
-            request.second,
-            request.reason,
-        )
-        return pb.SwapPlayersResponse(tournament=state_message(now))
-
-    @unary
-    async def FixTable(
-        self, request: pb.FixTableRequest, context: grpc.aio.ServicerContext
-    ) -> pb.FixTableResponse:
-        r = request
-        now = await self.app.tournaments.fix(
-            self.caller(context), r.tournament_id, r.name, r.table, r.seat, r.reason
-        )
-        return pb.FixTableResponse(tournament=state_message(now))
 
     @unary
     async def PublishRound(
@@ -123,62 +83,12 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
             replayed=done.replayed,
         )
 
-    @unary
-    async def StartClock(
-        self, request: pb.StartClockRequest, context: grpc.aio.ServicerContext
-    ) -> pb.StartClockResponse:
-        now = await self.app.tournaments.start_clock(
-            self.caller(context), request.tournament_id, request.minutes
-        )
-        return pb.StartClockResponse(tournament=state_message(now))
-
-    @unary
-    async def ExtendClock(
-        self, request: pb.ExtendClockRequest, context: grpc.aio.ServicerContext
-    ) -> pb.ExtendClockResponse:
-        r = request
-        now = await self.app.tournaments.extend_clock(
-            self.caller(context), r.tournament_id, r.table, r.minutes, r.reason
-        )
-        return pb.ExtendClockResponse(tournament=state_message(now))
-
-    @unary
-    async def CallTime(
-        self, request: pb.CallTimeRequest, context: grpc.aio.ServicerContext
-    ) -> pb.CallTimeResponse:
-        now = await self.app.tournaments.call_time(self.caller(context), request.tournament_id)
-        return pb.CallTimeResponse(tournament=state_message(now))
-
-    @unary
-    async def AddPenalty(
-        self, request: pb.AddPenaltyRequest, context: grpc.aio.ServicerContext
-    ) -> pb.AddPenaltyResponse:
-        r = request
-        now = await self.app.tournaments.add_penalty(
-            self.caller(context), r.tournament_id, r.name, r.penalty, r.round, r.reason
-        )
-        return pb.AddPenaltyResponse(tournament=state_message(now))
-
-    @unary
-    async def EndTournament(
-        self, request: pb.EndTournamentRequest, context: grpc.aio.ServicerContext
-    ) -> pb.EndTournamentResponse:
-        now = await self.app.tournaments.end(self.caller(context), request.tournament_id)
-        return pb.EndTournamentResponse(tournament=state_message(now))
-
-    @unary
-    async def GetTournament(
-        self, request: pb.GetTournamentRequest, context: grpc.aio.ServicerContext
-    ) -> pb.GetTournamentResponse:
-        found = await self.app.tournaments.snapshot(request.tournament_id, request.at_seq)
-        return pb.GetTournamentResponse(tournament=state_message(found))
-
     @streaming
     async def WatchTournament(
         self, request: pb.WatchTournamentRequest, context: grpc.aio.ServicerContext
     ) -> AsyncIterator[pb.WatchTournamentResponse]:
         caller = self.caller(context)
-        rows = self.app.tournaments.watch_tournament(
+        rows = await self.app.tournaments.watch_tournament(
             caller, request.tournament_id, request.from_seq
         )
         async for row, now in rows:
@@ -192,6 +102,43 @@ class TournamentService(Servicer, pb_grpc.TournamentServiceServicer):
             self.caller(context), request.tournament_id
         )
         return pb.ExportTournamentResponse(document=found.document, file_name=found.file_name)
+
+
+# The calls that change a tournament, and GetTournament: each gives its use case
+# (``service/app/tournament.py``) the caller and these fields of its request, in this
+# order, and answers with the tournament after it (the reply's ``tournament``).  A line
+# an RPC: the proto says what each field is, the use case what it checks.
+ANSWERED_WITH_THE_TOURNAMENT: dict[str, tuple[str, ...]] = {
+    "RegisterPlayer": ("register", "tournament_id", "name"),
+    "DropPlayer": ("drop_player", "tournament_id", "name", "reason"),
+    "SwapPlayers": ("swap", "tournament_id", "first", "second", "reason"),
+    "FixTable": ("fix", "tournament_id", "name", "table", "seat", "reason"),
+    "StartClock": ("start_clock", "tournament_id", "minutes"),
+    "ExtendClock": ("extend_clock", "tournament_id", "table", "minutes", "reason"),
+    "CallTime": ("call_time", "tournament_id"),
+    "AddPenalty": ("add_penalty", "tournament_id", "name", "penalty", "round", "reason"),
+    "EndTournament": ("end", "tournament_id"),
+    "GetTournament": ("get_tournament", "tournament_id", "at_seq"),
+}
+
+
+def _answered_with_the_tournament(name: str, use_case: str, fields: tuple[str, ...]) -> Any:
+    """The servicer method of RPC ``name`` (a line of ``ANSWERED_WITH_THE_TOURNAMENT``)."""
+    reply = getattr(pb, f"{name}Response")
+
+    async def rpc(self: TournamentService, request: Any, context: grpc.aio.ServicerContext) -> Any:
+        call = getattr(self.app.tournaments, use_case)
+        now = await call(self.caller(context), *(getattr(request, f) for f in fields))
+        return reply(tournament=state_message(now))
+
+    rpc.__name__ = rpc.__qualname__ = name
+    return unary(rpc)
+
+
+for _name, (_use_case, *_fields) in ANSWERED_WITH_THE_TOURNAMENT.items():
+    setattr(
+        TournamentService, _name, _answered_with_the_tournament(_name, _use_case, tuple(_fields))
+    )
 
 
 def row_message(row: Row, snap: Snapshot) -> pb.WatchTournamentResponse:
