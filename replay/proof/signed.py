@@ -25,12 +25,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from feastlog.replay.proof.merkle import leaf_hash
-from feastlog.replay.record.canonical import canonical_object
+from feastlog.replay.record.canonical import canonical_fields, canonical_object
 from feastlog.replay.record.rows import Row
 
 RECEIPT = "feastlog-receipt"
 TREE_HEAD = "feastlog-tree-head"
 COSIGNED_HEAD = "feastlog-cosigned-head"
+# the fields each message signs besides its type (the module's docstring lists them), sorted
+_RECEIPT_KEYS = ("commitment", "game_id", "hash", "kind", "seq", "signed_at", "state_hash")
+_HEAD_KEYS = ("root", "signed_at", "size")
+_COSIGNED_KEYS = ("root", "server_key", "signed_at", "size", "witnessed_at")
 
 
 def leaf_of(game_id: str, seq: int, row_hash: str) -> bytes:
@@ -67,18 +71,7 @@ class Receipt:
 
     def message(self) -> bytes:
         """The bytes signed."""
-        return canonical_object(
-            (
-                ("commitment", self.commitment),
-                ("game_id", self.game_id),
-                ("hash", self.hash),
-                ("kind", self.kind),
-                ("seq", self.seq),
-                ("signed_at", self.signed_at),
-                ("state_hash", self.state_hash),
-                ("type", RECEIPT),
-            )
-        )
+        return canonical_fields(self, _RECEIPT_KEYS, ("type", RECEIPT))
 
     def matches(self, row: Row) -> list[str]:
         """What of ``row`` differs from what the receipt says (empty: the row is unchanged)."""
@@ -99,14 +92,7 @@ class TreeHead:
 
     def message(self) -> bytes:
         """The bytes signed."""
-        return canonical_object(
-            (
-                ("root", self.root),
-                ("signed_at", self.signed_at),
-                ("size", self.size),
-                ("type", TREE_HEAD),
-            )
-        )
+        return canonical_fields(self, _HEAD_KEYS, ("type", TREE_HEAD))
 
     def names(self) -> str:
         """The head in a few words: its size, root and time."""
@@ -132,13 +118,4 @@ class Cosignature:
 
     def message(self) -> bytes:
         """The bytes signed."""
-        return canonical_object(
-            (
-                ("root", self.root),
-                ("server_key", self.server_key),
-                ("signed_at", self.signed_at),
-                ("size", self.size),
-                ("type", COSIGNED_HEAD),
-                ("witnessed_at", self.witnessed_at),
-            )
-        )
+        return canonical_fields(self, _COSIGNED_KEYS, ("type", COSIGNED_HEAD))

@@ -80,6 +80,19 @@ def canonical_object(pairs: Sequence[tuple[str, Any]]) -> bytes:
     return ("{" + text + "}").encode("ascii")
 
 
+def canonical_fields(value: Any, names: Sequence[str], *extra: tuple[str, Any]) -> bytes:
+    """``canonical_object`` of ``value``'s attributes ``names`` (given sorted), each under
+    its name, and the ``extra`` pairs (a signed message's ``type``) put among them in key
+    order: the bytes of a fixed shape that a row or a signed message names field by field.
+    """
+    pairs = [(name, getattr(value, name)) for name in names]
+    return canonical_object(sorted([*pairs, *extra], key=_key) if extra else pairs)
+
+
+def _key(pair: tuple[str, Any]) -> str:
+    return pair[0]
+
+
 def canonical_bytes_slow(value: Any) -> bytes:
     """Canonical JSON bytes through ``json.dumps``: the reference ``canonical_bytes`` matches."""
     return _dumps(to_plain(value)).encode("ascii")

@@ -122,13 +122,11 @@ def new_genesis(
     )
 
 
-def begin(
-    genesis: record_pb2.Genesis, server_seed: bytes, pack: Any
-) -> tuple[Row, Table, list[Fact]]:
-    """Set a game up: its genesis row, the table after setup, the facts of setting up."""
-    table, facts = fold.start(genesis, server_seed, pack)
+def first_row(genesis: record_pb2.Genesis, state_hash: str, version: int) -> Row:
+    """A record's first row (a game's or a tournament's): the genesis's deterministic
+    bytes, seq 1 from the server at its ``created_at``, chained to the all-zero hash."""
     body = genesis.SerializeToString(deterministic=True)
-    row = make_row(
+    return make_row(
         genesis.game_id,
         1,
         GENESIS,
@@ -136,9 +134,17 @@ def begin(
         body,
         genesis.created_at,
         ZERO_HASH,
-        fold.state_hash(table),
-        version=record_version(genesis),
+        state_hash,
+        version=version,
     )
+
+
+def begin(
+    genesis: record_pb2.Genesis, server_seed: bytes, pack: Any
+) -> tuple[Row, Table, list[Fact]]:
+    """Set a game up: its genesis row, the table after setup, the facts of setting up."""
+    table, facts = fold.start(genesis, server_seed, pack)
+    row = first_row(genesis, fold.state_hash(table), record_version(genesis))
     return row, table, facts
 
 

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from feastlog.replay.games.engine import evolve
 from feastlog.replay.games.text import plain_number
-from feastlog.replay.record.canonical import canonical_object
+from feastlog.replay.record.canonical import canonical_fields, canonical_object
 from feastlog.replay.record.rng import hmac_sha256
 
 ZERO_HASH = "00" * 32
@@ -90,6 +90,13 @@ def commitment_of(salt: bytes, body: bytes, command_id: str) -> str:
     return hashlib.sha256(salt + committed).hexdigest()
 
 
+# The fields of a row's canonical bytes in each format version (format 2: the commitment
+# in place of body and command_id), in sorted order as canonical JSON writes them.
+_KEYS_1 = ("actor", "body", "command_id", "game_id", "kind", "recorded_at", "seq", "state_hash")
+_KEYS_2 = ("actor", "commitment", "game_id", "kind", "recorded_at", "seq", "state_hash")
+_CANONICAL_KEYS = {FORMAT_1: _KEYS_1, FORMAT_2: _KEYS_2}
+
+
 @dataclass(frozen=True)
 class Row:
     """One row of a game's record (``commitment`` is empty in format 1)."""
@@ -108,33 +115,10 @@ class Row:
 
     def canonical(self, version: int) -> bytes:
         """The bytes the chain hash covers under the record's format ``version``."""
-        # the keys in sorted order, as canonical JSON writes them
-        if version == FORMAT_1:
-            return canonical_object(
-                (
-                    ("actor", self.actor),
-                    ("body", self.body),
-                    ("command_id", self.command_id),
-                    ("game_id", self.game_id),
-                    ("kind", self.kind),
-                    ("recorded_at", self.recorded_at),
-                    ("seq", self.seq),
-                    ("state_hash", self.state_hash),
-                )
-            )
-        if version == FORMAT_2:
-            return canonical_object(
-                (
-                    ("actor", self.actor),
-                    ("commitment", self.commitment),
-                    ("game_id", self.game_id),
-                    ("kind", self.kind),
-                    ("recorded_at", self.recorded_at),
-                    ("seq", self.seq),
-                    ("state_hash", self.state_hash),
-                )
-            )
-        raise ValueError(f"record format version {version} is unknown to this build")
+        keys = _CANONICAL_KEYS.get(version)
+        if keys is None:
+            raise ValueError(f"record format version {version} is unknown to this build")
+        return canonical_fields(self, keys)
 
     def expected_hash(self, version: int) -> str:
         """The hash this row must carry given its ``prev_hash``."""

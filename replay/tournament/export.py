@@ -45,7 +45,7 @@ from feastlog.replay.record.export import (
 )
 from feastlog.replay.record.history import refold, revealed_seed
 from feastlog.replay.record.rng import seed_commitment
-from feastlog.replay.record.rows import COMMAND, CURRENT_VERSION, GENESIS, SEED_REVEAL, Row
+from feastlog.replay.record.rows import CURRENT_VERSION, GENESIS, SEED_REVEAL, Row
 from feastlog.replay.tournament.fold import apply, begin, state_hash
 from feastlog.replay.tournament.pairing import METHOD, ROUND_ROBIN, Proposal, check_proposal
 from feastlog.replay.tournament.record import round_seed, table_result
@@ -77,10 +77,7 @@ def export_text(rows: Sequence[Row], games: Sequence[Any], held: Sequence[str] =
     """The export document of a tournament and its ended games (``held``: the ids of
     ended games held back from this reader, left out and named)."""
     seed = revealed_seed(rows)
-    entries = []
-    for row in rows:
-        entry = row_entry(row, CURRENT_VERSION) if row.kind != COMMAND else _command_entry(row)
-        entries.append(entry)
+    entries = [row_entry(row, CURRENT_VERSION, tournament=True) for row in rows]
     documents = [
         export_record(g.rows, g.pack_body)
         for g in games
@@ -97,23 +94,6 @@ def export_text(rows: Sequence[Row], games: Sequence[Any], held: Sequence[str] =
             "held_back": list(held),
         }
     )
-
-
-def _command_entry(row: Row) -> dict[str, Any]:
-    entry = {
-        "seq": row.seq,
-        "kind": row.kind,
-        "actor": row.actor,
-        "command_id": row.command_id,
-        "body": row.body.hex(),
-        "recorded_at": row.recorded_at,
-        "prev_hash": row.prev_hash,
-        "hash": row.hash,
-        "state_hash": row.state_hash,
-        "commitment": row.commitment,
-        "decoded": json.loads(decoded_row(row)[1]),
-    }
-    return entry
 
 
 @dataclass

@@ -18,14 +18,13 @@ from google.protobuf.message import DecodeError
 from feastlog.replay.games.engine import Engine, RuleViolation
 from feastlog.replay.games.fold import Table, outcome
 from feastlog.replay.record.audit import RULE, STATE, Fault
+from feastlog.replay.record.history import first_row
 from feastlog.replay.record.rng import hmac_sha256, seed_commitment
 from feastlog.replay.record.rows import (
     COMMAND,
     CURRENT_VERSION,
-    GENESIS,
     SEED_REVEAL,
     SERVER,
-    ZERO_HASH,
     Row,
     make_row,
 )
@@ -67,19 +66,7 @@ def new_genesis(
 def genesis_row(genesis: record_pb2.Genesis) -> tuple[Row, Tournament]:
     """The first row and the tournament it sets up."""
     state = begin(genesis)
-    body = genesis.SerializeToString(deterministic=True)
-    row = make_row(
-        genesis.game_id,
-        1,
-        GENESIS,
-        SERVER,
-        body,
-        genesis.created_at,
-        ZERO_HASH,
-        state_hash(state),
-        version=CURRENT_VERSION,
-    )
-    return row, state
+    return first_row(genesis, state_hash(state), CURRENT_VERSION), state
 
 
 def command_row(

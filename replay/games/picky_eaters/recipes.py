@@ -273,24 +273,27 @@ def seasoning_on_opponent(state: State, seat: int, play: Play) -> str | None:
     return None
 
 
-def herbs_on_own(state: State, seat: int, play: Play) -> str | None:
-    """PE-ITEM-HERBS: on one of the player's own Recipes."""
+def _own_only(state: State, seat: int, play: Play, effect: str) -> str | None:
+    """An Item of ``effect`` goes on one of the player's own Recipes, not an opponent's."""
     target = _target(state, play)
-    if target is not None and target[0] == SPRINKLE_OF_HERBS and target[1] != seat:
+    if target is not None and target[0] == effect and target[1] != seat:
         item = state.pack.item_of[play.item].name
         return f"{item} goes on one of {name_of(state, seat)}'s own Recipes"
     return None
 
 
+def herbs_on_own(state: State, seat: int, play: Play) -> str | None:
+    """PE-ITEM-HERBS: on one of the player's own Recipes."""
+    return _own_only(state, seat, play, SPRINKLE_OF_HERBS)
+
+
 def hot_plate(state: State, seat: int, play: Play) -> str | None:
     """PE-I2: Hot Plate goes on one's own Recipe; with the option, it takes no opponent's Item."""
+    wrong = _own_only(state, seat, play, HOT_PLATE)
     target = _target(state, play)
-    if target is None:
-        return None
-    effect, owner = target
-    item = state.pack.item_of[play.item].name
-    if effect == HOT_PLATE and owner != seat:
-        return f"{item} goes on one of {name_of(state, seat)}'s own Recipes"
+    if wrong is not None or target is None:
+        return wrong
+    owner = target[1]
     on = placed(state, owner, play.recipe)
     if owner != seat and state.hot_plate_blocks_items and has_effect(state.pack, on, HOT_PLATE):
         dish = state.pack.name_of(play.recipe)
