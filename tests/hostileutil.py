@@ -214,6 +214,7 @@ TEMPLATES: dict[str, Template] = {
         pb.ListGamesRequest(tournament_id=TOURNAMENT),
         t.running,
     ),
+    "/feastlog.v1.GameService/GetGame": lambda t: (pb.GetGameRequest(game_id=t.running), t.running),
     "/feastlog.v1.ReplayService/GetStateAt": lambda t: (
         rpb.GetStateAtRequest(game_id=t.running, seq=1, viewer=f"seat:{t.own}"),
         t.running,

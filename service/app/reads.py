@@ -334,6 +334,22 @@ class Replays:
         more = len(found) > size
         return GamePage(lines, listing.token_after(found[size - 1].n) if more else "")
 
+    async def get_game(self, caller: Caller, game_id: str) -> Summary:
+        """One game's line of the game list (public, as the list is), from the game folded:
+        a game waiting for seat entropy is told so, as every read of it is."""
+        game = await self.source.game(game_id)
+        genesis = game.genesis
+        return Summary(
+            game.game_id,
+            genesis.game_kind,
+            [seat.name for seat in genesis.seats],
+            game.last_seq,
+            game.over,
+            genesis.created_at,
+            False,
+            genesis.tournament_id,
+        )
+
     async def _summary(self, listed: Listed) -> Summary:
         """A list line: a finished game from the projection, a running one from its source."""
         if listed.rows is not None:

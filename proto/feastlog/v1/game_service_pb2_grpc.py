@@ -70,6 +70,11 @@ class GameServiceStub:
                 request_serializer=feastlog_dot_v1_dot_game__service__pb2.ListGamesRequest.SerializeToString,
                 response_deserializer=feastlog_dot_v1_dot_game__service__pb2.ListGamesResponse.FromString,
                 _registered_method=True)
+        self.GetGame = channel.unary_unary(
+                '/feastlog.v1.GameService/GetGame',
+                request_serializer=feastlog_dot_v1_dot_game__service__pb2.GetGameRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_game__service__pb2.GetGameResponse.FromString,
+                _registered_method=True)
 
 
 class GameServiceServicer:
@@ -127,6 +132,16 @@ class GameServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetGame(self, request, context):
+        """One game's line of the game list, public as the list is: its kind, players, last
+        seq, whether it is over, when it was made and its tournament. A game that waits for
+        seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+        it is; an unknown one is NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_GameServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -164,6 +179,11 @@ def add_GameServiceServicer_to_server(servicer, server):
                     servicer.ListGames,
                     request_deserializer=feastlog_dot_v1_dot_game__service__pb2.ListGamesRequest.FromString,
                     response_serializer=feastlog_dot_v1_dot_game__service__pb2.ListGamesResponse.SerializeToString,
+            ),
+            'GetGame': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetGame,
+                    request_deserializer=feastlog_dot_v1_dot_game__service__pb2.GetGameRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_game__service__pb2.GetGameResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -356,6 +376,33 @@ class GameService:
             '/feastlog.v1.GameService/ListGames',
             feastlog_dot_v1_dot_game__service__pb2.ListGamesRequest.SerializeToString,
             feastlog_dot_v1_dot_game__service__pb2.ListGamesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetGame(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.GameService/GetGame',
+            feastlog_dot_v1_dot_game__service__pb2.GetGameRequest.SerializeToString,
+            feastlog_dot_v1_dot_game__service__pb2.GetGameResponse.FromString,
             options,
             channel_credentials,
             insecure,

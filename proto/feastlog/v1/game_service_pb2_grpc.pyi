@@ -51,6 +51,12 @@ class GameServiceStub:
     """Every row from a seq on: the stored ones first, then live, redacted for the caller."""
     ListGames: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.ListGamesRequest, _game_service_pb2.ListGamesResponse]
     """Games on this server, newest first, a page at a time (page_size, page_token)."""
+    GetGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]
+    """One game's line of the game list, public as the list is: its kind, players, last
+    seq, whether it is over, when it was made and its tournament. A game that waits for
+    seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+    it is; an unknown one is NOT_FOUND.
+    """
 
 @_typing.type_check_only
 class GameServiceAsyncStub(GameServiceStub):
@@ -75,6 +81,12 @@ class GameServiceAsyncStub(GameServiceStub):
     """Every row from a seq on: the stored ones first, then live, redacted for the caller."""
     ListGames: _aio.UnaryUnaryMultiCallable[_game_service_pb2.ListGamesRequest, _game_service_pb2.ListGamesResponse]  # type: ignore[assignment]
     """Games on this server, newest first, a page at a time (page_size, page_token)."""
+    GetGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]  # type: ignore[assignment]
+    """One game's line of the game list, public as the list is: its kind, players, last
+    seq, whether it is over, when it was made and its tournament. A game that waits for
+    seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+    it is; an unknown one is NOT_FOUND.
+    """
 
 class GameServiceServicer(metaclass=_abc_1.ABCMeta):
     """Create games, play them, and watch them."""
@@ -138,5 +150,17 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_game_service_pb2.ListGamesResponse, _abc.Awaitable[_game_service_pb2.ListGamesResponse]]:
         """Games on this server, newest first, a page at a time (page_size, page_token)."""
+
+    @_abc_1.abstractmethod
+    def GetGame(
+        self,
+        request: _game_service_pb2.GetGameRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_game_service_pb2.GetGameResponse, _abc.Awaitable[_game_service_pb2.GetGameResponse]]:
+        """One game's line of the game list, public as the list is: its kind, players, last
+        seq, whether it is over, when it was made and its tournament. A game that waits for
+        seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+        it is; an unknown one is NOT_FOUND.
+        """
 
 def add_GameServiceServicer_to_server(servicer: GameServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -110,3 +110,12 @@ class GameService(Servicer, pb_grpc.GameServiceServicer):
         )
         games = [pb.GameSummary(**vars(s), kind=kind_enum(s.game_kind)) for s in found.games]
         return pb.ListGamesResponse(games=games, next_page_token=found.next_page_token)
+
+    @unary
+    async def GetGame(
+        self, request: pb.GetGameRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetGameResponse:
+        found = await self.app.replays.get_game(self.caller(context), request.game_id)
+        return pb.GetGameResponse(
+            game=pb.GameSummary(**vars(found), kind=kind_enum(found.game_kind))
+        )
