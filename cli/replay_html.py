@@ -1,7 +1,7 @@
 """``feastlog replay GAME_ID --html FILE``: the replay page, one self-contained HTML file.
 
 Offline on a DuckDB file or an exported record, the game is folded here and drawn with
-the replay code's steps (``service.pages``).  Through a server, a running game is drawn
+the replay code's steps (``presentation.page``).  Through a server, a running game is drawn
 from the server's own replay stream (the server decides what the viewer sees); a finished
 game's record is public, so it is fetched whole and drawn the same way as offline (unless
 the server holds it back, its seed shared by a game still running: then from the stream).

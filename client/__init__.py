@@ -12,7 +12,7 @@
 The server is found as the CLI finds it (``server``, else the one announced beside
 ``db``; TLS with ``ca``); calls that could not reach it are retried, commands with their
 command_id; every failure is one ``FeastlogError`` (status, reason, rule_id, field,
-message).  Any other RPC: ``client.run(calls.…)`` (``feastlog.client.calls``).
+message).  Any other RPC: ``Client.run(calls.…)`` (``feastlog.client.calls``).
 """
 
 from feastlog.client.aio import AsyncClient

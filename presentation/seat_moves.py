@@ -1,6 +1,6 @@
 """The seat page's moves: each legal command as the choices a player makes, in words.
 
-Pure: a game's legal commands (``Reads.legal``) go in, and each comes out as its protobuf
+Pure: a game's legal commands (``Replays.legal``) go in, and each comes out as its protobuf
 JSON (what the page sends back, unchanged) with the steps a player takes to choose it,
 in order: what to do, then each part of it (a store, a card from the hand or the market,
 a Menu and each of its ingredients card by card, a Recipe, an Item and its target).

@@ -4,7 +4,7 @@
 
 DuckDB folds its write-ahead log into the file inside the commit that takes the log past
 16 MB, and the commits behind it wait.  The server folds the log itself once nothing has
-been committed for a moment (``service.writer.QUIET``).  This runs a paced load against a
+been committed for a moment (``service.store.writer.QUIET``).  This runs a paced load against a
 ``feastlog serve`` process on a copy of ``--store`` (a file kept by ``feastlog bench-scale
 --keep DIR``), once with the quiet checkpoints off (``QUIET`` set beyond the run) and
 once as shipped, alternately, and prints each run's latencies.

@@ -157,7 +157,7 @@ class PackError(Exception):
 # A pack's bounds, the same in every game.  Its tables and arrays nest 4 deep (the file,
 # an array of cards, a card, a list on it): deeper is refused before anything walks it.
 # A name or id is named in commands, whose strings are at most 128 characters
-# (``service.limits``; a Picky Eaters card id adds ``ingredient-`` and a number to a
+# (``service.app.bounds``; a Picky Eaters card id adds ``ingredient-`` and a number to a
 # name); other words (a note, a card's text, a title) are shown, never sent back.
 PACK_NESTING = 10
 PACK_NAME = 64

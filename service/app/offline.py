@@ -1,14 +1,14 @@
 """The read use cases with no server: over a DuckDB file no server holds, or an export.
 
 ``OfflineFile`` and ``OfflineRecord`` answer the same calls as the application on a
-running server (``service.reads.Reads``: view, legal, state_at, replay, page, export,
+running server (``service.app.reads.Replays``: view, legal, state_at, replay, page, export,
 verify, verify_all, explain, what_if, rejections, games, standings, stats), with the
 same values and the same errors, the same visibility policy deciding what the caller
 may see.  They only read: a file is opened read-only for each call, so a server may
 take it afterwards; games are folded in this process and kept while the object lives.
 
 Whoever holds a file holds its seeds already, so offline tools usually ask as the
-organiser (``service.auth.ORGANISER``); a finished game's record is public anyway.
+organiser (``service.app.auth.ORGANISER``); a finished game's record is public anyway.
 A record whose rows do not fold (a damaged file, an edited export) is ``DoesNotReplay``,
 whatever the fold raised, as a sealed record is ``SealedRecord``.
 

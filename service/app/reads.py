@@ -1,10 +1,11 @@
 """The read use cases, the same on a running server and offline on a file or a record.
 
-``Reads`` answers views, legal commands, replays, pages, exports, audits, explanations,
-what-ifs, refusals, the game list, standings and stats.  Each is load → decide → answer:
-it loads a folded game or a stored record through its source's loaders (the live
-games of ``service.app``, or ``service.offline``'s file or record), asks the visibility
-policy (``replay.record.visibility``) what the caller may see, and answers with plain values
+``Replays`` answers views, legal commands, replays, pages, exports, audits, explanations,
+what-ifs, refusals, the game list and one game's line, standings and stats.  Each is
+load → decide → answer: it loads a folded game or a stored record through its source
+(``service.app.source.Records``: the live games of ``service.app.games``, or
+``service.app.offline``'s file or record), asks the visibility policy
+(``replay.record.visibility``) what the caller may see, and answers with plain values
 that the servicers and the CLI turn into messages or lines.
 """
 
@@ -56,7 +57,7 @@ from feastlog.v1 import record_pb2
 T = TypeVar("T")
 
 PAGE_SIZE = 50  # games per page of the list when the caller does not say
-LIST_GAMES = "ListGames"  # the RPC whose page tokens Reads.games gives out
+LIST_GAMES = "ListGames"  # the RPC whose page tokens Replays.games gives out
 MAX_PAGE_SIZE = 500
 
 
@@ -110,7 +111,7 @@ class Verified:
 
 @dataclass(frozen=True)
 class Explained:
-    """Everything about one row (``replay.explain``), and the same in plain words."""
+    """Everything about one row (``presentation.explain``), and the same in plain words."""
 
     found: dict[str, Any]
     lines: list[str]

@@ -17,7 +17,7 @@ page, ``/feed/events``).  Whatever its reader does, it holds a bounded part of t
   has gone is found on a quiet stream too (and gRPC cancels a call whose client went).
 - **Ended at once.**  An ended stream's tasks are cancelled and its queue let go then, not
   at its next row; a stream ends as soon as its caller's credential no longer stands
-  (``held``): ``Application.revoke_arbiter`` wakes every open stream (``Wakeups``).
+  (``held``): ``Arbiters.revoke_arbiter`` wakes every open stream (``Wakeups``).
 
 The bounds are read when used (``streams.SEND_SECONDS``), so a test may shorten them.
 """

@@ -12,7 +12,7 @@ the tournament is next read or changed, and at every start (``_catch_up``, ``res
 
 Memory follows the store, not the answer: every write (and every catch-up a read makes)
 runs under the tournament's lock to its end whatever happens to its caller
-(``Tournaments._write``, the games' ``Application.finishing``), so a deadline or a
+(``Tournaments._write``, the games' ``ToTheEnd``), so a deadline or a
 cancellation only means the caller misses the answer; a commit that fails leaves the
 tournament to be read again from the store before its next write.  A published round's
 seat tokens are derived from the organiser key (``auth.derived_seat_token``), so that a
@@ -282,7 +282,7 @@ class Tournaments:
     async def _write(self, tid: str, work: Callable[[Live], Awaitable[T]]) -> T:
         """Run ``work`` on tournament ``tid`` under its lock, to its end whatever happens
         to the caller: once a write is taken, its commit and the move in memory are the
-        commit's business (``Application.finishing``, as a game's command), and the caller
+        commit's business (``ToTheEnd``, as a game's command), and the caller
         that stops waiting only misses the answer."""
         return await self.finishing.run(self._locked(tid, work))
 

@@ -7,7 +7,7 @@ number and type, so the bytes on the wire are identical. The v1 service is the v
 servicer reached under the v1 name, and the v1 file is added to the descriptor pool so
 reflection can describe itself under both names.
 
-Both streams' requests pass the guard (``service.limits``) as feastlog's do: a request that
+Both streams' requests pass the guard (``service.grpc.guard``) as feastlog's do: a request that
 is not one ends the stream with INVALID_ARGUMENT (``requests`` says what it reads).
 """
 

@@ -1,8 +1,8 @@
 """The gRPC server: create_server opens the store and binds a port, serve_forever serves.
 
-The servicers (``service.servicers``) sit on the application (``service.app``), beside
+The servicers (``service.grpc.servicers``) sit on the application (``service.app``), beside
 health and reflection (their libraries' servicers), all behind the guard
-(``service.limits``); which services there are, and what serves each, is the service
+(``service.grpc.guard``); which services there are, and what serves each, is the service
 table's (``service/grpc/services.py``, from the proto descriptors).
 """
 
@@ -100,7 +100,7 @@ async def create_server(
 
     ``announce_it`` writes ``<db>.server`` so clients run against the file find this
     server; ``tls`` serves TLS only; ``request_log`` gets a JSON line per call;
-    ``store_process`` opens a DuckDB file in a child process (``service.store_process``),
+    ``store_process`` opens a DuckDB file in a child process (``service.store.process``),
     which a command's short-lived embedded server can do without; ``clock`` the
     application's time (the rows' times, the clocks' timers, the heads' interval: a test's
     ``ManualClock``), by default the machine's.

@@ -27,7 +27,7 @@ game's package (``replay/games/<kind>/projection.py``; each reads only the game'
 Masters, ``outcome_recipes`` of Picky Eaters.
 
 Statistics and standings are SQL over these tables, the same on a running server and
-offline; the store runs every statement (``service.store.outcomes``).
+offline; the store runs every statement (``service.store.duckdb.outcomes``).
 """
 
 from __future__ import annotations

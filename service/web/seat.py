@@ -2,7 +2,7 @@
 
     GET  /games/{id}/seat              the seat's page (or the token form)
     GET  /games/{id}/seat/legal        what the seat may send now, as the page offers it
-    POST /games/{id}/seat/move         one command (JSON), through ``Application.submit``
+    POST /games/{id}/seat/move         one command (JSON), through ``Games.submit``
     GET  /games/{id}/seat/link?code=   the page a seat's link opens; POST takes the code
     POST /games/{id}/seat/links        the organiser's page: a new link (and QR code) per seat
     GET  /assets/{name}                the seat page's scripts and styles

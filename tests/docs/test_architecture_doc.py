@@ -3,8 +3,8 @@ and its lists of what imports gRPC and each database driver are exactly the modu
 
 A path in backticks (``service/app/reads.py``, ``service/store/``) is looked up from the
 repository's root, or from the folder its section is about (a heading that begins with a
-folder, such as "### service/, module by module").  A name in backticks (``Reads``,
-``Application.submit``, ``check_open``, ``limits.Refolds``) must be defined somewhere in
+folder, such as "### service/, module by module").  A name in backticks (``Replays``,
+``Games.submit``, ``check_open``, ``limits.Refolds``) must be defined somewhere in
 the code: each of its dotted parts a module, class, function, method or assignment, or an
 RPC or message of the protos.
 """

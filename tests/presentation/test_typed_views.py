@@ -1,7 +1,7 @@
 """Typed views and facts mirror the JSON ones exactly, for every game, viewer and fact.
 
 Seeded random playouts of every kind and seat count are folded; after every row, the view
-of every viewer and every fact go through ``replay.typed`` to their message and back, and
+of every viewer and every fact go through ``presentation.typed`` to their message and back, and
 must come back as they were (a null key comes back absent: both mean unset). Every
 viewer is checked: the arbiter and a spectator after every row, the seats in turn.
 """

@@ -1,7 +1,8 @@
 """The gRPC servicers: thin adapters between the API's messages and the application.
 
-Each method converts its request, calls one use case of ``service.app.Application`` and
-converts the answer; errors leave through the one table of ``service.errors`` (the
+Each method converts its request, calls one use case of a feature the application composes
+(``service.app.application.Application``: its games, replays, tournaments…) and
+converts the answer; errors leave through the one table of ``service.app.errors`` (the
 ``unary`` and ``streaming`` wrappers), so no method catches anything.  Which class serves
 which service, and how each is registered, is the service table's
 (``service/grpc/services.py``).

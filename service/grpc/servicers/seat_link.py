@@ -1,4 +1,4 @@
-"""feastlog.v1.SeatLinkService: one-time links to a seat's web page (``Application.seat_link``)."""
+"""feastlog.v1.SeatLinkService: one-time links to a seat's web page (``Games.seat_link``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """feastlog.v1.TableService: a seat calls the arbiter, the calls' queue, the case file.
 
 Each method converts its request and calls one use case of ``service/app/table.py``
-(``Application.table``); errors leave through the one status table.
+(``AtTable``, the application's ``table``); errors leave through the one status table.
 """
 
 from __future__ import annotations

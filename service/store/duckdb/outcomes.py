@@ -1,6 +1,6 @@
 """The outcomes projection's SQL: inserting, rebuilding, adopting, stats and standings.
 
-The tables and their rows come from ``service.projection`` (no DuckDB there); this module
+The tables and their rows come from ``service.store.projection`` (no DuckDB there); this module
 runs them.
 """
 
