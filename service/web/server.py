@@ -1,8 +1,9 @@
 """``feastlog serve --http``: live replay pages, a seat's own page, a tournament board.
 
 aiohttp runs on the gRPC server's event loop and calls the same application
-(``service.app.application.Application``).  A game's page is the replay page (presentation/page.py) of the
-rows so far, as its viewer sees them (``Replays.page``); its script then follows the
+(``service.app.application.Application``).  A game's page is the replay page
+(presentation/page.py) of the rows so far, as its viewer sees them (``Replays.page``);
+its script then follows the
 game through server-sent events fed by the game's watch stream (``Games.watch``),
 so every step it receives was redacted by the same policy as a gRPC watcher's.  Who the
 viewer is comes from the same credentials as gRPC: nobody (a spectator), or a seat token
