@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import fields
+from fractions import Fraction
 from typing import Any
 
 from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
 from feastlog.replay.record.rows import Row
+from feastlog.replay.tournament.outcomes import Standing
 from feastlog.service.store.records import Listed, Rejection, StoredGame
 
 ROW_COLUMNS = (
@@ -245,6 +247,37 @@ REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))
 # A shared victory of k winners gives each 1/k; k is at most 6 seats, so the standings'
 # SQL sums wins in 60ths (exact), made a Fraction again after the sum.
 WIN_PARTS = 60
+
+
+def standings_query(win_share: str) -> str:
+    """Each player's games, wins and points in a tournament, SQL over the projection
+    (parameter ``?``: the tournament); ``win_share`` is the dialect's whole division of
+    ``WIN_PARTS`` by the game's number of winners (``g.winners``).  Void games (and games
+    closed before their end) count as played with no points and no wins; a forfeited seat
+    never wins; players are matched by name."""
+    return (
+        f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won THEN {win_share} ELSE 0 "
+        "END), sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
+        "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
+        "WHERE g.tournament_id = ? GROUP BY s.name"
+    )
+
+
+# A tournament's finished games (parameter ``?``: the tournament).
+TOURNAMENT_ENDED = "SELECT count(*) FROM outcome_games WHERE tournament_id = ?"
+
+
+def standings_of(
+    found: Iterable[Sequence[Any]], games: Sequence[Any] | None
+) -> tuple[list[Standing], int]:
+    """The standings from ``standings_query``'s rows, best first (wins, then points, then
+    name), and the finished games from ``TOURNAMENT_ENDED``'s."""
+    lines = [
+        Standing(str(name), int(played), Fraction(int(wins), WIN_PARTS), int(points))
+        for name, played, wins, points in found
+    ]
+    lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
+    return lines, int(games[0]) if games else 0
 
 
 # The log tree (docs/record-format.md, "Proof beyond the operator"): every appended row's

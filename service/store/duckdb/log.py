@@ -8,7 +8,6 @@ import os
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from feastlog.service.store.sql import (
     REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
+    TOURNAMENT_ENDED,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
     WIN_PARTS,
@@ -62,6 +62,8 @@ from feastlog.service.store.sql import (
     rows_by_place_query,
     rows_from_query,
     share_of,
+    standings_of,
+    standings_query,
     unnumbered,
 )
 from feastlog.v1 import record_pb2
@@ -690,23 +692,9 @@ class Store:
         no wins; a forfeited seat never wins; players are matched by name.
         """
         con = self._projected()
-        found = con.execute(
-            f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won "
-            f"THEN {WIN_PARTS} // len(g.winners) ELSE 0 END), "
-            "sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
-            "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
-            "WHERE g.tournament_id = $t GROUP BY s.name",
-            {"t": tournament_id},
-        ).fetchall()
-        games = con.execute(
-            "SELECT count(*) FROM outcome_games WHERE tournament_id = $t", {"t": tournament_id}
-        ).fetchone()
-        lines = [
-            Standing(name, int(played), Fraction(int(wins), WIN_PARTS), int(points))
-            for name, played, wins, points in found
-        ]
-        lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
-        return lines, int(games[0]) if games else 0
+        query = standings_query(f"{WIN_PARTS} // len(g.winners)")
+        found = con.execute(query, [tournament_id]).fetchall()
+        return standings_of(found, con.execute(TOURNAMENT_ENDED, [tournament_id]).fetchone())
 
     def _projected(self) -> duckdb.DuckDBPyConnection:
         """A connection holding the current projection: this file's, or (for a file
