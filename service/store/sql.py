@@ -8,14 +8,15 @@ its own parameter mark where a query takes one, and keeps its own DDL.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import Any
 
 from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
 from feastlog.replay.record.rows import Row
 from feastlog.replay.tournament.outcomes import Standing
-from feastlog.service.store.records import Listed, Rejection, StoredGame
+from feastlog.service.store.records import Batch, Listed, Rejection, StoredGame
+from feastlog.v1 import record_pb2
 
 ROW_COLUMNS = (
     "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash, "
@@ -70,6 +71,52 @@ def row_of(values: Sequence[Any]) -> Row:
         commitment="" if commitment is None else commitment,  # a format-1 file's column
     )
     return row
+
+
+PACK_COLUMNS = "sha256, game_kind, pack_id, body"
+SEED_COLUMNS = "game_id, server_seed"
+SEAT_COLUMNS = "game_id, seat, name, token_sha256"
+DRAFT_COLUMNS = "game_id, draft"
+ENTROPY_COLUMNS = "game_id, seat, entropy"
+
+
+@dataclass(frozen=True)
+class Inserts:
+    """What a batch inserts into each table but ``events`` and the projection, as the
+    values of its columns (``PACK_COLUMNS``…), for both stores to write with their own
+    statements."""
+
+    packs: list[list[object]]  # each once, by its sha256 (many games share one)
+    seeds: list[list[object]]
+    seats: list[list[object]]
+    geneses: list[record_pb2.Genesis]  # the new games, for the game list
+    drafts: list[list[object]]  # the games waiting for seat entropy
+    entropy: list[list[object]]
+    rejections: list[list[object]]  # ``REJECTION_COLUMNS``
+
+
+def inserts_of(batch: Batch) -> Inserts:
+    """The values a batch inserts (``Inserts``)."""
+    games = batch.games
+    ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
+    packs: dict[str, list[object]] = {
+        g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games
+    }
+    return Inserts(
+        packs=list(packs.values()),
+        seeds=[[i, g.server_seed] for i, g in zip(ids, games, strict=True)],
+        seats=[
+            [i, seat, name, token]
+            for i, g in zip(ids, games, strict=True)
+            for seat, (name, token) in enumerate(g.seats)
+        ],
+        geneses=[
+            record_pb2.Genesis.FromString(g.genesis.body if g.genesis else g.draft) for g in games
+        ],
+        drafts=[[i, g.draft] for i, g in zip(ids, games, strict=True) if g.genesis is None],
+        entropy=[list(e) for e in batch.entropy],
+        rejections=[list(vars(r).values()) for r in batch.rejections],
+    )
 
 
 def games_of_scan(

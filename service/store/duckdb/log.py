@@ -38,11 +38,16 @@ from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection
 from feastlog.service.store.sql import (
     COSIGNATURE_COLUMNS,
     DEALT_FROM,
+    DRAFT_COLUMNS,
+    ENTROPY_COLUMNS,
     HEAD_COLUMNS,
     KEY_COLUMNS,
+    PACK_COLUMNS,
     REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
+    SEAT_COLUMNS,
+    SEED_COLUMNS,
     TOURNAMENT_ENDED,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
@@ -54,6 +59,7 @@ from feastlog.service.store.sql import (
     games_of_scan,
     head_of,
     head_values,
+    inserts_of,
     list_query,
     listed_of,
     rejections_of,
@@ -927,45 +933,29 @@ def _write_rows(
 ) -> int:
     """Everything a batch writes (``rows``: the rows it appends, their places in the log
     tree from ``first_leaf``), one statement per table; returns the games listed."""
-    games = batch.games
-    ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
-    packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
-    if packs:  # the same pack serves many games: stored once, by its sha256
-        insert(con, "packs", "sha256, game_kind, pack_id, body", list(packs.values()), OR_IGNORE)
-    if games:
-        seeds = [[i, g.server_seed] for i, g in zip(ids, games, strict=True)]
-        insert(con, "seeds", "game_id, server_seed", seeds)
-        seats = [
-            [i, seat, name, token]
-            for i, g in zip(ids, games, strict=True)
-            for seat, (name, token) in enumerate(g.seats)
-        ]
-        if seats:
-            insert(con, "seats", "game_id, seat, name, token_sha256", seats)
-        geneses = [
-            record_pb2.Genesis.FromString(g.genesis.body if g.genesis else g.draft) for g in games
-        ]
-        insert(con, "games", GAMES_COLUMNS, listing(geneses, next_n))
-    drafts = [[i, g.draft] for i, g in zip(ids, games, strict=True) if g.genesis is None]
-    if drafts:
-        insert(con, "pending_games", "game_id, draft", drafts)
-    if batch.entropy:
-        insert(con, "seat_entropy", "game_id, seat, entropy", [list(e) for e in batch.entropy])
+    new = inserts_of(batch)
+    if new.packs:
+        insert(con, "packs", PACK_COLUMNS, new.packs, OR_IGNORE)
+    if new.seeds:
+        insert(con, "seeds", SEED_COLUMNS, new.seeds)
+    if new.seats:
+        insert(con, "seats", SEAT_COLUMNS, new.seats)
+    if new.geneses:
+        insert(con, "games", GAMES_COLUMNS, listing(new.geneses, next_n))
+    if new.drafts:
+        insert(con, "pending_games", DRAFT_COLUMNS, new.drafts)
+    if new.entropy:
+        insert(con, "seat_entropy", ENTROPY_COLUMNS, new.entropy)
     for game_id in batch.started:
         con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
     if rows:
         placed = [[*row_values(r), first_leaf + i] for i, r in enumerate(rows)]
         insert(con, "events", f"{ROW_COLUMNS}, tree_position", placed)
-    if batch.rejections:
-        insert(
-            con,
-            "rejections",
-            REJECTION_COLUMNS,
-            [list(vars(r).values()) for r in batch.rejections],
-        )
+    if new.rejections:
+        insert(con, "rejections", REJECTION_COLUMNS, new.rejections)
     if batch.outcomes:
         outcomes.insert(con, batch.outcomes)
-    return len(games)
+    return len(new.geneses)
 
 
 def _pack_sha_of(genesis_row: Row) -> str:
