@@ -1,5 +1,10 @@
 """What the service needs of an event store, and how a ``--db`` value picks one.
 
+What a store serves is five capabilities, a Protocol each: the ``Log`` of game records,
+the outcomes ``Projections``, ``Access`` (seat tokens, arbiters' keys), the log tree's
+``Proof`` and the seat ``Links``.  ``EventStore`` is all of them; ``METHODS`` names each
+of their methods once, and the store process forwards and serves exactly those.
+
 The adapters keep the same contract (``tests/store/test_store_contract.py`` runs the same
 suite on each):
 
