@@ -31,7 +31,7 @@ from feastlog.service.app.clock import Clock, SystemClock
 from feastlog.service.app.errors import BadRequest, HeadNotFound, NotSigning
 from feastlog.service.app.notary import Notary, cosigned, signed_by
 from feastlog.service.store import StoreError
-from feastlog.service.store.port import EventStore
+from feastlog.service.store.port import Proof
 from feastlog.service.store.stream import Committed
 from feastlog.service.store.writer import Database
 
@@ -214,6 +214,6 @@ class LogTree:
         return len({c.witness_key for c in found if c.root == head.root})
 
 
-def _leaves_after(store: EventStore, size: int) -> list[bytes]:
+def _leaves_after(store: Proof, size: int) -> list[bytes]:
     """The leaves beyond the first ``size``, on the read thread."""
     return store.leaves(size, FETCH)

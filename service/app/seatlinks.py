@@ -6,7 +6,7 @@ code is spent, useless to anyone who sees the link later.  A new link for a seat
 the seat's unused one.  Only the sha256 of a code or a session is kept: nothing at rest
 gives either away.
 
-They are kept in the event store (``EventStore.add_seat_code`` and what follows it), so a
+They are kept in the event store (``Links.add_seat_code`` and what follows it), so a
 restarted server still takes the codes it handed out and still knows the phones already
 seated, and on a store that nodes share any node serves them: a link made through one
 node is taken through another, and the session it opens is honoured by every node.  A
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from feastlog.service.store.port import EventStore
+from feastlog.service.store.port import Links
 from feastlog.service.store.writer import Database
 
 CODE_PREFIX = "sl_"
@@ -170,11 +170,11 @@ class SeatLinks:
         )
 
 
-def _seat_of_code(store: EventStore, found: str) -> tuple[str, int] | None:
+def _seat_of_code(store: Links, found: str) -> tuple[str, int] | None:
     """An unused code's seat, on the read thread."""
     return store.seat_of_code(found)
 
 
-def _seat_of_session(store: EventStore, found: str) -> tuple[str, int] | None:
+def _seat_of_session(store: Links, found: str) -> tuple[str, int] | None:
     """An open session's seat, on the read thread."""
     return store.seat_of_session(found)

@@ -1,5 +1,10 @@
 """What the service needs of an event store, and how a ``--db`` value picks one.
 
+What a store serves is five capabilities, a Protocol each: the ``Log`` of game records,
+the outcomes ``Projections``, ``Access`` (seat tokens, arbiters' keys), the log tree's
+``Proof`` and the seat ``Links``.  ``EventStore`` is all of them; ``METHODS`` names each
+of their methods once, and the store process forwards and serves exactly those.
+
 The adapters keep the same contract (``tests/store/test_store_contract.py`` runs the same
 suite on each):
 
@@ -18,6 +23,7 @@ the store failed, ``CannotOpenStore`` when it cannot be opened), once, in its mo
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -43,8 +49,9 @@ MEMORY = "memory:"  # the --db value of a store in memory (no file of that name 
 STORE_PROCESS = "feastlog.service.store.process.child"
 
 
-class EventStore(Protocol):
-    """An open store of game records: the log, seeds, seat tokens, packs and projection."""
+class Log(Protocol):
+    """The log of game records: each game's rows, seed, pack and seat names, written a
+    batch at a time, and what the service reads of them."""
 
     path: str  # what to call it in messages (a DSN never shows its password)
     read_only: bool
@@ -122,21 +129,6 @@ class EventStore(Protocol):
     def pending_game(self, game_id: str) -> PendingGame | None:
         """One game waiting for seat entropy (None once it has started, or if unknown)."""
 
-    def seat_of_token(self, digest: str) -> tuple[str, int] | None:
-        """(game id, seat) of a seat token's sha256; None if unknown. Any thread may call it."""
-
-    def arbiter_of_key(self, digest: str) -> str | None:
-        """The named arbiter whose key has this sha256, unless revoked. Any thread may call it."""
-
-    def add_arbiter(self, name: str, digest: str, at: str) -> bool:
-        """Record a named arbiter's key; False when the name holds a key not revoked."""
-
-    def revoke_arbiter(self, name: str, at: str) -> bool:
-        """Revoke a named arbiter's key; False when there is no such arbiter holding one."""
-
-    def arbiters(self) -> list[tuple[str, str, str]]:
-        """Every named arbiter: (name, added at, revoked at or '')."""
-
     def rejections(self, game_id: str) -> list[Rejection]:
         """A game's refused commands, oldest first."""
 
@@ -160,6 +152,11 @@ class EventStore(Protocol):
         """Every game dealt from this server seed, oldest first: (game id, created at, when
         its seed was revealed, '' while it runs or waits for seat entropy)."""
 
+
+class Projections(Protocol):
+    """The outcomes projection: a table per game kind, made from the log's rows, that
+    the figures and standings are read from with SQL."""
+
     def projection_current(self) -> bool:
         """Whether the outcomes projection is there, of this version."""
 
@@ -172,12 +169,37 @@ class EventStore(Protocol):
     def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
         """Make the outcomes projection again from every game's rows, in one transaction."""
 
-    # The log tree: ``write`` gives every row it appends the next position in one
-    # server-wide tree before it returns: in the same transaction (one writer), or, on a
-    # shared store, just after the commit, in a placement that one node at a time makes
-    # for every node's rows pending then (``postgres/placing.py``), so that two nodes
-    # never give two rows one position and the nodes' commits do not wait for one
-    # another. Every read by position (``leaves``, ``rows_from``) holds placed rows only.
+
+class Access(Protocol):
+    """Who may act: the seats' tokens and the named arbiters' keys, each by its sha256."""
+
+    def seat_of_token(self, digest: str) -> tuple[str, int] | None:
+        """(game id, seat) of a seat token's sha256; None if unknown. Any thread may call it."""
+
+    def arbiter_of_key(self, digest: str) -> str | None:
+        """The named arbiter whose key has this sha256, unless revoked. Any thread may call it."""
+
+    def add_arbiter(self, name: str, digest: str, at: str) -> bool:
+        """Record a named arbiter's key; False when the name holds a key not revoked."""
+
+    def revoke_arbiter(self, name: str, at: str) -> bool:
+        """Revoke a named arbiter's key; False when there is no such arbiter holding one."""
+
+    def arbiters(self) -> list[tuple[str, str, str]]:
+        """Every named arbiter: (name, added at, revoked at or '')."""
+
+
+class Proof(Protocol):
+    """The log tree: every row's position in one server-wide tree, and the signed heads,
+    witnesses' cosignatures and server keys that prove it.
+
+    ``write`` gives every row it appends the next position in one server-wide tree
+    before it returns: in the same transaction (one writer), or, on a shared store, just
+    after the commit, in a placement that one node at a time makes for every node's rows
+    pending then (``postgres/placing.py``), so that two nodes never give two rows one
+    position and the nodes' commits do not wait for one another. Every read by position
+    (``leaves``, ``rows_from``) holds placed rows only.
+    """
 
     def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
         """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
@@ -207,9 +229,11 @@ class EventStore(Protocol):
     def server_keys(self) -> list[tuple[str, str]]:
         """Every signing key the server has used: (public key hex, first used), oldest first."""
 
-    # Seat links: a seat's one-time codes and the browser sessions they open, each kept
-    # by its sha256 alone (``service/app/seatlinks.py`` makes them and keeps no copy), so
-    # that every node of a shared store serves them, and a restart keeps them.
+
+class Links(Protocol):
+    """Seat links: a seat's one-time codes and the browser sessions they open, each kept
+    by its sha256 alone (``service/app/seatlinks.py`` makes them and keeps no copy), so
+    that every node of a shared store serves them, and a restart keeps them."""
 
     def add_seat_code(self, digest: str, game_id: str, seat: int) -> None:
         """Keep a seat's new one-time code (its sha256) in place of the seat's unused one."""
@@ -236,6 +260,35 @@ class EventStore(Protocol):
         """Take in codes and sessions kept elsewhere before (an older server's file beside
         the database): (sha256, game id, seat) each, sessions oldest first; one already
         kept, or a code for a seat that holds one, is left as it is.  How many were new."""
+
+
+class EventStore(Log, Projections, Access, Proof, Links, Protocol):
+    """An open store of game records: the log, seeds, seat tokens, packs and projection.
+
+    Each capability is a Protocol of its own, so that a module that needs one names it
+    (``service/app/seatlinks.py`` takes ``Links``), and the store process's client
+    forwards every method of them by name (``methods``).
+    """
+
+
+# What an adapter serves, one Protocol each; ``EventStore`` is all of them.
+CAPABILITIES: tuple[type, ...] = (Log, Projections, Access, Proof, Links)
+
+
+def methods(*protocols: type) -> tuple[str, ...]:
+    """The public methods (a property too: ``commit``) that these Protocols declare in
+    their own bodies, in the order they are written: not their attributes (``path``…),
+    nor what they inherit (so ``methods(EventStore)`` is empty)."""
+    return tuple(
+        name
+        for protocol in protocols
+        for name, member in vars(protocol).items()
+        if not name.startswith("_") and (inspect.isfunction(member) or isinstance(member, property))
+    )
+
+
+# Every method of the store, once: what the store process forwards (``process/``).
+METHODS = methods(*CAPABILITIES)
 
 
 def is_memory(target: str) -> bool:

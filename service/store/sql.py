@@ -8,12 +8,15 @@ its own parameter mark where a query takes one, and keeps its own DDL.
 from __future__ import annotations
 
 from collections.abc import Generator, Iterable, Iterator, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
+from fractions import Fraction
 from typing import Any
 
 from feastlog.replay.proof.signed import Cosignature, TreeHead, leaf_hash_of
 from feastlog.replay.record.rows import Row
-from feastlog.service.store.records import Listed, Rejection, StoredGame
+from feastlog.replay.tournament.outcomes import Standing
+from feastlog.service.store.records import Batch, Listed, Rejection, StoredGame
+from feastlog.v1 import record_pb2
 
 ROW_COLUMNS = (
     "game_id, seq, kind, actor, command_id, body, recorded_at, prev_hash, hash, state_hash, "
@@ -68,6 +71,52 @@ def row_of(values: Sequence[Any]) -> Row:
         commitment="" if commitment is None else commitment,  # a format-1 file's column
     )
     return row
+
+
+PACK_COLUMNS = "sha256, game_kind, pack_id, body"
+SEED_COLUMNS = "game_id, server_seed"
+SEAT_COLUMNS = "game_id, seat, name, token_sha256"
+DRAFT_COLUMNS = "game_id, draft"
+ENTROPY_COLUMNS = "game_id, seat, entropy"
+
+
+@dataclass(frozen=True)
+class Inserts:
+    """What a batch inserts into each table but ``events`` and the projection, as the
+    values of its columns (``PACK_COLUMNS``…), for both stores to write with their own
+    statements."""
+
+    packs: list[list[object]]  # each once, by its sha256 (many games share one)
+    seeds: list[list[object]]
+    seats: list[list[object]]
+    geneses: list[record_pb2.Genesis]  # the new games, for the game list
+    drafts: list[list[object]]  # the games waiting for seat entropy
+    entropy: list[list[object]]
+    rejections: list[list[object]]  # ``REJECTION_COLUMNS``
+
+
+def inserts_of(batch: Batch) -> Inserts:
+    """The values a batch inserts (``Inserts``)."""
+    games = batch.games
+    ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
+    packs: dict[str, list[object]] = {
+        g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games
+    }
+    return Inserts(
+        packs=list(packs.values()),
+        seeds=[[i, g.server_seed] for i, g in zip(ids, games, strict=True)],
+        seats=[
+            [i, seat, name, token]
+            for i, g in zip(ids, games, strict=True)
+            for seat, (name, token) in enumerate(g.seats)
+        ],
+        geneses=[
+            record_pb2.Genesis.FromString(g.genesis.body if g.genesis else g.draft) for g in games
+        ],
+        drafts=[[i, g.draft] for i, g in zip(ids, games, strict=True) if g.genesis is None],
+        entropy=[list(e) for e in batch.entropy],
+        rejections=[list(vars(r).values()) for r in batch.rejections],
+    )
 
 
 def games_of_scan(
@@ -245,6 +294,37 @@ REJECTION_COLUMNS = ", ".join(f.name for f in fields(Rejection))
 # A shared victory of k winners gives each 1/k; k is at most 6 seats, so the standings'
 # SQL sums wins in 60ths (exact), made a Fraction again after the sum.
 WIN_PARTS = 60
+
+
+def standings_query(win_share: str) -> str:
+    """Each player's games, wins and points in a tournament, SQL over the projection
+    (parameter ``?``: the tournament); ``win_share`` is the dialect's whole division of
+    ``WIN_PARTS`` by the game's number of winners (``g.winners``).  Void games (and games
+    closed before their end) count as played with no points and no wins; a forfeited seat
+    never wins; players are matched by name."""
+    return (
+        f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won THEN {win_share} ELSE 0 "
+        "END), sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
+        "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
+        "WHERE g.tournament_id = ? GROUP BY s.name"
+    )
+
+
+# A tournament's finished games (parameter ``?``: the tournament).
+TOURNAMENT_ENDED = "SELECT count(*) FROM outcome_games WHERE tournament_id = ?"
+
+
+def standings_of(
+    found: Iterable[Sequence[Any]], games: Sequence[Any] | None
+) -> tuple[list[Standing], int]:
+    """The standings from ``standings_query``'s rows, best first (wins, then points, then
+    name), and the finished games from ``TOURNAMENT_ENDED``'s."""
+    lines = [
+        Standing(str(name), int(played), Fraction(int(wins), WIN_PARTS), int(points))
+        for name, played, wins, points in found
+    ]
+    lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
+    return lines, int(games[0]) if games else 0
 
 
 # The log tree (docs/record-format.md, "Proof beyond the operator"): every appended row's

@@ -8,7 +8,6 @@ import os
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import replace
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +38,17 @@ from feastlog.service.store.records import Batch, Listed, PendingGame, Rejection
 from feastlog.service.store.sql import (
     COSIGNATURE_COLUMNS,
     DEALT_FROM,
+    DRAFT_COLUMNS,
+    ENTROPY_COLUMNS,
     HEAD_COLUMNS,
     KEY_COLUMNS,
+    PACK_COLUMNS,
     REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
+    SEAT_COLUMNS,
+    SEED_COLUMNS,
+    TOURNAMENT_ENDED,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
     WIN_PARTS,
@@ -54,6 +59,7 @@ from feastlog.service.store.sql import (
     games_of_scan,
     head_of,
     head_values,
+    inserts_of,
     list_query,
     listed_of,
     rejections_of,
@@ -62,6 +68,8 @@ from feastlog.service.store.sql import (
     rows_by_place_query,
     rows_from_query,
     share_of,
+    standings_of,
+    standings_query,
     unnumbered,
 )
 from feastlog.v1 import record_pb2
@@ -690,23 +698,9 @@ class Store:
         no wins; a forfeited seat never wins; players are matched by name.
         """
         con = self._projected()
-        found = con.execute(
-            f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won "
-            f"THEN {WIN_PARTS} // len(g.winners) ELSE 0 END), "
-            "sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
-            "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
-            "WHERE g.tournament_id = $t GROUP BY s.name",
-            {"t": tournament_id},
-        ).fetchall()
-        games = con.execute(
-            "SELECT count(*) FROM outcome_games WHERE tournament_id = $t", {"t": tournament_id}
-        ).fetchone()
-        lines = [
-            Standing(name, int(played), Fraction(int(wins), WIN_PARTS), int(points))
-            for name, played, wins, points in found
-        ]
-        lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
-        return lines, int(games[0]) if games else 0
+        query = standings_query(f"{WIN_PARTS} // len(g.winners)")
+        found = con.execute(query, [tournament_id]).fetchall()
+        return standings_of(found, con.execute(TOURNAMENT_ENDED, [tournament_id]).fetchone())
 
     def _projected(self) -> duckdb.DuckDBPyConnection:
         """A connection holding the current projection: this file's, or (for a file
@@ -939,45 +933,29 @@ def _write_rows(
 ) -> int:
     """Everything a batch writes (``rows``: the rows it appends, their places in the log
     tree from ``first_leaf``), one statement per table; returns the games listed."""
-    games = batch.games
-    ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
-    packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
-    if packs:  # the same pack serves many games: stored once, by its sha256
-        insert(con, "packs", "sha256, game_kind, pack_id, body", list(packs.values()), OR_IGNORE)
-    if games:
-        seeds = [[i, g.server_seed] for i, g in zip(ids, games, strict=True)]
-        insert(con, "seeds", "game_id, server_seed", seeds)
-        seats = [
-            [i, seat, name, token]
-            for i, g in zip(ids, games, strict=True)
-            for seat, (name, token) in enumerate(g.seats)
-        ]
-        if seats:
-            insert(con, "seats", "game_id, seat, name, token_sha256", seats)
-        geneses = [
-            record_pb2.Genesis.FromString(g.genesis.body if g.genesis else g.draft) for g in games
-        ]
-        insert(con, "games", GAMES_COLUMNS, listing(geneses, next_n))
-    drafts = [[i, g.draft] for i, g in zip(ids, games, strict=True) if g.genesis is None]
-    if drafts:
-        insert(con, "pending_games", "game_id, draft", drafts)
-    if batch.entropy:
-        insert(con, "seat_entropy", "game_id, seat, entropy", [list(e) for e in batch.entropy])
+    new = inserts_of(batch)
+    if new.packs:
+        insert(con, "packs", PACK_COLUMNS, new.packs, OR_IGNORE)
+    if new.seeds:
+        insert(con, "seeds", SEED_COLUMNS, new.seeds)
+    if new.seats:
+        insert(con, "seats", SEAT_COLUMNS, new.seats)
+    if new.geneses:
+        insert(con, "games", GAMES_COLUMNS, listing(new.geneses, next_n))
+    if new.drafts:
+        insert(con, "pending_games", DRAFT_COLUMNS, new.drafts)
+    if new.entropy:
+        insert(con, "seat_entropy", ENTROPY_COLUMNS, new.entropy)
     for game_id in batch.started:
         con.execute("DELETE FROM pending_games WHERE game_id = ?", [game_id])
     if rows:
         placed = [[*row_values(r), first_leaf + i] for i, r in enumerate(rows)]
         insert(con, "events", f"{ROW_COLUMNS}, tree_position", placed)
-    if batch.rejections:
-        insert(
-            con,
-            "rejections",
-            REJECTION_COLUMNS,
-            [list(vars(r).values()) for r in batch.rejections],
-        )
+    if new.rejections:
+        insert(con, "rejections", REJECTION_COLUMNS, new.rejections)
     if batch.outcomes:
         outcomes.insert(con, batch.outcomes)
-    return len(games)
+    return len(new.geneses)
 
 
 def _pack_sha_of(genesis_row: Row) -> str:

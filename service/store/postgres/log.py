@@ -6,7 +6,6 @@ import logging
 import time
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from fractions import Fraction
 from typing import Any
 
 import psycopg
@@ -41,6 +40,7 @@ from feastlog.service.store.sql import (
     REJECTION_COLUMNS,
     REVEALED_AT,
     ROW_COLUMNS,
+    TOURNAMENT_ENDED,
     TWINS_RUNNING,
     TWINS_RUNNING_BY_LOG,
     WIN_PARTS,
@@ -57,6 +57,8 @@ from feastlog.service.store.sql import (
     rejections_of,
     row_of,
     rows_from_query,
+    standings_of,
+    standings_query,
     unnumbered,
 )
 from feastlog.v1 import record_pb2
@@ -450,24 +452,9 @@ class PgStore:
 
         The same reading as the DuckDB store's: void games count as played with no points.
         """
-        parts = WIN_PARTS
-        found = self._all(
-            f"SELECT s.name, count(*), sum(CASE WHEN g.scored AND s.won "
-            f"THEN {parts} / cardinality(g.winners) ELSE 0 END), "
-            "sum(CASE WHEN g.scored THEN s.points ELSE 0 END) "
-            "FROM outcome_seats s JOIN outcome_games g USING (game_id) "
-            "WHERE g.tournament_id = %s GROUP BY s.name",
-            [tournament_id],
-        )
-        games = self._one(
-            "SELECT count(*) FROM outcome_games WHERE tournament_id = %s", [tournament_id]
-        )
-        lines = [
-            Standing(str(name), int(played), Fraction(int(wins), parts), int(points))
-            for name, played, wins, points in found
-        ]
-        lines.sort(key=lambda s: (-s.wins, -s.points, s.name))
-        return lines, int(games[0]) if games else 0
+        query = standings_query(f"{WIN_PARTS} / cardinality(g.winners)")
+        found = self._all(query.replace("?", "%s"), [tournament_id])
+        return standings_of(found, self._one(TOURNAMENT_ENDED.replace("?", "%s"), [tournament_id]))
 
     @translated
     def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:

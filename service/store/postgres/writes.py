@@ -11,8 +11,17 @@ import psycopg
 from feastlog.replay.proof.signed import leaf_hash_of
 from feastlog.replay.record.rows import Row
 from feastlog.service.store import Batch, projection
-from feastlog.service.store.sql import REJECTION_COLUMNS, ROW_COLUMNS, row_values
-from feastlog.v1 import record_pb2
+from feastlog.service.store.sql import (
+    DRAFT_COLUMNS,
+    ENTROPY_COLUMNS,
+    PACK_COLUMNS,
+    REJECTION_COLUMNS,
+    ROW_COLUMNS,
+    SEAT_COLUMNS,
+    SEED_COLUMNS,
+    inserts_of,
+    row_values,
+)
 
 
 def _insert(
@@ -36,57 +45,31 @@ def write_rows(cursor: psycopg.Cursor[Any], batch: Batch) -> list[Row]:
     (a notifying commit takes PostgreSQL's one queue lock until it ends): commits of
     several nodes go on side by side, and the placement (in the commit when no other
     node is placing, else after it) tells the nodes."""
-    games = batch.games
-    ids = [g.genesis.game_id if g.genesis else g.game_id for g in games]
-    packs = {g.pack_sha256: [g.pack_sha256, g.game_kind, g.pack_id, g.pack_body] for g in games}
-    if packs:  # the same pack serves many games: stored once, by its sha256
-        _insert(
-            cursor,
-            "packs",
-            "sha256, game_kind, pack_id, body",
-            list(packs.values()),
-            "ON CONFLICT (sha256) DO NOTHING",
-        )
-    if games:
-        _insert(
-            cursor,
-            "seeds",
-            "game_id, server_seed",
-            [[i, g.server_seed] for i, g in zip(ids, games, strict=True)],
-        )
-        seats = [
-            [i, seat, name, token]
-            for i, g in zip(ids, games, strict=True)
-            for seat, (name, token) in enumerate(g.seats)
-        ]
-        if seats:
-            _insert(cursor, "seats", "game_id, seat, name, token_sha256", seats)
-        geneses = [
-            record_pb2.Genesis.FromString(g.genesis.body if g.genesis else g.draft) for g in games
-        ]
+    new = inserts_of(batch)
+    if new.packs:
+        _insert(cursor, "packs", PACK_COLUMNS, new.packs, "ON CONFLICT (sha256) DO NOTHING")
+    if new.seeds:
+        _insert(cursor, "seeds", SEED_COLUMNS, new.seeds)
+    if new.seats:
+        _insert(cursor, "seats", SEAT_COLUMNS, new.seats)
+    if new.geneses:
         listing = [
             [g.game_id, g.created_at, g.game_kind, g.tournament_id, [s.name for s in g.seats]]
-            for g in geneses
+            for g in new.geneses
         ]
         _insert(cursor, "games", "game_id, created_at, game_kind, tournament_id, players", listing)
-    drafts = [[i, g.draft] for i, g in zip(ids, games, strict=True) if g.genesis is None]
-    if drafts:
-        _insert(cursor, "pending_games", "game_id, draft", drafts)
-    if batch.entropy:
-        _insert(cursor, "seat_entropy", "game_id, seat, entropy", [list(e) for e in batch.entropy])
+    if new.drafts:
+        _insert(cursor, "pending_games", DRAFT_COLUMNS, new.drafts)
+    if new.entropy:
+        _insert(cursor, "seat_entropy", ENTROPY_COLUMNS, new.entropy)
     for game_id in batch.started:
         cursor.execute(b"DELETE FROM pending_games WHERE game_id = %s", [game_id])
     rows = batch.appended()
     if rows:
         _insert(cursor, "events", ROW_COLUMNS, [row_values(r) for r in rows])
         _wait_for_places(cursor, rows)
-    if batch.rejections:
-        _insert(
-            cursor,
-            "rejections",
-            REJECTION_COLUMNS,
-            [list(vars(r).values()) for r in batch.rejections],
-        )
+    if new.rejections:
+        _insert(cursor, "rejections", REJECTION_COLUMNS, new.rejections)
     if batch.outcomes:
         insert_projection(cursor, batch.outcomes)
     return rows

@@ -20,12 +20,12 @@ from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from feastlog.replay import games
-from feastlog.service.store.process.wire import METHODS, portable, receive, send
+from feastlog.service.store.process.wire import METHODS, STREAMED, portable, receive, send
 
 if TYPE_CHECKING:
     from feastlog.service.signing import Notary
     from feastlog.service.store.duckdb import Store
-    from feastlog.service.store.records import Batch, Signed
+    from feastlog.service.store.records import Batch, Signed, Written
 
 SCAN_CHUNK = 32  # games a scan sends at once: fewer round trips, bounded messages
 PR_SET_PDEATHSIG = 1
@@ -65,21 +65,30 @@ class _Served:
         self.scans: dict[int, Iterator[Any]] = {}
         self._numbers = itertools.count(1)
 
-    def answer(self, target: Store, name: str, args: tuple[Any, ...], dropped: list[int]) -> Any:
+    def answer(
+        self,
+        target: Store,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        dropped: list[int],
+    ) -> Any:
         """The reply to one request: its log records, then (True, result) or (False, error)."""
         records: list[dict[str, Any]] = []
         self.capture.local.records = records
         try:
             for scan in dropped:
                 self._close_scan(scan)
-            result = (True, self._run(target, name, args))
+            result = (True, self._run(target, name, args, kwargs))
         except Exception as error:
             result = (False, portable(error))
         finally:
             self.capture.local.records = None
         return (records, *result)
 
-    def _run(self, target: Store, name: str, args: tuple[Any, ...]) -> Any:
+    def _run(self, target: Store, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call one of the store's methods by name: only those the server may ask for
+        (``wire.METHODS``, from the port's capabilities), never another attribute."""
         if name not in METHODS:
             raise ValueError(f"the store has no method {name!r} to call")
         if name == "more":
@@ -87,22 +96,26 @@ class _Served:
         if name == "sign_receipts":
             return self._take_key(args[0])
         if name == "write":
-            from feastlog.service.store.records import Written
-
-            first = target.write(*args)
-            if self.notary is None:
-                return Written(first)
-            try:
-                return Written(first, self._signed(args[0]))
-            except Exception:  # committed all the same: the server signs the receipts
-                logging.getLogger("feastlog.store").exception("receipts not signed here")
-                return Written(first)
-        result = getattr(target, name)(*args)
-        if name in ("scan", "scan_numbered"):
+            return self._write(target, *args, **kwargs)
+        result = getattr(target, name)(*args, **kwargs)
+        if name in STREAMED:
             number = next(self._numbers)
             self.scans[number] = result
             return number
         return result
+
+    def _write(self, target: Store, batch: Batch) -> Written:
+        """Commit a batch; its first row's position, and its receipts when signed here."""
+        from feastlog.service.store.records import Written
+
+        first = target.write(batch)
+        if self.notary is None:
+            return Written(first)
+        try:
+            return Written(first, self._signed(batch))
+        except Exception:  # committed all the same: the server signs the receipts
+            logging.getLogger("feastlog.store").exception("receipts not signed here")
+            return Written(first)
 
     def _take_key(self, public_key: str) -> bool:
         """Read the server's signing key as the server did (the environment, or the key
@@ -151,11 +164,11 @@ def _serve(
     """Answer one channel's requests until the server closes it; then the child ends."""
     while True:
         try:
-            name, args, dropped = receive(sock)
+            name, args, kwargs, dropped = receive(sock)
         except (EOFError, OSError):
             os._exit(0)  # the server is gone: nothing is waiting for a reply
         with lock or contextlib.nullcontext():
-            reply = served.answer(target, name, args, dropped)
+            reply = served.answer(target, name, args, kwargs, dropped)
         send(sock, reply)
 
 
@@ -179,7 +192,7 @@ def main(argv: list[str]) -> int:
     capture.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(capture)
     try:
-        _, (path, level, parent_path, extra_games), _ = receive(calls)
+        _, (path, level, parent_path, extra_games), _, _ = receive(calls)
     except (EOFError, OSError):
         return 0
     logging.getLogger().setLevel(level)
@@ -195,7 +208,7 @@ def main(argv: list[str]) -> int:
         threading.Thread(target=_serve, args=(sock, served, target, lock), daemon=True).start()
     while True:
         try:
-            name, args, dropped = receive(calls)
+            name, args, kwargs, dropped = receive(calls)
         except (EOFError, OSError):
             return 0
         with served.writing:
@@ -203,7 +216,7 @@ def main(argv: list[str]) -> int:
                 for scan in list(served.scans):
                     served._close_scan(scan)
                 served.reader.close()
-            reply = served.answer(served.store, name, args, dropped)
+            reply = served.answer(served.store, name, args, kwargs, dropped)
         send(calls, reply)
         if name == "close":
             return 0

@@ -3,6 +3,21 @@
 ``ProcessStore`` starts the child and is the writing store; ``reader()`` is the same store
 on the read channel.  Each method is a blocking round trip from the thread that calls it,
 except ``ProcessStore.commit``, which the event loop sends and awaits itself.
+
+The client does not write the port's methods one by one: ``StoreClient`` holds those that
+need more than a round trip (``close``, ``reader``, ``write`` and, in ``ProcessStore``,
+``commit``), and every other method of the port's capabilities (``port.METHODS``) is made
+on the class at import, as a forwarder that sends its name and arguments to the child:
+on the ``lookups`` channel for seat tokens and arbiter keys (``LOOKUPS``), and as a
+generator reading the child's chunks for a scan (``wire.STREAMED``).  The child serves
+the same names and refuses any other (``wire.METHODS``), so a method added to a
+capability is forwarded with nothing to write here.
+
+For the type checker, the made methods are invisible: a ``__getattr__`` declared only
+under ``TYPE_CHECKING`` stands for them, so that a ``StoreClient`` (and ``ProcessStore``)
+is an ``EventStore`` to it with no cast.  What each method takes and gives is checked
+where the store is used as an ``EventStore`` (the server opens it as one); a test holds
+that every method of every capability is forwarded (``tests/store/test_store_forwarding``).
 """
 
 from __future__ import annotations
@@ -16,15 +31,16 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from feastlog.replay import games
 from feastlog.service.incidents import new_incident_id
 from feastlog.service.store.errors import CannotOpenStore, StoreUnavailable
-from feastlog.service.store.port import STORE_PROCESS
+from feastlog.service.store.port import METHODS, STORE_PROCESS, EventStore
 from feastlog.service.store.process.wire import (
     CHANNELS,
+    STREAMED,
     outcome,
     pickled,
     receive,
@@ -33,10 +49,7 @@ from feastlog.service.store.process.wire import (
 )
 
 if TYPE_CHECKING:
-    from feastlog.replay.proof.signed import Cosignature, TreeHead
-    from feastlog.replay.record.rows import Row
-    from feastlog.replay.tournament.outcomes import Standing
-    from feastlog.service.store import Batch, Listed, PendingGame, Rejection, StoredGame, projection
+    from feastlog.service.store import Batch
     from feastlog.service.store.records import Written
 
 log = logging.getLogger("feastlog.store")
@@ -57,12 +70,12 @@ class Channel:
         # the child with the channel's next request
         self._dropped: deque[int] = deque()
 
-    def ask(self, name: str, *args: Any) -> Any:
-        """Call ``name(*args)`` on the child's store and wait for its answer."""
+    def ask(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        """Call ``name(*args, **kwargs)`` on the child's store and wait for its answer."""
         with self._turn:
             dropped = _drain(self._dropped)
             try:
-                send(self.sock, (name, args, dropped))
+                send(self.sock, (name, args, kwargs, dropped))
                 reply = receive(self.sock)
             except (OSError, EOFError) as gone:
                 raise _gone(self.path, name) from gone
@@ -95,11 +108,19 @@ class StoreClient:
     """The child's store as the server sees it: each method one round trip on a channel.
 
     ``store.scan(...)`` is a generator here too: the child keeps the scan open and sends
-    its games a chunk at a time.
+    its games a chunk at a time.  The methods that need more than a round trip are
+    written here; every other method of the port is forwarded by name (``FORWARDED``).
     """
 
     shared = False  # one writing process per file: the child of this one
     commit: Callable[[Batch], Awaitable[Written]] | None = None  # the reader's: none
+
+    if TYPE_CHECKING:
+        # The forwarded methods are made below, at import, so the type checker cannot see
+        # them: it takes them from here, and a ``StoreClient`` is an ``EventStore`` to it
+        # (what each method takes and gives is the port's: ``EventStore``'s own types,
+        # where the client is used as the store it is).
+        def __getattr__(self, name: str) -> Callable[..., Any]: ...
 
     def __init__(self, path: str, read_only: bool, channel: Channel, lookups: Channel) -> None:
         self.path = path
@@ -122,53 +143,9 @@ class StoreClient:
         written: Written = self._channel.ask("write", batch)
         return written.first
 
-    def checkpoint(self, least: int) -> int:
-        """Fold the write-ahead log into the file if it holds ``least`` bytes or more."""
-        return int(self._channel.ask("checkpoint", least))
-
-    def load(self, game_id: str) -> StoredGame | None:
-        """A game's rows, seed, pack and seat names; None when there is no such game."""
-        return self._channel.ask("load", game_id)
-
-    def rows(self, game_id: str) -> tuple[Row, ...]:
-        """A game's rows in seq order."""
-        return self._channel.ask("rows", game_id)
-
-    def rows_after(self, game_id: str, seq: int) -> tuple[Row, ...]:
-        """A game's rows after ``seq``, in seq order."""
-        return self._channel.ask("rows_after", game_id, seq)
-
-    def last_seq(self, game_id: str) -> int:
-        """A game's last seq (0 when it has no rows yet)."""
-        return self._channel.ask("last_seq", game_id)
-
-    def game_ids(self) -> list[str]:
-        """Every game id with rows, oldest first."""
-        return self._channel.ask("game_ids")
-
-    def count_games(self, game_kind: str = "") -> tuple[int, int]:
-        """(games with rows, rows), of one kind or all."""
-        return self._channel.ask("count_games", game_kind)
-
-    def scan(
-        self, part: tuple[int, int] | None = None, game_kind: str = ""
-    ) -> Generator[StoredGame]:
-        """Every game with rows, oldest first, from one ordered, streamed scan."""
-        return self._scanned("scan", part, game_kind)
-
-    def scan_numbered(
-        self,
-        part: tuple[int, int] | None = None,
-        game_kind: str = "",
-        fetch: int = 2_048,
-        share: tuple[int, int] | None = None,
-    ) -> Generator[tuple[int, StoredGame]]:
-        """(place in the game list, game) for every game with rows, in one streamed scan
-        (``fetch``: rows the child's store fetches at a time, its default as the store's)."""
-        return self._scanned("scan_numbered", part, game_kind, fetch, share)
-
-    def _scanned(self, method: str, *args: Any) -> Generator[Any]:
-        scan = self._channel.ask(method, *args)
+    def _scanned(self, method: str, *args: Any, **kwargs: Any) -> Generator[Any]:
+        """A scan kept open in the child, read a chunk of games at a time."""
+        scan = self._channel.ask(method, *args, **kwargs)
         finished = False
         try:
             while True:
@@ -180,144 +157,52 @@ class StoreClient:
             if not finished:  # closed early, or collected: no round trip from a finalizer
                 self._channel.drop(scan)
 
-    def pending(self) -> list[PendingGame]:
-        """Games waiting for seat entropy, with what each seat has sent so far."""
-        return self._channel.ask("pending")
 
-    def pending_game(self, game_id: str) -> PendingGame | None:
-        """One game waiting for seat entropy (None once it has started, or if unknown)."""
-        return self._channel.ask("pending_game", game_id)
+# The port's methods the client answers without a plain round trip: written above, or
+# (``commit``) ``ProcessStore``'s own.
+OWN = frozenset({"close", "reader", "write", "commit"})
+# Seat tokens and arbiter keys, asked from any thread (the event loop's first look-up of
+# each): on the second channel, so they never wait behind the store thread's calls.
+LOOKUPS = frozenset({"seat_of_token", "arbiter_of_key"})
+# Every other method of the port: one round trip each (a scan: one, then its chunks).
+FORWARDED = tuple(name for name in METHODS if name not in OWN)
 
-    def seat_of_token(self, digest: str) -> tuple[str, int] | None:
-        """(game id, seat) of a seat token's sha256; None if unknown. Any thread may call it."""
-        return self._lookups.ask("seat_of_token", digest)
 
-    def arbiter_of_key(self, digest: str) -> str | None:
-        """The named arbiter whose key has this sha256, unless revoked. Any thread may call it."""
-        return self._lookups.ask("arbiter_of_key", digest)
+def _forwarder(name: str) -> Callable[..., Any]:
+    """The client's method ``name``: its arguments sent to the child as they are given
+    (the child's store fills in its own defaults), its answer returned; the port's
+    docstring for it."""
+    channel = "_lookups" if name in LOOKUPS else "_channel"
 
-    def add_arbiter(self, name: str, digest: str, at: str) -> bool:
-        """Record a named arbiter's key; False when the name holds a key not revoked."""
-        return self._channel.ask("add_arbiter", name, digest, at)
+    if name in STREAMED:
 
-    def revoke_arbiter(self, name: str, at: str) -> bool:
-        """Revoke a named arbiter's key; False when there is no such arbiter holding one."""
-        return self._channel.ask("revoke_arbiter", name, at)
+        def forward(self: StoreClient, /, *args: Any, **kwargs: Any) -> Any:
+            return self._scanned(name, *map(_crossed, args), **_crossed_all(kwargs))
 
-    def arbiters(self) -> list[tuple[str, str, str]]:
-        """Every named arbiter: (name, added at, revoked at or '')."""
-        return self._channel.ask("arbiters")
+    else:
 
-    def rejections(self, game_id: str) -> list[Rejection]:
-        """A game's refused commands, oldest first."""
-        return self._channel.ask("rejections", game_id)
+        def forward(self: StoreClient, /, *args: Any, **kwargs: Any) -> Any:
+            return getattr(self, channel).ask(name, *map(_crossed, args), **_crossed_all(kwargs))
 
-    def listed(
-        self, game_kind: str = "", tournament_id: str = "", before: int = 0, limit: int = 50
-    ) -> list[Listed]:
-        """Up to ``limit`` games, newest first, listed before place ``before``."""
-        return self._channel.ask("listed", game_kind, tournament_id, before, limit)
+    forward.__name__ = name
+    forward.__qualname__ = f"{StoreClient.__qualname__}.{name}"
+    forward.__doc__ = getattr(EventStore, name).__doc__
+    return forward
 
-    def known_games(self, game_ids: Sequence[str]) -> dict[str, str]:
-        """Of these games, those stored, each with the hash of its last row ('' if none)."""
-        return self._channel.ask("known_games", list(game_ids))
 
-    def tournament_games(self, tournament_id: str) -> int:
-        """How many games (running or finished) a tournament has."""
-        return self._channel.ask("tournament_games", tournament_id)
+def _crossed(argument: Any) -> Any:
+    """An argument as it can cross to the child: an iterator (a generator of projected
+    games, say) as the list of what it yields, anything else as it is."""
+    return list(argument) if isinstance(argument, Iterator) else argument
 
-    def twins_running(self, game_id: str) -> int:
-        """How many other games dealt from this game's server seed have not ended (running,
-        or waiting for seat entropy): while one has, a finished game with a supplied seed
-        is held back (``replay.record.visibility.Release``)."""
-        return self._channel.ask("twins_running", game_id)
 
-    def dealt_from(self, server_seed: bytes) -> list[tuple[str, str, str]]:
-        """Every game dealt from this server seed, oldest first: (game id, created at, when
-        its seed was revealed, '' while it runs or waits for seat entropy)."""
-        return self._channel.ask("dealt_from", server_seed)
+def _crossed_all(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Keyword arguments as they can cross to the child (``_crossed``)."""
+    return {key: _crossed(value) for key, value in kwargs.items()}
 
-    def projection_current(self) -> bool:
-        """Whether the outcomes projection is there, of this version."""
-        return self._channel.ask("projection_current")
 
-    def stats(self, tournament_id: str = "") -> list[projection.KindStats]:
-        """Per game kind figures, SQL over the outcomes projection."""
-        return self._channel.ask("stats", tournament_id)
-
-    def standings(self, tournament_id: str) -> tuple[list[Standing], int]:
-        """A tournament's standings and its finished games, SQL over the projection."""
-        return self._channel.ask("standings", tournament_id)
-
-    def rebuild_projection(self, projected: Iterable[projection.Projected]) -> int:
-        """Make the outcomes projection again from these games' rows, in one transaction."""
-        return self._channel.ask("rebuild_projection", list(projected))
-
-    def leaves(self, after: int, limit: int = 100_000) -> list[bytes]:
-        """The log tree's leaf hashes from position ``after`` on, in order, at most ``limit``."""
-        return self._channel.ask("leaves", after, limit)
-
-    def rows_from(self, position: int, limit: int = 1000) -> list[tuple[int, Row]]:
-        """The rows from log position ``position`` on, in log order, with their positions."""
-        found: list[tuple[int, Row]] = self._channel.ask("rows_from", position, limit)
-        return found
-
-    def leaf_position(self, game_id: str, seq: int) -> int | None:
-        """A row's position in the log tree (None: no such row)."""
-        return self._channel.ask("leaf_position", game_id, seq)
-
-    def add_tree_head(self, head: TreeHead) -> None:
-        """Keep a signed tree head."""
-        self._channel.ask("add_tree_head", head)
-
-    def tree_heads(self, size: int = -1) -> list[TreeHead]:
-        """The signed tree heads kept, by size then time (``size``: of that size only)."""
-        return self._channel.ask("tree_heads", size)
-
-    def add_cosignature(self, cosigned: Cosignature) -> None:
-        """Keep a witness's cosignature of a head."""
-        self._channel.ask("add_cosignature", cosigned)
-
-    def cosignatures(self, size: int) -> list[Cosignature]:
-        """The witnesses' cosignatures of heads of ``size``."""
-        return self._channel.ask("cosignatures", size)
-
-    def add_server_key(self, public_key: str, at: str) -> None:
-        """Note a signing key the server uses (kept for ever, so old receipts verify)."""
-        self._channel.ask("add_server_key", public_key, at)
-
-    def server_keys(self) -> list[tuple[str, str]]:
-        """Every signing key the server has used: (public key hex, first used), oldest first."""
-        return self._channel.ask("server_keys")
-
-    # Seat links: each a round trip on this connection's channel (the writes on ``calls``,
-    # where the child takes them one at a time on its writing connection).
-
-    def add_seat_code(self, digest: str, game_id: str, seat: int) -> None:
-        """Keep a seat's new one-time code (its sha256) in place of the seat's unused one."""
-        self._channel.ask("add_seat_code", digest, game_id, seat)
-
-    def seat_of_code(self, digest: str) -> tuple[str, int] | None:
-        """(game id, seat) of an unused code's sha256; None: spent, replaced or never made."""
-        return self._channel.ask("seat_of_code", digest)
-
-    def take_seat_code(self, digest: str, game_id: str, session: str, most: int) -> int | None:
-        """Spend a code of ``game_id`` and open a session on its seat: the seat, once."""
-        return self._channel.ask("take_seat_code", digest, game_id, session, most)
-
-    def seat_of_session(self, digest: str) -> tuple[str, int] | None:
-        """(game id, seat) of an open session's sha256; None: ended, dropped or never opened."""
-        return self._channel.ask("seat_of_session", digest)
-
-    def end_seat_session(self, digest: str) -> bool:
-        """End a session (its sha256); False when it was not open."""
-        return self._channel.ask("end_seat_session", digest)
-
-    def adopt_seat_links(
-        self, codes: Sequence[tuple[str, str, int]], sessions: Sequence[tuple[str, str, int]]
-    ) -> int:
-        """Take in codes and sessions kept elsewhere before; how many were new."""
-        return self._channel.ask("adopt_seat_links", list(codes), list(sessions))
+for _name in FORWARDED:
+    setattr(StoreClient, _name, _forwarder(_name))
 
 
 class ProcessStore(StoreClient):
@@ -407,7 +292,7 @@ class ProcessStore(StoreClient):
         async with turn:
             loop = asyncio.get_running_loop()
             try:
-                await loop.sock_sendall(self._commits, pickled(("write", (batch,), [])))
+                await loop.sock_sendall(self._commits, pickled(("write", (batch,), {}, [])))
                 reply = await receive_soon(loop, self._commits)
             except (OSError, EOFError) as gone:
                 raise _gone(self.path, "write") from gone

@@ -1,8 +1,8 @@
 """The store process's wire: length-prefixed pickles, a request and its reply at a time.
 
-A request is ``(method, args, scans to drop)``; a reply is ``(log records, ok, result or
-error)``.  Both ends are this project's own processes (the child is started by the
-server, on sockets only the two of them hold), so pickle is safe here.
+A request is ``(method, args, keyword args, scans to drop)``; a reply is ``(log records,
+ok, result or error)``.  Both ends are this project's own processes (the child is started
+by the server, on sockets only the two of them hold), so pickle is safe here.
 """
 
 from __future__ import annotations
@@ -14,58 +14,18 @@ import socket
 import struct
 from typing import Any
 
+from feastlog.service.store import port
+
 HEADER = struct.Struct("!I")  # a message's length, before its pickle
 CHANNELS = ("calls", "commits", "reads", "lookups")
-# What the server may ask of the store: the EventStore methods, and a scan's next games.
-METHODS = frozenset(
-    {
-        "write",
-        "checkpoint",
-        "load",
-        "rows",
-        "rows_after",
-        "last_seq",
-        "game_ids",
-        "count_games",
-        "scan",
-        "scan_numbered",
-        "pending",
-        "pending_game",
-        "seat_of_token",
-        "arbiter_of_key",
-        "add_arbiter",
-        "revoke_arbiter",
-        "arbiters",
-        "rejections",
-        "listed",
-        "known_games",
-        "tournament_games",
-        "twins_running",
-        "dealt_from",
-        "projection_current",
-        "stats",
-        "standings",
-        "rebuild_projection",
-        "leaves",
-        "leaf_position",
-        "rows_from",
-        "add_tree_head",
-        "tree_heads",
-        "add_cosignature",
-        "cosignatures",
-        "add_server_key",
-        "server_keys",
-        "add_seat_code",
-        "seat_of_code",
-        "take_seat_code",
-        "seat_of_session",
-        "end_seat_session",
-        "adopt_seat_links",
-        "more",
-        "sign_receipts",
-        "close",
-    }
-)
+# The store's methods that stream: the child keeps the scan open and sends its games a
+# chunk at a time, on ``more``.
+STREAMED = frozenset({"scan", "scan_numbered"})
+# What the server may ask of the store: every method of its capabilities (``port.METHODS``)
+# but those the server's side answers itself (``reader``: a channel; ``commit``: ``write``
+# on the ``commits`` channel), a scan's next games, and the key to sign receipts with.
+ANSWERED_BY_CLIENT = frozenset({"reader", "commit"})
+METHODS = (frozenset(port.METHODS) - ANSWERED_BY_CLIENT) | {"more", "sign_receipts"}
 
 
 def pickled(message: object) -> bytes:
