@@ -274,6 +274,24 @@ def test_named_arbiters_are_added_revoked_and_found_by_their_key(store: EventSto
     ]
 
 
+def test_a_store_closes_cleanly_after_a_key_looked_up_is_revoked(tmp_path: Path) -> None:
+    # An arbiter acts (its key looked up), is revoked, and the server stops: the lookup
+    # leaves nothing open that would hold up the store's last checkpoint at its close.
+    key = token_of("arb_looked_up")
+    for where in ("duckdb", "duckdb-process"):
+        path = str(tmp_path / f"{where}.duckdb")
+        first = open_store(path)
+        assert first.add_arbiter("ann", key, "2026-01-01T00:00:01Z")
+        first.close()
+        opened = open_store(path) if where == "duckdb" else ProcessStore(path, ())
+        assert opened.arbiter_of_key(key) == "ann"  # its last lookup before the revocation
+        assert opened.revoke_arbiter("ann", "2026-01-01T00:00:02Z")
+        opened.close()
+        again = open_store(path, read_only=True)
+        assert again.arbiters() == [("ann", "2026-01-01T00:00:01Z", "2026-01-01T00:00:02Z")]
+        again.close()
+
+
 def test_a_seat_code_is_spent_once_into_a_session_and_a_new_one_replaces_it(
     store: EventStore,
 ) -> None:

@@ -524,10 +524,11 @@ class Store:
 
         Safe to call from another thread than the store's: it has its own connection.
         """
+        # read to the end (fetchall), so no lookup is left open to hold up a checkpoint
         found = self._lookups.execute(
             "SELECT game_id, seat FROM seats WHERE token_sha256 = ? LIMIT 1", [digest]
-        ).fetchone()
-        return (str(found[0]), int(found[1])) if found else None
+        ).fetchall()
+        return (str(found[0][0]), int(found[0][1])) if found else None
 
     def arbiter_of_key(self, digest: str) -> str | None:
         """The name of the arbiter whose key has this sha256, unless revoked; None if unknown.
@@ -536,10 +537,10 @@ class Store:
         """
         if self.read_only and not self._has_table("arbiters"):
             return None
-        found = self._lookups.execute(
+        found = self._lookups.execute(  # read to the end, as ``seat_of_token``'s
             "SELECT name FROM arbiters WHERE key_sha256 = ? AND revoked_at = '' LIMIT 1", [digest]
-        ).fetchone()
-        return str(found[0]) if found else None
+        ).fetchall()
+        return str(found[0][0]) if found else None
 
     @translated
     def add_arbiter(self, name: str, digest: str, at: str) -> bool:
