@@ -13,11 +13,12 @@ metadata values (a bearer token among them) out of the one gRPC writes itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TextIO, TypeAlias
 
 import grpc
@@ -98,41 +99,36 @@ class RequestLog(grpc.aio.ServerInterceptor):
         self.out.write(json.dumps(line, sort_keys=True) + "\n")
         self.out.flush()
 
+    @contextlib.contextmanager
+    def _call(self, rpc: str, request: Any, context: grpc.aio.ServicerContext) -> Iterator[None]:
+        """One call, its line written as it ends: OK, CANCELLED (its caller gone, or the
+        stream closed early), or the status it was refused with."""
+        began, start, role = self.clock(), self.timer(), self.role(context)
+        status = "UNKNOWN"
+        try:
+            yield
+            status = _status(context, "OK")
+        except (asyncio.CancelledError, GeneratorExit):
+            status = "CANCELLED"
+            raise
+        except BaseException:
+            status = _status(context, "UNKNOWN")
+            raise
+        finally:
+            self.write(began, rpc, request, role, status, start)
+
     def _unary(self, rpc: str, behaviour: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
         async def logged(request: Any, context: grpc.aio.ServicerContext) -> Any:
-            began, start, role = self.clock(), self.timer(), self.role(context)
-            status = "UNKNOWN"
-            try:
-                reply = await behaviour(request, context)
-                status = _status(context, "OK")
-                return reply
-            except asyncio.CancelledError:
-                status = "CANCELLED"
-                raise
-            except BaseException:
-                status = _status(context, "UNKNOWN")
-                raise
-            finally:
-                self.write(began, rpc, request, role, status, start)
+            with self._call(rpc, request, context):
+                return await behaviour(request, context)
 
         return logged
 
     def _streaming(self, rpc: str, behaviour: Callable[..., Any]) -> Callable[..., Any]:
         async def logged(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            began, start, role = self.clock(), self.timer(), self.role(context)
-            status = "UNKNOWN"
-            try:
+            with self._call(rpc, request, context):
                 async for reply in behaviour(request, context):
                     yield reply
-                status = _status(context, "OK")
-            except (asyncio.CancelledError, GeneratorExit):
-                status = "CANCELLED"
-                raise
-            except BaseException:
-                status = _status(context, "UNKNOWN")
-                raise
-            finally:
-                self.write(began, rpc, request, role, status, start)
 
         return logged
 
