@@ -1,7 +1,8 @@
 """``feastlog games``: the game list, newest first, through the file's server or from the file.
 
 An organiser finding a table's game id, an arbiter the game a dispute is about: the same
-list as ListGames (filtered by kind and tournament, paged underneath), one game a line.
+list as ListGames (filtered by kind and tournament, paged underneath), one game a line;
+given a game id, that game's line alone (GetGame).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from feastlog.cli.game_commands import GameKind
 from feastlog.cli.output import Bounded, echo_json, echo_lines
 from feastlog.cli.session import connected
 from feastlog.cli.target import connection_options, target_of
-from feastlog.client import data
+from feastlog.client import calls, data
 
 
 def state_of(game: dict[str, Any]) -> str:
@@ -35,6 +36,7 @@ def game_line(game: dict[str, Any]) -> str:
 
 
 @click.command("games")
+@click.argument("game_id", required=False, default="")
 @click.option("--kind", type=GameKind(), help="Only games of this kind.")
 @click.option("--tournament", default="", help="Only the games of this tournament.")
 @click.option(
@@ -47,15 +49,21 @@ def game_line(game: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True)
 @connection_options
 def games_command(
-    kind: str | None, tournament: str, limit: int, as_json: bool, **connection: Any
+    game_id: str, kind: str | None, tournament: str, limit: int, as_json: bool, **connection: Any
 ) -> None:
     """The games, newest first (--kind, --tournament): id, state, last seq, players.
 
     Each line: the game id, its kind, running, over or waiting (for seat entropy), its
-    last seq, when it was created (UTC), its tournament and its players.
+    last seq, when it was created (UTC), its tournament and its players.  With GAME_ID,
+    that game's line alone.
     """
+    if game_id and (kind or tournament):
+        raise click.UsageError("GAME_ID names one game: --kind and --tournament filter the list")
     with connected(target_of(connection)) as client:
-        found = [data.game(g) for g in client.rpc.games(kind or "", tournament, limit)]
+        if game_id:
+            found = [data.game(client.rpc.run(calls.get_game(game_id)))]
+        else:
+            found = [data.game(g) for g in client.rpc.games(kind or "", tournament, limit)]
     if as_json:
         echo_json(found)
         return
@@ -71,5 +79,5 @@ def games_command(
         f"{'tournament':<16} players"
     )
     echo_lines(game_line(g) for g in found)
-    if limit and len(found) == limit:
+    if limit and len(found) == limit and not game_id:
         click.echo(f"(the newest {limit}: --limit 0 lists every game)")

@@ -209,6 +209,12 @@ def list_games(
     return Call("GameService", "ListGames", request, _same)
 
 
+def get_game(game_id: str) -> Call[pb.GameSummary]:
+    """GetGame: one game's line of the game list."""
+    request = pb.GetGameRequest(game_id=game_id)
+    return Call("GameService", "GetGame", request, lambda reply: reply.game)
+
+
 def watch(game_id: str, from_seq: int = 1) -> Stream[pb.RecordEvent]:
     """WatchGame: the rows from ``from_seq``, stored then live."""
     request = pb.WatchGameRequest(game_id=game_id, from_seq=from_seq)

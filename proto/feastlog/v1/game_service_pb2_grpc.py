@@ -135,7 +135,7 @@ class GameServiceServicer:
     def GetGame(self, request, context):
         """One game's line of the game list, public as the list is: its kind, players, last
         seq, whether it is over, when it was made and its tournament. A game that waits for
-        seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+        seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_SEAT_ENTROPY), as every read of
         it is; an unknown one is NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)

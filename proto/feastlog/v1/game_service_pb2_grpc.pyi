@@ -54,7 +54,7 @@ class GameServiceStub:
     GetGame: _grpc.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]
     """One game's line of the game list, public as the list is: its kind, players, last
     seq, whether it is over, when it was made and its tournament. A game that waits for
-    seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+    seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_SEAT_ENTROPY), as every read of
     it is; an unknown one is NOT_FOUND.
     """
 
@@ -84,7 +84,7 @@ class GameServiceAsyncStub(GameServiceStub):
     GetGame: _aio.UnaryUnaryMultiCallable[_game_service_pb2.GetGameRequest, _game_service_pb2.GetGameResponse]  # type: ignore[assignment]
     """One game's line of the game list, public as the list is: its kind, players, last
     seq, whether it is over, when it was made and its tournament. A game that waits for
-    seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+    seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_SEAT_ENTROPY), as every read of
     it is; an unknown one is NOT_FOUND.
     """
 
@@ -159,7 +159,7 @@ class GameServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_game_service_pb2.GetGameResponse, _abc.Awaitable[_game_service_pb2.GetGameResponse]]:
         """One game's line of the game list, public as the list is: its kind, players, last
         seq, whether it is over, when it was made and its tournament. A game that waits for
-        seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_ENTROPY), as every read of
+        seat entropy is told so (FAILED_PRECONDITION, WAITING_FOR_SEAT_ENTROPY), as every read of
         it is; an unknown one is NOT_FOUND.
         """
 
