@@ -21,6 +21,12 @@ from feastlog.v1 import record_pb2
 T = TypeVar("T")
 
 
+async def sent(stub: Any, call: Call[T], metadata: Metadata = ()) -> T:
+    """One call on a stub of its service (made by the caller on its own channel), sent
+    once: its answer, or the ``grpc.RpcError`` as it came."""
+    return call.answer(await getattr(stub, call.method)(call.request, metadata=metadata))
+
+
 class AsyncClient:
     """A feastlog server's RPCs, awaited: found, credentialed and retried as ``Client``
     (see its doc).  Use it in the event loop it was made in; ``async with`` closes it."""
@@ -36,14 +42,18 @@ class AsyncClient:
         tls_cert: str | None = None,
         tls_key: str | None = None,
         retries: int = RETRIES,
-        timeout: float = TIMEOUT,
+        timeout: float | None = TIMEOUT,
+        channel: grpc.aio.Channel | None = None,
     ) -> None:
-        where = find(server, db, organiser_key, ca, tls_cert, tls_key)
-        self.address: str = where.server or ""
-        self.token, self.organiser_key = token, where.key
-        self.retries, self.timeout = retries, timeout
-        credentials = where.tls.channel_credentials() if where.tls else None
-        self.channel = open_channel(self.address, credentials)
+        self.token, self.retries, self.timeout = token, retries, timeout
+        self.channel: grpc.aio.Channel
+        if channel is not None:
+            self.address, self.organiser_key, self.channel = server or "", organiser_key, channel
+        else:
+            where = find(server, db, organiser_key, ca, tls_cert, tls_key)
+            self.address, self.organiser_key = where.server or "", where.key
+            credentials = where.tls.channel_credentials() if where.tls else None
+            self.channel = open_channel(self.address, credentials)
         self.stubs = {name: stub(self.channel) for name, stub in STUBS.items()}
 
     async def __aenter__(self) -> AsyncClient:

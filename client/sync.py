@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import grpc
+from grpc_health.v1 import health_pb2_grpc
 
 from feastlog.client import calls
 from feastlog.client.calls import Call, Created, Legal, Recorded, Stream, View
@@ -51,6 +52,7 @@ STUBS: Mapping[str, Any] = {
     "ProofService": ppb_grpc.ProofServiceStub,
     "TableService": tabpb_grpc.TableServiceStub,
     "SeatLinkService": slpb_grpc.SeatLinkServiceStub,
+    "Health": health_pb2_grpc.HealthStub,
 }
 PAGE_SIZE = 500  # games a page of the list (the most a server gives)
 SEED_REVEAL = "seed_reveal"  # the last row of a game
