@@ -20,7 +20,7 @@ from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.seat_links import link_lines, seat_links
 from feastlog.cli.session import Replay, connected
-from feastlog.cli.target import connection_options, header_safe, target_of
+from feastlog.cli.target import connection_options, target_of, token_option
 from feastlog.replay import games
 from feastlog.replay.record.audit import summary_line
 from feastlog.service.app.bounds import FIELD_BOUNDS
@@ -156,13 +156,7 @@ def new_command(
 
 @click.command("join")
 @click.argument("game_id")
-@click.option(
-    "--token",
-    required=True,
-    envvar="FEASTLOG_SEAT_TOKEN",
-    callback=header_safe,
-    help="The seat's token.",
-)
+@token_option("The seat's token.", seat=True)
 @click.option("--entropy", help="Hex bytes to mix into the seed; 32 fresh random bytes if not.")
 @connection_options
 def join_command(game_id: str, token: str, entropy: str | None, **connection: Any) -> None:
