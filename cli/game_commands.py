@@ -16,7 +16,7 @@ import click
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.errors import FAILED, CliError, unreachable
 from feastlog.cli.narrate import Narrator, table_lines
-from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
+from feastlog.cli.output import echo_err, echo_json, echo_lines, number_option, repeated_option
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.seat_links import link_lines, seat_links
 from feastlog.cli.session import Replay, connected
@@ -73,7 +73,7 @@ def seat_lines(made: dict[str, Any]) -> list[str]:
 @kind_argument()
 @click.option("--players", required=True, help="Comma-separated names in seat order.")
 @click.option("--seed", help="Supply the server seed (64 hex digits); recorded as supplied.")
-@click.option("--option", "options", multiple=True, help="Rule option KEY=VALUE.")
+@repeated_option("--option", "options", help="Rule option KEY=VALUE.")
 @click.option(
     "--pack",
     type=click.File("rb"),
@@ -180,7 +180,7 @@ def join_command(game_id: str, token: str, entropy: str | None, **connection: An
 
 @click.command("demo")
 @kind_argument()
-@click.option("--players", "count", default=3, show_default=True, type=Bounded(1, 6))
+@number_option("--players", "count", default=3, high=6)
 @click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
 @click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
 @click.option("--tournament", default="", help="The tournament this game counts for.")

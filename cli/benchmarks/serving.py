@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -363,32 +364,19 @@ def run(
     with tempfile.TemporaryDirectory() as tmp:
         db_path = Path(tmp) / "bench.duckdb"
         proc, address = start_server(db_path, key)
+        lanes = partial(
+            submit_only,
+            address,
+            key,
+            kind,
+            submit_games,
+            players,
+            rounds=rounds,
+            typed_only=typed_only,
+        )
         try:
-            full = asyncio.run(
-                submit_only(
-                    address,
-                    key,
-                    kind,
-                    submit_games,
-                    players,
-                    rounds=rounds,
-                    server=proc.pid,
-                    typed_only=typed_only,
-                )
-            )
-            half = asyncio.run(
-                submit_only(
-                    address,
-                    key,
-                    kind,
-                    submit_games,
-                    players,
-                    full.per_second / 2,
-                    first=submit_games * rounds,
-                    rounds=rounds,
-                    typed_only=typed_only,
-                )
-            )
+            full = asyncio.run(lanes(server=proc.pid))
+            half = asyncio.run(lanes(full.per_second / 2, first=submit_games * rounds))
             results = [asyncio.run(bot_rate(address, key, kind, n, players, seed)) for n in levels]
         finally:
             proc.terminate()
