@@ -1,5 +1,6 @@
 """``AsyncClient``: a feastlog server's RPCs from asyncio code: the same calls as
-``Client`` (``feastlog.client.conveniences``), awaited, on a ``grpc.aio`` channel."""
+``Client`` (declared once: ``feastlog.client.sync``'s ``Conveniences``), awaited, on a
+``grpc.aio`` channel."""
 
 from __future__ import annotations
 
@@ -11,14 +12,9 @@ import grpc
 
 from feastlog.client.calls import Call, Stream
 from feastlog.client.channel import Metadata, open_channel
-from feastlog.client.conveniences import (
-    Conveniences,
-    Pages,
-    Resumed,
-    retry_wait,
-    waits,
-)
 from feastlog.client.errors import FeastlogError, from_rpc
+from feastlog.client.methods import Pages, Resumed
+from feastlog.client.sync import Conveniences, retry_wait, waits
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
 """``AsyncClient`` offers every call ``Client`` does, by the same names and arguments: both
-take them from one place (``feastlog.client.conveniences``); and they work, awaited,
+take them from one place (``feastlog.client.sync``'s ``Conveniences``); and they work, awaited,
 against a real server."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ import inspect
 from pathlib import Path
 
 from feastlog.client import AsyncClient, Client, FeastlogError
-from feastlog.client.conveniences import Conveniences, streamed, unary
+from feastlog.client.methods import streamed, unary
+from feastlog.client.sync import Conveniences
 from tests.serverutil import ThreadedServer
 
 SEED = bytes(range(32))
