@@ -3,15 +3,17 @@ measures, and how, is in ``cli/benchmarks/`` (imported only when one runs)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from feastlog.cli.output import INT64, Bounded, counts
+from feastlog.cli.output import INT64, Bounded, counts, number_option
 from feastlog.replay.games import kinds
 
 
 @click.command("bench")
 @click.option("--kind", default="bon-appetit", show_default=True, type=click.Choice(kinds()))
-@click.option("--players", default=3, show_default=True, type=Bounded(2, 6))
+@number_option("--players", default=3, low=2, high=6)
 @click.option(
     "--games",
     "levels",
@@ -20,47 +22,25 @@ from feastlog.replay.games import kinds
     callback=counts,
     help="Concurrent games per level, comma-separated.",
 )
-@click.option(
-    "--seed", default=1, show_default=True, type=Bounded(-INT64 - 1), help="Bots' choices."
-)
-@click.option(
-    "--submit-games",
-    default=64,
-    show_default=True,
-    type=Bounded(1),
-    help="Games at once, submit-only.",
-)
-@click.option(
-    "--rounds",
-    default=3,
-    show_default=True,
-    type=Bounded(1),
-    help="Games each submit-only lane plays one after another.",
-)
+@number_option("--seed", default=1, low=-INT64 - 1, help="Bots' choices.")
+@number_option("--submit-games", default=64, help="Games at once, submit-only.")
+@number_option("--rounds", default=3, help="Games each submit-only lane plays one after another.")
 @click.option(
     "--struct-facts",
     is_flag=True,
     help="Submit-only answers carry every fact as a Struct too (typed_facts_only unset).",
 )
-def bench_command(
-    kind: str,
-    players: int,
-    levels: list[int],
-    seed: int,
-    submit_games: int,
-    rounds: int,
-    struct_facts: bool,
-) -> None:
+def bench_command(struct_facts: bool, **measured: Any) -> None:
     """Submit-only commands/s at 64 games beside the health-check rate, p99 at half that
     load; then the bot loop; the fold rate."""
     from feastlog.cli.benchmarks import serving
 
-    for line in serving.run(kind, players, levels, seed, submit_games, rounds, not struct_facts):
+    for line in serving.run(**measured, typed_only=not struct_facts):
         click.echo(line)
 
 
 @click.command("bench-audit")
-@click.option("--games", "count", default=2000, show_default=True, type=Bounded(1))
+@number_option("--games", "count", default=2000)
 @click.option(
     "--workers",
     type=Bounded(1),
@@ -109,8 +89,8 @@ def bench_scale_command(
 
 
 @click.command("bench-proof")
-@click.option("--rows", default=1_000_000, show_default=True, type=Bounded(2))
-@click.option("--samples", default=50, show_default=True, type=Bounded(1))
+@number_option("--rows", default=1_000_000, low=2)
+@number_option("--samples", default=50)
 def bench_proof_command(rows: int, samples: int) -> None:
     """The log tree at a million rows: build, proof sizes and times; a receipt's and a
     head's cost."""

@@ -16,11 +16,11 @@ import click
 from feastlog.cli.audit_commands import SEQ, parse_viewer
 from feastlog.cli.errors import FAILED, CliError, unreachable
 from feastlog.cli.narrate import Narrator, table_lines
-from feastlog.cli.output import Bounded, echo_err, echo_json, echo_lines
+from feastlog.cli.output import echo_err, echo_json, echo_lines, number_option, repeated_option
 from feastlog.cli.replay_html import write_replay_html
 from feastlog.cli.seat_links import link_lines, seat_links
 from feastlog.cli.session import Replay, connected
-from feastlog.cli.target import connection_options, header_safe, target_of
+from feastlog.cli.target import connection_options, target_of, token_option
 from feastlog.replay import games
 from feastlog.replay.record.audit import summary_line
 from feastlog.service.app.bounds import FIELD_BOUNDS
@@ -73,7 +73,7 @@ def seat_lines(made: dict[str, Any]) -> list[str]:
 @kind_argument()
 @click.option("--players", required=True, help="Comma-separated names in seat order.")
 @click.option("--seed", help="Supply the server seed (64 hex digits); recorded as supplied.")
-@click.option("--option", "options", multiple=True, help="Rule option KEY=VALUE.")
+@repeated_option("--option", "options", help="Rule option KEY=VALUE.")
 @click.option(
     "--pack",
     type=click.File("rb"),
@@ -156,13 +156,7 @@ def new_command(
 
 @click.command("join")
 @click.argument("game_id")
-@click.option(
-    "--token",
-    required=True,
-    envvar="FEASTLOG_SEAT_TOKEN",
-    callback=header_safe,
-    help="The seat's token.",
-)
+@token_option("The seat's token.", seat=True)
 @click.option("--entropy", help="Hex bytes to mix into the seed; 32 fresh random bytes if not.")
 @connection_options
 def join_command(game_id: str, token: str, entropy: str | None, **connection: Any) -> None:
@@ -186,7 +180,7 @@ def join_command(game_id: str, token: str, entropy: str | None, **connection: An
 
 @click.command("demo")
 @kind_argument()
-@click.option("--players", "count", default=3, show_default=True, type=Bounded(1, 6))
+@number_option("--players", "count", default=3, high=6)
 @click.option("--seed", help="Server seed (64 hex digits); bots also play from it.")
 @click.option("--seat-entropy", is_flag=True, help="Each bot seat mixes its own entropy in.")
 @click.option("--tournament", default="", help="The tournament this game counts for.")

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from feastlog.cli.game_commands import GameKind
-from feastlog.cli.output import Bounded, echo_json, echo_lines
+from feastlog.cli.output import echo_json, echo_lines, number_option
 from feastlog.cli.session import connected
 from feastlog.cli.target import connection_options, target_of
 from feastlog.client import calls, data
@@ -39,12 +39,8 @@ def game_line(game: dict[str, Any]) -> str:
 @click.argument("game_id", required=False, default="")
 @click.option("--kind", type=GameKind(), help="Only games of this kind.")
 @click.option("--tournament", default="", help="Only the games of this tournament.")
-@click.option(
-    "--limit",
-    default=50,
-    show_default=True,
-    type=Bounded(0),
-    help="At most this many games, newest first (0: every game).",
+@number_option(
+    "--limit", default=50, low=0, help="At most this many games, newest first (0: every game)."
 )
 @click.option("--json", "as_json", is_flag=True)
 @connection_options

@@ -66,12 +66,10 @@ def command_words(command: Message, name: Callable[[str], str] = str) -> str:
     their type's prefix (``BON_APPETIT_GEM_RED`` → ``red``), in lower case; strings (card
     ids) through ``name`` (``cli.cards.CardNames.of``: ``ingredient-beef-4`` → ``Beef``).
     """
-    game = command.WhichOneof("game")
-    if game is None:
+    found = _move(command)
+    if found is None:
         return "(no command)"
-    moves = getattr(command, game)
-    oneofs = moves.DESCRIPTOR.oneofs
-    move_name = moves.WhichOneof(oneofs[0].name) if len(oneofs) == 1 else None
+    game, moves, move_name = found
     if move_name is None:  # a game whose command is one message of fields
         return _fields_text(moves, name) or game.replace("_", " ")
     said = _fields_text(getattr(moves, move_name), name)
@@ -81,13 +79,22 @@ def command_words(command: Message, name: Callable[[str], str] = str) -> str:
 
 def move_name(command: Message) -> str:
     """The name of a command's move (``discard down``), or of its game's command."""
+    found = _move(command)
+    if found is None:
+        return "(no command)"
+    game, _, move = found
+    return (move or game).replace("_", " ")
+
+
+def _move(command: Message) -> tuple[str, Message, str | None] | None:
+    """A command's game, its game's command message and the move set in it (None for a
+    game whose command is one message of fields); None for a command of no game."""
     game = command.WhichOneof("game")
     if game is None:
-        return "(no command)"
+        return None
     moves = getattr(command, game)
     oneofs = moves.DESCRIPTOR.oneofs
-    move = moves.WhichOneof(oneofs[0].name) if len(oneofs) == 1 else None
-    return (move or game).replace("_", " ")
+    return game, moves, moves.WhichOneof(oneofs[0].name) if len(oneofs) == 1 else None
 
 
 def _fields_text(message: Message, name: Callable[[str], str] = str) -> str:

@@ -1,12 +1,13 @@
 """How the CLI prints: one JSON style (sorted keys, numbers as numbers), progress on
-stderr, audit reports in one shape for ``audit`` and ``verify``."""
+stderr, audit reports in one shape for ``audit`` and ``verify``; and how it reads
+numbers (``Bounded``, ``number_option``) and repeated options (``repeated_option``)."""
 
 from __future__ import annotations
 
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import click
@@ -91,3 +92,19 @@ class Bounded(click.ParamType):
         if number > self.high:
             self.fail(f"{number} is too large (at most {self.high})", param, ctx)
         return number
+
+
+def number_option(
+    *names: str, default: int, low: int = 1, high: int = INT64, help: str | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """A whole-number option from ``low`` to ``high`` (``Bounded``), its default shown."""
+    return click.option(
+        *names, default=default, show_default=True, type=Bounded(low, high), help=help
+    )
+
+
+def repeated_option(
+    *names: str, help: str, metavar: str | None = None
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """An option given any number of times: a tuple of its values, in the order given."""
+    return click.option(*names, multiple=True, metavar=metavar, help=help)

@@ -27,7 +27,7 @@ from feastlog.cli.errors import CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen, command_words, enum_words, move_name, view_lines
 from feastlog.cli.output import echo_lines
 from feastlog.cli.session import Session, connected
-from feastlog.cli.target import connection_options, header_safe, target_of
+from feastlog.cli.target import connection_options, target_of, token_option
 from feastlog.client.commands import command_from_json
 from feastlog.client.data import as_dict
 from feastlog.client.errors import FeastlogError
@@ -402,13 +402,7 @@ def _one_of(
 
 @click.command("play")
 @click.argument("game_id")
-@click.option(
-    "--token",
-    required=True,
-    envvar="FEASTLOG_SEAT_TOKEN",
-    callback=header_safe,
-    help="Your seat token.",
-)
+@token_option("Your seat token.", seat=True)
 @click.option("--once", is_flag=True, help="Make one move (or none if it is not your turn).")
 @connection_options
 def play_command(game_id: str, token: str, once: bool, **connection: Any) -> None:

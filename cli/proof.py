@@ -25,6 +25,7 @@ from typing import Any
 import click
 
 from feastlog.cli.errors import FAILED, CliError, cannot_read, cannot_write, unreachable, usage
+from feastlog.cli.output import repeated_option
 from feastlog.cli.session import Session, connected
 from feastlog.cli.target import connection_options, target_of
 from feastlog.cli.verify import read_proof_file
@@ -60,10 +61,9 @@ def extended(client: Session, earlier: TreeHead, later: TreeHead) -> HeadFile:
 
 
 @click.command("head")
-@click.option(
+@repeated_option(
     "--since",
     "since",
-    multiple=True,
     metavar="FILE",
     help="An earlier head file (or export): prove the new head extends it.",
 )

@@ -17,7 +17,7 @@ import click
 from feastlog.cli.errors import cannot_write, usage
 from feastlog.cli.output import Bounded, echo_json
 from feastlog.cli.session import command_from_json, connected
-from feastlog.cli.target import connection_options, header_safe, target_of
+from feastlog.cli.target import connection_options, target_of, token_option
 from feastlog.client import data
 from feastlog.presentation.case import page
 
@@ -38,13 +38,7 @@ def call_line(found: dict[str, Any]) -> str:
 
 @click.command("call")
 @click.argument("game_id")
-@click.option(
-    "--token",
-    required=True,
-    envvar="FEASTLOG_SEAT_TOKEN",
-    callback=header_safe,
-    help="Your seat token.",
-)
+@token_option("Your seat token.", seat=True)
 @click.option("--seq", "about", type=SEQ, required=True, help="The row the call is about.")
 @click.option("--claim", required=True, help="What you claim, in words.")
 @click.option("--hold", is_flag=True, help="Hold the game: no moves until the arbiter answers.")
@@ -78,9 +72,7 @@ def call_command(
 @click.option(
     "--watch", is_flag=True, help="Follow the queue: each call as it is made or answered."
 )
-@click.option(
-    "--token", default=None, callback=header_safe, help="A seat token (its own game's calls)."
-)
+@token_option("A seat token (its own game's calls).")
 @click.option("--json", "as_json", is_flag=True)
 @connection_options
 def calls_command(
@@ -115,12 +107,7 @@ def calls_command(
     "-o", "--output", default="", help="Write it to this file (default: standard output)."
 )
 @click.option("--html", is_flag=True, help="The page for people instead of the JSON bundle.")
-@click.option(
-    "--token",
-    default=None,
-    callback=header_safe,
-    help="A seat token: the file as that seat may see it.",
-)
+@token_option("A seat token: the file as that seat may see it.")
 @connection_options
 def case_command(
     game_id: str, call: int, output: str, html: bool, token: str | None, **connection: Any

@@ -28,6 +28,8 @@ from feastlog.client.tls import Tls
 from feastlog.replay.games.text import fits_header
 
 SERVER_ENV = "FEASTLOG_SERVER"
+SEAT_TOKEN_ENV = "FEASTLOG_SEAT_TOKEN"
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]  # an option's, on a command
 
 
 @dataclass(frozen=True)
@@ -146,3 +148,11 @@ def header_safe(ctx: click.Context, param: click.Parameter, value: str | None) -
     if value is not None and not fits_header(value):
         raise click.BadParameter("not a feastlog token or key (printable ASCII only)")
     return value
+
+
+def token_option(text: str, seat: bool = False) -> Decorator:
+    """--token, checked as it goes in a call's header (``header_safe``): a seat's token,
+    required and read from FEASTLOG_SEAT_TOKEN when not given (``seat``), or one to call
+    with instead of the command's own credentials."""
+    required: dict[str, Any] = {"required": True, "envvar": SEAT_TOKEN_ENV} if seat else {}
+    return click.option("--token", callback=header_safe, help=text, **required)

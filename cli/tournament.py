@@ -8,7 +8,7 @@ from typing import Any
 import click
 from google.protobuf.message import Message
 
-from feastlog.cli.output import echo_json, echo_lines
+from feastlog.cli.output import echo_json, echo_lines, repeated_option
 from feastlog.cli.session import connected
 from feastlog.cli.target import connection_options, target_of
 from feastlog.client import data
@@ -58,6 +58,10 @@ def _writes(
         return data.message(call(client.rpc))
 
 
+# what every change of the proposed round, the clock or a player's standing records
+reason_option = click.option("--reason", required=True, help="Why: recorded in the stream.")
+
+
 def _format_options(pairs: tuple[str, ...]) -> dict[str, str]:
     out = {}
     for pair in pairs:
@@ -76,14 +80,13 @@ def _said(found: dict[str, Any], as_json: bool, line: str) -> None:
 
 
 @tournament_group.command("create")
-@click.option(
+@repeated_option(
     "--format",
     "options",
-    multiple=True,
     metavar="KEY=VALUE",
     help="A format option (docs/tournament.md); repeatable.",
 )
-@click.option("--player", "players", multiple=True, help="A player to register; repeatable.")
+@repeated_option("--player", "players", help="A player to register; repeatable.")
 @click.option("--json", "as_json", is_flag=True)
 @connection_options
 def create_command(
@@ -117,7 +120,7 @@ def register_command(tournament_id: str, name: str, **connection: Any) -> None:
 @tournament_group.command("drop")
 @click.argument("tournament_id")
 @click.argument("name")
-@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@reason_option
 @connection_options
 def drop_command(tournament_id: str, name: str, reason: str, **connection: Any) -> None:
     """Drop a player: not paired from the next round on."""
@@ -152,14 +155,10 @@ def _round_lines(state: dict[str, Any]) -> list[str]:
 
 @tournament_group.command("pair")
 @click.argument("tournament_id")
-@click.option(
-    "--table",
-    "tables",
-    multiple=True,
-    metavar="A,B,C",
-    help="Fixed pods only: a table's players in seat order.",
+@repeated_option(
+    "--table", "tables", metavar="A,B,C", help="Fixed pods only: a table's players in seat order."
 )
-@click.option("--bye", "byes", multiple=True, help="Fixed pods only: a player with a bye.")
+@repeated_option("--bye", "byes", help="Fixed pods only: a player with a bye.")
 @click.option("--json", "as_json", is_flag=True)
 @connection_options
 def pair_command(
@@ -182,7 +181,7 @@ def pair_command(
 @click.argument("tournament_id")
 @click.argument("first")
 @click.argument("second")
-@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@reason_option
 @connection_options
 def swap_command(
     tournament_id: str, first: str, second: str, reason: str, **connection: Any
@@ -197,7 +196,7 @@ def swap_command(
 @click.argument("name")
 @click.argument("table", type=click.IntRange(1, 10_000))
 @click.argument("seat", type=click.IntRange(0, 16))
-@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@reason_option
 @connection_options
 def fix_command(
     tournament_id: str, name: str, table: int, seat: int, reason: str, **connection: Any
@@ -248,7 +247,7 @@ def start_command(tournament_id: str, minutes: int, **connection: Any) -> None:
 @click.option(
     "--table", type=click.IntRange(0, 10_000), default=0, help="One table (default 0: every table)."
 )
-@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@reason_option
 @connection_options
 def extend_command(
     tournament_id: str, minutes: int, table: int, reason: str, **connection: Any
@@ -274,7 +273,7 @@ def call_command(tournament_id: str, **connection: Any) -> None:
 @click.option(
     "--round", "round_", type=click.IntRange(0, 100), default=0, help="Default: the current round."
 )
-@click.option("--reason", required=True, help="Why: recorded in the stream.")
+@reason_option
 @connection_options
 def penalty_command(
     tournament_id: str, name: str, penalty: str, round_: int, reason: str, **connection: Any

@@ -16,9 +16,9 @@ import click
 
 from feastlog.cli.errors import UNREACHABLE, CliError, unreachable, usage
 from feastlog.cli.narrate import Narrator, Seen
-from feastlog.cli.output import Bounded, echo_lines
+from feastlog.cli.output import echo_lines, number_option
 from feastlog.cli.session import Session, connected
-from feastlog.cli.target import connection_options, header_safe, target_of
+from feastlog.cli.target import connection_options, target_of, token_option
 from feastlog.client.data import as_dict
 from feastlog.replay.record.rows import GENESIS, SEED_REVEAL
 from feastlog.service.app.errors import WaitingForEntropy
@@ -28,20 +28,14 @@ WAIT_SECONDS = 1.0  # between looks at a game that waits for seat entropy
 
 @click.command("watch")
 @click.argument("game_id")
-@click.option(
-    "--token",
-    callback=header_safe,
-    help="Watch as this seat (its token): what only it is told, too.",
-)
+@token_option("Watch as this seat (its token): what only it is told, too.")
 @click.option(
     "--arbiter", is_flag=True, help="Watch with the organiser's or an arbiter's key: everything."
 )
-@click.option(
+@number_option(
     "--from",
     "from_seq",
     default=1,
-    show_default=True,
-    type=Bounded(1),
     help="Tell the story from this seq on (the rows before it are read, not shown).",
 )
 @connection_options

@@ -1,5 +1,6 @@
 """The wire: call metadata, Struct and ErrorInfo decoding, a spawned server, async bots
-(the benchmarks drive a server with these; commands go through ``feastlog.client``)."""
+(the benchmarks drive a server with these; every request, theirs as the commands', is
+built by ``feastlog.client``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ import random
 import re
 import subprocess
 import sys
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +18,8 @@ import grpc
 
 # The channels, the routing header, credentials and ErrorInfo are the client library's
 # (``feastlog.client``): the CLI reaches a server the way any client does.
+from feastlog.client import calls
+from feastlog.client.aio import sent as send
 from feastlog.client.channel import ROUTING_HEADER as ROUTING_HEADER
 from feastlog.client.channel import Metadata as Metadata
 from feastlog.client.channel import bearer as bearer
@@ -71,16 +73,16 @@ async def play_with_bots(
     """Play a game to its end: every seat to act picks a random legal command.
 
     A game waiting for seat entropy is joined first, each seat with 32 fresh random bytes.
+    The calls are the client library's (``feastlog.client.calls``), each sent once on
+    ``stub``; the views are a spectator's.
     """
     rng = random.Random(seed)
     sent = 0
     if await waiting_for_entropy(stub, game_id):
         for token in tokens:
-            request = pb.JoinGameRequest(game_id=game_id, entropy=os.urandom(32))
-            await stub.JoinGame(request, metadata=bearer(token))
+            await send(stub, calls.join_game(game_id, os.urandom(32)), bearer(token))
     while True:
-        reply = await stub.GetView(pb.GetViewRequest(game_id=game_id))
-        view = as_dict(reply.view)
+        view = (await send(stub, calls.view(game_id))).table
         if view.get("over"):
             return BotResult(game_id, view, sent)
         to_act = [int(s) for s in view.get("to_act", [])]
@@ -88,29 +90,19 @@ async def play_with_bots(
             raise RuntimeError(f"game {game_id} is not over but nobody is to act")
         for seat in to_act:
             meta = bearer(tokens[seat])
-            legal = await stub.ListLegalCommands(
-                pb.ListLegalCommandsRequest(game_id=game_id), metadata=meta
-            )
+            legal = await send(stub, calls.legal(game_id), meta)
             if not legal.commands:
                 continue
-            command = rng.choice(list(legal.commands))
-            await stub.SubmitCommand(
-                pb.SubmitCommandRequest(
-                    game_id=game_id,
-                    command_id=uuid.uuid4().hex,
-                    command=command,
-                    expected_seq=legal.seq,
-                    typed_facts_only=True,
-                ),
-                metadata=meta,
-            )
+            command = rng.choice(legal.commands)
+            submitted = calls.submit(game_id, command, legal.seq, typed_facts_only=True)
+            await send(stub, submitted.unread(), meta)
             sent += 1
 
 
 async def waiting_for_entropy(stub: pb_grpc.GameServiceAsyncStub, game_id: str) -> bool:
     """Whether a game still waits for seat entropy."""
     try:
-        await stub.GetView(pb.GetViewRequest(game_id=game_id))
+        await send(stub, calls.view(game_id).unread())
     except grpc.aio.AioRpcError as error:
         if reason_of(error) == "WAITING_FOR_SEAT_ENTROPY":
             return True
@@ -136,14 +128,7 @@ async def new_game(
     tournament_id: str = "",
 ) -> pb.CreateGameResponse:
     """Create a game as the organiser (with the bundled content pack unless one is given)."""
-    request = pb.CreateGameRequest(
-        game_kind=kind,
-        players=list(players),
-        seed=seed,
-        options=options or {},
-        content_pack=content_pack,
-        seat_entropy=seat_entropy,
-        tournament_id=tournament_id,
+    made = calls.create_game(
+        kind, players, seed, options, content_pack, seat_entropy, tournament_id
     )
-    reply: pb.CreateGameResponse = await stub.CreateGame(request, metadata=bearer(organiser_key))
-    return reply
+    return (await send(stub, made, bearer(organiser_key))).reply

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from grpc_health.v1 import health_pb2
+
 from feastlog.client.data import as_dict
 from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
@@ -94,6 +96,11 @@ class Call(Generic[T]):
     method: str
     request: Any
     answer: Callable[[Any], T]
+
+    def unread(self) -> Call[Any]:
+        """The same request, its reply given as it came: a call made once and sent many
+        times by a load generator, which reads nothing of the replies."""
+        return Call(self.service, self.method, self.request, _same)
 
 
 @dataclass(frozen=True)
@@ -401,6 +408,12 @@ def add_cosignature(head: TreeHead, cosignature: Cosignature) -> Call[int]:
         ),
     )
     return Call("ProofService", "AddCosignature", request, lambda reply: int(reply.cosignatures))
+
+
+def health(service: str = "") -> Call[health_pb2.HealthCheckResponse]:
+    """Health.Check (grpc.health.v1): whether the server (or one of its services) serves."""
+    request = health_pb2.HealthCheckRequest(service=service)
+    return Call("Health", "Check", request, _same)
 
 
 # --- TournamentService and AdminService --------------------------------------------

@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 import grpc
 
+from feastlog.client import AsyncClient, calls
 from feastlog.replay.games.engine import Viewer
 from feastlog.replay.record.visibility import seen
 from feastlog.service.app.bulk import plain_read_and_decode, read_and_decode
@@ -28,7 +29,6 @@ from feastlog.service.app.offline import OfflineFile
 from feastlog.service.app.season import audit_all
 from feastlog.service.bench.data import Built, build, build_store, store_games
 from feastlog.service.grpc.server import create_server
-from feastlog.v1 import replay_service_pb2, replay_service_pb2_grpc
 
 
 def _median_ms(fn: Callable[[], object], times: int) -> float:
@@ -45,17 +45,17 @@ async def _grpc_state_at_ms(path: Path, game_id: str, seq: int, times: int) -> f
     """Median ms of ReplayService.GetStateAt as the arbiter, through a real server."""
     running = await create_server(str(path), "127.0.0.1:0")
     try:
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{running.port}") as channel:
-            stub = replay_service_pb2_grpc.ReplayServiceStub(channel)
-            request = replay_service_pb2.GetStateAtRequest(
-                game_id=game_id, seq=seq, viewer="seat:1"
-            )
-            meta = (("authorization", f"Bearer {running.organiser_key}"),)
-            await stub.GetStateAt(request, metadata=meta)  # loads (folds) the game once
+        channel = grpc.aio.insecure_channel(f"127.0.0.1:{running.port}")
+        key = running.organiser_key
+        async with AsyncClient(
+            channel=channel, organiser_key=key, retries=0, timeout=None
+        ) as client:
+            call = calls.state_at(game_id, seq, "seat:1")  # made once, sent each time
+            await client.run(call)  # loads (folds) the game once
             spent = []
             for _ in range(times):
                 start = time.perf_counter()
-                await stub.GetStateAt(request, metadata=meta)
+                await client.run(call)
                 spent.append((time.perf_counter() - start) * 1000)
             return statistics.median(spent)
     finally:

@@ -33,6 +33,7 @@ import click
 
 from feastlog.cli.season import audit_file, export_file
 from feastlog.cli.wire import open_channel, spawn_server
+from feastlog.client import AsyncClient, calls
 from feastlog.service.app import bulk
 from feastlog.service.app.season import import_into, record_texts, verify_records
 from feastlog.service.bench.data import (
@@ -43,10 +44,6 @@ from feastlog.service.bench.data import (
     build_store,
     count_games,
 )
-from feastlog.v1 import game_service_pb2 as pb
-from feastlog.v1 import game_service_pb2_grpc as pb_grpc
-from feastlog.v1 import tournament_service_pb2 as tpb
-from feastlog.v1 import tournament_service_pb2_grpc as tpb_grpc
 
 KINDS = ("bon-appetit", "menu-masters", "picky-eaters")
 TEMPLATES_PER_KIND = 4
@@ -75,9 +72,8 @@ def rss_kib(pid: int) -> int:
 
 async def served_figures(address: str, pid: int, games: int) -> dict[str, float]:
     """ListGames p99, stats and standings seconds, memory per folded game."""
-    async with open_channel(address) as channel:
-        stub = pb_grpc.GameServiceStub(channel)
-        tournaments = tpb_grpc.TournamentServiceStub(channel)
+    # a spectator's calls, each sent once
+    async with AsyncClient(channel=open_channel(address), retries=0, timeout=None) as client:
         spent: list[float] = []
         token = ""
         for i in range(200):
@@ -91,27 +87,20 @@ async def served_figures(address: str, pid: int, games: int) -> dict[str, float]
             # the unfiltered list's token is kept for its next page
             filtered = bool(kind or league)
             start = time.perf_counter()
-            page = await stub.ListGames(
-                pb.ListGamesRequest(
-                    page_size=50,
-                    page_token="" if filtered else token,
-                    game_kind=kind,
-                    tournament_id=league,
-                )
-            )
+            page = await client.run(calls.list_games(kind, league, 50, "" if filtered else token))
             spent.append(time.perf_counter() - start)
             if not filtered:
                 token = page.next_page_token
         start = time.perf_counter()
-        await tournaments.GetStats(tpb.GetStatsRequest())
+        await client.run(calls.stats())
         stats_s = time.perf_counter() - start
         start = time.perf_counter()
-        await tournaments.GetStandings(tpb.GetStandingsRequest(tournament_id="league-0000"))
+        await client.run(calls.standings("league-0000"))
         standings_s = time.perf_counter() - start
         before = rss_kib(pid)
         folded = min(200, games)
         for number in range(folded):
-            await stub.GetView(pb.GetViewRequest(game_id=f"g_{number:016x}"))
+            await client.run(calls.view(f"g_{number:016x}").unread())
         per_game = (rss_kib(pid) - before) / folded
     spent.sort()
     return {

@@ -28,18 +28,18 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import click
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from feastlog.cli.wire import bearer, new_game, open_channel, play_with_bots, spawn_server
+from feastlog.cli.wire import new_game, open_channel, play_with_bots, spawn_server
+from feastlog.client import SPECTATOR, AsyncClient, calls
+from feastlog.client.calls import Call
 from feastlog.replay.record.history import refold
 from feastlog.replay.record.rows import COMMAND
 from feastlog.service.bench.data import build, stored_games
-from feastlog.v1 import game_service_pb2 as pb
 from feastlog.v1 import game_service_pb2_grpc as pb_grpc
 from feastlog.v1 import record_pb2
 
@@ -146,16 +146,22 @@ def start_server(db_path: Path, key: str) -> tuple[subprocess.Popen[str], str]:
         raise click.ClickException(str(failed)) from failed
 
 
-async def health_rate(channel: grpc.aio.Channel, seconds: float, concurrency: int) -> float:
+def bench_client(address: str, key: str = "") -> AsyncClient:
+    """The load generator's client: its own channel, each call sent once (no retry, no
+    deadline), as the organiser."""
+    return AsyncClient(channel=open_channel(address), organiser_key=key, retries=0, timeout=None)
+
+
+async def health_rate(client: AsyncClient, seconds: float, concurrency: int) -> float:
     """Health checks per second with ``concurrency`` callers for ``seconds``."""
-    health: Any = health_pb2_grpc.HealthStub(channel)  # its stubs do not declare Check
+    check = calls.health()  # made once, sent each time, with no credentials
     done = 0
     deadline = time.perf_counter() + seconds
 
     async def caller() -> None:
         nonlocal done
         while time.perf_counter() < deadline:
-            await health.Check(health_pb2.HealthCheckRequest())
+            await client.run(check, SPECTATOR)
             done += 1
 
     start = time.perf_counter()
@@ -167,19 +173,18 @@ async def bot_rate(
     address: str, key: str, kind: str, games: int, players: int, seed: int
 ) -> Throughput:
     """Play ``games`` bot games at once; then health checks from the same client."""
-    async with open_channel(address) as channel:
-        stub = pb_grpc.GameServiceStub(channel)
+    async with bench_client(address, key) as client:
         names = list(NAMES[:players])
-        created = [await new_game(stub, key, kind, names) for _ in range(games)]
+        created = [await client.create_game(kind, names) for _ in range(games)]
         start = time.perf_counter()
         results = await asyncio.gather(
             *(
-                play_with_bots(stub, g.game_id, [t.token for t in g.seat_tokens], seed + i)
+                play_with_bots(client.stubs["GameService"], g.game_id, g.tokens, seed + i)
                 for i, g in enumerate(created)
             )
         )
         seconds = time.perf_counter() - start
-        health = await health_rate(channel, min(max(seconds / 2, 1.0), 5.0), games)
+        health = await health_rate(client, min(max(seconds / 2, 1.0), 5.0), games)
     return Throughput(games, sum(r.commands for r in results), seconds, health)
 
 
@@ -246,6 +251,11 @@ async def plan_games(
     return planned
 
 
+def submitted(game_id: str, n: int, command: record_pb2.Command, typed_only: bool) -> Call[Any]:
+    """A game's ``n``-th command (from 0) as a call whose reply is left unread."""
+    return calls.submit(game_id, command, None, f"c{n}", typed_only).unread()
+
+
 async def submit_only(
     address: str,
     key: str,
@@ -269,10 +279,22 @@ async def submit_only(
     ``typed_only``: ask for the typed facts alone (``typed_facts_only``), as the CLI does;
     False has every fact encoded a second time, as a Struct, the way older clients get it.
     """
-    async with open_channel(address) as channel:
-        stub = pb_grpc.GameServiceStub(channel)
-        planned = await plan_games(stub, key, kind, games * rounds, players, first)
-        lanes = [planned[i::games] for i in range(games)]
+    async with bench_client(address, key) as client:
+        planned = await plan_games(
+            client.stubs["GameService"], key, kind, games * rounds, players, first
+        )
+        # each command's call made beforehand, its reply to be left unread: only sending
+        # it is timed
+        lanes = [
+            [
+                [
+                    (game.tokens[seat], submitted(game.game_id, n, command, typed_only))
+                    for n, (seat, command) in enumerate(game.commands)
+                ]
+                for game in planned[i::games]
+            ]
+            for i in range(games)
+        ]
         # planning's garbage collected now, and what is left frozen: a full collection of
         # this client's heap during the run would count as the server's latency
         gc.collect()
@@ -281,7 +303,7 @@ async def submit_only(
         # the health rate before and after, averaged: other work on the machine comes and goes
         before_checks = meter.read() if meter else None
         checking = time.perf_counter()
-        health_before = await health_rate(channel, 2.0, games)
+        health_before = await health_rate(client, 2.0, games)
         checks = health_before * (time.perf_counter() - checking)
         after_checks = meter.read() if meter else None
         latencies: list[float] = []
@@ -289,31 +311,25 @@ async def submit_only(
         gap = games / offered if offered else 0.0
         start = time.perf_counter()
 
-        async def play(i: int, lane: list[Planned]) -> int:
+        async def play(i: int, lane: list[list[tuple[str, Call[Any]]]]) -> int:
             nonlocal skipped
             due = start + gap * i / games
             for game in lane:
-                for n, (seat, command) in enumerate(game.commands):
+                for token, call in game:
                     if gap:
                         slot = next_slot(due, gap, time.perf_counter())
                         skipped += round((slot - due) / gap)
                         await asyncio.sleep(slot - time.perf_counter())
                         due = slot + gap
-                    request = pb.SubmitCommandRequest(
-                        game_id=game.game_id,
-                        command_id=f"c{n}",
-                        command=command,
-                        typed_facts_only=typed_only,
-                    )
                     sent = time.perf_counter()
-                    await stub.SubmitCommand(request, metadata=bearer(game.tokens[seat]))
+                    await client.run(call, token)
                     latencies.append(time.perf_counter() - sent)
-            return sum(len(g.commands) for g in lane)
+            return sum(len(g) for g in lane)
 
         done = await asyncio.gather(*(play(i, lane) for i, lane in enumerate(lanes)))
         seconds = time.perf_counter() - start
         after_commands = meter.read() if meter else None
-        health_after = await health_rate(channel, min(max(seconds / 2, 2.0), 5.0), games)
+        health_after = await health_rate(client, min(max(seconds / 2, 2.0), 5.0), games)
     gc.unfreeze()
     health = (health_before + health_after) / 2
     cpu = cpu_share(before_checks, after_checks, checks, after_commands, sum(done))
@@ -348,32 +364,19 @@ def run(
     with tempfile.TemporaryDirectory() as tmp:
         db_path = Path(tmp) / "bench.duckdb"
         proc, address = start_server(db_path, key)
+        lanes = partial(
+            submit_only,
+            address,
+            key,
+            kind,
+            submit_games,
+            players,
+            rounds=rounds,
+            typed_only=typed_only,
+        )
         try:
-            full = asyncio.run(
-                submit_only(
-                    address,
-                    key,
-                    kind,
-                    submit_games,
-                    players,
-                    rounds=rounds,
-                    server=proc.pid,
-                    typed_only=typed_only,
-                )
-            )
-            half = asyncio.run(
-                submit_only(
-                    address,
-                    key,
-                    kind,
-                    submit_games,
-                    players,
-                    full.per_second / 2,
-                    first=submit_games * rounds,
-                    rounds=rounds,
-                    typed_only=typed_only,
-                )
-            )
+            full = asyncio.run(lanes(server=proc.pid))
+            half = asyncio.run(lanes(full.per_second / 2, first=submit_games * rounds))
             results = [asyncio.run(bot_rate(address, key, kind, n, players, seed)) for n in levels]
         finally:
             proc.terminate()
