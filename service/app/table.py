@@ -22,6 +22,7 @@ did is up it is that node's row, and the other node's timer seldom reaches the s
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -87,6 +88,14 @@ def require_arbiter(caller: Caller) -> None:
         raise Unauthenticated("the calls' queue needs an arbiter's key or the organiser's")
     if caller.role not in ("organiser", "arbiter"):
         raise PermissionDenied("the calls' queue is the arbiters': a seat sees its own game's")
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    """A call's case file as a viewer may see it, and the sha256 of its text."""
+
+    text: str
+    sha256: str
 
 
 @dataclass(frozen=True)
@@ -239,8 +248,9 @@ class AtTable:
                 for outlet in list(self.watchers):
                     outlet.offer(found)  # a reader that lets too many wait is ended
 
-    async def case_file(self, caller: Caller, game_id: str, call: int) -> str:
-        """The case file of a call, as the caller may see it (canonical JSON text)."""
+    async def case_file(self, caller: Caller, game_id: str, call: int) -> CaseFile:
+        """The case file of a call, as the caller may see it (canonical JSON text), with
+        the sha256 of its text, which the arbiter's ruling may cite."""
         game = await self.replays.source.game(game_id)
         viewer = caller.viewer(game_id)
         found = next((c for c in desk.calls_of(game.table) if c.seq == call), None)
@@ -248,7 +258,8 @@ class AtTable:
             raise BadRequest(f"game {game_id} has no call at seq {call}", field="call")
         released = await self.replays.released(game)
         refusals = await self.replays.rejections(caller, game_id)
-        return case.bundle(game, found, viewer, released.public, refusals)
+        text = case.bundle(game, found, viewer, released.public, refusals)
+        return CaseFile(text, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
     def _due(self, game: LiveGame) -> tuple[int, int] | None:
         """A clocked game's next deadline: (seat, time in ms); None once it is over or

@@ -6,7 +6,6 @@ Each method converts its request and calls one use case of ``service/app/table.p
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -63,9 +62,8 @@ class TableService(Servicer, pb_grpc.TableServiceServicer):
     async def GetCaseFile(
         self, request: pb.GetCaseFileRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetCaseFileResponse:
-        text = await self.app.table.case_file(self.caller(context), request.game_id, request.call)
-        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        return pb.GetCaseFileResponse(bundle=text, sha256=digest)
+        found = await self.app.table.case_file(self.caller(context), request.game_id, request.call)
+        return pb.GetCaseFileResponse(bundle=found.text, sha256=found.sha256)
 
     @unary
     async def GetClocks(
