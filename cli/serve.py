@@ -22,6 +22,7 @@ from feastlog.cli.errors import INTERRUPTED, unreachable, usage
 from feastlog.cli.output import Bounded
 from feastlog.cli.target import DEFAULT_DB
 from feastlog.client.tls import Tls, TlsFileError
+from feastlog.service import tracing
 from feastlog.service.app.auth import OrganiserKeyError
 from feastlog.service.app.errors import CannotOpenStore
 from feastlog.service.grpc.server import (
@@ -108,6 +109,12 @@ def link_base_form(ctx: click.Context, param: click.Parameter, value: str) -> st
     envvar="FEASTLOG_REQUEST_LOG",
     help="Append a JSON line per RPC to FILE ('-': stderr): time, rpc, game, role, status, ms.",
 )
+@click.option(
+    "--traces",
+    is_flag=True,
+    help="OpenTelemetry spans per RPC, its commit and the store's write, to the OTLP "
+    "exporter the OTEL_* variables set (also on with OTEL_TRACES_EXPORTER=otlp|console).",
+)
 def serve_command(
     db_path: str,
     host: str,
@@ -118,6 +125,7 @@ def serve_command(
     tls_key: str | None,
     ca: str | None,
     request_log: str | None,
+    traces: bool,
 ) -> None:
     """Serve the gRPC API on a DuckDB file (made on first start, owner-only).
 
@@ -146,7 +154,12 @@ def serve_command(
             if http_port is not None:  # both ports are checked before any file is made
                 check_port_free(f"{host}:{http_port}", "--http")
             running = await create_server(
-                db_path, f"{host}:{port}", announce_it=True, tls=tls, request_log=log
+                db_path,
+                f"{host}:{port}",
+                announce_it=True,
+                tls=tls,
+                request_log=log,
+                traces=tracing.wanted(traces),
             )
         except CANNOT_START as refused:
             raise unreachable(getattr(refused, "message", None) or str(refused)) from refused

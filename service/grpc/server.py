@@ -23,7 +23,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from feastlog.client.tls import Tls, TlsFileError
 from feastlog.replay.games.text import plain_number
-from feastlog.service import announce, runtime
+from feastlog.service import announce, runtime, tracing
 from feastlog.service.app.application import Application
 from feastlog.service.app.auth import Credentials, OrganiserKeyError, organiser_key
 from feastlog.service.app.clock import Clock
@@ -38,6 +38,8 @@ from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.service.store.writer import Database
 
 if TYPE_CHECKING:
+    from opentelemetry.sdk.trace.export import SpanExporter
+
     from feastlog.service.store.postgres.follow import Follower
 
 
@@ -95,6 +97,7 @@ async def create_server(
     request_log: TextIO | None = None,
     store_process: bool = True,
     clock: Clock | None = None,
+    traces: bool | SpanExporter = False,
 ) -> Running:
     """Open the store and start serving on ``address`` (port 0 picks a free port).
 
@@ -103,7 +106,8 @@ async def create_server(
     ``store_process`` opens a DuckDB file in a child process (``service.store.process``),
     which a command's short-lived embedded server can do without; ``clock`` the
     application's time (the rows' times, the clocks' timers, the heads' interval: a test's
-    ``ManualClock``), by default the machine's.
+    ``ManualClock``), by default the machine's; ``traces`` turns on OpenTelemetry spans
+    (``service/tracing.py``: the exporter the ``OTEL_*`` variables name, or a test's).
     Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
     (one line each) and leave nothing open.
     """
@@ -140,6 +144,8 @@ async def create_server(
     interceptors: list[grpc.aio.ServerInterceptor] = [limits.Guard(credentials)]
     if request_log is not None:  # outermost: it logs the guard's refusals too
         interceptors.insert(0, RequestLog(request_log, credentials))
+    if traces:  # each RPC's span covers the log and the guard as well
+        interceptors.insert(0, tracing.start(None if traces is True else traces))
     server = grpc.aio.server(
         interceptors=interceptors,
         options=[*limits.server_options(), *SERVER_OPTIONS],
@@ -161,6 +167,8 @@ async def create_server(
     running = Running(
         server, port, app, db, key, key_source, db_path=db_path, tls=bool(tls), follower=follower
     )
+    if traces:
+        running.on_stop.append(tracing.stop)  # the spans still waiting go out
     if announce_it:
         await announce_running(running, address, key)
     return running
@@ -226,6 +234,7 @@ async def follow_other_nodes(store: EventStore, app: Application) -> Follower | 
     if not store.shared:
         return None
     # psycopg's modules only for a shared (PostgreSQL) store: a DuckDB server never loads them
+
     from feastlog.service.store.postgres import PgStore
     from feastlog.service.store.postgres.follow import Follower
 

@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+from feastlog.service import tracing
 from feastlog.service.store import Batch, StoreConflict, StoreUnavailable
 from feastlog.service.store.port import EventStore
 from feastlog.service.store.records import Signed, Written
@@ -80,6 +81,8 @@ class Database:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb")
         self._reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="duckdb-read")
         self._waiting: list[Waiting] = []
+        # each waiting batch's commit span, while traces are on (``service/tracing.py``)
+        self._spans: dict[asyncio.Future[Signed | None], Any] = {}
         self.stream = CommitStream()  # every commit's rows, in the log's order
         self._publishing = asyncio.Lock()  # the writer and a catch-up take turns
         self._catching: asyncio.Task[None] | None = None
@@ -123,10 +126,16 @@ class Database:
         A waiter that is cancelled only stops waiting: the batch is written (or refused)
         and published all the same, so the outcome never depends on who is still listening.
         """
-        done: asyncio.Future[Signed | None] = asyncio.get_running_loop().create_future()
-        self._waiting.append((batch, done, folded or {}))
-        self._wake.set()
-        return await asyncio.shield(done)
+        with tracing.commit_span(len(batch.rows)) as span:
+            done: asyncio.Future[Signed | None] = asyncio.get_running_loop().create_future()
+            if span is not None:
+                self._spans[done] = span  # the store's write of it is a span under it
+            self._waiting.append((batch, done, folded or {}))
+            self._wake.set()
+            try:
+                return await asyncio.shield(done)
+            finally:
+                self._spans.pop(done, None)
 
     async def _write_loop(self) -> None:
         while True:
@@ -191,6 +200,20 @@ class Database:
         finally:
             self._checkpointing = False
 
+    async def _traced(self, batch: Batch, group: list[Waiting]) -> Written:
+        """``_commit``, recorded as each batch's ``feastlog.store.write`` span while traces
+        are on (``service/tracing.py``)."""
+        if not self._spans:
+            return await self._commit(batch)
+        began, failed = time.time_ns(), True
+        try:
+            written = await self._commit(batch)
+            failed = False
+            return written
+        finally:
+            spans = [self._spans.get(done) for _, done, _ in group]
+            tracing.store_write(spans, began, time.time_ns(), failed)
+
     async def _write(self, waiting: list[Waiting]) -> None:
         """All waiting batches in one transaction; after a failure, each batch alone.
 
@@ -204,7 +227,7 @@ class Database:
                 merged.extend(batch)
                 folded.update(of_batch)
             try:
-                written = await self._commit(merged)
+                written = await self._traced(merged, waiting)
             except StoreConflict as error:
                 # a batch clashed with what is stored (on a shared store: another node took
                 # its seq first, as two nodes' timers for one deadline do): the log's
@@ -233,7 +256,7 @@ class Database:
                 return
         for batch, done, of_batch in waiting:
             try:
-                written = await self._commit(batch)
+                written = await self._traced(batch, [(batch, done, of_batch)])
             except Exception as error:
                 _settle(done, error)
             else:
