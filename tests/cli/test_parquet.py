@@ -24,6 +24,7 @@ from feastlog.service.bench.data import Built, build, build_store, store_games
 from feastlog.service.store import Batch, Rejection
 from feastlog.service.store.duckdb import Store
 from feastlog.service.store.duckdb.parquet import TABLES, kind_tables, table_names
+from tests.serverutil import ThreadedServer
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "data.md"
 GAMES = 1000
@@ -277,3 +278,57 @@ def test_parquet_without_all_is_refused_in_one_line(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert result.output == "Error: --format parquet writes every game's tables: give --all\n"
+
+
+def test_through_a_server_or_on_no_file_it_is_refused_in_one_line(tmp_path: Path) -> None:
+    args = ["export", "--all", "--format", "parquet", "-o", str(tmp_path / "out")]
+    served = CliRunner().invoke(cli, [*args, "--server", "127.0.0.1:9"])
+    assert served.exit_code == 2
+    assert served.output == "Error: --format parquet reads a file no server holds: give --db FILE\n"
+    missing = CliRunner().invoke(cli, [*args, "--db", str(tmp_path / "none.duckdb")])
+    assert missing.exit_code == 3 and len(missing.output.splitlines()) == 1, missing.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_tournament_gives_its_games_round_and_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "cup.duckdb"
+    server = ThreadedServer(path, announce=False)
+    try:
+
+        def run(*args: str) -> str:
+            done = CliRunner().invoke(
+                cli, [*args, "--server", server.address, "--organiser-key", server.key]
+            )
+            assert done.exit_code == 0, done.output
+            return done.output
+
+        players = [a for n in ("Ann", "Bo", "Cy", "Di", "Ed", "Flo") for a in ("--player", n)]
+        formats = ["--format", "rounds=1", "--format", "table_sizes=3"]
+        said = run("tournament", "create", *formats, *players)
+        found = re.search(r"tournament (t_[0-9a-f]{16})", said)
+        assert found, said
+        tid = found[1]
+        run("tournament", "pair", tid)
+        run("tournament", "publish", tid)
+        run("tournament", "start", tid, "--minutes", "30")
+        run("tournament", "call", tid)  # both tables closed as they stand
+        run("tournament", "end", tid)
+    finally:
+        server.stop()
+    out = tmp_path / "cup"
+    done = CliRunner().invoke(
+        cli, ["export", "--all", "--format", "parquet", "-o", str(out), "--db", str(path)]
+    )
+    assert done.exit_code == 0, done.output
+    games = pq.read_table(out / "games.parquet").to_pylist()
+    tables = sorted((g["round"], g["table_number"]) for g in games if g["tournament_id"] == tid)
+    assert tables == [(1, 1), (1, 2)]
+    record = [g for g in games if g["game_kind"] == "tournament"]
+    assert [(g["game_id"], g["status"], g["round"]) for g in record] == [(tid, "finished", None)]
+    actions = q(f"SELECT action FROM '{out}/commands.parquet' WHERE game_id = '{tid}'")
+    assert ("publish",) in actions and ("end",) in actions
+    outcomes = q(f"SELECT count(*) FROM '{out}/outcomes.parquet' WHERE tournament_id = '{tid}'")
+    assert outcomes == [(6,)]
