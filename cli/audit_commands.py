@@ -108,7 +108,9 @@ def export_parquet(folder: str, workers: int | None, target: Any) -> None:
 
     with connected(target) as client:
         if not client.local:
-            raise usage("--format parquet reads a file no server holds: give --db FILE")
+            raise usage(
+                "--format parquet works on a file no server holds (--db FILE), not through a server"
+            )
         db_path = require_file(client.db)
     with offline_file():
         games, _ = season.count(db_path)
@@ -117,7 +119,9 @@ def export_parquet(folder: str, workers: int | None, target: Any) -> None:
             with progress(games, "exporting") as bar:
                 written = parquet.export_parquet(db_path, folder, chosen, bar.update)
         except OSError as bad:
-            raise cannot_write(bad.filename or folder, bad) from bad
+            if not bad.filename or not folder.startswith(str(bad.filename)):
+                raise  # not the folder (or one it is in) that could not be written
+            raise cannot_write(str(bad.filename), bad) from bad
     counts = ", ".join(f"{name} {n:,}" for name, n in written.tables.items())
     click.echo(
         f"wrote {folder}: {how_many(written.games, 'game')}, {written.public} public, "

@@ -284,10 +284,24 @@ def test_through_a_server_or_on_no_file_it_is_refused_in_one_line(tmp_path: Path
     args = ["export", "--all", "--format", "parquet", "-o", str(tmp_path / "out")]
     served = CliRunner().invoke(cli, [*args, "--server", "127.0.0.1:9"])
     assert served.exit_code == 2
-    assert served.output == "Error: --format parquet reads a file no server holds: give --db FILE\n"
+    assert served.output == (
+        "Error: --format parquet works on a file no server holds (--db FILE), "
+        "not through a server\n"
+    )
     missing = CliRunner().invoke(cli, [*args, "--db", str(tmp_path / "none.duckdb")])
     assert missing.exit_code == 3 and len(missing.output.splitlines()) == 1, missing.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_it_cannot_make_is_refused_in_one_line(
+    season: tuple[Path, Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    path, _, _ = season
+    (tmp_path / "a file").write_text("")
+    args = ["export", "--all", "--format", "parquet", "--db", str(path)]
+    done = CliRunner().invoke(cli, [*args, "-o", str(tmp_path / "a file"), "--workers", "1"])
+    assert done.exit_code == 3
+    assert done.stderr.splitlines()[-1] == f"Error: cannot write {tmp_path / 'a file'}: File exists"
 
 
 def test_a_tournament_gives_its_games_round_and_table(

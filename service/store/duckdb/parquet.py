@@ -7,6 +7,7 @@ holds the tables' columns and runs the SQL.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,10 @@ class Gathered:
                 if name == "games"
                 else f"SELECT * FROM {name} ORDER BY {ORDER.get(name, 'ALL')}"
             )
-            self.con.execute(f"COPY ({query}) TO '{target}' (FORMAT PARQUET, COMPRESSION ZSTD)")
+            try:
+                self.con.execute(f"COPY ({query}) TO '{target}' (FORMAT PARQUET, COMPRESSION ZSTD)")
+            except duckdb.IOException as bad:  # a folder it cannot write in: as open() says
+                raise OSError(errno.EIO, str(bad).splitlines()[0], str(folder)) from bad
             found = self.con.execute(f"SELECT count(*) FROM {name}").fetchone()
             counts[name] = int(found[0]) if found else 0
         return counts
