@@ -17,7 +17,7 @@ from feastlog.cli.errors import FAILED, OK, REFUSED, CliError, cannot_write, out
 from feastlog.cli.output import Bounded, echo_json, echo_lines, show_reports
 from feastlog.cli.season import workers_option
 from feastlog.cli.session import command_from_json, connected
-from feastlog.cli.target import connection_options, target_of
+from feastlog.cli.target import connection_options, require_file, target_of
 from feastlog.client import data
 from feastlog.replay.games.engine import Viewer, how_many
 from feastlog.v1 import record_pb2
@@ -41,18 +41,38 @@ def parse_viewer(text: str | None) -> Viewer | None:
 @click.argument("game_id", required=False)
 @click.option("-o", "--output", "output", required=True)  # a folder: exit 3, as a write fails
 @click.option("--all", "all_games", is_flag=True, help="Every game, one a line (.jsonl).")
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["json", "parquet"]),
+    default="json",
+    show_default=True,
+    help="parquet (with --all): analysts' tables, one file each, into the folder -o names "
+    "(docs/data.md).",
+)
 @workers_option
 @connection_options
 def export_command(
-    game_id: str | None, output: str, all_games: bool, workers: int | None, **connection: Any
+    game_id: str | None,
+    output: str,
+    all_games: bool,
+    form: str,
+    workers: int | None,
+    **connection: Any,
 ) -> None:
     """Write a game's portable record (the seed only once revealed) to FILE.
 
     With --all, every game of a file no server holds goes to FILE as JSON Lines (one
-    record a line), which ``feastlog import`` takes.
+    record a line), which ``feastlog import`` takes.  With --all --format parquet, the
+    games of a file go to the folder FILE as Parquet tables (docs/data.md).
     """
     if bool(game_id) == all_games:
         raise click.UsageError("give a GAME_ID or --all")
+    if form == "parquet":
+        if not all_games:
+            raise usage("--format parquet writes every game's tables: give --all")
+        export_parquet(output, workers, target_of(connection))
+        return
     output_file(output)
     target = target_of(connection)
     if all_games:
@@ -79,6 +99,37 @@ def export_command(
         raise cannot_write(output, bad) from bad
     state = "complete, seed revealed" if complete else "game still running: no seed"
     click.echo(f"wrote {output} ({state})")
+
+
+def export_parquet(folder: str, workers: int | None, target: Any) -> None:
+    """Every game of a file as Parquet tables in ``folder`` (``--db FILE``, no server)."""
+    from feastlog.cli.season import offline_file, progress
+    from feastlog.service.app import bulk, parquet, season
+
+    with connected(target) as client:
+        if not client.local:
+            raise usage(
+                "--format parquet works on a file no server holds (--db FILE), not through a server"
+            )
+        db_path = require_file(client.db)
+    with offline_file():
+        games, _ = season.count(db_path)
+        chosen = bulk.workers_for(workers, games)
+        try:
+            with progress(games, "exporting") as bar:
+                written = parquet.export_parquet(db_path, folder, chosen, bar.update)
+        except OSError as bad:
+            if not bad.filename or not folder.startswith(str(bad.filename)):
+                raise  # not the folder (or one it is in) that could not be written
+            raise cannot_write(str(bad.filename), bad) from bad
+    counts = ", ".join(f"{name} {n:,}" for name, n in written.tables.items())
+    click.echo(
+        f"wrote {folder}: {how_many(written.games, 'game')}, {written.public} public, "
+        f"{written.running} running; rows per table: {counts}"
+    )
+    if written.broken:
+        left_out = how_many(written.broken, "game")
+        raise CliError(f"{left_out} left out: a row does not decode (see audit --all)", FAILED)
 
 
 @click.command("audit")

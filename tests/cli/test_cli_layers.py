@@ -89,6 +89,7 @@ CLI_MAY_IMPORT = (
     "feastlog.service.app.logtree",
     "feastlog.service.app.notary",
     "feastlog.service.app.offline",
+    "feastlog.service.app.parquet",  # the season's Parquet tables (export --format parquet)
     "feastlog.service.app.proofcheck",
     "feastlog.service.app.reads",
     "feastlog.service.app.recovery",
