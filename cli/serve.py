@@ -22,7 +22,6 @@ from feastlog.cli.errors import INTERRUPTED, unreachable, usage
 from feastlog.cli.output import Bounded
 from feastlog.cli.target import DEFAULT_DB
 from feastlog.client.tls import Tls, TlsFileError
-from feastlog.service import tracing
 from feastlog.service.app.auth import OrganiserKeyError
 from feastlog.service.app.errors import CannotOpenStore
 from feastlog.service.grpc.server import (
@@ -159,7 +158,7 @@ def serve_command(
                 announce_it=True,
                 tls=tls,
                 request_log=log,
-                traces=tracing.wanted(traces),
+                traces=traces,
             )
         except CANNOT_START as refused:
             raise unreachable(getattr(refused, "message", None) or str(refused)) from refused

@@ -107,7 +107,8 @@ async def create_server(
     which a command's short-lived embedded server can do without; ``clock`` the
     application's time (the rows' times, the clocks' timers, the heads' interval: a test's
     ``ManualClock``), by default the machine's; ``traces`` turns on OpenTelemetry spans
-    (``service/tracing.py``: the exporter the ``OTEL_*`` variables name, or a test's).
+    (``service/tracing.py``: the exporter the ``OTEL_*`` variables name, or a test's), as
+    ``OTEL_TRACES_EXPORTER`` set to an exporter does.
     Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
     (one line each) and leave nothing open.
     """
@@ -144,8 +145,10 @@ async def create_server(
     interceptors: list[grpc.aio.ServerInterceptor] = [limits.Guard(credentials)]
     if request_log is not None:  # outermost: it logs the guard's refusals too
         interceptors.insert(0, RequestLog(request_log, credentials))
-    if traces:  # each RPC's span covers the log and the guard as well
-        interceptors.insert(0, tracing.start(None if traces is True else traces))
+    exporter = None if isinstance(traces, bool) else traces
+    traced = exporter is not None or tracing.wanted(bool(traces))
+    if traced:  # each RPC's span covers the log and the guard as well
+        interceptors.insert(0, tracing.start(exporter))
     server = grpc.aio.server(
         interceptors=interceptors,
         options=[*limits.server_options(), *SERVER_OPTIONS],
@@ -167,7 +170,7 @@ async def create_server(
     running = Running(
         server, port, app, db, key, key_source, db_path=db_path, tls=bool(tls), follower=follower
     )
-    if traces:
+    if traced:
         running.on_stop.append(tracing.stop)  # the spans still waiting go out
     if announce_it:
         await announce_running(running, address, key)
