@@ -6,7 +6,8 @@ DuckDB's read lock): it copies the database and its write-ahead log byte for byt
 commit left them (DuckDB writes the database itself only in a checkpoint, which takes the
 same turn), and writes the copy a commit mark of what the source's last commit recorded.
 That is a point in the log: every commit acknowledged before it, nothing half written.
-Commits wait for the copy alone (about a second per GB on a local disk).
+Commits wait for the copy alone (the page cache's speed: unsynced, the copy is synced
+when it is sealed).
 
 ``seal`` then runs while the server goes on committing: it opens the copy as a store is
 opened (its log replayed, held to its mark, the tables it counts compared row by row with
@@ -155,7 +156,8 @@ def _kept_open(file: Path) -> int:
 
 def _copy_from(fd: int, target: Path) -> int:
     """Copy the file open on ``fd`` (from its start, leaving its offset) to a new
-    owner-only file, synced; its size."""
+    owner-only file; its size.  Not synced: ``seal`` checkpoints the copy and syncs it
+    before it takes its name, while commits go on."""
     out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         size = os.fstat(fd).st_size
@@ -165,7 +167,6 @@ def _copy_from(fd: int, target: Path) -> int:
             if n == 0:
                 break
             sent += n
-        os.fsync(out)
     finally:
         os.close(out)
     return sent
@@ -175,7 +176,6 @@ def _write(target: Path, data: bytes) -> None:
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.write(fd, data)
-        os.fsync(fd)
     finally:
         os.close(fd)
 
