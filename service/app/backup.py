@@ -47,8 +47,9 @@ class Made:
 
 
 def out_path(path: str) -> Path:
-    """Where a backup may go: an absolute path in an existing folder, no file of its
-    name there (nor its log, mark or partial copy); else BadRequest naming ``path``."""
+    """Where a backup may go: an absolute path ending in ``.duckdb``, in an existing
+    folder, no file of its name there (nor its log, mark or partial copy); else
+    BadRequest naming ``path``."""
     from feastlog.service.store.duckdb import backup as copying  # the driver, when asked
 
     if not path or not os.path.isabs(path):
@@ -57,6 +58,12 @@ def out_path(path: str) -> Path:
             field="path",
         )
     out = Path(path)
+    if out.suffix != ".duckdb" or out.name == ".duckdb":
+        # the server writes where the organiser says: never a file of another kind
+        raise BadRequest(
+            f"a backup's name ends in .duckdb (got {out.name!r})",
+            field="path",
+        )
     if not out.parent.is_dir():
         raise BadRequest(f"there is no folder {out.parent} to write the backup in", field="path")
     found = copying.taken(out)

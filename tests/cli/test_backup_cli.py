@@ -94,11 +94,14 @@ def test_a_backup_never_overwrites_and_needs_a_duckdb_file(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     demo("hall.duckdb", "04" * 32)
-    Path("notes.txt").write_text("mine")
-    over = run("backup", "--db", "hall.duckdb", "notes.txt")
+    Path("notes.duckdb").write_text("mine")
+    over = run("backup", "--db", "hall.duckdb", "notes.duckdb")
     assert over.exit_code == 2, over.output
-    assert "notes.txt exists: a backup never overwrites a file" in over.output
-    assert Path("notes.txt").read_text() == "mine"
+    assert "notes.duckdb exists: a backup never overwrites a file" in over.output
+    assert Path("notes.duckdb").read_text() == "mine"
+    named = run("backup", "--db", "hall.duckdb", "copy.txt")
+    assert named.exit_code == 2, named.output
+    assert "a backup's name ends in .duckdb (got 'copy.txt')" in named.output
     over_db = run("backup", "--db", "hall.duckdb", "hall.duckdb")
     assert over_db.exit_code == 2, over_db.output
     nowhere = run("backup", "--db", "missing.duckdb", "copy.duckdb")

@@ -5,6 +5,7 @@ the server keeps serving meanwhile, and after it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import subprocess
@@ -73,7 +74,9 @@ def test_a_backup_taken_while_16_bot_games_run_holds_every_acknowledged_row(
     try:
         before, result = asyncio.run(_bots_and_a_backup(server.address, db, out))
         assert result.returncode == 0, result.stderr
-        assert f"backed up to {out}" in result.stdout
+        made = json.loads(result.stdout)
+        assert made["path"] == str(out)
+        assert made["paused_seconds"] < 5  # commits waited for the copy alone
         # the server served on: all 16 games ended after the backup
         assert len(before) == GAMES
         # and it holds its file still: reading it for the copy let go of no lock
@@ -115,7 +118,9 @@ async def _bots_and_a_backup(
     while len(acked) < GAMES and not all(t.done() for t in tasks):
         await asyncio.sleep(0.05)
     before = dict(acked)  # every row acknowledged before the backup began
-    result = await asyncio.to_thread(feastlog, "backup", "--db", str(db), str(out), cwd=db.parent)
+    result = await asyncio.to_thread(
+        feastlog, "backup", "--db", str(db), str(out), "--json", cwd=db.parent
+    )
     running = sum(not t.done() for t in tasks)
     await asyncio.gather(*tasks)
     await channel.close()
@@ -131,7 +136,9 @@ def test_the_server_refuses_a_backup_over_a_file_and_on_a_relative_path(tmp_path
         over = feastlog("backup", "--db", str(db), str(tmp_path / "taken.duckdb"), cwd=tmp_path)
         assert over.returncode == 2, over.stderr
         assert "taken.duckdb.wal exists: a backup never overwrites a file" in over.stderr
-        missing = feastlog("backup", "--db", str(db), str(tmp_path / "no" / "b.db"), cwd=tmp_path)
+        missing = feastlog(
+            "backup", "--db", str(db), str(tmp_path / "no" / "b.duckdb"), cwd=tmp_path
+        )
         assert missing.returncode == 2
         assert "there is no folder" in missing.stderr
         # without the organiser key: refused by the server, nothing written

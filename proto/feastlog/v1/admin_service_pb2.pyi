@@ -171,8 +171,8 @@ class BackupRequest(_message.Message):
 
     PATH_FIELD_NUMBER: _builtins.int
     path: _builtins.str
-    """An absolute path on the server's machine, in an existing folder, where no file (nor
-    its .wal or .commits) is.
+    """An absolute path on the server's machine, ending in .duckdb, in an existing folder,
+    where no file (nor its .wal or .commits) is.
     """
     def __init__(
         self,
