@@ -74,6 +74,11 @@ def copy_files(source: str, partial: Path) -> Copied:
     to_db, to_wal, to_mark = parts(partial)
     try:
         copied = _copy_from(_kept_open(db), to_db)
+    except OSError as failed:  # nothing of ours to remove: another copy may be under way
+        raise CannotOpenStore(
+            f"cannot write the copy {partial}: {failed.strerror or failed}", path=source
+        ) from failed
+    try:
         if wal.exists() and wal.stat().st_size:
             with wal.open("rb") as log:
                 copied += _copy_from(log.fileno(), to_wal)
@@ -123,6 +128,11 @@ def seal(copied: Copied, out: str | Path, replace: bool = False) -> Sealed:
         if commits.exists():
             os.replace(commits, to_commits)
         _fsync_folder(to_db.parent)
+    except OSError as failed:
+        remove(partial)
+        raise CannotOpenStore(
+            f"cannot put the copy in place at {out}: {failed.strerror or failed}", path=str(out)
+        ) from failed
     except BaseException:
         remove(partial)
         raise
@@ -167,8 +177,11 @@ def _copy_from(fd: int, target: Path) -> int:
             if n == 0:
                 break
             sent += n
-    finally:
+    except BaseException:
         os.close(out)
+        target.unlink(missing_ok=True)  # ours: made above
+        raise
+    os.close(out)
     return sent
 
 
