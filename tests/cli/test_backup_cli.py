@@ -152,4 +152,3 @@ def test_restore_refuses_a_newer_file_and_restores_an_older_one(
     assert "there is no backup at nothing.duckdb" in missing.output
     pg = run("restore", "monday.duckdb", "--db", "postgresql://u@localhost/feastlog")
     assert pg.exit_code == 2, pg.output
-
