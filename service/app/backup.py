@@ -17,7 +17,7 @@ import asyncio
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from feastlog.service.app.errors import BadRequest
 from feastlog.service.store.errors import CannotOpenStore, DamagedLog
@@ -77,7 +77,6 @@ def out_path(path: str) -> Path:
 
 async def back_up(db: Database, caller: Caller, path: str) -> Made:
     """The organiser's backup of the server's file at ``path`` (``AdminService.Backup``)."""
-    from feastlog.service.store.duckdb import backup as copying
 
     caller.require_organiser()
     out = out_path(path)
@@ -87,6 +86,14 @@ async def back_up(db: Database, caller: Caller, path: str) -> Made:
             PG_RECIPE if is_postgres(db.store.path) else "this server keeps no file to back up",
             field="path",
         )
+    # a caller that goes only stops waiting: the copy is sealed (or removed) all the same,
+    # never left half made beside its name
+    return await asyncio.shield(_copied_and_sealed(db, copy, out))
+
+
+async def _copied_and_sealed(db: Database, copy: Any, out: Path) -> Made:
+    from feastlog.service.store.duckdb import backup as copying
+
     copied: Copied = await db.call(copy, str(copying.partial_of(out)))
     sealed = await asyncio.to_thread(copying.seal, copied, out)
     return _made(copied, sealed)
