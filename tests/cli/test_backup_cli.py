@@ -13,6 +13,7 @@ from click.testing import CliRunner, Result
 
 from feastlog.cli.main import cli
 from feastlog.service.store.duckdb import Store, mark
+from tests.pgutil import empty_database
 from tests.serverutil import ThreadedServer
 
 NO_ENV = {"FEASTLOG_ORGANISER_KEY": "", "FEASTLOG_SERVER": "", "FEASTLOG_CA": ""}
@@ -152,3 +153,16 @@ def test_restore_refuses_a_newer_file_and_restores_an_older_one(
     assert "there is no backup at nothing.duckdb" in missing.output
     pg = run("restore", "monday.duckdb", "--db", "postgresql://u@localhost/feastlog")
     assert pg.exit_code == 2, pg.output
+
+
+def test_a_server_on_postgresql_points_to_its_own_tools(tmp_path: Path) -> None:
+    dsn = empty_database("backup-refused")
+    server = ThreadedServer(dsn)
+    try:
+        out = str(tmp_path / "copy.duckdb")
+        made = run("backup", out, "--server", server.address, "--organiser-key", server.key)
+        assert made.exit_code == 2, made.output
+        assert "pg_dump" in made.output and "docs/scaling.md" in made.output
+        assert not Path(out).exists()
+    finally:
+        server.stop()
