@@ -40,24 +40,16 @@ def backup_command(out: str, as_json: bool, **connection: Any) -> None:
     path = os.path.abspath(out)
     if target.server:
         with connected(target) as client:
-            reply = client.rpc.backup(path)
-        made = {
-            "path": reply.path,
-            "games": reply.games,
-            "rows": reply.rows,
-            "bytes": reply.bytes,
-            "paused_seconds": reply.paused_seconds,
-        }
+            made = _said(client.rpc.backup(path))
     else:
         made = _offline(target.db, path)
     if as_json:
         echo_json(made)
         return
-    where = f"the server at {target.server}" if target.server else "no server"
+    by = f"by the server at {target.server}" if target.server else "here: no server holds it"
     click.echo(
         f"backed up to {made['path']}: {made['games']} games, {made['rows']} rows "
-        f"({made['bytes']} bytes copied; commits waited {made['paused_seconds']:.3f} s, "
-        f"{where} holding the file)"
+        f"({made['bytes']} bytes copied {by}; commits waited {made['paused_seconds']:.3f} s)"
     )
 
 
@@ -77,13 +69,14 @@ def _offline(db: str, path: str) -> dict[str, Any]:
         raise usage(bad.message) from bad
     except CannotOpenStore as refused:
         raise unreachable(refused.message) from refused
-    return {
-        "path": made.path,
-        "games": made.games,
-        "rows": made.rows,
-        "bytes": made.bytes,
-        "paused_seconds": made.paused_seconds,
-    }
+    return _said(made)
+
+
+def _said(made: Any) -> dict[str, Any]:
+    """A backup as the command says it: the server's reply or the one made here (the same
+    fields)."""
+    fields = ("path", "games", "rows", "bytes", "paused_seconds")
+    return {name: getattr(made, name) for name in fields}
 
 
 @click.command("restore")

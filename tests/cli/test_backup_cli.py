@@ -78,7 +78,7 @@ def test_a_backup_goes_through_the_server_beside_the_file(
     try:
         made = run("backup", "copy.duckdb", "--db", "hall.duckdb", "--organiser-key", server.key)
         assert made.exit_code == 0, made.output
-        assert f"the server at {server.address} holding the file" in made.output
+        assert f"bytes copied by the server at {server.address}; commits waited" in made.output
         assert "1 games" in made.output
         wrong = "org_not-this-servers-key-0123456789abcdef"
         anonymous = run("backup", "other.duckdb", "--db", "hall.duckdb", "--organiser-key", wrong)
