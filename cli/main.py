@@ -44,6 +44,10 @@ COMMANDS: dict[str, Listed] = {
         "feastlog.cli.audit_commands:audit_command",
         "Verify stored records from the log alone; exit 0 when all verify, 1 when any fails.",
     ),
+    "backup": Listed(
+        "feastlog.cli.backup:backup_command",
+        "A consistent copy of a DuckDB file at OUT, with its commit mark, made while it is served.",
+    ),
     "bench": Listed(
         "feastlog.cli.bench:bench_command",
         "Submit-only commands/s at 64 games beside the health-check rate, p99 at half that "
@@ -130,6 +134,10 @@ COMMANDS: dict[str, Listed] = {
     "replay": Listed(
         "feastlog.cli.game_commands:replay_command",
         "The game round by round in plain words (--at SEQ, --as VIEWER: as seen then).",
+    ),
+    "restore": Listed(
+        "feastlog.cli.backup:restore_command",
+        "Put BACKUP (made by feastlog backup) in place of --db; refused if --db is newer.",
     ),
     "rule": Listed(
         "feastlog.cli.audit_commands:rule_command",

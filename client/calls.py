@@ -558,3 +558,9 @@ def arbiters() -> Call[list[adpb.Arbiter]]:
     """ListArbiters (organiser)."""
     request = adpb.ListArbitersRequest()
     return Call("AdminService", "ListArbiters", request, lambda reply: list(reply.arbiters))
+
+
+def backup(path: str) -> Call[adpb.BackupResponse]:
+    """Backup (organiser): a copy of the server's file at ``path`` on its machine."""
+    request = adpb.BackupRequest(path=path)
+    return Call("AdminService", "Backup", request, _same)

@@ -504,6 +504,12 @@ class Conveniences(Generic[C]):
         """The named arbiters (organiser)."""
         return rpcs.arbiters(), None
 
+    @unary
+    def backup(self, path: str) -> Sent[adpb.BackupResponse]:
+        """A consistent copy of the server's DuckDB file at ``path``, an absolute path on
+        the server's machine (organiser)."""
+        return rpcs.backup(path), None
+
 
 class Client(Conveniences[grpc.Channel]):
     """A feastlog server's RPCs, blocking.

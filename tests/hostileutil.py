@@ -10,7 +10,11 @@ and reflection) and the authorisation matrix share them.
 
 from __future__ import annotations
 
+import atexit
+import os
 import random
+import shutil
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -186,6 +190,9 @@ def _note(text: str) -> record_pb2.ArbiterCommand:
     return record_pb2.ArbiterCommand(reason="matrix", note=record_pb2.Note(text=text))
 
 
+# Where the organiser's Backup calls write their copies.
+BACKUPS = tempfile.mkdtemp(prefix="feastlog-matrix-backups-")
+atexit.register(shutil.rmtree, BACKUPS, True)
 # A valid request per RPC, aimed at the target games: (request, the game it names).
 Template = Callable[[Targets], tuple[Message, str]]
 TEMPLATES: dict[str, Template] = {
@@ -331,6 +338,11 @@ TEMPLATES: dict[str, Template] = {
         t.running,
     ),
     "/feastlog.v1.AdminService/ListArbiters": lambda t: (adpb.ListArbitersRequest(), t.running),
+    # each to a path of its own: a backup never overwrites a file
+    "/feastlog.v1.AdminService/Backup": lambda t: (
+        adpb.BackupRequest(path=os.path.join(BACKUPS, f"{uuid.uuid4().hex}.duckdb")),
+        t.running,
+    ),
     "/feastlog.v1.FeedService/WatchAll": lambda t: (fpb.WatchAllRequest(), t.running),
     "/feastlog.v1.ProofService/GetServerInfo": lambda t: (ppb.GetServerInfoRequest(), t.running),
     "/feastlog.v1.ProofService/GetTreeHead": lambda t: (ppb.GetTreeHeadRequest(), t.running),

@@ -83,6 +83,7 @@ def test_cli_and_client_import_no_store_no_duckdb_and_no_application() -> None:
 # adapter, whose driver it would load, nor the application itself (application, live).
 CLI_MAY_IMPORT = (
     "feastlog.service.app.auth",
+    "feastlog.service.app.backup",
     "feastlog.service.app.bounds",
     "feastlog.service.app.bulk",
     "feastlog.service.app.errors",

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from feastlog.v1 import access_pb2 as feastlog_dot_v1_dot_access__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/admin_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\"!\n\x11\x41\x64\x64\x41rbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"/\n\x12\x41\x64\x64\x41rbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"$\n\x14RevokeArbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"9\n\x15RevokeArbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrevoked_at\x18\x02 \x01(\t\"\x15\n\x13ListArbitersRequest\"=\n\x07\x41rbiter\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x61\x64\x64\x65\x64_at\x18\x02 \x01(\t\x12\x12\n\nrevoked_at\x18\x03 \x01(\t\">\n\x14ListArbitersResponse\x12&\n\x08\x61rbiters\x18\x01 \x03(\x0b\x32\x14.feastlog.v1.Arbiter2\x9c\x02\n\x0c\x41\x64minService\x12S\n\nAddArbiter\x12\x1e.feastlog.v1.AddArbiterRequest\x1a\x1f.feastlog.v1.AddArbiterResponse\"\x04\xa0\xbb\x18\x08\x12\\\n\rRevokeArbiter\x12!.feastlog.v1.RevokeArbiterRequest\x1a\".feastlog.v1.RevokeArbiterResponse\"\x04\xa0\xbb\x18\x08\x12Y\n\x0cListArbiters\x12 .feastlog.v1.ListArbitersRequest\x1a!.feastlog.v1.ListArbitersResponse\"\x04\xa0\xbb\x18\x08\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1f\x66\x65\x61stlog/v1/admin_service.proto\x12\x0b\x66\x65\x61stlog.v1\x1a\x18\x66\x65\x61stlog/v1/access.proto\"!\n\x11\x41\x64\x64\x41rbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"/\n\x12\x41\x64\x64\x41rbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"$\n\x14RevokeArbiterRequest\x12\x0c\n\x04name\x18\x01 \x01(\t\"9\n\x15RevokeArbiterResponse\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x12\n\nrevoked_at\x18\x02 \x01(\t\"\x15\n\x13ListArbitersRequest\"=\n\x07\x41rbiter\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x10\n\x08\x61\x64\x64\x65\x64_at\x18\x02 \x01(\t\x12\x12\n\nrevoked_at\x18\x03 \x01(\t\">\n\x14ListArbitersResponse\x12&\n\x08\x61rbiters\x18\x01 \x03(\x0b\x32\x14.feastlog.v1.Arbiter\"\x1d\n\rBackupRequest\x12\x0c\n\x04path\x18\x01 \x01(\t\"b\n\x0e\x42\x61\x63kupResponse\x12\x0c\n\x04path\x18\x01 \x01(\t\x12\r\n\x05games\x18\x02 \x01(\x03\x12\x0c\n\x04rows\x18\x03 \x01(\x03\x12\r\n\x05\x62ytes\x18\x04 \x01(\x03\x12\x16\n\x0epaused_seconds\x18\x05 \x01(\x01\x32\xe5\x02\n\x0c\x41\x64minService\x12S\n\nAddArbiter\x12\x1e.feastlog.v1.AddArbiterRequest\x1a\x1f.feastlog.v1.AddArbiterResponse\"\x04\xa0\xbb\x18\x08\x12\\\n\rRevokeArbiter\x12!.feastlog.v1.RevokeArbiterRequest\x1a\".feastlog.v1.RevokeArbiterResponse\"\x04\xa0\xbb\x18\x08\x12Y\n\x0cListArbiters\x12 .feastlog.v1.ListArbitersRequest\x1a!.feastlog.v1.ListArbitersResponse\"\x04\xa0\xbb\x18\x08\x12G\n\x06\x42\x61\x63kup\x12\x1a.feastlog.v1.BackupRequest\x1a\x1b.feastlog.v1.BackupResponse\"\x04\xa0\xbb\x18\x08\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -38,6 +38,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ADMINSERVICE'].methods_by_name['RevokeArbiter']._serialized_options = b'\240\273\030\010'
   _globals['_ADMINSERVICE'].methods_by_name['ListArbiters']._loaded_options = None
   _globals['_ADMINSERVICE'].methods_by_name['ListArbiters']._serialized_options = b'\240\273\030\010'
+  _globals['_ADMINSERVICE'].methods_by_name['Backup']._loaded_options = None
+  _globals['_ADMINSERVICE'].methods_by_name['Backup']._serialized_options = b'\240\273\030\010'
   _globals['_ADDARBITERREQUEST']._serialized_start=74
   _globals['_ADDARBITERREQUEST']._serialized_end=107
   _globals['_ADDARBITERRESPONSE']._serialized_start=109
@@ -52,6 +54,10 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_ARBITER']._serialized_end=339
   _globals['_LISTARBITERSRESPONSE']._serialized_start=341
   _globals['_LISTARBITERSRESPONSE']._serialized_end=403
-  _globals['_ADMINSERVICE']._serialized_start=406
-  _globals['_ADMINSERVICE']._serialized_end=690
+  _globals['_BACKUPREQUEST']._serialized_start=405
+  _globals['_BACKUPREQUEST']._serialized_end=434
+  _globals['_BACKUPRESPONSE']._serialized_start=436
+  _globals['_BACKUPRESPONSE']._serialized_end=534
+  _globals['_ADMINSERVICE']._serialized_start=537
+  _globals['_ADMINSERVICE']._serialized_end=894
 # @@protoc_insertion_point(module_scope)

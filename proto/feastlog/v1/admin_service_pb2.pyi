@@ -164,3 +164,58 @@ class ListArbitersResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ListArbitersResponse: _TypeAlias = ListArbitersResponse  # noqa: Y015
+
+@_typing.final
+class BackupRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    """An absolute path on the server's machine, ending in .duckdb, in an existing folder,
+    where no file (nor its .wal or .commits) is.
+    """
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["path", b"path"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BackupRequest: _TypeAlias = BackupRequest  # noqa: Y015
+
+@_typing.final
+class BackupResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PATH_FIELD_NUMBER: _builtins.int
+    GAMES_FIELD_NUMBER: _builtins.int
+    ROWS_FIELD_NUMBER: _builtins.int
+    BYTES_FIELD_NUMBER: _builtins.int
+    PAUSED_SECONDS_FIELD_NUMBER: _builtins.int
+    path: _builtins.str
+    games: _builtins.int
+    """What the copy holds, as it was opened and held to its commit mark."""
+    rows: _builtins.int
+    bytes: _builtins.int
+    """The bytes copied while commits waited, and how long they waited."""
+    paused_seconds: _builtins.float
+    def __init__(
+        self,
+        *,
+        path: _builtins.str = ...,
+        games: _builtins.int = ...,
+        rows: _builtins.int = ...,
+        bytes: _builtins.int = ...,
+        paused_seconds: _builtins.float = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["bytes", b"bytes", "games", b"games", "path", b"path", "paused_seconds", b"paused_seconds", "rows", b"rows"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BackupResponse: _TypeAlias = BackupResponse  # noqa: Y015

@@ -54,6 +54,11 @@ class AdminServiceStub:
                 request_serializer=feastlog_dot_v1_dot_admin__service__pb2.ListArbitersRequest.SerializeToString,
                 response_deserializer=feastlog_dot_v1_dot_admin__service__pb2.ListArbitersResponse.FromString,
                 _registered_method=True)
+        self.Backup = channel.unary_unary(
+                '/feastlog.v1.AdminService/Backup',
+                request_serializer=feastlog_dot_v1_dot_admin__service__pb2.BackupRequest.SerializeToString,
+                response_deserializer=feastlog_dot_v1_dot_admin__service__pb2.BackupResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer:
@@ -85,6 +90,16 @@ class AdminServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Backup(self, request, context):
+        """A consistent copy of the server's DuckDB file, with its commit mark, written by the
+        server at `path` on its own machine while it keeps serving: every commit acknowledged
+        before the call is in it (commits wait while the file is copied). A PostgreSQL store
+        is backed up with pg_dump (INVALID_ARGUMENT here; docs/scaling.md).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -102,6 +117,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListArbiters,
                     request_deserializer=feastlog_dot_v1_dot_admin__service__pb2.ListArbitersRequest.FromString,
                     response_serializer=feastlog_dot_v1_dot_admin__service__pb2.ListArbitersResponse.SerializeToString,
+            ),
+            'Backup': grpc.unary_unary_rpc_method_handler(
+                    servicer.Backup,
+                    request_deserializer=feastlog_dot_v1_dot_admin__service__pb2.BackupRequest.FromString,
+                    response_serializer=feastlog_dot_v1_dot_admin__service__pb2.BackupResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -190,6 +210,33 @@ class AdminService:
             '/feastlog.v1.AdminService/ListArbiters',
             feastlog_dot_v1_dot_admin__service__pb2.ListArbitersRequest.SerializeToString,
             feastlog_dot_v1_dot_admin__service__pb2.ListArbitersResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Backup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/feastlog.v1.AdminService/Backup',
+            feastlog_dot_v1_dot_admin__service__pb2.BackupRequest.SerializeToString,
+            feastlog_dot_v1_dot_admin__service__pb2.BackupResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -44,6 +44,12 @@ class AdminServiceStub:
     """Revoke an arbiter's key."""
     ListArbiters: _grpc.UnaryUnaryMultiCallable[_admin_service_pb2.ListArbitersRequest, _admin_service_pb2.ListArbitersResponse]
     """Every named arbiter, revoked ones included (never a key)."""
+    Backup: _grpc.UnaryUnaryMultiCallable[_admin_service_pb2.BackupRequest, _admin_service_pb2.BackupResponse]
+    """A consistent copy of the server's DuckDB file, with its commit mark, written by the
+    server at `path` on its own machine while it keeps serving: every commit acknowledged
+    before the call is in it (commits wait while the file is copied). A PostgreSQL store
+    is backed up with pg_dump (INVALID_ARGUMENT here; docs/scaling.md).
+    """
 
 @_typing.type_check_only
 class AdminServiceAsyncStub(AdminServiceStub):
@@ -61,6 +67,12 @@ class AdminServiceAsyncStub(AdminServiceStub):
     """Revoke an arbiter's key."""
     ListArbiters: _aio.UnaryUnaryMultiCallable[_admin_service_pb2.ListArbitersRequest, _admin_service_pb2.ListArbitersResponse]  # type: ignore[assignment]
     """Every named arbiter, revoked ones included (never a key)."""
+    Backup: _aio.UnaryUnaryMultiCallable[_admin_service_pb2.BackupRequest, _admin_service_pb2.BackupResponse]  # type: ignore[assignment]
+    """A consistent copy of the server's DuckDB file, with its commit mark, written by the
+    server at `path` on its own machine while it keeps serving: every commit acknowledged
+    before the call is in it (commits wait while the file is copied). A PostgreSQL store
+    is backed up with pg_dump (INVALID_ARGUMENT here; docs/scaling.md).
+    """
 
 class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
     """Named arbiter keys, managed by the organiser on a running server. An arbiter's key
@@ -93,5 +105,17 @@ class AdminServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_admin_service_pb2.ListArbitersResponse, _abc.Awaitable[_admin_service_pb2.ListArbitersResponse]]:
         """Every named arbiter, revoked ones included (never a key)."""
+
+    @_abc_1.abstractmethod
+    def Backup(
+        self,
+        request: _admin_service_pb2.BackupRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_admin_service_pb2.BackupResponse, _abc.Awaitable[_admin_service_pb2.BackupResponse]]:
+        """A consistent copy of the server's DuckDB file, with its commit mark, written by the
+        server at `path` on its own machine while it keeps serving: every commit acknowledged
+        before the call is in it (commits wait while the file is copied). A PostgreSQL store
+        is backed up with pg_dump (INVALID_ARGUMENT here; docs/scaling.md).
+        """
 
 def add_AdminServiceServicer_to_server(servicer: AdminServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

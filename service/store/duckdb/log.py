@@ -193,6 +193,13 @@ class Store:
             self.con.close()
             self._release_umask()
 
+    def backup_copy(self, partial: str) -> Any:
+        """Copy the file, its log and its mark to ``partial`` (``duckdb/backup.py``): on
+        the store's thread, so that no commit or checkpoint runs meanwhile."""
+        from feastlog.service.store.duckdb.backup import copy_files
+
+        return copy_files(self.path, Path(partial))
+
     def _release_umask(self) -> None:
         if self._writing:
             self._writing = False

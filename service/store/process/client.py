@@ -276,6 +276,11 @@ class ProcessStore(StoreClient):
         except StoreGone:
             return False
 
+    def backup_copy(self, partial: str) -> Any:
+        """Have the child copy the file, its log and its mark to ``partial`` between two
+        commits (on the calls channel, under its commit lock: ``duckdb/backup.py``)."""
+        return self._channel.ask("backup_copy", partial)
+
     async def commit(self, batch: Batch) -> Written:
         """Commit a batch in one transaction, sent and awaited on the event loop; its
         first row's log position, and the receipt signatures of its rows when the child

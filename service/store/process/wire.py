@@ -25,7 +25,8 @@ STREAMED = frozenset({"scan", "scan_numbered"})
 # but those the server's side answers itself (``reader``: a channel; ``commit``: ``write``
 # on the ``commits`` channel), a scan's next games, and the key to sign receipts with.
 ANSWERED_BY_CLIENT = frozenset({"reader", "commit"})
-METHODS = (frozenset(port.METHODS) - ANSWERED_BY_CLIENT) | {"more", "sign_receipts"}
+# ``backup_copy``: the file copied while commits wait (``duckdb/backup.py``).
+METHODS = (frozenset(port.METHODS) - ANSWERED_BY_CLIENT) | {"more", "sign_receipts", "backup_copy"}
 
 
 def pickled(message: object) -> bytes:
