@@ -8,6 +8,7 @@ DuckDB file no server holds; ``verify`` (``cli/verify.py``) needs neither.
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -102,16 +103,31 @@ def export_command(
 
 
 def export_parquet(folder: str, workers: int | None, target: Any) -> None:
-    """Every game of a file as Parquet tables in ``folder`` (``--db FILE``, no server)."""
+    """Every game of a file as Parquet tables in ``folder`` (``--db FILE``).  A file its
+    server holds is exported from a backup that server makes beside it (``feastlog
+    backup``: every game committed before it began), removed once the tables are written."""
+    with connected(target) as client:
+        if client.local:
+            db_path = require_file(client.db)
+            _parquet_of(db_path, folder, workers)
+            return
+        if not target.announced:
+            raise usage(
+                "--format parquet reads a file: give --db FILE (its server, if one holds it, "
+                "makes a copy beside it to read), not --server"
+            )
+        beside = Path(client.db).resolve().parent
+        with tempfile.TemporaryDirectory(prefix=".feastlog-parquet-", dir=beside) as scratch:
+            copy = str(Path(scratch) / "season.duckdb")
+            client.rpc.backup(copy)
+            _parquet_of(copy, folder, workers)
+
+
+def _parquet_of(db_path: str, folder: str, workers: int | None) -> None:
+    """Every game of a file no server holds as Parquet tables in ``folder``."""
     from feastlog.cli.season import offline_file, progress
     from feastlog.service.app import bulk, parquet, season
 
-    with connected(target) as client:
-        if not client.local:
-            raise usage(
-                "--format parquet works on a file no server holds (--db FILE), not through a server"
-            )
-        db_path = require_file(client.db)
     with offline_file():
         games, _ = season.count(db_path)
         chosen = bulk.workers_for(workers, games)

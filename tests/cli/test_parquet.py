@@ -280,13 +280,33 @@ def test_parquet_without_all_is_refused_in_one_line(tmp_path: Path) -> None:
     assert result.output == "Error: --format parquet writes every game's tables: give --all\n"
 
 
+def test_a_file_its_server_holds_is_exported_from_the_servers_copy(tmp_path: Path) -> None:
+    path = tmp_path / "served.duckdb"
+    made = [build("bon-appetit", 3, seed_byte=50 + i, game_id=f"g_served_{i}") for i in range(12)]
+    store_games(path, made)
+    server = ThreadedServer(path)  # it holds the file, announced beside it
+    try:
+        out = tmp_path / "season"
+        result = CliRunner().invoke(
+            cli, ["export", "--all", "--format", "parquet", "-o", str(out), "--db", str(path)]
+        )
+        assert result.exit_code == 0, result.output
+        assert f"wrote {out}: 12 games, 12 public" in result.output
+        with duckdb.connect() as db:
+            games = db.execute(f"SELECT count(*) FROM '{out / 'games.parquet'}'").fetchall()
+        assert games == [(12,)]
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".feastlog-")] == []
+    finally:
+        server.stop()
+
+
 def test_through_a_server_or_on_no_file_it_is_refused_in_one_line(tmp_path: Path) -> None:
     args = ["export", "--all", "--format", "parquet", "-o", str(tmp_path / "out")]
     served = CliRunner().invoke(cli, [*args, "--server", "127.0.0.1:9"])
     assert served.exit_code == 2
     assert served.output == (
-        "Error: --format parquet works on a file no server holds (--db FILE), "
-        "not through a server\n"
+        "Error: --format parquet reads a file: give --db FILE (its server, if one holds it, "
+        "makes a copy beside it to read), not --server\n"
     )
     missing = CliRunner().invoke(cli, [*args, "--db", str(tmp_path / "none.duckdb")])
     assert missing.exit_code == 3 and len(missing.output.splitlines()) == 1, missing.output
