@@ -31,6 +31,7 @@ from feastlog.service.app.notary import server_notary
 from feastlog.service.app.seatlinks import links_path
 from feastlog.service.grpc import guard as limits
 from feastlog.service.grpc import reflection, services
+from feastlog.service.grpc.metrics import Metrics
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
 from feastlog.service.store import CannotOpenStore
 from feastlog.service.store.port import EventStore, is_memory, is_postgres, open_store
@@ -60,6 +61,7 @@ class Running:
     announced: bool = False  # whether <db>.server names this server (service/announce.py)
     tls: bool = False
     on_stop: list[Any] = field(default_factory=list)
+    metrics: Metrics | None = None  # what /metrics shows (service/grpc/metrics.py)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the web pages, drain in-flight calls, then close the database."""
@@ -68,6 +70,8 @@ class Running:
             self.announced = False
         if self.http is not None:
             await self.http.cleanup()
+        if self.metrics is not None:
+            await self.metrics.stop()
         await self.server.stop(grace)
         await self.app.drain()  # commands already taken are recorded, callers or not
         if self.follower is not None:
@@ -95,6 +99,7 @@ async def create_server(
     request_log: TextIO | None = None,
     store_process: bool = True,
     clock: Clock | None = None,
+    metrics: bool = False,
 ) -> Running:
     """Open the store and start serving on ``address`` (port 0 picks a free port).
 
@@ -103,7 +108,8 @@ async def create_server(
     ``store_process`` opens a DuckDB file in a child process (``service.store.process``),
     which a command's short-lived embedded server can do without; ``clock`` the
     application's time (the rows' times, the clocks' timers, the heads' interval: a test's
-    ``ManualClock``), by default the machine's.
+    ``ManualClock``), by default the machine's; ``metrics`` counts the calls and commits
+    for ``/metrics`` (``Running.metrics``).
     Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
     (one line each) and leave nothing open.
     """
@@ -138,6 +144,9 @@ async def create_server(
         await db.close()
         raise
     interceptors: list[grpc.aio.ServerInterceptor] = [limits.Guard(credentials)]
+    measured = Metrics(app) if metrics else None
+    if measured is not None:  # outside the guard: its refusals are counted too
+        interceptors.insert(0, measured.interceptor)
     if request_log is not None:  # outermost: it logs the guard's refusals too
         interceptors.insert(0, RequestLog(request_log, credentials))
     server = grpc.aio.server(
@@ -161,6 +170,7 @@ async def create_server(
     running = Running(
         server, port, app, db, key, key_source, db_path=db_path, tls=bool(tls), follower=follower
     )
+    running.metrics = measured
     if announce_it:
         await announce_running(running, address, key)
     return running
