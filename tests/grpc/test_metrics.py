@@ -289,3 +289,28 @@ def test_serve_metrics_listens_on_its_own_port(tmp_path: Path) -> None:
     )
     assert same.returncode == 2
     assert "--metrics 8123 is the gRPC --port too" in same.stderr
+
+
+def documented() -> dict[str, str]:
+    """docs/serving.md's table of metrics: each name and its type."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "serving.md").read_text()
+    section = doc.split("## Metrics", 1)[1]
+    return dict(re.findall(r"^\| `(feastlog_\w+)` \| (\w+) \|", section, re.M))
+
+
+def test_the_doc_lists_every_metric_the_server_exports(
+    server: tuple[ThreadedServer, str],
+) -> None:
+    served, url = server
+    create(stub(served.address), served.key, "picky-eaters", ["Ann", "Brian"])
+    served.call(served.running.app.signing.issue())  # a head: its gauges are there
+    text, _ = scrape(url)
+    exported = {
+        (f"{name.removesuffix('_total')}_total" if kind == "counter" else name): kind
+        for name, kind in re.findall(r"^# TYPE (feastlog_\w+) (\w+)", text, re.M)
+    }
+    listed = documented()
+    # the cosigned head's gauges appear once a witness has cosigned
+    later = {n for n in listed if n.startswith("feastlog_tree_head_cosigned_")}
+    assert len(later) == 3
+    assert {n: k for n, k in listed.items() if n not in later} == exported
