@@ -314,3 +314,29 @@ def test_the_doc_lists_every_metric_the_server_exports(
     later = {n for n in listed if n.startswith("feastlog_tree_head_cosigned_")}
     assert len(later) == 3
     assert {n: k for n, k in listed.items() if n not in later} == exported
+
+
+def test_cosignatures_are_counted_per_head_never_by_witness_key(
+    server: tuple[ThreadedServer, str], tmp_path: Path
+) -> None:
+    from feastlog.service.app.notary import load_or_make
+
+    served, url = server
+    create(stub(served.address), served.key, "picky-eaters", ["Ann", "Brian"])
+    signing = served.running.app.signing
+    served.call(signing.issue())
+    head = signing.latest
+    assert head is not None
+    witnesses = [load_or_make(tmp_path / f"witness{n}.key") for n in range(2)]
+    for witness in witnesses:
+        cosignature = witness.cosign(head, "2026-06-01T12:00:00.000000Z")
+        served.call(signing.take_cosignature(head, cosignature))
+    text, samples = scrape(url)
+    assert value(samples, "feastlog_cosignatures_total") == 2
+    assert value(samples, "feastlog_tree_head_cosigned_witnesses") == 2
+    assert value(samples, "feastlog_tree_head_cosigned_size") == head.size
+    assert value(samples, "feastlog_tree_head_cosigned_timestamp_seconds") == value(
+        samples, "feastlog_tree_head_timestamp_seconds"
+    )
+    for witness in witnesses:
+        assert witness.public_key not in text
