@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import importlib.metadata
+import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -225,8 +226,12 @@ class RpcMetrics(grpc.aio.ServerInterceptor):
             open_now.inc()
             try:
                 with _ending(context, count):
-                    async for reply in behaviour(request, context):
-                        yield reply
+                    replies = behaviour(request, context)
+                    if inspect.isawaitable(replies):  # it writes through the context itself
+                        await replies
+                    else:
+                        async for reply in replies:
+                            yield reply
             finally:
                 open_now.dec()
 

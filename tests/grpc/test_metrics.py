@@ -8,6 +8,7 @@ from __future__ import annotations
 import collections
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -284,6 +285,16 @@ def test_serve_metrics_listens_on_its_own_port(tmp_path: Path) -> None:
         proc.communicate(timeout=20)
     assert proc.returncode == 0
 
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = str(taken.getsockname()[1])
+        refused = subprocess.run(
+            [*command, "--port", "0", "--metrics", busy], capture_output=True, text=True
+        )
+    assert refused.returncode == 3
+    assert f"cannot listen on 127.0.0.1:{busy}" in refused.stderr
+    assert "--metrics" in refused.stderr and "Traceback" not in refused.stderr
     same = subprocess.run(
         [*command, "--port", "8123", "--metrics", "8123"], capture_output=True, text=True
     )
@@ -340,3 +351,34 @@ def test_cosignatures_are_counted_per_head_never_by_witness_key(
     )
     for witness in witnesses:
         assert witness.public_key not in text
+
+
+def test_hosted_services_are_counted_under_their_own_names(
+    server: tuple[ThreadedServer, str],
+) -> None:
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    served, url = server
+    health: Any = health_pb2_grpc.HealthStub(grpc.insecure_channel(served.address))
+    health.Check(health_pb2.HealthCheckRequest(service=GAME))
+    watch = health.Watch(health_pb2.HealthCheckRequest(service=GAME))
+    assert next(watch).status == health_pb2.HealthCheckResponse.SERVING
+    labels = {"service": "grpc.health.v1.Health"}
+    _, samples = scrape(url)
+    assert value(samples, "feastlog_rpcs_total", **labels, method="Check", code="OK") == 1
+    assert value(samples, "feastlog_rpc_streams_open", **labels, method="Watch") == 1
+    watch.cancel()
+    for _ in range(200):
+        _, samples = scrape(url)
+        if value(samples, "feastlog_rpcs_total", **labels, method="Watch", code="CANCELLED"):
+            break
+        time.sleep(0.02)
+    assert value(samples, "feastlog_rpcs_total", **labels, method="Watch", code="CANCELLED") == 1
+    assert value(samples, "feastlog_rpc_streams_open", **labels, method="Watch") == 0
+    # a method no server has is answered UNIMPLEMENTED by gRPC and given no label
+    unknown: Any = grpc.insecure_channel(served.address).unary_unary("/no.Such/Method")
+    with pytest.raises(grpc.RpcError) as caught:
+        unknown(b"")
+    assert caught.value.code() == grpc.StatusCode.UNIMPLEMENTED
+    text, _ = scrape(url)
+    assert "no.Such" not in text and "UNIMPLEMENTED" not in text
