@@ -31,7 +31,6 @@ from feastlog.service.app.notary import server_notary
 from feastlog.service.app.seatlinks import links_path
 from feastlog.service.grpc import guard as limits
 from feastlog.service.grpc import reflection, services
-from feastlog.service.grpc.metrics import Metrics
 from feastlog.service.grpc.requestlog import RequestLog, quiet_metadata_values
 from feastlog.service.store import CannotOpenStore
 from feastlog.service.store.port import EventStore, is_memory, is_postgres, open_store
@@ -39,6 +38,7 @@ from feastlog.service.store.process import ProcessStore, games_to_register
 from feastlog.service.store.writer import Database
 
 if TYPE_CHECKING:
+    from feastlog.service.grpc.metrics import Metrics
     from feastlog.service.store.postgres.follow import Follower
 
 
@@ -144,9 +144,12 @@ async def create_server(
         await db.close()
         raise
     interceptors: list[grpc.aio.ServerInterceptor] = [limits.Guard(credentials)]
-    measured = Metrics(app) if metrics else None
-    if measured is not None:  # outside the guard: its refusals are counted too
-        interceptors.insert(0, measured.interceptor)
+    measured = None
+    if metrics:  # prometheus-client only for a server that counts (serve's)
+        from feastlog.service.grpc.metrics import Metrics
+
+        measured = Metrics(app)
+        interceptors.insert(0, measured.interceptor)  # outside the guard: its refusals too
     if request_log is not None:  # outermost: it logs the guard's refusals too
         interceptors.insert(0, RequestLog(request_log, credentials))
     server = grpc.aio.server(
