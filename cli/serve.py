@@ -92,6 +92,21 @@ def link_base_form(ctx: click.Context, param: click.Parameter, value: str) -> st
     help="Also serve live replay pages and a tournament board on this HTTP port (0: any).",
 )
 @click.option(
+    "--metrics",
+    "metrics_port",
+    type=Bounded(0, 65535),
+    envvar="FEASTLOG_METRICS_PORT",
+    help="Also serve /metrics (Prometheus) on this port (0: any); under --http it is there too.",
+)
+@click.option(
+    "--metrics-host",
+    default="127.0.0.1",
+    show_default=True,
+    envvar="FEASTLOG_METRICS_HOST",
+    callback=host_form,
+    help="The address --metrics listens on.",
+)
+@click.option(
     "--link-base",
     envvar="FEASTLOG_LINK_BASE",
     default="",
@@ -119,6 +134,8 @@ def serve_command(
     host: str,
     port: int,
     http_port: int | None,
+    metrics_port: int | None,
+    metrics_host: str,
     link_base: str,
     tls_cert: str | None,
     tls_key: str | None,
@@ -132,7 +149,7 @@ def serve_command(
     fingerprint of the organiser key) so commands run on the file find it; the
     announcement goes at a clean stop. Exit codes: 0 after a clean shutdown (SIGINT,
     SIGTERM), 2 for a bad option, 3 when the database, the organiser key, the TLS files,
-    the host or either port cannot be used (one line on stderr, before any file is made
+    the host or a port cannot be used (one line on stderr, before any file is made
     when it is the host or a port).
     """
     # incidents (a failing store, a bug) go to stderr, each with the id its client was given
@@ -140,6 +157,9 @@ def serve_command(
 
     if http_port and http_port == port:
         raise usage(f"--http {http_port} is the gRPC --port too: pick another port for either")
+    if metrics_port and metrics_port in (port, http_port):
+        other = "the gRPC --port" if metrics_port == port else "--http"
+        raise usage(f"--metrics {metrics_port} is {other} too: pick another port for either")
     if is_memory(db_path):  # it would be a DuckDB file named so, or games gone at the stop
         raise usage(
             f"--db {db_path} is a store in one process's memory (for tests): a server keeps "
@@ -150,8 +170,10 @@ def serve_command(
         log = open_request_log(request_log)
         try:
             tls = Tls.load(tls_cert, tls_key, ca)
-            if http_port is not None:  # both ports are checked before any file is made
+            if http_port is not None:  # every port is checked before any file is made
                 check_port_free(f"{host}:{http_port}", "--http")
+            if metrics_port is not None:
+                check_port_free(f"{metrics_host}:{metrics_port}", "--metrics")
             running = await create_server(
                 db_path,
                 f"{host}:{port}",
@@ -159,6 +181,7 @@ def serve_command(
                 tls=tls,
                 request_log=log,
                 traces=traces,
+                metrics=True,
             )
         except CANNOT_START as refused:
             raise unreachable(getattr(refused, "message", None) or str(refused)) from refused
@@ -173,6 +196,10 @@ def serve_command(
                 pages += f" (seat links on {link_base}/)"
         elif link_base:  # the pages are served elsewhere (another node, a proxy)
             running.app.seat_links.pages_url = link_base
+        measured = ""
+        if metrics_port is not None:  # bound before anything says the server is up
+            bound = await start_metrics(running, metrics_host, metrics_port)
+            measured = f"metrics on http://{metrics_host}:{bound}/metrics"
         stop = stop_on_signals()
         click.echo(f"feastlog listening on {host}:{running.port}{' (TLS)' if tls else ''}")
         shown_db = shown(db_path) if is_postgres(db_path) else Path(db_path).resolve()
@@ -185,6 +212,8 @@ def serve_command(
             click.echo(f"request log: {request_log}")
         if pages:
             click.echo(pages)
+        if measured:
+            click.echo(measured)
         sys.stdout.flush()
         await serve_forever(running, stop)
 
@@ -234,3 +263,13 @@ async def start_pages(
     except OSError as bad:  # taken since it was checked
         await running.stop()
         raise unreachable(listen_problem(f"{host}:{port}", bad, "--http")) from bad
+
+
+async def start_metrics(running: Running, host: str, port: int) -> int:
+    """Serve /metrics on its own port; a port that cannot be had stops the server."""
+    assert running.metrics is not None  # serve always counts
+    try:
+        return await running.metrics.serve(host.strip("[]"), port)
+    except OSError as bad:  # taken since it was checked
+        await running.stop()
+        raise unreachable(listen_problem(f"{host}:{port}", bad, "--metrics")) from bad

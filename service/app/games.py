@@ -13,6 +13,7 @@ then does the game in memory move on, as the stream of committed rows brings the
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -37,6 +38,7 @@ from feastlog.service.app.errors import (
     PermissionDenied,
     StaleSeq,
     Unauthenticated,
+    refusal_of,
 )
 from feastlog.service.app.limits import Refolds, RefusalBudget
 from feastlog.service.app.live import LiveGame, LiveGames
@@ -267,6 +269,8 @@ class Games:
         self.refusals = refusals
         self.finishing = finishing
         self.seat_links = seat_links
+        # every refused command, stored or not, by (reason, rule id): the metrics read it
+        self.refused: collections.Counter[tuple[str, str]] = collections.Counter()
 
     async def create(
         self,
@@ -559,6 +563,8 @@ class Games:
         The budget is the credential's, over every game: a seat token sent to a hundred
         other games has its refusals stored no faster than in its own game alone.
         """
+        _, reason, _, metadata = refusal_of(error)
+        self.refused[reason, metadata.get("rule_id", "")] += 1
         sender = sent.caller.label(game.game_id)
         unstored = self.refusals.take(sent.caller.holder)
         if unstored is not None:

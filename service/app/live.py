@@ -335,3 +335,7 @@ class LiveGames:
     def loaded(self) -> int:
         """How many games are folded in memory now."""
         return len(self._live)
+
+    def folded(self) -> list[LiveGame]:
+        """The games folded in memory now (the metrics count what they hold)."""
+        return list(self._live.values())

@@ -65,6 +65,10 @@ class LogTree:
         self._catching = asyncio.Lock()
         self._signing = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
+        self.signed = 0  # heads signed since start (the metrics read these three)
+        self.cosignatures = 0  # witnesses' cosignatures taken since start
+        # the newest head a witness cosigned since start, and how many witnesses did
+        self.cosigned: tuple[TreeHead, int] | None = None
 
     async def load(self) -> None:
         """Read the tree and the latest head from the store."""
@@ -135,6 +139,7 @@ class LogTree:
             head = self.notary.head(size, self.tree.root(size), self._clock().now())
             await self.db.call(self.db.store.add_tree_head, head)
             self.latest = head
+            self.signed += 1
             return head
 
     def _signing_here(self) -> tuple[Notary, Database]:
@@ -211,7 +216,11 @@ class LogTree:
             )
         await db.call(db.store.add_cosignature, cosignature)
         found = await self._read(lambda store: store.cosignatures(head.size))
-        return len({c.witness_key for c in found if c.root == head.root})
+        witnesses = len({c.witness_key for c in found if c.root == head.root})
+        self.cosignatures += 1
+        if self.cosigned is None or head.size >= self.cosigned[0].size:
+            self.cosigned = (head, witnesses)
+        return witnesses
 
 
 def _leaves_after(store: Proof, size: int) -> list[bytes]:

@@ -39,7 +39,7 @@ from feastlog.service.store.writer import Database
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
-
+    from feastlog.service.grpc.metrics import Metrics
     from feastlog.service.store.postgres.follow import Follower
 
 
@@ -62,6 +62,7 @@ class Running:
     announced: bool = False  # whether <db>.server names this server (service/announce.py)
     tls: bool = False
     on_stop: list[Any] = field(default_factory=list)
+    metrics: Metrics | None = None  # what /metrics shows (service/grpc/metrics.py)
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the web pages, drain in-flight calls, then close the database."""
@@ -70,6 +71,8 @@ class Running:
             self.announced = False
         if self.http is not None:
             await self.http.cleanup()
+        if self.metrics is not None:
+            await self.metrics.stop()
         await self.server.stop(grace)
         await self.app.drain()  # commands already taken are recorded, callers or not
         if self.follower is not None:
@@ -98,6 +101,7 @@ async def create_server(
     store_process: bool = True,
     clock: Clock | None = None,
     traces: bool | SpanExporter = False,
+    metrics: bool = False,
 ) -> Running:
     """Open the store and start serving on ``address`` (port 0 picks a free port).
 
@@ -106,7 +110,8 @@ async def create_server(
     ``store_process`` opens a DuckDB file in a child process (``service.store.process``),
     which a command's short-lived embedded server can do without; ``clock`` the
     application's time (the rows' times, the clocks' timers, the heads' interval: a test's
-    ``ManualClock``), by default the machine's; ``traces`` turns on OpenTelemetry spans
+    ``ManualClock``), by default the machine's; ``metrics`` counts the calls and commits
+    for ``/metrics`` (``Running.metrics``); ``traces`` turns on OpenTelemetry spans
     (``service/tracing.py``: the exporter the ``OTEL_*`` variables name, or a test's), as
     ``OTEL_TRACES_EXPORTER`` set to an exporter does.
     Start-up failures raise ``CannotListen``, ``CannotOpenStore`` or ``OrganiserKeyError``
@@ -143,6 +148,12 @@ async def create_server(
         await db.close()
         raise
     interceptors: list[grpc.aio.ServerInterceptor] = [limits.Guard(credentials)]
+    measured = None
+    if metrics:  # prometheus-client only for a server that counts (serve's)
+        from feastlog.service.grpc.metrics import Metrics
+
+        measured = Metrics(app)
+        interceptors.insert(0, measured.interceptor)  # outside the guard: its refusals too
     if request_log is not None:  # outermost: it logs the guard's refusals too
         interceptors.insert(0, RequestLog(request_log, credentials))
     exporter = None if isinstance(traces, bool) else traces
@@ -163,6 +174,8 @@ async def create_server(
         if follower is not None:
             await asyncio.to_thread(follower.stop)
         await db.close()
+        if traced:
+            tracing.stop()
         raise
     await server.start()
     for name in (*services.NAMES, ""):
@@ -170,6 +183,7 @@ async def create_server(
     running = Running(
         server, port, app, db, key, key_source, db_path=db_path, tls=bool(tls), follower=follower
     )
+    running.metrics = measured
     if traced:
         running.on_stop.append(tracing.stop)  # the spans still waiting go out
     if announce_it:

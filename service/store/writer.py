@@ -91,6 +91,8 @@ class Database:
         self._writer: asyncio.Task[None] | None = None
         self._writing = False
         self.commits = 0
+        # told of each commit: its batches and its transaction's seconds (the metrics)
+        self.on_commit: Callable[[int, float], None] | None = None
         self._last_group = 0  # batches in the last group commit
         self._quiet: asyncio.Task[None] | None = None
         self._checkpointing = False
@@ -226,6 +228,7 @@ class Database:
             for batch, _, of_batch in waiting:
                 merged.extend(batch)
                 folded.update(of_batch)
+            started = asyncio.get_running_loop().time()
             try:
                 written = await self._traced(merged, waiting)
             except StoreConflict as error:
@@ -249,25 +252,28 @@ class Database:
                     "a group commit of %d batches failed; writing each alone", len(waiting)
                 )
             else:
-                self._committed()
+                self._committed(len(waiting), started)
                 await self._publish(merged, written, folded)
                 for _, done, _ in waiting:
                     _settle(done, None, written.signed)
                 return
         for batch, done, of_batch in waiting:
+            started = asyncio.get_running_loop().time()
             try:
                 written = await self._traced(batch, [(batch, done, of_batch)])
             except Exception as error:
                 _settle(done, error)
             else:
-                self._committed()
+                self._committed(1, started)
                 await self._publish(batch, written, of_batch)
                 _settle(done, None, written.signed)
 
-    def _committed(self) -> None:
-        """Count a commit and note when it was made."""
+    def _committed(self, batches: int, started: float) -> None:
+        """Count a commit of ``batches`` begun at ``started`` and note when it was made."""
         self.commits += 1
         self._committed_at = asyncio.get_running_loop().time()
+        if self.on_commit is not None:
+            self.on_commit(batches, self._committed_at - started)
 
     async def _commit(self, batch: Batch) -> Written:
         """One transaction: sent by the event loop itself to a store in a child process

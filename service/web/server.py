@@ -352,9 +352,10 @@ async def serve_http(
     # open event streams are cut after a second at shutdown rather than drained
     # a handler whose client closed its connection is cancelled then (an event stream's
     # tasks with it), not at its next write
-    runner = web.AppRunner(
-        make_app(running.app), access_log=None, shutdown_timeout=1.0, handler_cancellation=True
-    )
+    app = make_app(running.app)
+    if running.metrics is not None:  # the server's metrics beside the pages
+        app.router.add_get("/metrics", running.metrics.page)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0, handler_cancellation=True)
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     try:
