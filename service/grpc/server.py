@@ -39,6 +39,7 @@ from feastlog.service.store.writer import Database
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace.export import SpanExporter
+
     from feastlog.service.grpc.metrics import Metrics
     from feastlog.service.store.postgres.follow import Follower
 
