@@ -45,6 +45,7 @@ from prometheus_client.registry import Collector
 from feastlog.replay import games
 from feastlog.replay.games.fold import RECORD_RULES
 from feastlog.replay.table import desk
+from feastlog.service.grpc.status import status_name
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -251,24 +252,11 @@ class _ending:
 
     def __exit__(self, kind: type[BaseException] | None, *_: Any) -> None:
         if kind is None:
-            self.count(_code(self.context, "OK"))
+            self.count(status_name(self.context, "OK"))
         elif issubclass(kind, asyncio.CancelledError | GeneratorExit):
             self.count("CANCELLED")
         else:
-            self.count(_code(self.context, "UNKNOWN"))
-
-
-def _code(context: grpc.aio.ServicerContext, default: str) -> str:
-    """The name of the status code the call ended with."""
-    code = context.code()
-    if code is None:
-        return default
-    if isinstance(code, grpc.StatusCode):
-        return code.name
-    try:
-        return grpc.StatusCode(code).name
-    except ValueError:
-        return default
+            self.count(status_name(self.context, "UNKNOWN"))
 
 
 def known_rules() -> frozenset[str]:

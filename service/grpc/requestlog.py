@@ -26,6 +26,7 @@ import grpc
 from feastlog.service.app.auth import Credentials
 from feastlog.service.app.errors import ServiceError
 from feastlog.service.grpc.services import rpc_name
+from feastlog.service.grpc.status import status_name
 
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
@@ -107,12 +108,12 @@ class RequestLog(grpc.aio.ServerInterceptor):
         status = "UNKNOWN"
         try:
             yield
-            status = _status(context, "OK")
+            status = status_name(context, "OK")
         except (asyncio.CancelledError, GeneratorExit):
             status = "CANCELLED"
             raise
         except BaseException:
-            status = _status(context, "UNKNOWN")
+            status = status_name(context, "UNKNOWN")
             raise
         finally:
             self.write(began, rpc, request, role, status, start)
@@ -131,19 +132,6 @@ class RequestLog(grpc.aio.ServerInterceptor):
                     yield reply
 
         return logged
-
-
-def _status(context: grpc.aio.ServicerContext, default: str) -> str:
-    """The status code the call ended with."""
-    code = context.code()
-    if code is None:
-        return default
-    if isinstance(code, grpc.StatusCode):
-        return code.name
-    try:
-        return grpc.StatusCode(code).name
-    except ValueError:
-        return str(code)
 
 
 # gRPC's Python layer logs a metadata value it cannot decode as UTF-8 whole, with a

@@ -118,3 +118,17 @@ def gone() -> asyncio.CancelledError:
     the call ends as cancelled, not as an error of its servicer's (gRPC logged each such
     failed write with its traceback)."""
     return asyncio.CancelledError("the client has gone, or reads nothing")
+
+
+def status_name(context: grpc.aio.ServicerContext, default: str) -> str:
+    """The name of the status code a call ended with (``default`` while it has none, or
+    for a code gRPC does not name): the request log's and the metrics' one reading."""
+    code = context.code()
+    if code is None:
+        return default
+    if isinstance(code, grpc.StatusCode):
+        return code.name
+    try:
+        return grpc.StatusCode(code).name
+    except ValueError:
+        return default
