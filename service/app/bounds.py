@@ -119,6 +119,9 @@ FIELDS: dict[str, Field] = {
     # read on the event loop, and TOML is read at about 0.5 MB/s at worst (1 MB of small
     # numbers took 2.3 s), so a larger one would stall every game meanwhile
     "content_pack": Field(128 * KIB, Characters.BYTES),
+    # where the server writes a backup (AdminService.Backup): a path on its machine, as
+    # long as Linux allows one (PATH_MAX)
+    "path": Field(4096),
 }
 # Any other string: the words of a game's own command (card ids, ingredients, recipes,
 # items), which its rules then look up; any other bytes; a map's keys and values unless
