@@ -169,7 +169,7 @@ def from_failure(refused: FeastlogError, where: str, local: bool = False) -> Cli
         lowered = details.lower()
         if "ssl" in lowered or "handshake" in lowered or "tls" in lowered:
             hint = " (TLS: check --ca, --tls-cert and --tls-key)"
-        return CliError(
-            f"cannot reach {where}: {details.splitlines()[0] if details else ''}{hint}", exit_code
-        )
+        # gRPC ends a failed connection's details with its subchannel's own status, ": OK"
+        first = details.splitlines()[0].removesuffix(": OK") if details else ""
+        return CliError(f"cannot reach {where}: {first}{hint}", exit_code)
     return CliError(f"{status}: {details}", exit_code, reason)

@@ -19,6 +19,11 @@ import importlib
 import os
 from typing import Any, NamedTuple
 
+# gRPC's core writes its own log lines to standard error (a TLS handshake that failed, at
+# INFO, before the command's one line says so): a command says each failure once, in its
+# words, so gRPC's are kept to its errors unless the user asks for more
+os.environ.setdefault("GRPC_VERBOSITY", "ERROR")
+
 import click
 
 from feastlog.cli.errors import BUG, INTERRUPTED, CliError, unreachable

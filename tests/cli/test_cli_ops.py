@@ -184,6 +184,21 @@ def test_tls_round_trip_and_client_certificates(tmp_path: Path) -> None:
             refused = run("replay", game_id, *base, *ca)
             assert refused.exit_code == 3, refused.output
             assert "cannot reach the server" in refused.output and "Traceback" not in refused.output
+        # as a user runs it: one line on standard error, gRPC's own log lines kept back,
+        # and no ": OK" of gRPC's before the hint
+        command = [sys.executable, "-m", "feastlog.cli.main", "replay", game_id, *base]
+        wrong_ca = subprocess.run(
+            [*command, "--ca", str(pki.other_ca)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"},
+        )
+        assert wrong_ca.returncode == 3 and len(wrong_ca.stderr.splitlines()) == 1, wrong_ca.stderr
+        assert "CERTIFICATE_VERIFY_FAILED" in wrong_ca.stderr
+        assert wrong_ca.stderr.rstrip().endswith(
+            "unable to get local issuer certificate (TLS: check --ca, --tls-cert and --tls-key)"
+        ), wrong_ca.stderr
         with pytest.raises(grpc.RpcError):  # no plain-text client gets through
             stub(server.address).GetView(pb.GetViewRequest(game_id=game_id), timeout=5)
     finally:
