@@ -114,7 +114,10 @@ def create_command(
 def register_command(tournament_id: str, name: str, **connection: Any) -> None:
     """Register a player (before round 1, or between rounds with late entry)."""
     found = _writes(connection, lambda c: c.register_player(tournament_id, name))
-    echo_lines([f"{name} registered: {len(found['tournament']['players'])} players"])
+    players = found["tournament"]["players"]
+    dropped = sum(1 for p in players if p.get("dropped"))
+    also = f" ({dropped} dropped)" if dropped else ""
+    echo_lines([f"{name} registered: {len(players) - dropped} players{also}"])
 
 
 @tournament_group.command("drop")

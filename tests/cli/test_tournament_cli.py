@@ -92,3 +92,28 @@ def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.Monke
     assert "OK" in done.output and "re-derived with the same solver version" in done.output
     rules = runner.invoke(cli, ["rules", "tournament"])
     assert rules.exit_code == 0 and "TOUR-PAIR-UNFINISHED" in rules.output
+
+
+def test_a_registration_counts_the_players_still_in(tmp_path: Path) -> None:
+    server = ThreadedServer(tmp_path / "cup.duckdb", announce=False)
+    runner = CliRunner()
+
+    def run(*args: str) -> tuple[int, str]:
+        done = runner.invoke(
+            cli, [*args, "--server", server.address, "--organiser-key", server.key]
+        )
+        return done.exit_code, done.output
+
+    try:
+        players = [a for n in ("Ann", "Bo", "Cy") for a in ("--player", n)]
+        code, said = run("tournament", "create", "--format", "table_sizes=3", *players)
+        tid = re.search(r"tournament (t_[0-9a-f]{16})", said)
+        assert code == 0 and tid, said
+        code, said = run("tournament", "register", tid[1], "Di")
+        assert (code, said) == (0, "Di registered: 4 players\n")
+        code, said = run("tournament", "drop", tid[1], "Bo", "--reason", "ill")
+        assert code == 0, said
+        code, said = run("tournament", "register", tid[1], "Nia")  # Bo is no longer in
+        assert (code, said) == (0, "Nia registered: 4 players (1 dropped)\n")
+    finally:
+        server.stop()
