@@ -16,11 +16,15 @@ import segno
 
 from feastlog.presentation.page import asset
 
-# What a seat's page may load: its own server's files, nothing inline, nothing else.
-SEAT_POLICY = (
+# What a seat's page may load: its own server's files, nothing inline, nothing else.  The
+# page carries it in a meta tag too (for a copy saved from the browser), but for
+# frame-ancestors, which browsers take from the header alone (and refuse in a meta tag
+# with a console error): the server sends the whole of it as a header.
+META_SEAT_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    "connect-src 'self'; form-action 'self'; base-uri 'none'"
 )
+SEAT_POLICY = META_SEAT_POLICY + "; frame-ancestors 'none'"
 # The files a seat's page loads from the server (``/assets/NAME``), with their types.
 ASSETS = {
     "page.css": "text/css",
@@ -40,7 +44,7 @@ def _swap(text: str, old: str, new: str) -> str:
 
 def linked_seat_page(page: str, csrf: str) -> str:
     """A live replay page as a seat's page: assets linked, the move panel, the CSRF token."""
-    policy = html.escape(SEAT_POLICY)
+    policy = html.escape(META_SEAT_POLICY)
     head = (
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         f'<meta name="feastlog-csrf" content="{html.escape(csrf)}">'

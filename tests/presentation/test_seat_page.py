@@ -6,6 +6,7 @@ gRPC's SubmitCommand; the moves as choices (``presentation/seat_moves.py``);
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import re
@@ -100,6 +101,12 @@ def test_a_link_opens_its_seat_once_into_a_locked_down_page(web: WebServer) -> N
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy and "style-src 'self'" in policy
     assert "unsafe-inline" not in policy and "sha256-" not in policy
+    # frame-ancestors in the header, where browsers take it; not in the page's meta tag,
+    # where they ignore it with a console error
+    assert "frame-ancestors 'none'" in policy
+    meta_policy = r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">'
+    (meta,) = [html.unescape(m) for m in re.findall(meta_policy, page.body)]
+    assert "frame-ancestors" not in meta and "script-src 'self'" in meta
     scripts = re.findall(r"<script([^>]*)>", page.body)
     assert scripts and all("src=" in s or 'type="application/json"' in s for s in scripts)
     assert "<style" not in page.body
