@@ -117,6 +117,7 @@ def test_a_link_opens_its_seat_once_into_a_locked_down_page(web: WebServer) -> N
         asset = request(web, "GET", f"/assets/{name}")
         assert asset.status == 200 and asset.headers["x-content-type-options"] == "nosniff"
     assert request(web, "GET", "/assets/other.js").status == 404
+    assert request(web, "GET", "/favicon.ico").status == 204  # no icon, and no 404 for it
 
 
 def test_a_seat_makes_its_own_link_and_no_other(web: WebServer) -> None:
