@@ -9,7 +9,7 @@ import inspect
 from pathlib import Path
 
 from feastlog.client import AsyncClient, Client, FeastlogError
-from feastlog.client.methods import streamed, unary
+from feastlog.client.methods import streamed, unary, waited
 from feastlog.client.sync import Conveniences
 from tests.serverutil import ThreadedServer
 
@@ -25,7 +25,7 @@ def conveniences() -> dict[str, object]:
     """Every call both clients offer, as ``Conveniences`` declares it."""
     found: dict[str, object] = {}
     for name, value in vars(Conveniences).items():
-        if isinstance(value, unary | streamed):
+        if isinstance(value, unary | streamed | waited):
             found[name] = value
     return found
 
@@ -33,7 +33,7 @@ def conveniences() -> dict[str, object]:
 def test_the_two_clients_offer_the_same_calls() -> None:
     assert offered(AsyncClient) == offered(Client)
     declared = conveniences()
-    assert {"inclusion_proof", "pair_round", "feed", "games", "health"} <= set(declared)
+    assert {"inclusion_proof", "pair_round", "feed", "games", "health", "my_turn"} <= set(declared)
     for name, declared_as in declared.items():
         # one declaration, not a copy each: the same object, the same signature
         assert vars(Client).get(name) is None and vars(AsyncClient).get(name) is None
@@ -42,7 +42,7 @@ def test_the_two_clients_offer_the_same_calls() -> None:
     # what is left is how each waits: written for each, by the same names
     own = {name for name in vars(Client) if not name.startswith("_")}
     assert own == {name for name in vars(AsyncClient) if not name.startswith("_")}
-    assert own == {"opened", "close", "run", "stream", "paged", "resumed"}
+    assert own == {"opened", "close", "run", "stream", "paged", "resumed", "awaited"}
 
 
 def test_an_async_call_is_awaited_and_a_stream_iterated_async(tmp_path: Path) -> None:
