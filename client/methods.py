@@ -2,7 +2,7 @@
 turn a method whose body is a call of ``feastlog.client.calls`` and its token into
 ``Client``'s blocking method and ``AsyncClient``'s awaited one; a list read page by page
 (``Pages``), a stream followed across dropped connections (``Resumed``) and a value
-waited for along such a stream (``Awaited``, made a method by ``waited``) are said once
+waited for along such a stream (``Awaited``, a ``unary`` method's answer) are said once
 here too, each client reading them its own way (``paged``, ``resumed``, ``awaited``)."""
 
 from __future__ import annotations
@@ -107,10 +107,11 @@ def _bound(made: Callable[..., Any], instance: Any, runs: Callable[[Any, Any], A
 
 
 class unary(Generic[P, T]):
-    """A method whose body names a unary call and its token: ``Client`` returns the
-    call's answer, ``AsyncClient`` an awaitable of it."""
+    """A method whose body names a unary call and its token (or an ``Awaited`` value):
+    ``Client`` returns the call's answer (the value once it is there), ``AsyncClient``
+    an awaitable of it."""
 
-    def __init__(self, made: Callable[Concatenate[Any, P], Sent[T]]) -> None:
+    def __init__(self, made: Callable[Concatenate[Any, P], Sent[T] | Awaited[T]]) -> None:
         self.made = made
         _named(self, made)
 
@@ -125,7 +126,7 @@ class unary(Generic[P, T]):
     def __get__(self, instance: Any, owner: type) -> Any:
         if instance is None:
             return self
-        return _bound(self.made, instance, lambda client, sent: client.run(*sent))
+        return _bound(self.made, instance, _answered)
 
 
 class streamed(Generic[P, T]):
@@ -150,26 +151,11 @@ class streamed(Generic[P, T]):
         return _bound(self.made, instance, _iterated)
 
 
-class waited(Generic[P, T]):
-    """A method whose body names an ``Awaited`` value: ``Client`` returns it once it is
-    there, ``AsyncClient`` an awaitable of it."""
-
-    def __init__(self, made: Callable[Concatenate[Any, P], Awaited[T]]) -> None:
-        self.made = made
-        _named(self, made)
-
-    @overload
-    def __get__(self, instance: None, owner: type) -> waited[P, T]: ...
-    @overload
-    def __get__(self, instance: Client, owner: type) -> Callable[P, T]: ...
-    @overload
-    def __get__(
-        self, instance: AsyncClient, owner: type
-    ) -> Callable[P, Coroutine[Any, Any, T]]: ...
-    def __get__(self, instance: Any, owner: type) -> Any:
-        if instance is None:
-            return self
-        return _bound(self.made, instance, lambda client, made: client.awaited(made))
+def _answered(client: Any, made: Any) -> Any:
+    """What a ``unary`` method's body named, answered the client's way."""
+    if isinstance(made, Awaited):
+        return client.awaited(made)
+    return client.run(*made)
 
 
 def _iterated(client: Any, made: Any) -> Any:

@@ -26,7 +26,6 @@ from feastlog.client.methods import (
     ended,
     streamed,
     unary,
-    waited,
 )
 from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
@@ -261,7 +260,7 @@ class Conveniences(Generic[C]):
 
         return Resumed(lambda: rpcs.watch_all(kind, tournament_id, at[0]), seen, token)
 
-    @waited
+    @unary
     def my_turn(self, game_id: str, token: str | None = None) -> Awaited[Turn]:
         """Wait until the caller's seat may act (its legal commands are not empty) or the
         game is over, and return a ``Turn``: the seat's ``legal`` commands and its

@@ -9,7 +9,7 @@ import inspect
 from pathlib import Path
 
 from feastlog.client import AsyncClient, Client, FeastlogError
-from feastlog.client.methods import streamed, unary, waited
+from feastlog.client.methods import streamed, unary
 from feastlog.client.sync import Conveniences
 from tests.serverutil import ThreadedServer
 
@@ -25,7 +25,7 @@ def conveniences() -> dict[str, object]:
     """Every call both clients offer, as ``Conveniences`` declares it."""
     found: dict[str, object] = {}
     for name, value in vars(Conveniences).items():
-        if isinstance(value, unary | streamed | waited):
+        if isinstance(value, unary | streamed):
             found[name] = value
     return found
 
