@@ -1,16 +1,18 @@
 """``my_turn`` against a real server, for both clients: a seat that may act is answered
 at once; a seat that may not waits while the other moves and is answered when it may
-(its legal commands and its view at one seq); and a seat waiting when the game ends is
-answered with the end."""
+(its legal commands and its view at one seq), also across a dropped connection; and a
+seat waiting when the game ends is answered with the end."""
 
 from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import threading
 from pathlib import Path
 
 from feastlog.client import AsyncClient, Client, FeastlogError, Turn
+from tests.client.test_client_library import KEY, free_port, serve
 from tests.serverutil import ThreadedServer
 
 SEED = bytes(range(32))
@@ -126,3 +128,34 @@ def test_the_async_client_waits_for_its_turn_and_for_the_end(tmp_path: Path) -> 
         asyncio.run(main())
     finally:
         server.stop()
+
+
+def test_a_seat_waits_for_its_turn_across_a_dropped_connection(tmp_path: Path) -> None:
+    db, port = tmp_path / "feastlog.duckdb", free_port()
+    address = f"127.0.0.1:{port}"
+    proc = serve(db, port)
+    try:
+        with Client(address, organiser_key=KEY) as organiser:
+            made = organiser.create_game("bon-appetit", ["Ann", "Brian"], seed=SEED)
+        ann = Client(address, token=made.tokens[0], retries=12)
+        brian = Client(address, token=made.tokens[1], retries=12)
+        first = brian.my_turn(made.game_id)
+        brian.submit(made.game_id, first.legal.commands[0], expected_seq=1)
+        answered: list[Turn] = []
+        waiting = threading.Thread(target=lambda: answered.append(brian.my_turn(made.game_id)))
+        waiting.start()
+        waiting.join(1.0)
+        assert waiting.is_alive()  # following the game's rows, then the connection drops
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        proc = serve(db, port)
+        turn = ann.my_turn(made.game_id)
+        ann.submit(made.game_id, turn.legal.commands[0], expected_seq=turn.legal.seq)
+        waiting.join(60)
+        assert answered and answered[0].legal.commands and not answered[0].over
+        assert answered[0].legal.seq == answered[0].view.seq == turn.legal.seq + 1
+        for closing in (ann, brian):
+            closing.close()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
