@@ -8,6 +8,7 @@
         view = ann.view(game.game_id)          # a View: seq, viewer, table, typed
         legal = ann.legal(game.game_id)        # a Legal: seq, commands, partial
         ann.submit(game.game_id, legal.commands[0], expected_seq=legal.seq)
+        turn = ann.my_turn(game.game_id)       # a Turn (legal, view) once Ann may act
 
 The server is found as the CLI finds it (``server``, else the one announced beside
 ``db``; TLS with ``ca``); calls that could not reach it are retried, commands with their
@@ -16,7 +17,7 @@ message).  Any other RPC: ``Client.run(calls.…)`` (``feastlog.client.calls``).
 """
 
 from feastlog.client.aio import AsyncClient
-from feastlog.client.calls import Created, Legal, Recorded, View
+from feastlog.client.calls import Created, Legal, Recorded, Turn, View
 from feastlog.client.errors import FeastlogError
 from feastlog.client.locate import Where, locate
 from feastlog.client.sync import SPECTATOR, Client
@@ -29,6 +30,7 @@ __all__ = [
     "FeastlogError",
     "Legal",
     "Recorded",
+    "Turn",
     "View",
     "Where",
     "locate",

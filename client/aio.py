@@ -5,7 +5,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any, TypeVar
 
 import grpc
@@ -13,7 +14,7 @@ import grpc
 from feastlog.client.calls import Call, Stream
 from feastlog.client.channel import Metadata, open_channel
 from feastlog.client.errors import FeastlogError, from_rpc
-from feastlog.client.methods import Pages, Resumed
+from feastlog.client.methods import Asked, Awaited, Pages, Resumed, ended
 from feastlog.client.sync import Conveniences, retry_wait, waits
 
 T = TypeVar("T")
@@ -76,7 +77,7 @@ class AsyncClient(Conveniences[grpc.aio.Channel]):
             for item in pages.read(await self.run(pages.call())):
                 yield item
 
-    async def resumed(self, resumed: Resumed[T]) -> AsyncIterator[T]:
+    async def resumed(self, resumed: Resumed[T]) -> AsyncGenerator[T, None]:
         """A stream's items, opened again after each dropped connection (``retries``
         times in a row at most) from where it stood."""
         tries = waits(self.retries)
@@ -90,3 +91,24 @@ class AsyncClient(Conveniences[grpc.aio.Channel]):
                 return
             except FeastlogError as failure:
                 await asyncio.sleep(retry_wait(failure, tries))
+
+    async def awaited(self, awaited: Awaited[T]) -> T:
+        """A value waited for: asked now, then after each item of its stream."""
+
+        async def asked(asking: Asked[T | None]) -> T | None:
+            try:
+                call = next(asking)
+                while True:
+                    call = asking.send(await self.run(call, awaited.token))
+            except StopIteration as answered:
+                return answered.value
+
+        found = await asked(awaited.check())
+        if found is not None:
+            return found
+        async with aclosing(self.resumed(awaited.follow())) as items:
+            async for _ in items:
+                found = await asked(awaited.check())
+                if found is not None:
+                    return found
+        raise ended()

@@ -74,6 +74,21 @@ class Legal:
 
 
 @dataclass(frozen=True)
+class Turn:
+    """What a seat waited for (``my_turn``), both at one seq: its legal commands
+    (``legal``) and the table as it may see it (``view``) once it may act, or once the
+    game is over (``over``; ``legal.commands`` then empty, ``view`` the last table)."""
+
+    legal: Legal
+    view: View
+
+    @property
+    def over(self) -> bool:
+        """Whether the game has ended (then the seat has nothing to send)."""
+        return self.view.over
+
+
+@dataclass(frozen=True)
 class Recorded:
     """A command recorded: its row's seq and hashes, the facts the caller may see, and
     whether this answers a retry of a command already recorded (``replayed``)."""

@@ -1,16 +1,18 @@
 """How a client's method is made from the call it names: ``unary`` and ``streamed``
 turn a method whose body is a call of ``feastlog.client.calls`` and its token into
 ``Client``'s blocking method and ``AsyncClient``'s awaited one; a list read page by page
-(``Pages``) and a stream followed across dropped connections (``Resumed``) are said
-once here too, each client reading them its own way (``paged``, ``resumed``)."""
+(``Pages``), a stream followed across dropped connections (``Resumed``) and a value
+waited for along such a stream (``Awaited``, a ``unary`` method's answer) are said once
+here too, each client reading them its own way (``paged``, ``resumed``, ``awaited``)."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from feastlog.client.calls import Call, Stream
+from feastlog.client.errors import FeastlogError
 
 if TYPE_CHECKING:
     from feastlog.client.aio import AsyncClient
@@ -19,10 +21,14 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 T = TypeVar("T")
 
+ENDED = "STREAM_ENDED"  # the reason of a wait whose stream ended first
 PAGE_SIZE = 500  # games a page of the list (the most a server gives)
 
 Sent = tuple[Call[T], str | None]  # a unary call and the token it is sent with
 Streamed = tuple[Stream[T], str | None]  # a server stream and its token
+# unary calls asked one after another: each ``Call`` yielded is sent and its answer sent
+# back in; what the generator returns is what they found
+Asked = Generator[Call[Any], Any, T]
 
 
 class Pages(Generic[T]):
@@ -64,6 +70,27 @@ class Resumed(Generic[T]):
         self.opened, self.seen, self.token = opened, seen, token
 
 
+class Awaited(Generic[T]):
+    """A value waited for along a ``Resumed`` stream: ``check()`` asks for it (unary
+    calls, see ``Asked``) and returns it, or None while it is not there; it is asked
+    once, then again after each item of ``follow()`` (made after the first check, so it
+    starts where that check stood) until it is there.  Sent with ``token``; a stream
+    that ends first raises ``ENDED``."""
+
+    def __init__(
+        self,
+        check: Callable[[], Asked[T | None]],
+        follow: Callable[[], Resumed[Any]],
+        token: str | None,
+    ) -> None:
+        self.check, self.follow, self.token = check, follow, token
+
+
+def ended() -> FeastlogError:
+    """The failure of a wait whose stream ended before the value was there."""
+    return FeastlogError("the stream ended before what was waited for", "", ENDED)
+
+
 def _named(method: Any, made: Callable[..., Any]) -> None:
     """A decorated method named and documented as its body (for ``help``)."""
     for name in ("__module__", "__name__", "__qualname__", "__doc__"):
@@ -80,10 +107,11 @@ def _bound(made: Callable[..., Any], instance: Any, runs: Callable[[Any, Any], A
 
 
 class unary(Generic[P, T]):
-    """A method whose body names a unary call and its token: ``Client`` returns the
-    call's answer, ``AsyncClient`` an awaitable of it."""
+    """A method whose body names a unary call and its token (or an ``Awaited`` value):
+    ``Client`` returns the call's answer (the value once it is there), ``AsyncClient``
+    an awaitable of it."""
 
-    def __init__(self, made: Callable[Concatenate[Any, P], Sent[T]]) -> None:
+    def __init__(self, made: Callable[Concatenate[Any, P], Sent[T] | Awaited[T]]) -> None:
         self.made = made
         _named(self, made)
 
@@ -98,7 +126,7 @@ class unary(Generic[P, T]):
     def __get__(self, instance: Any, owner: type) -> Any:
         if instance is None:
             return self
-        return _bound(self.made, instance, lambda client, sent: client.run(*sent))
+        return _bound(self.made, instance, _answered)
 
 
 class streamed(Generic[P, T]):
@@ -121,6 +149,13 @@ class streamed(Generic[P, T]):
         if instance is None:
             return self
         return _bound(self.made, instance, _iterated)
+
+
+def _answered(client: Any, made: Any) -> Any:
+    """What a ``unary`` method's body named, answered the client's way."""
+    if isinstance(made, Awaited):
+        return client.awaited(made)
+    return client.run(*made)
 
 
 def _iterated(client: Any, made: Any) -> Any:

@@ -4,18 +4,29 @@ offers, declared once (``Conveniences``): ``AsyncClient`` offers the same, await
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from contextlib import closing
 from typing import Any, Generic, TypeVar
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from feastlog.client import calls as rpcs  # the call table (a method is named calls)
-from feastlog.client.calls import Call, Created, Legal, Recorded, Stream, View
+from feastlog.client.calls import Call, Created, Legal, Recorded, Stream, Turn, View
 from feastlog.client.channel import Metadata, bearer, open_blocking_channel
 from feastlog.client.errors import FeastlogError, from_rpc
 from feastlog.client.locate import DEFAULT_DB, Where, locate
-from feastlog.client.methods import Pages, Resumed, Sent, Streamed, streamed, unary
+from feastlog.client.methods import (
+    Asked,
+    Awaited,
+    Pages,
+    Resumed,
+    Sent,
+    Streamed,
+    ended,
+    streamed,
+    unary,
+)
 from feastlog.replay.proof.signed import Cosignature, TreeHead
 from feastlog.v1 import admin_service_pb2 as adpb
 from feastlog.v1 import admin_service_pb2_grpc as adpb_grpc
@@ -112,6 +123,18 @@ def retry_wait(failure: FeastlogError, tries: Iterator[float]) -> float:
     if wait is None:
         raise failure from None
     return wait
+
+
+def followed(game_id: str, from_seq: int, token: str | None) -> Resumed[pb.RecordEvent]:
+    """A game's rows from ``from_seq`` to the seed reveal, resumed where it was after a
+    dropped connection (``follow``, ``my_turn``)."""
+    at = [from_seq]
+
+    def seen(event: pb.RecordEvent) -> bool:
+        at[0] = event.seq + 1
+        return event.kind == SEED_REVEAL
+
+    return Resumed(lambda: rpcs.watch(game_id, at[0]), seen, token)
 
 
 class Conveniences(Generic[C]):
@@ -218,13 +241,7 @@ class Conveniences(Generic[C]):
         """A game's rows from ``from_seq``, the stored ones then each as it is recorded,
         to the seed reveal; after a dropped connection it resumes where it was (no row
         missed or repeated)."""
-        at = [from_seq]
-
-        def seen(event: pb.RecordEvent) -> bool:
-            at[0] = event.seq + 1
-            return event.kind == SEED_REVEAL
-
-        return Resumed(lambda: rpcs.watch(game_id, at[0]), seen, token)
+        return followed(game_id, from_seq, token)
 
     @streamed
     def feed(
@@ -242,6 +259,27 @@ class Conveniences(Generic[C]):
             return False
 
         return Resumed(lambda: rpcs.watch_all(kind, tournament_id, at[0]), seen, token)
+
+    @unary
+    def my_turn(self, game_id: str, token: str | None = None) -> Awaited[Turn]:
+        """Wait until the caller's seat may act (its legal commands are not empty) or the
+        game is over, and return a ``Turn``: the seat's ``legal`` commands and its
+        ``view``, both at the same seq (``over`` true, no commands: the game ended).  It
+        asks ``legal`` and ``view`` now, then follows the game's rows from there (as
+        ``follow`` does, resuming after a dropped connection) and asks again after each;
+        it returns at once when the seat may already act."""
+        at = [1]
+
+        def check() -> Asked[Turn | None]:
+            while True:
+                legal: Legal = yield rpcs.legal(game_id)
+                view: View = yield rpcs.view(game_id)
+                if view.seq == legal.seq:  # else a row came between: ask again
+                    break
+            at[0] = legal.seq + 1
+            return Turn(legal, view) if legal.commands or view.over else None
+
+        return Awaited(check, lambda: followed(game_id, at[0], token), token)
 
     # ReplayService
 
@@ -573,7 +611,7 @@ class Client(Conveniences[grpc.Channel]):
         while not pages.done:
             yield from pages.read(self.run(pages.call()))
 
-    def resumed(self, resumed: Resumed[T]) -> Iterator[T]:
+    def resumed(self, resumed: Resumed[T]) -> Generator[T, None, None]:
         """A stream's items, opened again after each dropped connection (``retries``
         times in a row at most) from where it stood."""
         tries = waits(self.retries)
@@ -587,3 +625,24 @@ class Client(Conveniences[grpc.Channel]):
                 return
             except FeastlogError as failure:
                 time.sleep(retry_wait(failure, tries))
+
+    def awaited(self, awaited: Awaited[T]) -> T:
+        """A value waited for: asked now, then after each item of its stream."""
+
+        def asked(asking: Asked[T | None]) -> T | None:
+            try:
+                call = next(asking)
+                while True:
+                    call = asking.send(self.run(call, awaited.token))
+            except StopIteration as answered:
+                return answered.value
+
+        found = asked(awaited.check())
+        if found is not None:
+            return found
+        with closing(self.resumed(awaited.follow())) as items:
+            for _ in items:
+                found = asked(awaited.check())
+                if found is not None:
+                    return found
+        raise ended()

@@ -33,7 +33,7 @@ def conveniences() -> dict[str, object]:
 def test_the_two_clients_offer_the_same_calls() -> None:
     assert offered(AsyncClient) == offered(Client)
     declared = conveniences()
-    assert {"inclusion_proof", "pair_round", "feed", "games", "health"} <= set(declared)
+    assert {"inclusion_proof", "pair_round", "feed", "games", "health", "my_turn"} <= set(declared)
     for name, declared_as in declared.items():
         # one declaration, not a copy each: the same object, the same signature
         assert vars(Client).get(name) is None and vars(AsyncClient).get(name) is None
@@ -42,7 +42,7 @@ def test_the_two_clients_offer_the_same_calls() -> None:
     # what is left is how each waits: written for each, by the same names
     own = {name for name in vars(Client) if not name.startswith("_")}
     assert own == {name for name in vars(AsyncClient) if not name.startswith("_")}
-    assert own == {"opened", "close", "run", "stream", "paged", "resumed"}
+    assert own == {"opened", "close", "run", "stream", "paged", "resumed", "awaited"}
 
 
 def test_an_async_call_is_awaited_and_a_stream_iterated_async(tmp_path: Path) -> None:
