@@ -30,7 +30,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeAlias, cast
+from typing import Any, cast
 
 import grpc
 from google.protobuf import descriptor_pool, message_factory
@@ -48,9 +48,7 @@ from feastlog.service.app.errors import (
     UnknownFields,
 )
 from feastlog.service.grpc import services
-from feastlog.service.grpc.status import abort
-
-Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+from feastlog.service.grpc.status import Handler, WrappingInterceptor, abort
 
 # Request bytes an RPC takes: this, plus the bound of any field of the request larger
 # than it (a content pack).  The server-wide gRPC limit is the largest of these.
@@ -285,11 +283,12 @@ def checked_deserializer(
     return deserialize
 
 
-class Guard(grpc.aio.ServerInterceptor):
+class Guard(WrappingInterceptor):
     """Checks credentials and request bytes on every feastlog RPC, and the request bytes
     of every hosted one (see the module doc)."""
 
     def __init__(self, credentials: Credentials) -> None:
+        super().__init__()
         self.credentials = credentials
         own = {
             path: (message_factory.GetMessageClass(m.input_type), m.input_type.full_name)
@@ -297,24 +296,13 @@ class Guard(grpc.aio.ServerInterceptor):
         }
         self._requests = {**hosted_requests(), **own}
         self._own = set(own)  # the feastlog methods: their credentials are checked too
-        self._guarded: dict[str, Handler] = {}
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler | None:
-        """The method's handler, guarded when it is a feastlog or hosted method."""
-        handler = await continuation(handler_call_details)
-        path = handler_call_details.method
-        if handler is None or path not in self._requests:
-            return handler
-        guarded = self._guarded.get(path)
-        if guarded is None:
-            guarded = self._guarded[path] = self._guard(path, handler)
-        return guarded
+    def wraps(self, path: str) -> bool:
+        """A feastlog or hosted method (health, reflection) is guarded."""
+        return path in self._requests
 
-    def _guard(self, path: str, handler: Handler) -> Handler:
+    def wrap(self, path: str, handler: Handler) -> Handler:
+        """The method's handler, guarded."""
         own = path in self._own
         deserializer = checked_deserializer(*self._requests[path], strict=own)
         kinds = {

@@ -24,8 +24,8 @@ import datetime
 import importlib.metadata
 import inspect
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from prometheus_client import (
@@ -45,14 +45,13 @@ from prometheus_client.registry import Collector
 from feastlog.replay import games
 from feastlog.replay.games.fold import RECORD_RULES
 from feastlog.replay.table import desk
-from feastlog.service.grpc.status import status_name
+from feastlog.service.grpc.status import Handler, WrappingInterceptor, status_name
 
 if TYPE_CHECKING:
     from aiohttp import web
 
     from feastlog.service.app.application import Application
 
-Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 
 # Seconds: from half a millisecond (a view from memory) to ten seconds (an audit).
 RPC_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
@@ -158,30 +157,16 @@ def labels_of(path: str) -> tuple[str, str]:
     return service, method
 
 
-class RpcMetrics(grpc.aio.ServerInterceptor):
+class RpcMetrics(WrappingInterceptor):
     """Counts every call that has a handler by its status code as it ends, and times the
     unary ones (outside the guard: its refusals are counted too)."""
 
     def __init__(self, metrics: Metrics) -> None:
+        super().__init__()  # a path with no handler (UNIMPLEMENTED) is not wrapped: no label
         self.metrics = metrics
-        self._wrapped: dict[str, Handler] = {}
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler | None:
+    def wrap(self, path: str, handler: Handler) -> Handler:
         """The method's handler, counted."""
-        handler = await continuation(handler_call_details)
-        if handler is None:  # UNIMPLEMENTED, answered by gRPC: no label for any path
-            return handler
-        path = handler_call_details.method
-        wrapped = self._wrapped.get(path)
-        if wrapped is None:
-            wrapped = self._wrapped[path] = self._wrap(path, handler)
-        return wrapped
-
-    def _wrap(self, path: str, handler: Handler) -> Handler:
         labels = labels_of(path)
         for kind in ("unary_unary", "stream_unary"):
             behaviour = getattr(handler, kind)

@@ -19,19 +19,17 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, TextIO, TypeAlias
+from typing import Any, TextIO
 
 import grpc
 
 from feastlog.service.app.auth import Credentials
 from feastlog.service.app.errors import ServiceError
 from feastlog.service.grpc.services import rpc_name
-from feastlog.service.grpc.status import status_name
-
-Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+from feastlog.service.grpc.status import Handler, WrappingInterceptor, status_name
 
 
-class RequestLog(grpc.aio.ServerInterceptor):
+class RequestLog(WrappingInterceptor):
     """Writes a line per call to ``out`` (an open text file, line-buffered by us)."""
 
     def __init__(
@@ -41,28 +39,14 @@ class RequestLog(grpc.aio.ServerInterceptor):
         clock: Callable[[], float] = time.time,
         timer: Callable[[], float] = time.perf_counter,
     ) -> None:
+        super().__init__()
         self.out = out
         self.credentials = credentials
         self.clock = clock  # when a call began: seconds since the epoch (the wall clock)
         self.timer = timer  # how long it took: a monotonic clock's seconds
-        self._wrapped: dict[str, Handler] = {}
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Handler | None:
+    def wrap(self, path: str, handler: Handler) -> Handler:
         """The method's handler, with its calls logged."""
-        handler = await continuation(handler_call_details)
-        path = handler_call_details.method
-        if handler is None:
-            return handler
-        wrapped = self._wrapped.get(path)
-        if wrapped is None:
-            wrapped = self._wrapped[path] = self._wrap(path, handler)
-        return wrapped
-
-    def _wrap(self, path: str, handler: Handler) -> Handler:
         rpc = rpc_name(path)  # the service table's name for it
         if handler.unary_unary is not None:
             return handler._replace(unary_unary=self._unary(rpc, handler.unary_unary))  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -132,3 +132,39 @@ def status_name(context: grpc.aio.ServicerContext, default: str) -> str:
         return grpc.StatusCode(code).name
     except ValueError:
         return default
+
+
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+
+
+class WrappingInterceptor(grpc.aio.ServerInterceptor):
+    """A server interceptor that wraps each method's handler once, the first time it is
+    called, and gives the same wrapped handler to every call after: the guard, the request
+    log and the metrics are each one (``wraps``: the paths it wraps; ``wrap``: how)."""
+
+    def __init__(self) -> None:
+        self._wrapped: dict[str, Handler] = {}
+
+    def wraps(self, path: str) -> bool:
+        """Whether this interceptor wraps the method at ``path`` (every one it is asked for)."""
+        return True
+
+    def wrap(self, path: str, handler: Handler) -> Handler:
+        """The handler of the method at ``path``, wrapped."""
+        raise NotImplementedError
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Handler | None:
+        """The method's handler, wrapped when this interceptor wraps it (a path with no
+        handler is gRPC's UNIMPLEMENTED, left as it is)."""
+        handler = await continuation(handler_call_details)
+        path = handler_call_details.method
+        if handler is None or not self.wraps(path):
+            return handler
+        wrapped = self._wrapped.get(path)
+        if wrapped is None:
+            wrapped = self._wrapped[path] = self.wrap(path, handler)
+        return wrapped
