@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -17,9 +18,8 @@ from feastlog.v1 import tournament_service_pb2_grpc as pb_grpc
 from tests.serverutil import ThreadedServer, bearer
 
 
-def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    server = ThreadedServer(tmp_path / "cup.duckdb", announce=False)
+def commands_on(server: ThreadedServer) -> Callable[..., tuple[int, str]]:
+    """Run ``feastlog ARGS`` against ``server`` as its organiser: (exit code, output)."""
     runner = CliRunner()
 
     def run(*args: str) -> tuple[int, str]:
@@ -27,6 +27,14 @@ def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.Monke
             cli, [*args, "--server", server.address, "--organiser-key", server.key]
         )
         return done.exit_code, done.output
+
+    return run
+
+
+def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    server = ThreadedServer(tmp_path / "cup.duckdb", announce=False)
+    run = commands_on(server)
 
     try:
         players = [a for n in ("Ann", "Bo", "Cy", "Di", "Ed", "Flo") for a in ("--player", n)]
@@ -87,6 +95,7 @@ def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.Monke
         "end",
     ):
         assert action in actions, action
+    runner = CliRunner()
     done = runner.invoke(cli, ["verify", str(tmp_path / "cup.json")])
     assert done.exit_code == 0, done.output
     assert "OK" in done.output and "re-derived with the same solver version" in done.output
@@ -96,13 +105,7 @@ def test_a_round_from_the_command_line(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_a_registration_counts_the_players_still_in(tmp_path: Path) -> None:
     server = ThreadedServer(tmp_path / "cup.duckdb", announce=False)
-    runner = CliRunner()
-
-    def run(*args: str) -> tuple[int, str]:
-        done = runner.invoke(
-            cli, [*args, "--server", server.address, "--organiser-key", server.key]
-        )
-        return done.exit_code, done.output
+    run = commands_on(server)
 
     try:
         players = [a for n in ("Ann", "Bo", "Cy") for a in ("--player", n)]
