@@ -17,7 +17,8 @@ nothing but the spans.
   went in, from the writer taking the group to the store's answer, with the group's
   size; on a DuckDB file that is the hand-off to the store's process and back.
 
-While traces are off, nothing here does any work but one test of ``TRACER``.
+While traces are off, nothing here does any work: the writer tests ``TRACER`` once a
+commit.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def stop() -> None:
 
 @contextlib.contextmanager
 def commit_span(rows: int) -> Iterator[Span | None]:
-    """``feastlog.commit`` around a batch's commit (None while traces are off)."""
+    """``feastlog.commit`` around a batch's commit (None while traces are off; the writer
+    asks ``TRACER`` first, so that no context manager runs on its path then)."""
     if TRACER is None:
         yield None
         return

@@ -128,15 +128,23 @@ class Database:
         A waiter that is cancelled only stops waiting: the batch is written (or refused)
         and published all the same, so the outcome never depends on who is still listening.
         """
+        if tracing.TRACER is None:  # traces off: nothing more on the commit's path
+            return await self._queued(batch, folded, None)
         with tracing.commit_span(len(batch.rows)) as span:
-            done: asyncio.Future[Signed | None] = asyncio.get_running_loop().create_future()
+            return await self._queued(batch, folded, span)
+
+    async def _queued(self, batch: Batch, folded: Folded | None, span: Any) -> Signed | None:
+        """The batch queued for the writer, and its answer awaited (``span``: its commit
+        span while traces are on, under which the store's write of it is recorded)."""
+        done: asyncio.Future[Signed | None] = asyncio.get_running_loop().create_future()
+        if span is not None:
+            self._spans[done] = span
+        self._waiting.append((batch, done, folded or {}))
+        self._wake.set()
+        try:
+            return await asyncio.shield(done)
+        finally:
             if span is not None:
-                self._spans[done] = span  # the store's write of it is a span under it
-            self._waiting.append((batch, done, folded or {}))
-            self._wake.set()
-            try:
-                return await asyncio.shield(done)
-            finally:
                 self._spans.pop(done, None)
 
     async def _write_loop(self) -> None:
